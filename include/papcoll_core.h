@@ -1,0 +1,127 @@
+/* papcoll_core.h - the MPI-free core of papcoll: algorithms as schedules, the registry,
+ * the symbolic verifier. Everything here builds and runs without MPI; the MPI executor
+ * (include/papcoll.h) and the Python bindings (cffi) sit on top of it.
+ *
+ * Terms used throughout (defined once, here):
+ *   P        number of ranks (processes) in the collective.
+ *   count    number of elements each rank contributes; elem_size is bytes per element.
+ *   PAP      process arrival pattern: when each rank enters the collective.
+ *   schedule the program one rank runs for one all-reduce: SEND / RECV / REDUCE / COPY
+ *            operations on buffer regions, each with the operations it waits for.
+ */
+#ifndef PAPCOLL_CORE_H
+#define PAPCOLL_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The text between the cffi markers is read by python/papcoll/_core.py as the cdef of the
+ * bindings, so it must stay plain C declarations (no macros, no preprocessor lines). */
+/* cffi-begin */
+typedef enum papcoll_status {
+    PAPCOLL_OK = 0,
+    PAPCOLL_ERR_ARGUMENT = 1,          /* invalid argument; the message names it */
+    PAPCOLL_ERR_UNKNOWN_ALGORITHM = 2, /* no algorithm of that name is registered */
+    PAPCOLL_ERR_UNSUPPORTED = 3,       /* the algorithm cannot handle this input */
+    PAPCOLL_ERR_NO_MEMORY = 4,
+    PAPCOLL_ERR_LIMIT = 5              /* input exceeds a documented size limit */
+} papcoll_status;
+
+/* Everything that may shape a schedule besides (P, rank, count, elem_size). It must be
+ * identical on every rank, or the ranks build schedules that do not match. Fields an
+ * algorithm does not use are ignored; a zero-filled context means "defaults". */
+typedef struct papcoll_context {
+    const double *arrivals;       /* predicted arrival time per rank (seconds), or NULL */
+    int32_t arrival_count;        /* entries in arrivals: 0 or P */
+    double tau;                   /* time to transfer and reduce one segment (seconds) */
+    int64_t segment_elements;     /* segmented algorithms: elements per segment; 0 = default */
+    int32_t segment_count;        /* linear_tree: segments the vector is cut into; 0 = P */
+    const int32_t *rank_order;    /* ring: the ranks in ring order (a permutation), or NULL */
+    int32_t rank_order_count;     /* entries in rank_order: 0 or P */
+    const char *topology;         /* topology description (later issues), or NULL */
+    const char *schedule_string;  /* recursive multiplying schedule (later issues), or NULL */
+} papcoll_context;
+
+typedef struct papcoll_algorithm_info {
+    const char *name;
+    const char *description;      /* one line */
+    const char *source;           /* paper and section it follows */
+    const char *limitations;      /* what it refuses, in words; enforced by the builder */
+    int32_t commutative_only;     /* 1: reorders operands, so needs a commutative op */
+} papcoll_algorithm_info;
+
+int32_t papcoll_algorithm_count(void);
+/* Fills info for the algorithm at index (0 .. count-1); PAPCOLL_ERR_ARGUMENT if out of range. */
+int papcoll_algorithm_get(int32_t index, papcoll_algorithm_info *info);
+/* Fills info for the named algorithm; PAPCOLL_ERR_UNKNOWN_ALGORITHM if there is none. */
+int papcoll_algorithm_find(const char *name, papcoll_algorithm_info *info);
+
+typedef struct papcoll_schedule papcoll_schedule;
+
+/* Builds the schedule of one rank. On failure *out is NULL and error (if not NULL) holds a
+ * message naming the problem. Free the result with papcoll_schedule_free. */
+int papcoll_schedule_build(const char *algorithm, int32_t ranks, int32_t rank, int64_t count,
+                           int32_t elem_size, const papcoll_context *context,
+                           papcoll_schedule **out, char *error, size_t error_size);
+void papcoll_schedule_free(papcoll_schedule *schedule);
+int64_t papcoll_schedule_op_count(const papcoll_schedule *schedule);
+/* Writes the text dump (one operation per line) into text, truncated to size; returns the
+ * length the whole dump needs, without the terminating NUL. */
+size_t papcoll_schedule_dump(const papcoll_schedule *schedule, char *text, size_t size);
+
+typedef struct papcoll_verify_options {
+    /* Messages of at most this many bytes complete without a matching receive (eager);
+     * larger ones block until their receive is posted (rendezvous). Negative: every
+     * message is eager. The default, 0, makes every non-empty message rendezvous, the
+     * strictest setting: a schedule free of deadlock here is free of it for any limit. */
+    int64_t eager_limit_bytes;
+    /* Also run every schedule with the send and receive buffers aliased (MPI_IN_PLACE). */
+    int32_t check_in_place;
+} papcoll_verify_options;
+
+typedef struct papcoll_verify_report {
+    int32_t ok;                   /* 1: every property holds */
+    int32_t violation_rank;       /* first violation: rank, op index (-1 if none / global) */
+    int32_t violation_op;
+    char reason[256];
+    int32_t order_preserved;      /* every result combines contributions in rank order */
+    int32_t rounds;               /* communication rounds on the critical path: a message
+                                     completes one round after both its SEND and its RECV
+                                     have started (telephone model); empty ones take none */
+    int64_t max_bytes_sent;       /* by the busiest rank */
+    int64_t max_bytes_received;
+    int64_t total_bytes_sent;     /* over all ranks */
+    int64_t lower_bound_bytes;    /* ceil(2 (P-1)/P x count) x elem_size, seed 001 Lemma 4 */
+    int64_t max_ops;              /* operations in the longest schedule */
+    int64_t max_scratch_elements; /* scratch the hungriest rank declares */
+} papcoll_verify_report;
+
+/* Builds the schedules of all P ranks and runs them symbolically. Returns PAPCOLL_OK when the
+ * verification ran (report->ok then says whether the schedules are correct), or an error
+ * code with a message when a schedule could not be built. */
+int papcoll_verify(const char *algorithm, int32_t ranks, int64_t count, int32_t elem_size,
+                   const papcoll_context *context, const papcoll_verify_options *options,
+                   papcoll_verify_report *report, char *error, size_t error_size);
+
+/* Verifies schedules given by the caller (schedules[r] is rank r's), e.g. hand-written
+ * ones. All must have the same P, count and elem_size. */
+int papcoll_verify_schedules(papcoll_schedule *const *schedules, int32_t ranks,
+                             const papcoll_verify_options *options,
+                             papcoll_verify_report *report, char *error, size_t error_size);
+
+/* Parses a text dump (the format papcoll_schedule_dump writes) back into a schedule. */
+int papcoll_schedule_parse(const char *text, papcoll_schedule **out, char *error,
+                           size_t error_size);
+
+const char *papcoll_status_name(int status);
+/* cffi-end */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PAPCOLL_CORE_H */

@@ -1,0 +1,216 @@
+"""The `papcoll` command: algorithms, verify, schedule, demo.
+
+Exit status: 0 success, 1 a verification found a violation, 2 bad arguments (including an
+algorithm that refuses its input). Machine-readable output is JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.table import Table
+
+from .core import PapcollError, algorithm, algorithms, schedule_text, verify, verify_texts
+
+EXIT_OK, EXIT_VIOLATION, EXIT_USAGE = 0, 1, 2
+
+_SUFFIXES = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
+
+
+def parse_count(text: str) -> int:
+    """An element count: a non-negative integer with an optional K, M or G suffix (x1024)."""
+    match = re.fullmatch(r"\s*(\d+)\s*([KMG]?)\s*", text, flags=re.IGNORECASE)
+    if match is None:
+        raise argparse.ArgumentTypeError(
+            f"'{text}' is not a count (a non-negative integer, optionally with K, M or G)"
+        )
+    return int(match.group(1)) * _SUFFIXES[match.group(2).upper()]
+
+
+def _positive(what: str, limit: int = 2**31 - 1) -> type:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what} must be an integer, not '{text}'") from None
+        if not 1 <= value <= limit:
+            raise argparse.ArgumentTypeError(f"{what} must be in 1..{limit}, not {value}")
+        return value
+
+    parse.__name__ = what
+    return parse  # type: ignore[return-value]
+
+
+def _non_negative(what: str) -> type:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what} must be an integer, not '{text}'") from None
+        if value < 0:
+            raise argparse.ArgumentTypeError(f"{what} must not be negative, not {value}")
+        return value
+
+    parse.__name__ = what
+    return parse  # type: ignore[return-value]
+
+
+def _algorithm_name(text: str) -> str:
+    try:
+        return algorithm(text).name
+    except PapcollError as error:
+        raise argparse.ArgumentTypeError(error.message) from None
+
+
+def _add_problem(parser: argparse.ArgumentParser, required: bool = True) -> None:
+    parser.add_argument("--algorithm", required=required, type=_algorithm_name,
+                        help="algorithm name (see `papcoll algorithms`)")
+    parser.add_argument("--ranks", "-P", required=required, type=_positive("ranks", 1 << 20),
+                        help="number of ranks P")
+    parser.add_argument("--count", required=required, type=parse_count,
+                        help="elements per rank; K/M/G multiply by 1024")
+    parser.add_argument("--elem-size", type=_positive("element size", 1 << 16), default=4,
+                        help="bytes per element (default 4)")
+    parser.add_argument("--segment-elements", type=_non_negative("segment elements"), default=0,
+                        help="segmented algorithms: elements per segment (0: default)")
+    parser.add_argument("--segment-count", type=_non_negative("segment count"), default=0,
+                        help="linear_tree: number of segments (0: P)")
+
+
+def _context_of(arguments: argparse.Namespace) -> object:
+    from .core import Context
+
+    return Context(segment_elements=arguments.segment_elements,
+                   segment_count=arguments.segment_count)
+
+
+def command_algorithms(arguments: argparse.Namespace) -> int:
+    found = algorithms()
+    if arguments.json:
+        print(json.dumps([info.__dict__ for info in found], indent=2))
+        return EXIT_OK
+    table = Table(title="papcoll algorithms")
+    for column in ("name", "description", "source", "ops", "limitations"):
+        table.add_column(column, overflow="fold")
+    for info in found:
+        ops = "commutative only" if info.commutative_only else "any (keeps rank order)"
+        table.add_row(info.name, info.description, info.source, ops, info.limitations)
+    Console(width=max(Console().width, 140)).print(table)
+    return EXIT_OK
+
+
+def _verify_files(arguments: argparse.Namespace) -> dict[str, object]:
+    """Verifies hand-written schedules, one file per rank, in the `papcoll schedule` format."""
+    texts = []
+    for path in arguments.schedule_files:
+        try:
+            with open(path) as file:
+                texts.append(file.read())
+        except OSError as error:
+            raise PapcollError(1, f"cannot read schedule file {path}: {error.strerror}") from None
+    report = verify_texts(texts, eager_limit_bytes=arguments.eager_limit)
+    header = texts[0].split("\n", 1)[0].split()
+    fields = dict(item.split("=", 1) for item in header[1:] if "=" in item)
+    return {"ok": report.ok, "algorithm": "(schedule files)", "ranks": len(texts),
+            "count": int(fields.get("count", 0)), "elem_size": int(fields.get("elem_size", 0)),
+            **report.as_dict()}
+
+
+def command_verify(arguments: argparse.Namespace) -> int:
+    from_files = bool(arguments.schedule_files)
+    if from_files == any(getattr(arguments, name) is not None
+                         for name in ("algorithm", "ranks", "count")):
+        print("papcoll verify: give either --algorithm, --ranks and --count, or --schedule-files",
+              file=sys.stderr)
+        return EXIT_USAGE
+    if not from_files and None in (arguments.algorithm, arguments.ranks, arguments.count):
+        print("papcoll verify: --algorithm, --ranks and --count are all required",
+              file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        if from_files:
+            row = _verify_files(arguments)
+        else:
+            report = verify(arguments.algorithm, arguments.ranks, arguments.count,
+                            arguments.elem_size, _context_of(arguments),  # type: ignore[arg-type]
+                            eager_limit_bytes=arguments.eager_limit)
+            row = {"ok": report.ok, "algorithm": arguments.algorithm, "ranks": arguments.ranks,
+                   "count": arguments.count, "elem_size": arguments.elem_size,
+                   **report.as_dict()}
+    except PapcollError as error:
+        print(f"papcoll verify: {error.message}", file=sys.stderr)
+        return EXIT_USAGE
+    print(json.dumps(row))
+    if not row["ok"]:
+        print(f"papcoll verify: violation: {row['reason']}", file=sys.stderr)
+    return EXIT_OK if row["ok"] else EXIT_VIOLATION
+
+
+def command_schedule(arguments: argparse.Namespace) -> int:
+    if arguments.rank >= arguments.ranks:
+        print(f"papcoll schedule: --rank {arguments.rank} is not below --ranks {arguments.ranks}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        text = schedule_text(arguments.algorithm, arguments.ranks, arguments.rank,
+                             arguments.count, arguments.elem_size,
+                             _context_of(arguments))  # type: ignore[arg-type]
+    except PapcollError as error:
+        print(f"papcoll schedule: {error.message}", file=sys.stderr)
+        return EXIT_USAGE
+    sys.stdout.write(text)
+    return EXIT_OK
+
+
+def command_demo(arguments: argparse.Namespace) -> int:
+    from .demo import run_demo
+
+    return run_demo(arguments.ranks, arguments.count)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="papcoll", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    listing = commands.add_parser("algorithms", help="list the algorithms")
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    listing.set_defaults(handler=command_algorithms)
+
+    checking = commands.add_parser("verify", help="prove an algorithm's schedules correct")
+    _add_problem(checking, required=False)
+    checking.add_argument("--schedule-files", nargs="+", metavar="FILE",
+                          help="verify hand-written schedules instead: one file per rank, "
+                               "rank 0 first, in the format `papcoll schedule` prints")
+    checking.add_argument("--eager-limit", type=int, default=0,
+                          help="bytes up to which sends complete without their receive "
+                               "(default 0: every send waits, the strictest; -1: all eager)")
+    checking.add_argument("--json", action="store_true",
+                          help="print the JSON object (the default output already is one)")
+    checking.set_defaults(handler=command_verify)
+
+    dumping = commands.add_parser("schedule", help="print one rank's schedule")
+    _add_problem(dumping)
+    dumping.add_argument("--rank", required=True, type=_non_negative("rank"),
+                         help="which rank's schedule")
+    dumping.set_defaults(handler=command_schedule)
+
+    demo = commands.add_parser("demo", help="the algorithms and a table of verified schedules")
+    demo.add_argument("--ranks", type=_positive("ranks", 4096), nargs="+", default=[4, 13, 64])
+    demo.add_argument("--count", type=parse_count, default=parse_count("1M"))
+    demo.set_defaults(handler=command_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    arguments = parser.parse_args(argv)
+    return int(arguments.handler(arguments))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+/* segmented_ring.c - the ring all-reduce of ring.c with every block cut further into
+ * segments that pipeline through the steps (seed 000 Table 1 "segmented ring", after Open
+ * MPI; the ring itself is seed 001 S4.1). The builder is ring_build_with_order (ring.h).
+ *
+ * Worked example, P = 3, count = 12, 2 elements per segment: blocks B0 B1 B2 of 4 elements,
+ * each two segments Bb.0 Bb.1. Reduce-scatter step 0 / step 1, position 0 (sends to 1):
+ *
+ *   0 -B2.0-> 1     0 -B2.1-> 1                      step 0: its own data
+ *   2 -B1.0-> 0+    2 -B1.1-> 0+                     received and reduced into B1
+ *   0 -B1.0-> 1     (leaves as soon as B1.0 is reduced, while B1.1 is still on the way)
+ *   0 -B1.1-> 1     ... then the all-gather moves the same segments, one step later each.
+ *
+ * So segment k of step s goes as soon as step s-1 reduced it, not when the whole block is
+ * done: the next hop starts on a segment while this one still receives the block's rest.
+ * Scratch: 4 slots of one segment (not whole blocks), used round-robin by incoming
+ * reduce-scatter segments. Default segment: 65536 bytes / elem_size elements (at least 1),
+ * chosen as a size well past the latency-dominated range yet small enough that a block of
+ * a large vector spans several segments; context->segment_elements overrides it. A segment
+ * as large as a block makes this the plain ring (with 2 slots). Optional context->rank_order
+ * as for ring. Commutative only, like ring.
+ */
+#include "ring.h"
+
+enum { SEGMENTED_RING_DEFAULT_SEGMENT_BYTES = 65536 };
+
+static int segmented_ring_build(int32_t ranks, int32_t rank, int64_t count, int32_t elem_size,
+                                const papcoll_context *context, papcoll_schedule *out) {
+    int64_t segment_elements = context->segment_elements;
+    if (segment_elements == 0) {
+        segment_elements = SEGMENTED_RING_DEFAULT_SEGMENT_BYTES / (elem_size > 0 ? elem_size : 1);
+        if (segment_elements < 1) segment_elements = 1;
+    }
+    const int32_t *order = context->rank_order_count == ranks ? context->rank_order : NULL;
+    return ring_build_with_order(ranks, rank, count, order, segment_elements, out);
+}
+
+const algorithm_entry segmented_ring_algorithm = {
+    {"segmented_ring",
+     "ring all-reduce whose blocks are cut into segments that pipeline through the steps",
+     "seed 000 Table 1 (segmented ring, Open MPI); ring of seed 001 S4.1",
+     "commutative ops only; segment_elements (0 = 65536 bytes' worth) sets the segment; "
+     "optional rank_order must be a permutation; scratch 4 segments",
+     1},
+    segmented_ring_build,
+};

@@ -1,0 +1,42 @@
+/* registry.c - name -> builder. Each algorithm file defines its entry (name, one-line
+ * description, source, limitations); this list is the one place they are registered. */
+#include <string.h>
+
+#include "schedule.h"
+
+extern const algorithm_entry linear_algorithm;
+extern const algorithm_entry binomial_algorithm;
+extern const algorithm_entry linear_tree_algorithm;
+extern const algorithm_entry recursive_doubling_algorithm;
+extern const algorithm_entry ring_algorithm;
+extern const algorithm_entry segmented_ring_algorithm;
+extern const algorithm_entry rabenseifner_algorithm;
+
+static const algorithm_entry *const algorithms[] = {
+    &linear_algorithm,       &binomial_algorithm, &linear_tree_algorithm,
+    &recursive_doubling_algorithm, &ring_algorithm, &segmented_ring_algorithm,
+    &rabenseifner_algorithm,
+};
+
+static const int32_t algorithm_total = (int32_t)(sizeof algorithms / sizeof algorithms[0]);
+
+const algorithm_entry *registry_find(const char *name) {
+    for (int32_t i = 0; i < algorithm_total; i++)
+        if (strcmp(algorithms[i]->info.name, name) == 0) return algorithms[i];
+    return NULL;
+}
+
+int32_t papcoll_algorithm_count(void) { return algorithm_total; }
+
+int papcoll_algorithm_get(int32_t index, papcoll_algorithm_info *info) {
+    if (index < 0 || index >= algorithm_total || info == NULL) return PAPCOLL_ERR_ARGUMENT;
+    *info = algorithms[index]->info;
+    return PAPCOLL_OK;
+}
+
+int papcoll_algorithm_find(const char *name, papcoll_algorithm_info *info) {
+    const algorithm_entry *entry = name ? registry_find(name) : NULL;
+    if (entry == NULL) return PAPCOLL_ERR_UNKNOWN_ALGORITHM;
+    if (info != NULL) *info = entry->info;
+    return PAPCOLL_OK;
+}

@@ -1,0 +1,542 @@
+/* schedule.c - building, dumping and parsing schedules (the IR of schedule.h), and the
+ * public entry point that builds one rank's schedule through the registry. */
+#include "schedule.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void copy_message(char *destination, size_t size, const char *message) {
+    if (destination == NULL || size == 0) return;
+    snprintf(destination, size, "%s", message);
+}
+
+void sched_init(papcoll_schedule *schedule, int32_t ranks, int32_t rank, int64_t count,
+                int32_t elem_size) {
+    memset(schedule, 0, sizeof *schedule);
+    schedule->ranks = ranks;
+    schedule->rank = rank;
+    schedule->count = count;
+    schedule->elem_size = elem_size;
+}
+
+void sched_release(papcoll_schedule *schedule) {
+    free(schedule->ops);
+    free(schedule->dependencies);
+    schedule->ops = NULL;
+    schedule->dependencies = NULL;
+    schedule->op_count = schedule->op_capacity = 0;
+    schedule->dependency_count = schedule->dependency_capacity = 0;
+}
+
+int sched_fail(papcoll_schedule *schedule, int code, const char *format, ...) {
+    if (schedule->status != PAPCOLL_OK) return schedule->status; /* keep the first */
+    schedule->status = code;
+    va_list arguments;
+    va_start(arguments, format);
+    vsnprintf(schedule->error, sizeof schedule->error, format, arguments);
+    va_end(arguments);
+    return code;
+}
+
+int32_t sched_add_scratch(papcoll_schedule *schedule, int64_t elements) {
+    if (schedule->scratch_count >= SCHED_MAX_SCRATCH) {
+        sched_fail(schedule, PAPCOLL_ERR_LIMIT, "more than %d scratch buffers",
+                   SCHED_MAX_SCRATCH);
+        return SCHED_FIRST_SCRATCH;
+    }
+    if (elements < 0) elements = 0;
+    schedule->scratch_elements[schedule->scratch_count] = elements;
+    return SCHED_FIRST_SCRATCH + schedule->scratch_count++;
+}
+
+static int reserve(papcoll_schedule *schedule, int32_t after_count) {
+    if (schedule->op_count == schedule->op_capacity) {
+        if (schedule->op_capacity >= INT32_MAX / 2) {
+            sched_fail(schedule, PAPCOLL_ERR_LIMIT, "schedule exceeds 2^30 operations");
+            return 0;
+        }
+        int32_t capacity = schedule->op_capacity ? schedule->op_capacity * 2 : 64;
+        sched_op *ops = realloc(schedule->ops, (size_t)capacity * sizeof *ops);
+        if (ops == NULL) {
+            sched_fail(schedule, PAPCOLL_ERR_NO_MEMORY, "out of memory building a schedule");
+            return 0;
+        }
+        schedule->ops = ops;
+        schedule->op_capacity = capacity;
+    }
+    while (schedule->dependency_count + (uint32_t)after_count > schedule->dependency_capacity) {
+        uint32_t capacity = schedule->dependency_capacity ? schedule->dependency_capacity * 2 : 64;
+        int32_t *dependencies = realloc(schedule->dependencies, capacity * sizeof *dependencies);
+        if (dependencies == NULL) {
+            sched_fail(schedule, PAPCOLL_ERR_NO_MEMORY, "out of memory building a schedule");
+            return 0;
+        }
+        schedule->dependencies = dependencies;
+        schedule->dependency_capacity = capacity;
+    }
+    return 1;
+}
+
+static int region_valid(papcoll_schedule *schedule, sched_region region, const char *what) {
+    if (region.buffer < 0 || region.buffer >= SCHED_FIRST_SCRATCH + schedule->scratch_count) {
+        sched_fail(schedule, PAPCOLL_ERR_ARGUMENT, "%s names buffer %d, which is not declared",
+                   what, (int)region.buffer);
+        return 0;
+    }
+    if (region.offset < 0 || region.length < 0) {
+        sched_fail(schedule, PAPCOLL_ERR_ARGUMENT, "%s has a negative offset or length", what);
+        return 0;
+    }
+    return 1;
+}
+
+/* Appends one op whose fields other than the dependencies are already filled. */
+static int32_t append(papcoll_schedule *schedule, const sched_op *op, const int32_t *after,
+                      int32_t after_count) {
+    if (schedule->status != PAPCOLL_OK || !reserve(schedule, after_count)) return SCHED_NONE;
+    int32_t index = schedule->op_count;
+    sched_op *slot = &schedule->ops[index];
+    *slot = *op;
+    slot->first_dependency = schedule->dependency_count;
+    for (int32_t i = 0; i < after_count; i++) {
+        int32_t dependency = after[i];
+        if (dependency == SCHED_NONE) continue;
+        if (dependency < 0 || dependency >= index) {
+            sched_fail(schedule, PAPCOLL_ERR_ARGUMENT,
+                       "op %d waits for op %d, which does not precede it", index, dependency);
+            return SCHED_NONE;
+        }
+        int duplicate = 0;
+        for (uint32_t d = slot->first_dependency; d < schedule->dependency_count; d++)
+            duplicate |= schedule->dependencies[d] == dependency;
+        if (!duplicate) schedule->dependencies[schedule->dependency_count++] = dependency;
+    }
+    schedule->op_count++;
+    return index;
+}
+
+static int32_t add_message(papcoll_schedule *schedule, int kind, int32_t peer, int32_t tag,
+                           sched_region region, const int32_t *after, int32_t after_count) {
+    const char *what = kind == SCHED_SEND ? "SEND" : "RECV";
+    if (!region_valid(schedule, region, what)) return SCHED_NONE;
+    if (peer < 0 || peer >= schedule->ranks || peer == schedule->rank) {
+        sched_fail(schedule, PAPCOLL_ERR_ARGUMENT, "%s peer %d is not another rank of %d",
+                   what, peer, schedule->ranks);
+        return SCHED_NONE;
+    }
+    if (tag < 0 || tag > SCHED_MAX_TAG) {
+        sched_fail(schedule, PAPCOLL_ERR_LIMIT, "%s tag %d outside 0..%d", what, tag,
+                   SCHED_MAX_TAG);
+        return SCHED_NONE;
+    }
+    sched_op op = {0};
+    op.kind = (uint8_t)kind;
+    op.buffer = (uint8_t)region.buffer;
+    op.offset = region.offset;
+    op.length = region.length;
+    op.u.message.peer = peer;
+    op.u.message.tag = tag;
+    return append(schedule, &op, after, after_count);
+}
+
+int32_t sched_send(papcoll_schedule *schedule, int32_t peer, int32_t tag, sched_region source,
+                   const int32_t *after, int32_t after_count) {
+    return add_message(schedule, SCHED_SEND, peer, tag, source, after, after_count);
+}
+
+int32_t sched_recv(papcoll_schedule *schedule, int32_t peer, int32_t tag, sched_region target,
+                   const int32_t *after, int32_t after_count) {
+    return add_message(schedule, SCHED_RECV, peer, tag, target, after, after_count);
+}
+
+static int32_t add_local(papcoll_schedule *schedule, int kind, int order, sched_region source,
+                         sched_region target, const int32_t *after, int32_t after_count) {
+    const char *what = kind == SCHED_REDUCE ? "REDUCE" : "COPY";
+    if (!region_valid(schedule, source, what) || !region_valid(schedule, target, what))
+        return SCHED_NONE;
+    if (source.length != target.length) {
+        sched_fail(schedule, PAPCOLL_ERR_ARGUMENT, "%s regions differ in length", what);
+        return SCHED_NONE;
+    }
+    if (target.buffer == SCHED_SEND_BUFFER) {
+        sched_fail(schedule, PAPCOLL_ERR_ARGUMENT, "%s writes the send buffer", what);
+        return SCHED_NONE;
+    }
+    sched_op op = {0};
+    op.kind = (uint8_t)kind;
+    op.flags = (uint8_t)order;
+    op.buffer = (uint8_t)source.buffer;
+    op.target_buffer = (uint8_t)target.buffer;
+    op.offset = source.offset;
+    op.length = source.length;
+    op.u.target_offset = target.offset;
+    return append(schedule, &op, after, after_count);
+}
+
+int32_t sched_reduce(papcoll_schedule *schedule, sched_region source, sched_region target,
+                     int order, const int32_t *after, int32_t after_count) {
+    return add_local(schedule, SCHED_REDUCE, order, source, target, after, after_count);
+}
+
+int32_t sched_copy(papcoll_schedule *schedule, sched_region source, sched_region target,
+                   const int32_t *after, int32_t after_count) {
+    return add_local(schedule, SCHED_COPY, SCHED_SOURCE_LEFT, source, target, after,
+                     after_count);
+}
+
+const int32_t *sched_dependencies(const papcoll_schedule *schedule, int32_t index,
+                                  int32_t *count) {
+    uint32_t first = schedule->ops[index].first_dependency;
+    uint32_t end = index + 1 < schedule->op_count ? schedule->ops[index + 1].first_dependency
+                                                  : schedule->dependency_count;
+    *count = (int32_t)(end - first);
+    return schedule->dependencies + first;
+}
+
+/* ---- public API ---------------------------------------------------------------------- */
+
+int papcoll_schedule_build(const char *algorithm, int32_t ranks, int32_t rank, int64_t count,
+                           int32_t elem_size, const papcoll_context *context,
+                           papcoll_schedule **out, char *error, size_t error_size) {
+    char message[256];
+    if (out == NULL) {
+        copy_message(error, error_size, "no place to store the schedule (out is NULL)");
+        return PAPCOLL_ERR_ARGUMENT;
+    }
+    *out = NULL;
+    const algorithm_entry *entry = algorithm ? registry_find(algorithm) : NULL;
+    if (entry == NULL) {
+        snprintf(message, sizeof message, "unknown algorithm '%s' (papcoll algorithms lists them)",
+                 algorithm ? algorithm : "(null)");
+        copy_message(error, error_size, message);
+        return PAPCOLL_ERR_UNKNOWN_ALGORITHM;
+    }
+    const char *problem = NULL;
+    if (ranks < 1) problem = "the number of ranks must be at least 1";
+    else if (rank < 0 || rank >= ranks) problem = "rank must lie in 0 .. ranks-1";
+    else if (count < 0) problem = "count must not be negative";
+    else if (elem_size < 1) problem = "element size must be at least 1 byte";
+    else if (count > INT64_MAX / elem_size) problem = "count x element size overflows 64 bits";
+    else if (context && context->arrival_count != 0 && context->arrival_count != ranks)
+        problem = "arrival estimates must give one time per rank";
+    else if (context && context->arrival_count != 0 && context->arrivals == NULL)
+        problem = "arrival_count is set but arrivals is NULL";
+    else if (context && context->rank_order_count != 0 && context->rank_order_count != ranks)
+        problem = "rank order must list every rank once";
+    else if (context && context->rank_order_count != 0 && context->rank_order == NULL)
+        problem = "rank_order_count is set but rank_order is NULL";
+    else if (context && context->segment_elements < 0)
+        problem = "segment size must not be negative";
+    else if (context && context->segment_count < 0)
+        problem = "segment count must not be negative";
+    if (problem != NULL) {
+        copy_message(error, error_size, problem);
+        return PAPCOLL_ERR_ARGUMENT;
+    }
+    papcoll_context defaults;
+    if (context == NULL) {
+        memset(&defaults, 0, sizeof defaults);
+        context = &defaults;
+    }
+    papcoll_schedule *schedule = malloc(sizeof *schedule);
+    if (schedule == NULL) {
+        copy_message(error, error_size, "out of memory");
+        return PAPCOLL_ERR_NO_MEMORY;
+    }
+    sched_init(schedule, ranks, rank, count, elem_size);
+    int status = entry->build(ranks, rank, count, elem_size, context, schedule);
+    if (status == PAPCOLL_OK) status = schedule->status;
+    if (status != PAPCOLL_OK) {
+        snprintf(message, sizeof message, "%.40s: %.200s", entry->info.name,
+                 schedule->error[0] ? schedule->error : papcoll_status_name(status));
+        copy_message(error, error_size, message);
+        papcoll_schedule_free(schedule);
+        return status;
+    }
+    *out = schedule;
+    return PAPCOLL_OK;
+}
+
+void papcoll_schedule_free(papcoll_schedule *schedule) {
+    if (schedule == NULL) return;
+    sched_release(schedule);
+    free(schedule);
+}
+
+int64_t papcoll_schedule_op_count(const papcoll_schedule *schedule) {
+    return schedule ? schedule->op_count : 0;
+}
+
+const char *papcoll_status_name(int status) {
+    switch (status) {
+    case PAPCOLL_OK: return "ok";
+    case PAPCOLL_ERR_ARGUMENT: return "invalid argument";
+    case PAPCOLL_ERR_UNKNOWN_ALGORITHM: return "unknown algorithm";
+    case PAPCOLL_ERR_UNSUPPORTED: return "unsupported by this algorithm";
+    case PAPCOLL_ERR_NO_MEMORY: return "out of memory";
+    case PAPCOLL_ERR_LIMIT: return "size limit exceeded";
+    default: return "unknown status";
+    }
+}
+
+/* ---- text dump and parse --------------------------------------------------------------
+ * Format (one op per line after a header line):
+ *   schedule ranks=4 rank=1 count=1009 elem_size=4 scratch=253,253
+ *   0 COPY send[0,1009) -> recv[0,1009)
+ *   1 SEND to=2 tag=0 recv[0,253) after 0
+ *   2 RECV from=0 tag=0 scratch0[0,253)
+ *   3 REDUCE scratch0[0,253) -> recv[253,506) order=source-left after 2,0
+ * Regions are half-open element intervals. */
+
+typedef struct text_sink {
+    char *text;
+    size_t size, length;
+} text_sink;
+
+static void emit(text_sink *sink, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static void emit(text_sink *sink, const char *format, ...) {
+    va_list arguments;
+    va_start(arguments, format);
+    size_t room = sink->length < sink->size ? sink->size - sink->length : 0;
+    int written = vsnprintf(room ? sink->text + sink->length : NULL, room, format, arguments);
+    va_end(arguments);
+    if (written > 0) sink->length += (size_t)written;
+}
+
+static void emit_region(text_sink *sink, int buffer, int64_t offset, int64_t length) {
+    if (buffer == SCHED_SEND_BUFFER) emit(sink, "send");
+    else if (buffer == SCHED_RECV_BUFFER) emit(sink, "recv");
+    else emit(sink, "scratch%d", buffer - SCHED_FIRST_SCRATCH);
+    emit(sink, "[%" PRId64 ",%" PRId64 ")", offset, offset + length);
+}
+
+size_t papcoll_schedule_dump(const papcoll_schedule *schedule, char *text, size_t size) {
+    text_sink sink = {text, size, 0};
+    if (size > 0) text[0] = '\0';
+    emit(&sink, "schedule ranks=%d rank=%d count=%" PRId64 " elem_size=%d scratch=",
+         schedule->ranks, schedule->rank, schedule->count, schedule->elem_size);
+    for (int32_t s = 0; s < schedule->scratch_count; s++)
+        emit(&sink, "%s%" PRId64, s ? "," : "", schedule->scratch_elements[s]);
+    emit(&sink, "\n");
+    for (int32_t i = 0; i < schedule->op_count; i++) {
+        const sched_op *op = &schedule->ops[i];
+        emit(&sink, "%d ", i);
+        switch (op->kind) {
+        case SCHED_SEND:
+        case SCHED_RECV:
+            emit(&sink, "%s %s=%d tag=%d ", op->kind == SCHED_SEND ? "SEND" : "RECV",
+                 op->kind == SCHED_SEND ? "to" : "from", op->u.message.peer,
+                 op->u.message.tag);
+            emit_region(&sink, op->buffer, op->offset, op->length);
+            break;
+        default:
+            emit(&sink, "%s ", op->kind == SCHED_REDUCE ? "REDUCE" : "COPY");
+            emit_region(&sink, op->buffer, op->offset, op->length);
+            emit(&sink, " -> ");
+            emit_region(&sink, op->target_buffer, op->u.target_offset, op->length);
+            if (op->kind == SCHED_REDUCE)
+                emit(&sink, " order=%s",
+                     op->flags == SCHED_TARGET_LEFT ? "target-left" : "source-left");
+        }
+        int32_t dependency_count;
+        const int32_t *dependencies = sched_dependencies(schedule, i, &dependency_count);
+        for (int32_t d = 0; d < dependency_count; d++)
+            emit(&sink, "%s%d", d ? "," : " after ", dependencies[d]);
+        emit(&sink, "\n");
+    }
+    return sink.length;
+}
+
+/* A tiny cursor-based parser: every failure names the line and what was expected. */
+typedef struct parser {
+    const char *cursor;
+    int line;
+    char *error;
+    size_t error_size;
+    int failed;
+} parser;
+
+static int parse_fail(parser *p, const char *expected) {
+    if (!p->failed) {
+        char message[256];
+        snprintf(message, sizeof message, "schedule text, line %d: expected %s near '%.20s'",
+                 p->line, expected, p->cursor);
+        copy_message(p->error, p->error_size, message);
+    }
+    p->failed = 1;
+    return 0;
+}
+
+static void skip_blanks(parser *p) {
+    while (*p->cursor == ' ' || *p->cursor == '\t') p->cursor++;
+}
+
+static int accept(parser *p, const char *word) {
+    skip_blanks(p);
+    size_t length = strlen(word);
+    if (strncmp(p->cursor, word, length) != 0) return 0;
+    p->cursor += length;
+    return 1;
+}
+
+static int expect(parser *p, const char *word) {
+    return accept(p, word) ? 1 : parse_fail(p, word);
+}
+
+static int parse_integer(parser *p, int64_t *value, const char *what) {
+    skip_blanks(p);
+    if (!isdigit((unsigned char)*p->cursor) && *p->cursor != '-') return parse_fail(p, what);
+    char *end;
+    errno = 0;
+    long long parsed = strtoll(p->cursor, &end, 10);
+    if (end == p->cursor || errno == ERANGE) return parse_fail(p, what);
+    p->cursor = end;
+    *value = parsed;
+    return 1;
+}
+
+static int parse_region(parser *p, sched_region *region) {
+    skip_blanks(p);
+    int64_t number;
+    if (accept(p, "send")) region->buffer = SCHED_SEND_BUFFER;
+    else if (accept(p, "recv")) region->buffer = SCHED_RECV_BUFFER;
+    else if (accept(p, "scratch")) {
+        if (!parse_integer(p, &number, "scratch buffer number")) return 0;
+        if (number < 0 || number >= SCHED_MAX_SCRATCH) return parse_fail(p, "scratch number");
+        region->buffer = SCHED_FIRST_SCRATCH + (int32_t)number;
+    } else return parse_fail(p, "a region (send, recv or scratchN)");
+    int64_t start, end;
+    if (!expect(p, "[") || !parse_integer(p, &start, "region start") || !expect(p, ",") ||
+        !parse_integer(p, &end, "region end") || !expect(p, ")"))
+        return 0;
+    if (end < start) return parse_fail(p, "a region whose end is not before its start");
+    region->offset = start;
+    region->length = end - start;
+    return 1;
+}
+
+static int parse_dependencies(parser *p, int32_t *dependencies, int32_t *count) {
+    *count = 0;
+    if (!accept(p, "after")) return 1;
+    do {
+        int64_t value;
+        if (!parse_integer(p, &value, "an op index")) return 0;
+        if (*count >= 4096) return parse_fail(p, "at most 4096 dependencies");
+        dependencies[(*count)++] = (int32_t)value;
+    } while (accept(p, ","));
+    return 1;
+}
+
+int papcoll_schedule_parse(const char *text, papcoll_schedule **out, char *error,
+                           size_t error_size) {
+    parser p = {text, 1, error, error_size, 0};
+    if (out == NULL || text == NULL) {
+        copy_message(error, error_size, "schedule text or out is NULL");
+        return PAPCOLL_ERR_ARGUMENT;
+    }
+    *out = NULL;
+    int64_t ranks, rank, count, elem_size;
+    if (!expect(&p, "schedule") || !expect(&p, "ranks=") ||
+        !parse_integer(&p, &ranks, "ranks") || !expect(&p, "rank=") ||
+        !parse_integer(&p, &rank, "rank") || !expect(&p, "count=") ||
+        !parse_integer(&p, &count, "count") || !expect(&p, "elem_size=") ||
+        !parse_integer(&p, &elem_size, "elem_size") || !expect(&p, "scratch="))
+        return PAPCOLL_ERR_ARGUMENT;
+    if (ranks < 1 || ranks > INT32_MAX || rank < 0 || rank >= ranks || count < 0 ||
+        elem_size < 1 || elem_size > INT32_MAX) {
+        parse_fail(&p, "ranks >= 1, 0 <= rank < ranks, count >= 0, elem_size >= 1");
+        return PAPCOLL_ERR_ARGUMENT;
+    }
+    papcoll_schedule *schedule = malloc(sizeof *schedule);
+    int32_t *dependencies = malloc(4096 * sizeof *dependencies);
+    if (schedule == NULL || dependencies == NULL) {
+        free(schedule);
+        free(dependencies);
+        copy_message(error, error_size, "out of memory");
+        return PAPCOLL_ERR_NO_MEMORY;
+    }
+    sched_init(schedule, (int32_t)ranks, (int32_t)rank, count, (int32_t)elem_size);
+    skip_blanks(&p);
+    while (!p.failed && isdigit((unsigned char)*p.cursor)) {
+        int64_t size;
+        parse_integer(&p, &size, "a scratch size");
+        if (!p.failed) sched_add_scratch(schedule, size);
+        if (!accept(&p, ",")) break;
+    }
+    while (!p.failed) {
+        while (*p.cursor == '\n' || *p.cursor == '\r' || *p.cursor == ' ') {
+            if (*p.cursor == '\n') p.line++;
+            p.cursor++;
+        }
+        if (*p.cursor == '\0') break;
+        int64_t index, peer, tag;
+        sched_region source, target;
+        int32_t dependency_count = 0;
+        if (!parse_integer(&p, &index, "an op index")) break;
+        if (index != schedule->op_count) {
+            parse_fail(&p, "ops numbered 0, 1, 2, ... in order");
+            break;
+        }
+        int kind = accept(&p, "SEND")     ? SCHED_SEND
+                   : accept(&p, "RECV")   ? SCHED_RECV
+                   : accept(&p, "REDUCE") ? SCHED_REDUCE
+                   : accept(&p, "COPY")   ? SCHED_COPY
+                                          : -1;
+        if (kind < 0) {
+            parse_fail(&p, "SEND, RECV, REDUCE or COPY");
+            break;
+        }
+        if (kind == SCHED_SEND || kind == SCHED_RECV) {
+            if (!expect(&p, kind == SCHED_SEND ? "to=" : "from=") ||
+                !parse_integer(&p, &peer, "a peer rank") || !expect(&p, "tag=") ||
+                !parse_integer(&p, &tag, "a tag") || !parse_region(&p, &source) ||
+                !parse_dependencies(&p, dependencies, &dependency_count))
+                break;
+            if (peer < 0 || peer > INT32_MAX || tag < 0 || tag > INT32_MAX) {
+                parse_fail(&p, "peer and tag within 0 .. 2^31-1");
+                break;
+            }
+            if (kind == SCHED_SEND)
+                sched_send(schedule, (int32_t)peer, (int32_t)tag, source, dependencies,
+                           dependency_count);
+            else
+                sched_recv(schedule, (int32_t)peer, (int32_t)tag, source, dependencies,
+                           dependency_count);
+        } else {
+            int order = SCHED_SOURCE_LEFT;
+            if (!parse_region(&p, &source) || !expect(&p, "->") || !parse_region(&p, &target))
+                break;
+            if (kind == SCHED_REDUCE && accept(&p, "order=")) {
+                if (accept(&p, "target-left")) order = SCHED_TARGET_LEFT;
+                else if (!expect(&p, "source-left")) break;
+            }
+            if (!parse_dependencies(&p, dependencies, &dependency_count)) break;
+            if (kind == SCHED_REDUCE)
+                sched_reduce(schedule, source, target, order, dependencies, dependency_count);
+            else
+                sched_copy(schedule, source, target, dependencies, dependency_count);
+        }
+        if (schedule->status != PAPCOLL_OK) {
+            char message[300];
+            snprintf(message, sizeof message, "schedule text, line %d: %.200s", p.line,
+                     schedule->error);
+            copy_message(error, error_size, message);
+            p.failed = 1;
+        }
+        skip_blanks(&p);
+        if (!p.failed && *p.cursor != '\n' && *p.cursor != '\0' && *p.cursor != '\r')
+            parse_fail(&p, "the end of the line");
+    }
+    free(dependencies);
+    if (p.failed) {
+        int status = schedule->status != PAPCOLL_OK ? schedule->status : PAPCOLL_ERR_ARGUMENT;
+        papcoll_schedule_free(schedule);
+        return status;
+    }
+    *out = schedule;
+    return PAPCOLL_OK;
+}

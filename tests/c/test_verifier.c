@@ -1,0 +1,161 @@
+/* test_verifier.c - the verifier must catch planted bugs, and pass what is correct.
+ * Each case is a set of hand-written schedules in the text format of papcoll_schedule_dump. */
+#include <stdio.h>
+#include <string.h>
+
+#include "papcoll_core.h"
+
+static int failures = 0, checks = 0;
+
+/* Verifies the P schedules (texts[r] is rank r's) and checks the outcome: expected NULL means
+ * "must pass", otherwise the violation reason must contain expected. */
+static void check(const char *name, int ranks, const char *const *texts, int64_t eager_limit,
+                  const char *expected) {
+    papcoll_schedule *schedules[8] = {0};
+    char error[256];
+    papcoll_verify_report report;
+    int status = PAPCOLL_OK;
+    for (int r = 0; r < ranks && status == PAPCOLL_OK; r++)
+        status = papcoll_schedule_parse(texts[r], &schedules[r], error, sizeof error);
+    if (status == PAPCOLL_OK) {
+        papcoll_verify_options options = {eager_limit, 1};
+        status = papcoll_verify_schedules(schedules, ranks, &options, &report, error,
+                                          sizeof error);
+    }
+    for (int r = 0; r < ranks; r++) papcoll_schedule_free(schedules[r]);
+    int passed;
+    if (status != PAPCOLL_OK) {
+        passed = 0;
+        printf("FAIL %s: could not verify: %s\n", name, error);
+    } else if (expected == NULL) {
+        passed = report.ok;
+        printf("%s %s: %s\n", passed ? "ok  " : "FAIL", name, report.ok ? "passes" : report.reason);
+    } else {
+        passed = !report.ok && strstr(report.reason, expected) != NULL;
+        printf("%s %s: %s\n", passed ? "ok  " : "FAIL", name,
+               report.ok ? "was not caught" : report.reason);
+    }
+    failures += !passed;
+    checks++;
+}
+
+static void check_parse_error(const char *name, const char *text, const char *expected) {
+    papcoll_schedule *schedule = NULL;
+    char error[256] = "";
+    int status = papcoll_schedule_parse(text, &schedule, error, sizeof error);
+    int passed = status != PAPCOLL_OK && schedule == NULL && strstr(error, expected) != NULL;
+    printf("%s %s: %s\n", passed ? "ok  " : "FAIL", name, status == PAPCOLL_OK ? "parsed" : error);
+    papcoll_schedule_free(schedule);
+    failures += !passed;
+    checks++;
+}
+
+/* A correct 2-rank exchange: each rank sends its vector and adds the peer's. */
+#define HEADER(rank) "schedule ranks=2 rank=" #rank " count=8 elem_size=4 scratch=8\n"
+#define EXCHANGE(peer)                                    \
+    "0 COPY send[0,8) -> recv[0,8)\n"                     \
+    "1 SEND to=" #peer " tag=0 recv[0,8) after 0\n"       \
+    "2 RECV from=" #peer " tag=0 scratch0[0,8)\n"
+
+int main(void) {
+    const char *good[] = {
+        HEADER(0) EXCHANGE(1) "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,1\n",
+        HEADER(1) EXCHANGE(0) "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,1\n"};
+    check("correct exchange", 2, good, 0, NULL);
+
+    const char *double_count[] = {
+        HEADER(0) EXCHANGE(1) "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,1\n"
+                              "4 REDUCE scratch0[2,4) -> recv[2,4) after 3\n",
+        HEADER(1) EXCHANGE(0) "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,1\n"};
+    check("double count", 2, double_count, 0, "contribution of rank 1 twice (element 2)");
+
+    const char *dropped[] = {
+        HEADER(0) EXCHANGE(1) "3 REDUCE scratch0[0,4) -> recv[0,4) after 2,1\n",
+        HEADER(1) EXCHANGE(0) "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,1\n"};
+    check("dropped contribution", 2, dropped, 0, "element 4 misses the contribution of rank 1");
+
+    const char *mismatched[] = {
+        HEADER(0) "0 COPY send[0,8) -> recv[0,8)\n1 SEND to=1 tag=0 recv[0,8) after 0\n"
+                  "2 RECV from=1 tag=0 scratch0[0,8)\n"
+                  "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,1\n",
+        HEADER(1) "0 COPY send[0,8) -> recv[0,8)\n1 SEND to=0 tag=0 recv[0,8) after 0\n"
+                  "2 RECV from=0 tag=0 scratch0[0,7)\n"
+                  "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,1\n"};
+    check("mismatched lengths", 2, mismatched, 0, "RECV of 7 elements from rank 0");
+
+    /* Both send before they receive: fine when sends are eager, a deadlock when they block. */
+    const char *send_first[] = {
+        HEADER(0) EXCHANGE(1) "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,1\n",
+        HEADER(1) "0 COPY send[0,8) -> recv[0,8)\n1 SEND to=0 tag=0 recv[0,8) after 0\n"
+                  "2 RECV from=0 tag=0 scratch0[0,8) after 1\n"
+                  "3 REDUCE scratch0[0,8) -> recv[0,8) after 2\n"};
+    check("send-first, one side waits for its send (rendezvous)", 2, send_first, 0, NULL);
+    const char *deadlock[] = {
+        HEADER(0) "0 COPY send[0,8) -> recv[0,8)\n1 SEND to=1 tag=0 recv[0,8) after 0\n"
+                  "2 RECV from=1 tag=0 scratch0[0,8) after 1\n"
+                  "3 REDUCE scratch0[0,8) -> recv[0,8) after 2\n",
+        HEADER(1) "0 COPY send[0,8) -> recv[0,8)\n1 SEND to=0 tag=0 recv[0,8) after 0\n"
+                  "2 RECV from=0 tag=0 scratch0[0,8) after 1\n"
+                  "3 REDUCE scratch0[0,8) -> recv[0,8) after 2\n"};
+    check("both send first, eager", 2, deadlock, -1, NULL);
+    check("both send first, rendezvous", 2, deadlock, 0, "deadlock");
+    check("both send first, 32-byte messages under a 16-byte eager limit", 2, deadlock, 16,
+          "deadlock");
+
+    const char *race[] = {
+        HEADER(0) EXCHANGE(1) "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,0\n",
+        HEADER(1) EXCHANGE(0) "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,1\n"};
+    check("reduce overwrites what an in-flight send reads", 2, race, 0,
+          "race: REDUCE and op 1 (SEND)");
+
+    const char *in_place_race[] = {
+        HEADER(0) "0 SEND to=1 tag=0 send[0,8)\n1 RECV from=1 tag=0 scratch0[0,8)\n"
+                  "2 COPY send[0,8) -> recv[0,8)\n3 REDUCE scratch0[0,8) -> recv[0,8) after 1,2\n",
+        HEADER(1) EXCHANGE(0) "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,1\n"};
+    check("reduce into the memory a send still reads, with MPI_IN_PLACE", 2, in_place_race, 0,
+          "with MPI_IN_PLACE: rank 0 op 3: race: REDUCE and op 0 (SEND)");
+
+    const char *outside[] = {
+        HEADER(0) EXCHANGE(1) "3 REDUCE scratch0[1,9) -> recv[0,8) after 2,1\n",
+        HEADER(1) EXCHANGE(0) "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,1\n"};
+    check("scratch access beyond its declared size", 2, outside, 0,
+          "scratch0[1,9) lies outside the buffer of 8 elements");
+
+    const char *unmatched[] = {
+        HEADER(0) EXCHANGE(1) "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,1\n"
+                              "4 SEND to=1 tag=5 recv[0,8) after 3\n",
+        HEADER(1) EXCHANGE(0) "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,1\n"};
+    check("send without a receive", 2, unmatched, 0, "SEND to rank 1 tag 5 has no matching RECV");
+
+    const char *ambiguous[] = {
+        "schedule ranks=2 rank=0 count=8 elem_size=4 scratch=\n"
+        "0 COPY send[0,8) -> recv[0,8)\n1 SEND to=1 tag=0 recv[0,4) after 0\n"
+        "2 SEND to=1 tag=0 recv[4,8) after 0\n3 RECV from=1 tag=0 recv[0,8) after 1,2\n",
+        "schedule ranks=2 rank=1 count=8 elem_size=4 scratch=8\n"
+        "0 RECV from=0 tag=0 scratch0[0,4)\n1 RECV from=0 tag=0 scratch0[4,8) after 0\n"
+        "2 COPY send[0,8) -> recv[0,8)\n3 REDUCE scratch0[0,8) -> recv[0,8) after 0,1,2\n"
+        "4 SEND to=0 tag=0 recv[0,8) after 3\n"};
+    check("two unordered sends on one peer and tag", 2, ambiguous, 0,
+          "could match them either way");
+
+    const char *reversed[] = {
+        HEADER(0) EXCHANGE(1) "3 REDUCE scratch0[0,8) -> recv[0,8) order=target-left after 2,1\n",
+        HEADER(1) EXCHANGE(0) "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,1\n"};
+    check("target-left order is still a correct (commutative) result", 2, reversed, 0, NULL);
+
+    const char *uninitialized[] = {
+        HEADER(0) EXCHANGE(1) "3 REDUCE scratch0[0,8) -> recv[0,8) after 1\n",
+        HEADER(1) EXCHANGE(0) "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,1\n"};
+    check("reduce before the receive completes", 2, uninitialized, 0, "race");
+
+    check_parse_error("garbage", "hello", "expected schedule");
+    check_parse_error("unknown op", HEADER(0) "0 JUMP to=1\n", "SEND, RECV, REDUCE or COPY");
+    check_parse_error("forward dependency", HEADER(0) "0 COPY send[0,8) -> recv[0,8) after 3\n",
+                      "does not precede it");
+    check_parse_error("peer out of range", HEADER(0) "0 SEND to=7 tag=0 send[0,8)\n",
+                      "peer 7 is not another rank");
+    check_parse_error("reversed region", HEADER(0) "0 SEND to=1 tag=0 send[5,2)\n",
+                      "end is not before");
+    printf("%d passed, %d failed\n", checks - failures, failures);
+    return failures ? 1 : 0;
+}

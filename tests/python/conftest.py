@@ -1,0 +1,44 @@
+"""Shared fixtures: the `papcoll` command run as a user runs it, under a timeout."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+VENV_BIN = Path(sys.executable).parent
+# No test may hang CI: every external command runs under this many seconds.
+COMMAND_TIMEOUT_SECONDS = 120
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--long", action="store_true", help="run the long sweeps too")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "long: a sweep that only `make test-long` runs")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--long"):
+        return
+    skip = pytest.mark.skip(reason="long sweep: run with `make test-long`")
+    for item in items:
+        if "long" in item.keywords:
+            item.add_marker(skip)
+
+
+def run_papcoll(*arguments: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(VENV_BIN / "papcoll"), *arguments],
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT_SECONDS,
+    )
+
+
+@pytest.fixture
+def papcoll_command():  # noqa: ANN201 - returns the helper above
+    return run_papcoll

@@ -1,0 +1,116 @@
+"""The `papcoll` command line: the contract later issues and checks rely on."""
+
+from __future__ import annotations
+
+import json
+
+import papcoll
+import pytest
+
+ALGORITHMS = [info.name for info in papcoll.algorithms()]
+EXPECTED = {"linear", "binomial", "linear_tree", "recursive_doubling", "ring",
+            "segmented_ring", "rabenseifner"}
+
+
+def test_algorithms_json_lists_every_algorithm(papcoll_command):
+    result = papcoll_command("algorithms", "--json")
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)
+    assert {row["name"] for row in rows} >= EXPECTED
+    for row in rows:
+        assert row["description"] and row["source"] and row["limitations"]
+        assert "\n" not in row["description"]
+
+
+def test_algorithms_table_names_every_algorithm(papcoll_command):
+    result = papcoll_command("algorithms")
+    assert result.returncode == 0, result.stderr
+    for name in EXPECTED:
+        assert name in result.stdout
+
+
+@pytest.mark.parametrize("name", ALGORITHMS)
+def test_verify_prints_one_json_object(papcoll_command, name):
+    result = papcoll_command("verify", "--algorithm", name, "--ranks", "13", "--count", "1009",
+                             "--json")
+    assert result.returncode == 0, result.stderr
+    row = json.loads(result.stdout)
+    assert row["ok"] is True
+    assert row["algorithm"] == name and row["ranks"] == 13 and row["count"] == 1009
+    # ceil(2 * 12/13 * 1009) = 1863 elements of 4 bytes
+    assert row["lower_bound_bytes"] == 1863 * 4
+    assert row["max_bytes_sent"] >= row["lower_bound_bytes"]
+    assert row["rounds"] > 0
+
+
+def test_verify_count_suffixes_multiply_by_1024(papcoll_command):
+    result = papcoll_command("verify", "--algorithm", "ring", "--ranks", "4", "--count", "1K",
+                             "--elem-size", "8")
+    row = json.loads(result.stdout)
+    assert row["count"] == 1024
+    assert row["max_bytes_sent"] == row["lower_bound_bytes"] == 2 * 3 * 256 * 8
+
+
+def test_verify_exits_1_on_a_violation(papcoll_command, tmp_path):
+    files = []
+    for rank in range(3):
+        text = papcoll.schedule_text("ring", 3, rank, 9)
+        if rank == 0:  # plant a bug: overwrite instead of reducing
+            text = text.replace("6 REDUCE scratch1[0,3) -> recv[0,3) order=source-left",
+                                "6 COPY scratch1[0,3) -> recv[0,3)")
+            assert "6 COPY" in text
+        path = tmp_path / f"rank{rank}.txt"
+        path.write_text(text)
+        files.append(str(path))
+    result = papcoll_command("verify", "--schedule-files", *files)
+    assert result.returncode == 1
+    row = json.loads(result.stdout)
+    assert row["ok"] is False
+    assert "misses the contribution of rank 0" in row["reason"]
+    assert "violation" in result.stderr
+
+
+def test_schedule_prints_the_text_dump(papcoll_command):
+    result = papcoll_command("schedule", "--algorithm", "recursive_doubling", "--ranks", "6",
+                             "--rank", "1", "--count", "100")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("schedule ranks=6 rank=1 count=100")
+    assert [int(line.split()[0]) for line in lines[1:]] == list(range(len(lines) - 1))
+    # rank 1 takes in rank 0's vector (MPICH's fold for P = 6) and hands the result back
+    assert any(" RECV from=0 " in line for line in lines)
+    assert any(" SEND to=0 " in line for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["verify", "--algorithm", "bogus", "--ranks", "4", "--count", "8"],
+         "unknown algorithm 'bogus'"),
+        (["verify", "--algorithm", "ring", "--ranks", "0", "--count", "8"], "ranks must be in"),
+        (["verify", "--algorithm", "ring", "--ranks", "4", "--count", "-3"], "is not a count"),
+        (["verify", "--algorithm", "ring", "--ranks", "4", "--count", "12Q"], "is not a count"),
+        (["verify", "--algorithm", "ring", "--ranks", "four", "--count", "8"],
+         "must be an integer"),
+        (["verify", "--algorithm", "ring", "--ranks", "4", "--count", "8", "--elem-size", "0"],
+         "element size must be in"),
+        (["verify", "--algorithm", "ring", "--ranks", "4"], "are all required"),
+        (["schedule", "--algorithm", "ring", "--ranks", "4", "--rank", "4", "--count", "8"],
+         "not below --ranks"),
+        (["frobnicate"], "invalid choice"),
+        ([], "required"),
+    ],
+)
+def test_bad_input_exits_2_with_a_message(papcoll_command, arguments, message):
+    result = papcoll_command(*arguments)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_demo_prints_the_verified_table(papcoll_command):
+    result = papcoll_command("demo", "--ranks", "4", "5", "--count", "1000")
+    assert result.returncode == 0, result.stderr
+    for name in EXPECTED:
+        assert name in result.stdout
+    assert "NO:" not in result.stdout

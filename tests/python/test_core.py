@@ -1,0 +1,127 @@
+"""The core through its Python bindings: contexts, parameters, dump round trips, errors."""
+
+from __future__ import annotations
+
+import random
+
+import papcoll
+import pytest
+from papcoll import Context, PapcollError
+
+ALGORITHMS = [info.name for info in papcoll.algorithms()]
+
+
+@pytest.mark.parametrize("name", ALGORITHMS)
+@pytest.mark.parametrize("ranks", [1, 2, 3, 7, 8])
+def test_dump_parses_back_to_the_same_verdict(name, ranks):
+    count = 37
+    texts = [papcoll.schedule_text(name, ranks, rank, count) for rank in range(ranks)]
+    from_texts = papcoll.verify_texts(texts)
+    direct = papcoll.verify(name, ranks, count)
+    assert from_texts == direct
+    assert direct.ok
+
+
+def test_ring_follows_a_given_rank_order():
+    generator = random.Random(7)
+    for ranks in (2, 5, 9, 16):
+        order = list(range(ranks))
+        generator.shuffle(order)
+        report = papcoll.verify("ring", ranks, 1000, context=Context(rank_order=order))
+        assert report.ok, report.reason
+        # each rank's first send goes to its successor in the ring order
+        position = order.index(0)
+        successor = order[(position + 1) % ranks]
+        if ranks > 1:
+            text = papcoll.schedule_text("ring", ranks, 0, 1000,
+                                         context=Context(rank_order=order))
+            first_send = next(line for line in text.splitlines() if " SEND " in line)
+            assert f"to={successor} " in first_send
+
+
+@pytest.mark.parametrize("order", [[0, 1, 1], [0, 1, 5], [2, 1]])
+def test_ring_refuses_an_order_that_is_not_a_permutation(order):
+    with pytest.raises(PapcollError) as caught:
+        papcoll.verify("ring", 3, 10, context=Context(rank_order=order))
+    assert "order" in caught.value.message
+
+
+@pytest.mark.parametrize("segment_elements", [1, 3, 64, 1000, 5000])
+@pytest.mark.parametrize("ranks", [2, 5, 8])
+def test_segmented_ring_any_segment_size(segment_elements, ranks):
+    report = papcoll.verify("segmented_ring", ranks, 4099,
+                            context=Context(segment_elements=segment_elements))
+    assert report.ok, report.reason
+    assert report.max_bytes_sent == pytest.approx(report.lower_bound_bytes, abs=8 * ranks)
+
+
+def test_segmented_ring_pipelines_segments():
+    coarse = papcoll.verify("segmented_ring", 4, 4096, context=Context(segment_elements=1024))
+    fine = papcoll.verify("segmented_ring", 4, 4096, context=Context(segment_elements=64))
+    assert fine.max_ops > coarse.max_ops
+    # 16 segments per block pipelined: more, shorter rounds than one message per block
+    assert fine.rounds > coarse.rounds
+
+
+@pytest.mark.parametrize("segments", [1, 2, 5, 40])
+@pytest.mark.parametrize("ranks", [2, 3, 6])
+def test_linear_tree_any_segment_count(segments, ranks):
+    report = papcoll.verify("linear_tree", ranks, 1009, context=Context(segment_count=segments))
+    assert report.ok, report.reason
+    assert report.order_preserved
+
+
+def test_bad_context_is_refused_with_a_message():
+    with pytest.raises(PapcollError, match="one time per rank"):
+        papcoll.verify("ring", 4, 10, context=Context(arrivals=[0.0, 1.0]))
+    with pytest.raises(PapcollError, match="unknown algorithm"):
+        papcoll.verify("no_such_algorithm", 4, 10)
+    with pytest.raises(PapcollError, match="rank must lie"):
+        papcoll.schedule_text("ring", 4, 4, 10)
+    with pytest.raises(PapcollError, match="count must not be negative"):
+        papcoll.verify("ring", 4, -1)
+
+
+def test_verify_texts_reports_the_first_violation():
+    texts = [papcoll.schedule_text("recursive_doubling", 2, rank, 8) for rank in range(2)]
+    # replace rank 1's reduction by a copy: rank 1 then misses its own contribution
+    lines = texts[1].splitlines()
+    position = next(i for i, line in enumerate(lines) if " REDUCE " in line)
+    lines[position] = lines[position].replace("REDUCE", "COPY").replace(" order=source-left", "")
+    report = papcoll.verify_texts([texts[0], "\n".join(lines)])
+    assert not report.ok
+    assert report.violation_rank == 1
+    assert "misses the contribution" in report.reason
+
+
+def test_parse_errors_name_the_line():
+    with pytest.raises(PapcollError, match="line 2"):
+        papcoll.verify_texts(["schedule ranks=1 rank=0 count=4 elem_size=4 scratch=\n0 FLY\n"])
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("name", ALGORITHMS)
+def test_random_sweep(name):
+    generator = random.Random(2026)
+    for _ in range(300):
+        ranks = generator.randint(1, 200)
+        count = generator.choice([0, 1, ranks - 1, ranks, generator.randint(0, 1 << 22)])
+        report = papcoll.verify(name, ranks, count, generator.choice([1, 2, 4, 8, 16]))
+        assert report.ok, (ranks, count, report.reason)
+
+
+def test_races_are_caught_in_schedules_too_large_for_bitsets():
+    # Segments of one element make > 8192 ops per rank: the verifier answers ancestry
+    # questions by searching the DAG instead of bitsets, and must still catch a race.
+    context = Context(segment_elements=1)
+    texts = [papcoll.schedule_text("segmented_ring", 2, rank, 9000, context=context)
+             for rank in range(2)]
+    assert len(texts[0].splitlines()) > 8192
+    assert papcoll.verify_texts(texts).ok
+    lines = texts[0].splitlines()
+    position = max(i for i, line in enumerate(lines) if " REDUCE " in line)
+    lines[position] = lines[position].split(" after ")[0]  # drop its dependencies
+    report = papcoll.verify_texts(["\n".join(lines), texts[1]])
+    assert not report.ok
+    assert report.violation_rank == 0
+    assert "race" in report.reason
