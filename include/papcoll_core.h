@@ -91,7 +91,8 @@ typedef struct papcoll_verify_report {
     int32_t order_preserved;      /* every result combines contributions in rank order */
     int32_t rounds;               /* communication rounds on the critical path: a message
                                      completes one round after both its SEND and its RECV
-                                     have started (telephone model); empty ones take none */
+                                     have started (a rank may have several in flight);
+                                     empty messages take none */
     int64_t max_bytes_sent;       /* by the busiest rank */
     int64_t max_bytes_received;
     int64_t total_bytes_sent;     /* over all ranks */

@@ -636,10 +636,11 @@ static int check_defined(verifier *v, int32_t rank, int32_t op, const piece_list
     return 1;
 }
 
-/* Delivers a matched message: the RECV's region gets the SEND's snapshot. Rounds follow the
- * telephone model: a message takes one round in which both its SEND and its RECV take
- * part, so it completes at max(start round of the SEND, start round of the RECV) + 1 (empty
- * messages take no round); a rendezvous SEND completes with it, an eager one at its start. */
+/* Delivers a matched message: the RECV's region gets the SEND's snapshot. Rounds: a message
+ * takes one round, which needs both its SEND and its RECV started, so it completes at
+ * max(start round of the SEND, start round of the RECV) + 1 (empty messages take no round);
+ * a rendezvous SEND completes with it, an eager one at its start. A rank may have several
+ * messages in flight in the same round (postal model, not the telephone model). */
 static void deliver(verifier *v, int32_t recv_rank, int32_t recv_op) {
     rank_state *receiver = &v->states[recv_rank];
     const sched_op *op = &v->schedules[recv_rank]->ops[recv_op];
