@@ -28,7 +28,10 @@ def run_demo(ranks_list: list[int], count: int, elem_size: int = 4) -> int:
     )
     for column in ("algorithm", "P", "verified", "order kept", "rounds", "busiest rank sends",
                    "lower bound", "ratio", "ops/rank", "scratch"):
-        table.add_column(column, justify="left" if column == "algorithm" else "right")
+        if column == "algorithm":
+            table.add_column(column, no_wrap=True)
+        else:
+            table.add_column(column, justify="right")
     failures = 0
     with console.status("verifying...") as status:
         for info in algorithms():

@@ -59,6 +59,7 @@ typedef struct sched_op {
         struct { int32_t peer, tag; } message;   /* SEND/RECV */
     } u;
 } sched_op;
+_Static_assert(sizeof(sched_op) == 32, "an operation should stay 32 bytes");
 
 struct papcoll_schedule {
     int32_t ranks, rank;
