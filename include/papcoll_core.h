@@ -119,6 +119,11 @@ int papcoll_schedule_parse(const char *text, papcoll_schedule **out, char *error
                            size_t error_size);
 
 const char *papcoll_status_name(int status);
+
+/* The algorithm "auto" runs for a call (a fixed rule for now; see src/core/select.c). It never
+ * returns an algorithm that needs a commutative op when commutative is 0. */
+const char *papcoll_select_default(int32_t ranks, int64_t count, int64_t elem_size,
+                                   int32_t commutative);
 /* cffi-end */
 
 #ifdef __cplusplus

@@ -197,6 +197,31 @@ const int32_t *sched_dependencies(const papcoll_schedule *schedule, int32_t inde
     return schedule->dependencies + first;
 }
 
+int sched_dependents(const papcoll_schedule *schedule, int32_t *pending,
+                     int32_t *dependent_first, int32_t *dependents) {
+    int32_t n = schedule->op_count;
+    int32_t *filled = calloc((size_t)n + 1, sizeof *filled);
+    if (filled == NULL) return 0;
+    memset(dependent_first, 0, ((size_t)n + 1) * sizeof *dependent_first);
+    for (int32_t i = 0; i < n; i++) {
+        int32_t count;
+        const int32_t *dependencies = sched_dependencies(schedule, i, &count);
+        pending[i] = count;
+        for (int32_t d = 0; d < count; d++) dependent_first[dependencies[d] + 1]++;
+    }
+    for (int32_t i = 0; i < n; i++) dependent_first[i + 1] += dependent_first[i];
+    for (int32_t i = 0; i < n; i++) {
+        int32_t count;
+        const int32_t *dependencies = sched_dependencies(schedule, i, &count);
+        for (int32_t d = 0; d < count; d++) {
+            int32_t parent = dependencies[d];
+            dependents[dependent_first[parent] + filled[parent]++] = i;
+        }
+    }
+    free(filled);
+    return 1;
+}
+
 /* ---- public API ---------------------------------------------------------------------- */
 
 int papcoll_schedule_build(const char *algorithm, int32_t ranks, int32_t rank, int64_t count,

@@ -123,6 +123,13 @@ static inline int sched_finish(papcoll_schedule *schedule) { return schedule->st
 const int32_t *sched_dependencies(const papcoll_schedule *schedule, int32_t index,
                                   int32_t *count);
 
+/* The dependency graph turned around, as executors walk it: pending[i] = how many ops op i
+ * waits for; the ops that wait for op i are dependents[dependent_first[i] ..
+ * dependent_first[i + 1]). Sizes: op_count, op_count + 1, dependency_count. Returns 0 when
+ * out of memory. */
+int sched_dependents(const papcoll_schedule *schedule, int32_t *pending,
+                     int32_t *dependent_first, int32_t *dependents);
+
 /* Near-equal split of `count` elements into `parts` blocks: the first count % parts blocks
  * get one element more. Block b covers [sched_block_start(b), sched_block_start(b + 1)). */
 static inline int64_t sched_block_start(int64_t count, int64_t parts, int64_t block) {

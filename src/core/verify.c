@@ -681,8 +681,9 @@ static void start(verifier *v, int32_t rank, int32_t index) {
         v->pool.items = items;
         state->snapshot_first[index] = v->pool.count;
         state->snapshot_count[index] = v->scratch_a.count;
-        memcpy(v->pool.items + v->pool.count, v->scratch_a.items,
-               (size_t)v->scratch_a.count * sizeof *items);
+        if (v->scratch_a.count > 0) /* memcpy from a NULL source is undefined even for 0 */
+            memcpy(v->pool.items + v->pool.count, v->scratch_a.items,
+                   (size_t)v->scratch_a.count * sizeof *items);
         v->pool.count += v->scratch_a.count;
         int32_t peer = op->u.message.peer, partner = state->partner[index];
         if (is_eager(v, op)) complete(v, rank, index, round);
@@ -759,24 +760,8 @@ static int setup_rank(verifier *v, int32_t rank) {
         !state->snapshot_first || !state->snapshot_count || !state->dependent_first ||
         !state->dependents)
         return 0;
-    for (int32_t i = 0; i < n; i++) {
-        int32_t count;
-        const int32_t *dependencies = sched_dependencies(schedule, i, &count);
-        state->pending[i] = count;
-        for (int32_t d = 0; d < count; d++) state->dependent_first[dependencies[d] + 1]++;
-    }
-    for (int32_t i = 0; i < n; i++) state->dependent_first[i + 1] += state->dependent_first[i];
-    int32_t *fill = calloc(slots, sizeof(int32_t));
-    if (fill == NULL) return 0;
-    for (int32_t i = 0; i < n; i++) {
-        int32_t count;
-        const int32_t *dependencies = sched_dependencies(schedule, i, &count);
-        for (int32_t d = 0; d < count; d++) {
-            int32_t parent = dependencies[d];
-            state->dependents[state->dependent_first[parent] + fill[parent]++] = i;
-        }
-    }
-    free(fill);
+    if (!sched_dependents(schedule, state->pending, state->dependent_first, state->dependents))
+        return 0;
     /* Initial buffers: the send buffer holds this rank's own contribution; the receive buffer
      * holds it too with MPI_IN_PLACE, and is undefined otherwise, as is scratch. */
     int ok = 1;

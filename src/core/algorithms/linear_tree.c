@@ -55,7 +55,8 @@ static chain_link chain_link_open(int32_t peer) {
 static int32_t chain_send(papcoll_schedule *out, chain_link *link, sched_region region,
                           int32_t ready) {
     int32_t tag = link->messages++ % LINEAR_TREE_TAG_WINDOW;
-    link->recent[tag] = sched_send(out, link->peer, tag, region, SCHED_AFTER(ready, link->recent[tag]));
+    link->recent[tag] =
+        sched_send(out, link->peer, tag, region, SCHED_AFTER(ready, link->recent[tag]));
     return link->recent[tag];
 }
 

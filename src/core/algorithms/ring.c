@@ -89,6 +89,11 @@ static int64_t ring_segments(const ring_blocks *blocks, int32_t block) {
                                blocks->segment_elements);
 }
 
+/* The block `back` places before `position` around the ring (0 <= back <= ranks). */
+static int32_t ring_block_before(int32_t position, int32_t back, int32_t ranks) {
+    return (int32_t)(((int64_t)position - back + ranks) % ranks);
+}
+
 /* The part of the receive buffer that holds segment `segment` of block `block`. */
 static sched_region ring_segment(const ring_blocks *blocks, int32_t block, int64_t segment) {
     int64_t start = sched_block_start(blocks->count, blocks->ranks, block);
@@ -153,8 +158,8 @@ int ring_build_with_order(int32_t ranks, int32_t rank, int64_t count, const int3
     int32_t slot_buffers[RING_MAX_SLOTS];
     int32_t slot_last_reader[RING_MAX_SLOTS];
     for (int32_t s = 0; s < slots; s++) {
-        slot_buffers[s] = sched_add_scratch(out, segment < largest_block ? segment
-                                                                         : largest_block);
+        /* min() because an empty vector still has segment = 1 but needs no room */
+        slot_buffers[s] = sched_add_scratch(out, segment < largest_block ? segment : largest_block);
         slot_last_reader[s] = SCHED_NONE;
     }
 
@@ -171,15 +176,16 @@ int ring_build_with_order(int32_t ranks, int32_t rank, int64_t count, const int3
     }
     for (int64_t k = 0; k < most_segments; k++) ready[k] = copied;
 
-    ring_link to_right = ring_link_open(order ? order[(position + 1) % ranks]
-                                              : (position + 1) % ranks, slots);
-    ring_link from_left = ring_link_open(order ? order[(position + ranks - 1) % ranks]
-                                               : (position + ranks - 1) % ranks, slots);
+    int32_t right = (position + 1) % ranks, left = (position + ranks - 1) % ranks;
+    /* W = slots: the receiver holds at most `slots` reduce-scatter messages, so more sends
+     * in flight would only wait. */
+    ring_link to_right = ring_link_open(order ? order[right] : right, slots);
+    ring_link from_left = ring_link_open(order ? order[left] : left, slots);
     int64_t incoming = 0; /* reduce-scatter messages received, to pick the slot */
 
     for (int32_t step = 0; step < ranks - 1; step++) {
-        int32_t send_block = (int32_t)(((int64_t)position - step - 1 + 2 * (int64_t)ranks) % ranks);
-        int32_t reduce_block = (send_block + ranks - 1) % ranks;
+        int32_t send_block = ring_block_before(position, step + 1, ranks);
+        int32_t reduce_block = ring_block_before(position, step + 2, ranks);
         int64_t send_segments = ring_segments(&blocks, send_block);
         int64_t reduce_segments = ring_segments(&blocks, reduce_block);
         for (int64_t k = 0; k < most_segments; k++) {
@@ -201,8 +207,8 @@ int ring_build_with_order(int32_t ranks, int32_t rank, int64_t count, const int3
     }
     /* The last reduction was of block `position`: it is complete and starts the gather. */
     for (int32_t step = 0; step < ranks - 1; step++) {
-        int32_t send_block = (int32_t)(((int64_t)position - step + ranks) % ranks);
-        int32_t gather_block = (send_block + ranks - 1) % ranks;
+        int32_t send_block = ring_block_before(position, step, ranks);
+        int32_t gather_block = ring_block_before(position, step + 1, ranks);
         int64_t send_segments = ring_segments(&blocks, send_block);
         int64_t gather_segments = ring_segments(&blocks, gather_block);
         for (int64_t k = 0; k < most_segments; k++) {
@@ -211,8 +217,9 @@ int ring_build_with_order(int32_t ranks, int32_t rank, int64_t count, const int3
             if (k < gather_segments)
                 /* The reduce-scatter sent this very segment in step `step`; overwriting it
                  * must wait for that send (which itself followed the reduction there). */
-                ready[k] = ring_link_recv(out, &from_left, ring_segment(&blocks, gather_block, k),
-                                          reduce_scatter_sends[(int64_t)step * most_segments + k]);
+                ready[k] = ring_link_recv(
+                    out, &from_left, ring_segment(&blocks, gather_block, k),
+                    reduce_scatter_sends[(int64_t)step * most_segments + k]);
         }
     }
     free(ready);
@@ -223,8 +230,7 @@ int ring_build_with_order(int32_t ranks, int32_t rank, int64_t count, const int3
 static int ring_build(int32_t ranks, int32_t rank, int64_t count, int32_t elem_size,
                       const papcoll_context *context, papcoll_schedule *out) {
     (void)elem_size;
-    const int32_t *order =
-        context->rank_order_count == ranks ? context->rank_order : NULL;
+    const int32_t *order = context->rank_order_count == ranks ? context->rank_order : NULL;
     return ring_build_with_order(ranks, rank, count, order, 0, out);
 }
 

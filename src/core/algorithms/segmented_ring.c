@@ -3,15 +3,18 @@
  * MPI; the ring itself is seed 001 S4.1). The builder is ring_build_with_order (ring.h).
  *
  * Worked example, P = 3, count = 12, 2 elements per segment: blocks B0 B1 B2 of 4 elements,
- * each two segments Bb.0 Bb.1. Reduce-scatter step 0 / step 1, position 0 (sends to 1):
+ * each cut into segments Bb.0 and Bb.1. Messages on each link, in order ("+" reduced on
+ * arrival, "=" kept):
  *
- *   0 -B2.0-> 1     0 -B2.1-> 1                      step 0: its own data
- *   2 -B1.0-> 0+    2 -B1.1-> 0+                     received and reduced into B1
- *   0 -B1.0-> 1     (leaves as soon as B1.0 is reduced, while B1.1 is still on the way)
- *   0 -B1.1-> 1     ... then the all-gather moves the same segments, one step later each.
+ *            reduce-scatter step 0 | step 1          all-gather step 0 | step 1
+ *   0 -> 1   B2.0+ B2.1+           | B1.0+ B1.1+     B0.0= B0.1=       | B2.0= B2.1=
+ *   1 -> 2   B0.0+ B0.1+           | B2.0+ B2.1+     B1.0= B1.1=       | B0.0= B0.1=
+ *   2 -> 0   B1.0+ B1.1+           | B0.0+ B0.1+     B2.0= B2.1=       | B1.0= B1.1=
  *
- * So segment k of step s goes as soon as step s-1 reduced it, not when the whole block is
- * done: the next hop starts on a segment while this one still receives the block's rest.
+ * Rank 0 sends B1.0 in step 1 as soon as it has reduced the B1.0 received from 2, while
+ * B1.1 may still be on its way: segment k of step s waits only for segment k of step s-1.
+ * So the next hop starts on a segment while this one still receives the block's rest, and
+ * receiving, reducing and sending overlap.
  * Scratch: 4 slots of one segment (not whole blocks), used round-robin by incoming
  * reduce-scatter segments. Default segment: 65536 bytes / elem_size elements (at least 1),
  * chosen as a size well past the latency-dominated range yet small enough that a block of

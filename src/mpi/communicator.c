@@ -1,0 +1,237 @@
+/* communicator.c - the papcoll communicator (include/papcoll.h): a private duplicate of the
+ * user's communicator, the algorithm choice, the schedule of the last call kept for reuse,
+ * and papcoll_allreduce with MPI_Allreduce's semantics and argument checks. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "select.h"
+
+/* ---- errors ---------------------------------------------------------------------------- */
+
+/* The message of the last error, per thread, with the code it was returned with. */
+static _Thread_local char last_message[320];
+static _Thread_local int last_code = MPI_SUCCESS;
+
+int record_error(int code, const char *format, ...) {
+    va_list arguments;
+    va_start(arguments, format);
+    vsnprintf(last_message, sizeof last_message, format, arguments);
+    va_end(arguments);
+    last_code = code;
+    return code;
+}
+
+const char *papcoll_error_string(int code) {
+    if (code == last_code && code != MPI_SUCCESS) return last_message;
+    switch (code) {
+    case MPI_SUCCESS: return "success";
+    case MPI_ERR_BUFFER: return "invalid buffer";
+    case MPI_ERR_COUNT: return "invalid count";
+    case MPI_ERR_TYPE: return "invalid or unsupported datatype";
+    case MPI_ERR_OP: return "invalid op, or an op the algorithm cannot take";
+    case MPI_ERR_ARG: return "invalid argument";
+    case MPI_ERR_COMM: return "invalid communicator";
+    case MPI_ERR_NO_MEM: return "out of memory";
+    case MPI_ERR_INTERN: return "internal error";
+    default: return "MPI error (see MPI_Error_string)";
+    }
+}
+
+/* ---- life cycle ------------------------------------------------------------------------ */
+
+void papcoll_config_init(papcoll_config *config) {
+    memset(config, 0, sizeof *config);
+    config->algorithm = "auto";
+}
+
+static int valid_algorithm(const char *name) {
+    return name != NULL && (strcmp(name, "auto") == 0 || registry_find(name) != NULL);
+}
+
+static int unknown_algorithm(const char *name) {
+    return record_error(MPI_ERR_ARG,
+                        "papcoll: unknown algorithm '%.64s' (use \"auto\" or a name from "
+                        "`papcoll algorithms`)",
+                        name ? name : "(null)");
+}
+
+int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_comm **out) {
+    if (out == NULL) return record_error(MPI_ERR_ARG, "papcoll_comm_create: out is NULL");
+    *out = NULL;
+    if (comm == MPI_COMM_NULL)
+        return record_error(MPI_ERR_COMM, "papcoll_comm_create: comm is MPI_COMM_NULL");
+    papcoll_config defaults;
+    papcoll_config_init(&defaults);
+    if (config == NULL) config = &defaults;
+    const char *algorithm = config->algorithm ? config->algorithm : "auto";
+    if (!valid_algorithm(algorithm)) return unknown_algorithm(algorithm);
+    if (config->segment_elements < 0 || config->segment_count < 0 ||
+        config->max_message_elements < 0)
+        return record_error(MPI_ERR_ARG, "papcoll_comm_create: segment_elements, "
+                                         "segment_count and max_message_elements must not be "
+                                         "negative");
+    papcoll_comm *pc = calloc(1, sizeof *pc);
+    if (pc == NULL) return record_error(MPI_ERR_NO_MEM, "papcoll_comm_create: out of memory");
+    pc->config = *config;
+    pc->config.algorithm = NULL; /* the name lives in pc->algorithm, not in caller memory */
+    if (pc->config.max_message_elements == 0) pc->config.max_message_elements = 1 << 30;
+    if (pc->config.max_message_elements > INT32_MAX) pc->config.max_message_elements = INT32_MAX;
+    snprintf(pc->algorithm, sizeof pc->algorithm, "%s", algorithm);
+    int code = MPI_Comm_dup(comm, &pc->comm);
+    if (code != MPI_SUCCESS) {
+        free(pc);
+        return record_error(code, "papcoll_comm_create: MPI_Comm_dup failed");
+    }
+    /* Errors come back to us as codes, whatever handler the user's communicator has. */
+    MPI_Comm_set_errhandler(pc->comm, MPI_ERRORS_RETURN);
+    MPI_Comm_size(pc->comm, &pc->size);
+    MPI_Comm_rank(pc->comm, &pc->rank);
+    *out = pc;
+    return MPI_SUCCESS;
+}
+
+int papcoll_comm_free(papcoll_comm **pc) {
+    if (pc == NULL || *pc == NULL) return MPI_SUCCESS;
+    executor_plan_release(&(*pc)->plan);
+    executor_workspace_release(&(*pc)->workspace);
+    int code = MPI_Comm_free(&(*pc)->comm);
+    free(*pc);
+    *pc = NULL;
+    return code;
+}
+
+int papcoll_set_algorithm(papcoll_comm *pc, const char *name) {
+    if (pc == NULL) return record_error(MPI_ERR_ARG, "papcoll_set_algorithm: pc is NULL");
+    if (!valid_algorithm(name)) return unknown_algorithm(name);
+    snprintf(pc->algorithm, sizeof pc->algorithm, "%s", name);
+    return MPI_SUCCESS;
+}
+
+const char *papcoll_get_algorithm(const papcoll_comm *pc) { return pc ? pc->algorithm : ""; }
+
+/* ---- arguments ------------------------------------------------------------------------- */
+
+/* The datatype must be one MPI_Reduce_local can take and memcpy can move: predefined, or
+ * derived but contiguous without holes or offsets. Gives its extent. */
+static int check_datatype(MPI_Datatype datatype, int64_t *extent) {
+    if (datatype == MPI_DATATYPE_NULL)
+        return record_error(MPI_ERR_TYPE, "papcoll_allreduce: datatype is MPI_DATATYPE_NULL");
+    MPI_Aint lower_bound, type_extent, true_lower_bound, true_extent;
+    int size;
+    if (MPI_Type_get_extent(datatype, &lower_bound, &type_extent) != MPI_SUCCESS ||
+        MPI_Type_get_true_extent(datatype, &true_lower_bound, &true_extent) != MPI_SUCCESS ||
+        MPI_Type_size(datatype, &size) != MPI_SUCCESS)
+        return record_error(MPI_ERR_TYPE, "papcoll_allreduce: invalid datatype");
+    int integers, addresses, datatypes, combiner;
+    MPI_Type_get_envelope(datatype, &integers, &addresses, &datatypes, &combiner);
+    if (combiner != MPI_COMBINER_NAMED &&
+        (lower_bound != 0 || true_lower_bound != 0 || size != type_extent))
+        return record_error(MPI_ERR_TYPE,
+                            "papcoll_allreduce: derived datatypes must be contiguous without "
+                            "holes (size %d, extent %ld, lower bound %ld)",
+                            size, (long)type_extent, (long)lower_bound);
+    if (type_extent <= 0)
+        return record_error(MPI_ERR_TYPE, "papcoll_allreduce: datatype has no extent");
+    *extent = (int64_t)type_extent;
+    return MPI_SUCCESS;
+}
+
+static int check_op(MPI_Op op, int *commutative) {
+    if (op == MPI_OP_NULL)
+        return record_error(MPI_ERR_OP, "papcoll_allreduce: op is MPI_OP_NULL");
+    if (MPI_Op_commutative(op, commutative) != MPI_SUCCESS)
+        return record_error(MPI_ERR_OP, "papcoll_allreduce: invalid op");
+    return MPI_SUCCESS;
+}
+
+static const char *resolve(const papcoll_comm *pc, int64_t count, int64_t extent,
+                           int commutative) {
+    if (strcmp(pc->algorithm, "auto") != 0) return pc->algorithm;
+    return select_default_algorithm(pc->size, count, extent, commutative);
+}
+
+int papcoll_resolve_algorithm(papcoll_comm *pc, int64_t count, MPI_Datatype datatype, MPI_Op op,
+                              const char **name) {
+    int64_t extent;
+    int commutative, code;
+    if (pc == NULL || name == NULL)
+        return record_error(MPI_ERR_ARG, "papcoll_resolve_algorithm: pc or name is NULL");
+    if ((code = check_datatype(datatype, &extent)) != MPI_SUCCESS ||
+        (code = check_op(op, &commutative)) != MPI_SUCCESS)
+        return code;
+    *name = resolve(pc, count, extent, commutative);
+    return MPI_SUCCESS;
+}
+
+/* ---- the plan: build the schedule once per shape ---------------------------------------- */
+
+static int prepare_plan(papcoll_comm *pc, const algorithm_entry *algorithm, int64_t count,
+                        int64_t extent) {
+    executor_plan *plan = &pc->plan;
+    if (plan->schedule != NULL && plan->algorithm == algorithm && plan->count == count &&
+        plan->extent == extent)
+        return MPI_SUCCESS;
+    executor_plan_release(plan);
+    papcoll_context context;
+    memset(&context, 0, sizeof context);
+    context.segment_elements = pc->config.segment_elements;
+    context.segment_count = pc->config.segment_count;
+    char error[256];
+    /* elem_size only sizes byte counts in the schedule; cap it so huge extents still fit */
+    int32_t elem_size = extent > INT32_MAX ? INT32_MAX : (int32_t)extent;
+    int status = papcoll_schedule_build(algorithm->info.name, pc->size, pc->rank, count,
+                                        elem_size, &context, &plan->schedule, error,
+                                        sizeof error);
+    if (status != PAPCOLL_OK)
+        return record_error(status == PAPCOLL_ERR_NO_MEMORY ? MPI_ERR_NO_MEM : MPI_ERR_ARG,
+                            "papcoll: %s", error);
+    plan->algorithm = algorithm;
+    plan->count = count;
+    plan->extent = extent;
+    if (!executor_plan_prepare(plan)) {
+        executor_plan_release(plan);
+        return record_error(MPI_ERR_NO_MEM, "papcoll: out of memory preparing a schedule");
+    }
+    return MPI_SUCCESS;
+}
+
+/* ---- all-reduce ------------------------------------------------------------------------ */
+
+int papcoll_allreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Op op) {
+    int64_t extent;
+    int commutative, code;
+    if (pc == NULL) return record_error(MPI_ERR_ARG, "papcoll_allreduce: pc is NULL");
+    if (count < 0)
+        return record_error(MPI_ERR_COUNT, "papcoll_allreduce: count %lld is negative",
+                            (long long)count);
+    if ((code = check_datatype(datatype, &extent)) != MPI_SUCCESS) return code;
+    if ((code = check_op(op, &commutative)) != MPI_SUCCESS) return code;
+    if (count > 0 && (recvbuf == NULL || sendbuf == NULL))
+        return record_error(MPI_ERR_BUFFER,
+                            "papcoll_allreduce: %s is NULL with count %lld > 0",
+                            recvbuf == NULL ? "recvbuf" : "sendbuf", (long long)count);
+    if (sendbuf == recvbuf && count > 0)
+        return record_error(MPI_ERR_BUFFER, "papcoll_allreduce: sendbuf and recvbuf are the "
+                                            "same buffer; pass MPI_IN_PLACE as sendbuf");
+    const char *name = resolve(pc, count, extent, commutative);
+    const algorithm_entry *algorithm = registry_find(name);
+    if (algorithm == NULL) return unknown_algorithm(name);
+    if (!commutative && algorithm->info.commutative_only)
+        return record_error(MPI_ERR_OP,
+                            "papcoll_allreduce: algorithm '%s' reorders operands, so it needs a "
+                            "commutative op; this op is not (use recursive_doubling, "
+                            "rabenseifner, binomial, linear_tree, linear or auto)",
+                            name);
+    if ((code = prepare_plan(pc, algorithm, count, extent)) != MPI_SUCCESS) return code;
+    const void *source = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    return executor_run(pc, &pc->plan, source, recvbuf, datatype, op);
+}
+
+int papcoll_allreduce(papcoll_comm *pc, const void *sendbuf, void *recvbuf, int count,
+                      MPI_Datatype datatype, MPI_Op op) {
+    return papcoll_allreduce_c(pc, sendbuf, recvbuf, (MPI_Count)count, datatype, op);
+}

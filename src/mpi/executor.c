@@ -1,0 +1,257 @@
+/* executor.c - runs a schedule (src/core/schedule.h) over MPI: SEND and RECV become
+ * MPI_Isend / MPI_Irecv on the communicator's private duplicate, REDUCE becomes
+ * MPI_Reduce_local with the user's op, COPY a memcpy. The dependency DAG is progressed with
+ * MPI_Waitsome: local ops run as soon as they are ready, and the only waiting is MPI's.
+ *
+ * Messages longer than config.max_message_elements go as several MPI messages with the same
+ * tag; both sides split the same length the same way, and MPI keeps messages of one
+ * (source, tag) in order, so they match piece by piece. This is how counts beyond INT_MAX
+ * travel through MPI's int-count calls.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static int grow_bytes(void **buffer, size_t *capacity, size_t needed) {
+    if (needed <= *capacity && *buffer != NULL) return 1;
+    void *larger = realloc(*buffer, needed ? needed : 1);
+    if (larger == NULL) return 0;
+    *buffer = larger;
+    *capacity = needed;
+    return 1;
+}
+
+/* realloc that keeps the old block on failure; returns 0 then. */
+static int resize(void *array_pointer, size_t elements, size_t element_size) {
+    void **array = array_pointer;
+    void *larger = realloc(*array, (elements ? elements : 1) * element_size);
+    if (larger == NULL) return 0;
+    *array = larger;
+    return 1;
+}
+
+static int grow_ops(executor_workspace *w, size_t ops, size_t requests) {
+    if (ops > w->op_capacity || w->pending == NULL) {
+        if (!resize(&w->pending, ops, sizeof *w->pending) ||
+            !resize(&w->ready, ops, sizeof *w->ready) ||
+            !resize(&w->outstanding, ops, sizeof *w->outstanding))
+            return 0;
+        w->op_capacity = ops;
+    }
+    if (requests > w->request_capacity || w->requests == NULL) {
+        if (!resize(&w->requests, requests, sizeof *w->requests) ||
+            !resize(&w->request_op, requests, sizeof *w->request_op) ||
+            !resize(&w->completed_indices, requests, sizeof *w->completed_indices))
+            return 0;
+        w->request_capacity = requests;
+    }
+    return 1;
+}
+
+void executor_plan_release(executor_plan *plan) {
+    papcoll_schedule_free(plan->schedule);
+    free(plan->dependent_first);
+    free(plan->dependents);
+    free(plan->initial_pending);
+    memset(plan, 0, sizeof *plan);
+}
+
+void executor_workspace_release(executor_workspace *w) {
+    free(w->pending);
+    free(w->ready);
+    free(w->outstanding);
+    free(w->request_op);
+    free(w->completed_indices);
+    free(w->requests);
+    free(w->scratch);
+    free(w->reduce_temporary);
+    memset(w, 0, sizeof *w);
+}
+
+int executor_plan_prepare(executor_plan *plan) {
+    const papcoll_schedule *s = plan->schedule;
+    size_t n = (size_t)s->op_count;
+    plan->dependent_first = calloc(n + 2, sizeof(int32_t));
+    plan->dependents = calloc((size_t)s->dependency_count + 1, sizeof(int32_t));
+    plan->initial_pending = calloc(n + 1, sizeof(int32_t));
+    if (!plan->dependent_first || !plan->dependents || !plan->initial_pending) return 0;
+    return sched_dependents(s, plan->initial_pending, plan->dependent_first, plan->dependents);
+}
+
+/* The state of one run: buffers, the ready queue and the requests in flight. */
+typedef struct run_state {
+    papcoll_comm *pc;
+    const executor_plan *plan;
+    char *buffers[SCHED_FIRST_SCRATCH + SCHED_MAX_SCRATCH];
+    int64_t extent;
+    MPI_Datatype datatype;
+    MPI_Op op;
+    int64_t chunk;             /* most elements per MPI message */
+    int32_t ready_head, ready_tail;
+    int32_t active;            /* requests in flight */
+    int32_t remaining;         /* ops not yet completed */
+} run_state;
+
+static char *address(const run_state *run, int buffer, int64_t offset) {
+    return run->buffers[buffer] + offset * run->extent;
+}
+
+static void complete(run_state *run, int32_t index) {
+    executor_workspace *w = &run->pc->workspace;
+    const executor_plan *plan = run->plan;
+    run->remaining--;
+    for (int32_t d = plan->dependent_first[index]; d < plan->dependent_first[index + 1]; d++) {
+        int32_t dependent = plan->dependents[d];
+        if (--w->pending[dependent] == 0) w->ready[run->ready_tail++] = dependent;
+    }
+}
+
+/* MPI_Reduce_local over a long region, in pieces that fit its int count. */
+static int reduce_local(run_state *run, const char *in, char *inout, int64_t length) {
+    for (int64_t done = 0; done < length; done += run->chunk) {
+        int64_t piece = length - done < run->chunk ? length - done : run->chunk;
+        int code = MPI_Reduce_local(in + done * run->extent, inout + done * run->extent,
+                                    (int)piece, run->datatype, run->op);
+        if (code != MPI_SUCCESS) return code;
+    }
+    return MPI_SUCCESS;
+}
+
+static int run_reduce(run_state *run, const sched_op *op) {
+    const char *source = address(run, op->buffer, op->offset);
+    char *target = address(run, op->target_buffer, op->u.target_offset);
+    if (op->flags == SCHED_SOURCE_LEFT) return reduce_local(run, source, target, op->length);
+    /* target = target (op) source: MPI_Reduce_local computes inout = in (op) inout, so
+     * reduce the target into a copy of the source and copy the result back. */
+    executor_workspace *w = &run->pc->workspace;
+    size_t bytes = (size_t)(op->length * run->extent);
+    if (!grow_bytes(&w->reduce_temporary, &w->reduce_temporary_bytes, bytes))
+        return record_error(MPI_ERR_NO_MEM, "papcoll: out of memory for a reduction buffer");
+    memcpy(w->reduce_temporary, source, bytes);
+    int code = reduce_local(run, target, w->reduce_temporary, op->length);
+    if (code == MPI_SUCCESS) memcpy(target, w->reduce_temporary, bytes);
+    return code;
+}
+
+static int post_message(run_state *run, int32_t index, const sched_op *op) {
+    executor_workspace *w = &run->pc->workspace;
+    char *base = address(run, op->buffer, op->offset);
+    w->outstanding[index] = 0;
+    for (int64_t done = 0; done < op->length; done += run->chunk) {
+        int64_t piece = op->length - done < run->chunk ? op->length - done : run->chunk;
+        MPI_Request *request = &w->requests[run->active];
+        int code = op->kind == SCHED_SEND
+                       ? MPI_Isend(base + done * run->extent, (int)piece, run->datatype,
+                                   op->u.message.peer, op->u.message.tag, run->pc->comm, request)
+                       : MPI_Irecv(base + done * run->extent, (int)piece, run->datatype,
+                                   op->u.message.peer, op->u.message.tag, run->pc->comm, request);
+        if (code != MPI_SUCCESS)
+            return record_error(code, "papcoll: MPI_%s to/from rank %d failed",
+                                op->kind == SCHED_SEND ? "Isend" : "Irecv", op->u.message.peer);
+        w->request_op[run->active++] = index;
+        w->outstanding[index]++;
+    }
+    return MPI_SUCCESS;
+}
+
+static int start(run_state *run, int32_t index) {
+    const sched_op *op = &run->plan->schedule->ops[index];
+    switch (op->kind) {
+    case SCHED_SEND:
+    case SCHED_RECV:
+        if (op->length == 0) { /* both sides skip empty messages: nothing to match */
+            complete(run, index);
+            return MPI_SUCCESS;
+        }
+        return post_message(run, index, op);
+    case SCHED_REDUCE: {
+        int code = run_reduce(run, op);
+        if (code != MPI_SUCCESS)
+            return record_error(code, "papcoll: MPI_Reduce_local failed (op %d)", index);
+        complete(run, index);
+        return MPI_SUCCESS;
+    }
+    default: {
+        const char *source = address(run, op->buffer, op->offset);
+        char *target = address(run, op->target_buffer, op->u.target_offset);
+        if (source != target) memcpy(target, source, (size_t)(op->length * run->extent));
+        complete(run, index);
+        return MPI_SUCCESS;
+    }
+    }
+}
+
+/* Upper bound of the requests one run can have in flight: every message op's pieces. */
+static size_t request_bound(const papcoll_schedule *s, int64_t chunk) {
+    size_t total = 0;
+    for (int32_t i = 0; i < s->op_count; i++)
+        if (s->ops[i].kind == SCHED_SEND || s->ops[i].kind == SCHED_RECV)
+            total += (size_t)((s->ops[i].length + chunk - 1) / chunk);
+    return total;
+}
+
+int executor_run(papcoll_comm *pc, const executor_plan *plan, const void *sendbuf,
+                 void *recvbuf, MPI_Datatype datatype, MPI_Op op) {
+    const papcoll_schedule *s = plan->schedule;
+    executor_workspace *w = &pc->workspace;
+    run_state run = {0};
+    run.pc = pc;
+    run.plan = plan;
+    run.extent = plan->extent;
+    run.datatype = datatype;
+    run.op = op;
+    run.chunk = pc->config.max_message_elements;
+    run.remaining = s->op_count;
+    run.buffers[SCHED_SEND_BUFFER] = (char *)(uintptr_t)sendbuf;
+    run.buffers[SCHED_RECV_BUFFER] = recvbuf;
+
+    size_t scratch_bytes = 0;
+    for (int32_t k = 0; k < s->scratch_count; k++)
+        scratch_bytes += (size_t)(s->scratch_elements[k] * plan->extent);
+    if (!grow_bytes(&w->scratch, &w->scratch_bytes, scratch_bytes) ||
+        !grow_ops(w, (size_t)s->op_count, request_bound(s, run.chunk)))
+        return record_error(MPI_ERR_NO_MEM, "papcoll: out of memory for %zu bytes of scratch",
+                            scratch_bytes);
+    char *scratch = w->scratch;
+    for (int32_t k = 0; k < s->scratch_count; k++) {
+        run.buffers[SCHED_FIRST_SCRATCH + k] = scratch;
+        scratch += s->scratch_elements[k] * plan->extent;
+    }
+
+    memcpy(w->pending, plan->initial_pending, (size_t)s->op_count * sizeof *w->pending);
+    for (int32_t i = 0; i < s->op_count; i++)
+        if (w->pending[i] == 0) w->ready[run.ready_tail++] = i;
+
+    while (run.remaining > 0) {
+        while (run.ready_head < run.ready_tail) {
+            int code = start(&run, w->ready[run.ready_head++]);
+            if (code != MPI_SUCCESS) return code;
+        }
+        if (run.remaining == 0) break;
+        if (run.active == 0)
+            return record_error(MPI_ERR_INTERN,
+                                "papcoll: schedule of rank %d stalled with %d ops left "
+                                "(a builder bug the verifier should have caught)",
+                                pc->rank, run.remaining);
+        int completed = 0;
+        int code = MPI_Waitsome(run.active, w->requests, &completed, w->completed_indices,
+                                MPI_STATUSES_IGNORE);
+        if (code != MPI_SUCCESS)
+            return record_error(code, "papcoll: MPI_Waitsome failed on rank %d", pc->rank);
+        for (int c = 0; c < completed; c++) {
+            int32_t index = w->request_op[w->completed_indices[c]];
+            if (--w->outstanding[index] == 0) complete(&run, index);
+        }
+        /* Waitsome set the finished requests to MPI_REQUEST_NULL: close the gaps. */
+        int32_t kept = 0;
+        for (int32_t r = 0; r < run.active; r++) {
+            if (w->requests[r] == MPI_REQUEST_NULL) continue;
+            w->requests[kept] = w->requests[r];
+            w->request_op[kept++] = w->request_op[r];
+        }
+        run.active = kept;
+    }
+    return MPI_SUCCESS;
+}

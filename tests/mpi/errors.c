@@ -1,0 +1,93 @@
+/* errors.c - bad input gets an MPI error class and a message naming the problem, on every
+ * rank, and never a crash or a hang; the communicator still works afterwards. */
+#include <stdio.h>
+#include <string.h>
+
+#include "papcoll.h"
+
+static int rank, failures, checks;
+
+static void expect(const char *what, int code, int expected_code, const char *expected_text) {
+    checks++;
+    const char *message = papcoll_error_string(code);
+    int ok = code == expected_code && strstr(message, expected_text) != NULL;
+    if (!ok) failures++;
+    if (rank == 0 || !ok)
+        printf("%s %-45s -> %d: %s\n", ok ? "ok  " : "FAIL", what, code, message);
+}
+
+static void noncommutative(void *in, void *inout, int *length, MPI_Datatype *datatype) {
+    (void)datatype;
+    for (int i = 0; i < *length; i++) ((int *)inout)[i] = ((int *)in)[i] - ((int *)inout)[i];
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    papcoll_comm *pc;
+    int input[4] = {1, 2, 3, 4}, output[4];
+
+    papcoll_config config;
+    papcoll_config_init(&config);
+    config.algorithm = "warp_speed";
+    expect("create with an unknown algorithm", papcoll_comm_create(MPI_COMM_WORLD, &config, &pc),
+           MPI_ERR_ARG, "unknown algorithm 'warp_speed'");
+    expect("create on MPI_COMM_NULL", papcoll_comm_create(MPI_COMM_NULL, NULL, &pc), MPI_ERR_COMM,
+           "MPI_COMM_NULL");
+    expect("create with defaults", papcoll_comm_create(MPI_COMM_WORLD, NULL, &pc), MPI_SUCCESS,
+           "success");
+
+    expect("NULL recvbuf with count > 0", papcoll_allreduce(pc, input, NULL, 4, MPI_INT, MPI_SUM),
+           MPI_ERR_BUFFER, "recvbuf is NULL");
+    expect("NULL sendbuf with count > 0", papcoll_allreduce(pc, NULL, output, 4, MPI_INT, MPI_SUM),
+           MPI_ERR_BUFFER, "sendbuf is NULL");
+    expect("NULL buffers with count 0", papcoll_allreduce(pc, NULL, NULL, 0, MPI_INT, MPI_SUM),
+           MPI_SUCCESS, "success");
+    expect("negative count", papcoll_allreduce(pc, input, output, -3, MPI_INT, MPI_SUM),
+           MPI_ERR_COUNT, "count -3 is negative");
+    expect("MPI_DATATYPE_NULL",
+           papcoll_allreduce(pc, input, output, 4, MPI_DATATYPE_NULL, MPI_SUM), MPI_ERR_TYPE,
+           "MPI_DATATYPE_NULL");
+    expect("MPI_OP_NULL", papcoll_allreduce(pc, input, output, 4, MPI_INT, MPI_OP_NULL),
+           MPI_ERR_OP, "MPI_OP_NULL");
+    expect("sendbuf == recvbuf without MPI_IN_PLACE",
+           papcoll_allreduce(pc, output, output, 4, MPI_INT, MPI_SUM), MPI_ERR_BUFFER,
+           "MPI_IN_PLACE");
+    expect("set an unknown algorithm", papcoll_set_algorithm(pc, "bogus"), MPI_ERR_ARG,
+           "unknown algorithm 'bogus'");
+    expect("set a NULL algorithm", papcoll_set_algorithm(pc, NULL), MPI_ERR_ARG,
+           "unknown algorithm");
+
+    MPI_Op op;
+    MPI_Op_create(noncommutative, 0, &op);
+    papcoll_set_algorithm(pc, "ring");
+    expect("ring with a non-commutative op", papcoll_allreduce(pc, input, output, 4, MPI_INT, op),
+           MPI_ERR_OP, "needs a commutative op");
+    papcoll_set_algorithm(pc, "auto");
+    const char *chosen = "";
+    papcoll_resolve_algorithm(pc, 1 << 22, MPI_INT, op, &chosen);
+    expect("auto avoids ring for a non-commutative op",
+           strcmp(chosen, "ring") == 0 ? MPI_ERR_OP : MPI_SUCCESS, MPI_SUCCESS, "success");
+    expect("auto with a non-commutative op", papcoll_allreduce(pc, input, output, 4, MPI_INT, op),
+           MPI_SUCCESS, "success");
+    MPI_Op_free(&op);
+
+    /* still usable after all that */
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    papcoll_set_algorithm(pc, "ring");
+    int code = papcoll_allreduce(pc, input, output, 4, MPI_INT, MPI_SUM);
+    expect("a good call after the bad ones",
+           code == MPI_SUCCESS && output[3] == 4 * size ? MPI_SUCCESS : MPI_ERR_INTERN,
+           MPI_SUCCESS, "success");
+    expect("free", papcoll_comm_free(&pc), MPI_SUCCESS, "success");
+    expect("free sets the handle to NULL", pc == NULL ? MPI_SUCCESS : MPI_ERR_ARG, MPI_SUCCESS,
+           "success");
+    expect("free of NULL is harmless", papcoll_comm_free(&pc), MPI_SUCCESS, "success");
+
+    int failed_anywhere;
+    MPI_Allreduce(&failures, &failed_anywhere, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) printf("%d passed, %d failed\n", checks - failures, failures);
+    MPI_Finalize();
+    return failed_anywhere ? 1 : 0;
+}
