@@ -1,1 +1,437 @@
-int main(void){return 0;}
+/* papcoll_bench.c - the mini-benchmark of seed 000 (Proficz 2018, Sect. 5.1, Fig. 9): the
+ * average elapsed time e-bar of an all-reduce when the processes arrive at it at different
+ * times.
+ *
+ * One iteration, for each algorithm in turn (algorithms are interleaved iteration by
+ * iteration, so slow drifts of the machine hit all of them alike):
+ *   1. fill the data with fresh random values (seeded per rank and iteration);
+ *   2. half = (maxDelay + compute) / 2, the emulated compute phase cut in two halves;
+ *   3. one-late: rank 1 adds maxDelay / 2 to each half, so it arrives maxDelay late;
+ *      rand-late: every rank adds random(0 .. maxDelay) / 2 to each half;
+ *   4. MPI_Barrier twice, so every rank leaves together;
+ *   5. sleep(half); edge(0.5); sleep(half)   -- edge() tells the monitor (PAP issue) that
+ *      half the compute is done; here it is a no-op hook;
+ *   6. t0 = MPI_Wtime(); all-reduce (MPI_SUM); t1 = MPI_Wtime();
+ *   7. check the result against MPI_Allreduce of the same data;
+ *   8. e_i = t1 - t0 on every rank; MPI_Allgather; e-bar = mean of the e_i.
+ * The first --warmup iterations are run and thrown away.
+ *
+ * Choice where Fig. 9 and its text disagree: line 6 of Fig. 9 adds maxDelay to halfTime,
+ * which is slept twice, so rank 1 would be 2 x maxDelay late; the text (and Table 3) say
+ * rank 1 "is delayed for maxDelay". We follow the text: maxDelay / 2 per half. rand-late
+ * (line 8) already adds half the random delay per half, which agrees with this reading.
+ * The compute phase is 100 ms in the paper (long enough to hide the monitor's exchange);
+ * --compute-ms sets it, and 0 gives back-to-back collectives for overhead measurements.
+ *
+ * Algorithms: papcoll's by name (`papcoll algorithms`), "native" for the library's
+ * MPI_Allreduce with its own choice, "native:NAME" for one of the library's algorithms
+ * (native_algorithms.h).
+ *
+ * Output: rank 0 writes a JSON array (one object per algorithm x count x maxDelay) to
+ * --json FILE, or "-" for stdout, and a plain table to stdout otherwise. With --progress it
+ * prints "progress DONE TOTAL" lines on stderr, which `papcoll bench` turns into a bar.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "native_algorithms.h"
+#include "papcoll.h"
+
+#define MAX_ITEMS 32
+
+typedef struct options {
+    char *algorithm_names[MAX_ITEMS];
+    int algorithm_count;
+    int64_t counts[MAX_ITEMS];
+    int count_count;
+    double max_delays_ms[MAX_ITEMS];
+    int max_delay_count;
+    int one_late;              /* else rand-late */
+    int iterations, warmup;
+    double compute_ms;
+    unsigned seed;
+    const char *datatype_name;
+    const char *json_path;     /* NULL: table on stdout */
+    int progress;
+} options;
+
+/* One algorithm under test: papcoll's or the library's. */
+typedef struct contender {
+    const char *name;
+    papcoll_comm *papcoll;     /* NULL for native ones */
+    native_algorithm native;
+} contender;
+
+static int rank, ranks;
+
+/* Prints the problem (format with value) and the usage, then exits 2; with format NULL
+ * (--help) prints only the usage and exits 0. */
+static void usage_error(const char *format, const char *value) {
+    if (rank == 0) {
+        if (format) {
+            fprintf(stderr, "papcoll-bench: ");
+            fprintf(stderr, format, value);
+            fprintf(stderr, "\n");
+        }
+        fprintf(format ? stderr : stdout,
+                "usage: papcoll-bench --algorithms a,b --counts 1M --mode one-late|rand-late\n"
+                "       --max-delays-ms 0,10,50 [--iterations 20] [--warmup 2] "
+                "[--compute-ms 100]\n"
+                "       [--datatype float|double|int] [--seed S] [--json FILE|-] [--progress]\n");
+    }
+    MPI_Finalize();
+    exit(format ? 2 : 0);
+}
+
+/* "1048576", "1M", "512K": K, M, G are powers of 1024 (the paper's K and M of floats). */
+static int64_t parse_count(const char *text) {
+    char *end;
+    errno = 0;
+    long long value = strtoll(text, &end, 10);
+    int64_t scale = 1;
+    if (*end == 'K' || *end == 'k') scale = 1 << 10, end++;
+    else if (*end == 'M' || *end == 'm') scale = 1 << 20, end++;
+    else if (*end == 'G' || *end == 'g') scale = 1 << 30, end++;
+    if (errno || end == text || *end != '\0' || value < 0 || value > INT32_MAX / scale)
+        usage_error("bad count '%s': want a number of elements, e.g. 1009 or 1M", text);
+    return value * scale;
+}
+
+static double parse_delay(const char *text) {
+    char *end;
+    double value = strtod(text, &end);
+    if (end == text || *end != '\0' || !(value >= 0) || value > 60000)
+        usage_error("bad max delay '%s': want milliseconds in [0, 60000]", text);
+    return value;
+}
+
+static int split(char *list, char **items) {
+    int count = 0;
+    for (char *item = strtok(list, ","); item; item = strtok(NULL, ",")) {
+        if (count == MAX_ITEMS) usage_error("more than 32 items in '%s'", list);
+        items[count++] = item;
+    }
+    return count;
+}
+
+static int parse_int(const char *text, int minimum, const char *what) {
+    char *end;
+    long value = strtol(text, &end, 10);
+    if (end == text || *end != '\0' || value < minimum || value > 1000000) usage_error(what, text);
+    return (int)value;
+}
+
+static void parse_options(int argc, char **argv, options *o) {
+    static char default_algorithms[] = "ring,native";
+    memset(o, 0, sizeof *o);
+    o->algorithm_count = split(default_algorithms, o->algorithm_names);
+    o->counts[0] = 1 << 20;
+    o->count_count = 1;
+    o->max_delay_count = 1;
+    o->one_late = 1;
+    o->iterations = 20;
+    o->warmup = 2;
+    o->compute_ms = 100;
+    o->seed = 1;
+    o->datatype_name = "float";
+    for (int i = 1; i < argc; i++) {
+        const char *flag = argv[i];
+        if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) usage_error(NULL, NULL);
+        if (strcmp(flag, "--progress") == 0) {
+            o->progress = 1;
+            continue;
+        }
+        if (i + 1 >= argc) usage_error("%s needs a value", flag);
+        char *value = argv[++i];
+        if (strcmp(flag, "--algorithms") == 0) {
+            o->algorithm_count = split(value, o->algorithm_names);
+        } else if (strcmp(flag, "--counts") == 0) {
+            char *items[MAX_ITEMS];
+            o->count_count = split(value, items);
+            for (int c = 0; c < o->count_count; c++) o->counts[c] = parse_count(items[c]);
+        } else if (strcmp(flag, "--max-delays-ms") == 0) {
+            char *items[MAX_ITEMS];
+            o->max_delay_count = split(value, items);
+            for (int d = 0; d < o->max_delay_count; d++) o->max_delays_ms[d] = parse_delay(items[d]);
+        } else if (strcmp(flag, "--mode") == 0) {
+            if (strcmp(value, "one-late") != 0 && strcmp(value, "rand-late") != 0)
+                usage_error("bad mode '%s': want one-late or rand-late", value);
+            o->one_late = strcmp(value, "one-late") == 0;
+        } else if (strcmp(flag, "--iterations") == 0) {
+            o->iterations = parse_int(value, 1, "bad --iterations '%s': want 1 or more");
+        } else if (strcmp(flag, "--warmup") == 0) {
+            o->warmup = parse_int(value, 0, "bad --warmup '%s': want 0 or more");
+        } else if (strcmp(flag, "--compute-ms") == 0) {
+            o->compute_ms = parse_delay(value);
+        } else if (strcmp(flag, "--seed") == 0) {
+            o->seed = (unsigned)parse_int(value, 0, "bad --seed '%s'");
+        } else if (strcmp(flag, "--datatype") == 0) {
+            if (strcmp(value, "float") && strcmp(value, "double") && strcmp(value, "int"))
+                usage_error("bad datatype '%s': want float, double or int", value);
+            o->datatype_name = value;
+        } else if (strcmp(flag, "--json") == 0) {
+            o->json_path = value;
+        } else {
+            usage_error("unknown option '%s'", flag);
+        }
+    }
+    if (o->one_late && ranks < 2) usage_error("one-late delays rank 1, so it needs 2 or more ranks%s", "");
+}
+
+/* ---- the emulated application ------------------------------------------------------- */
+
+/* Where the PAP monitor learns that `progress` of the compute phase is done (seed 000,
+ * Sect. 3). The monitor comes with the PAP issue; until then the call marks the spot. */
+static void edge(double progress) { (void)progress; }
+
+static void sleep_ms(double milliseconds) {
+    if (milliseconds <= 0) return;
+    struct timespec duration = {(time_t)(milliseconds / 1000),
+                                (long)(fmod(milliseconds, 1000.0) * 1e6)};
+    while (nanosleep(&duration, &duration) != 0 && errno == EINTR) {
+    }
+}
+
+/* xorshift64*: a seeded generator of our own, so every MPI and libc gives the same data. */
+static uint64_t next_random(uint64_t *state) {
+    *state ^= *state >> 12;
+    *state ^= *state << 25;
+    *state ^= *state >> 27;
+    return *state * 2685821657736338717ULL;
+}
+
+static double uniform(uint64_t *state) { return (double)(next_random(state) >> 11) / 9007199254740992.0; }
+
+static void fill_random(void *data, int64_t count, MPI_Datatype datatype, uint64_t *state) {
+    for (int64_t i = 0; i < count; i++) {
+        double value = 2 * uniform(state) - 1; /* [-1, 1): sums stay well inside float range */
+        if (datatype == MPI_FLOAT) ((float *)data)[i] = (float)value;
+        else if (datatype == MPI_DOUBLE) ((double *)data)[i] = value;
+        else ((int *)data)[i] = (int)(value * 1000);
+    }
+}
+
+/* Integers must match exactly; floating point within 4 P^2 eps (absolute) of MPI's sum,
+ * which bounds any two summation orders of P values in [-1, 1]. */
+static int same_result(const void *result, const void *expected, int64_t count,
+                       MPI_Datatype datatype) {
+    double epsilon = datatype == MPI_FLOAT ? 1.1920929e-7 : 2.220446e-16;
+    double tolerance = 4.0 * ranks * ranks * epsilon;
+    for (int64_t i = 0; i < count; i++) {
+        if (datatype == MPI_INT) {
+            if (((const int *)result)[i] != ((const int *)expected)[i]) return 0;
+        } else {
+            double a = datatype == MPI_FLOAT ? ((const float *)result)[i] : ((const double *)result)[i];
+            double b = datatype == MPI_FLOAT ? ((const float *)expected)[i] : ((const double *)expected)[i];
+            if (!(fabs(a - b) <= tolerance)) return 0;
+        }
+    }
+    return 1;
+}
+
+/* ---- statistics -------------------------------------------------------------------- */
+
+typedef struct statistics {
+    double mean, standard_deviation, median, minimum, maximum;
+} statistics;
+
+static int compare_doubles(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static statistics summarize(double *values, int n) {
+    statistics s = {0, 0, 0, 0, 0};
+    for (int i = 0; i < n; i++) s.mean += values[i] / n;
+    for (int i = 0; i < n; i++) s.standard_deviation += (values[i] - s.mean) * (values[i] - s.mean);
+    s.standard_deviation = n > 1 ? sqrt(s.standard_deviation / (n - 1)) : 0;
+    qsort(values, (size_t)n, sizeof *values, compare_doubles);
+    s.median = n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+    s.minimum = values[0];
+    s.maximum = values[n - 1];
+    return s;
+}
+
+/* ---- main -------------------------------------------------------------------------- */
+
+static void open_contender(const char *name, contender *c) {
+    memset(c, 0, sizeof *c);
+    c->name = name;
+    c->native.comm = MPI_COMM_NULL;
+    char message[2600];
+    if (strcmp(name, "native") == 0 || strncmp(name, "native:", 7) == 0) {
+        if (!native_algorithm_open(name[6] ? name + 7 : "", MPI_COMM_WORLD, &c->native, message,
+                                   sizeof message))
+            usage_error("%s", message);
+        return;
+    }
+    papcoll_config config;
+    papcoll_config_init(&config);
+    config.algorithm = name;
+    int code = papcoll_comm_create(MPI_COMM_WORLD, &config, &c->papcoll);
+    if (code != MPI_SUCCESS) usage_error("%s", papcoll_error_string(code));
+}
+
+static int run_allreduce(contender *c, const void *send, void *receive, int count,
+                         MPI_Datatype datatype) {
+    if (c->papcoll) return papcoll_allreduce(c->papcoll, send, receive, count, datatype, MPI_SUM);
+    native_algorithm_select(&c->native);
+    int code = MPI_Allreduce(send, receive, count, datatype, MPI_SUM, c->native.comm);
+    native_algorithm_restore(&c->native);
+    return code;
+}
+
+static void print_json_string(FILE *out, const char *text) {
+    fputc('"', out);
+    for (; *text; text++) {
+        if (*text == '"' || *text == '\\') fputc('\\', out);
+        fputc(*text, out);
+    }
+    fputc('"', out);
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    options o;
+    parse_options(argc, argv, &o);
+    MPI_Datatype datatype = strcmp(o.datatype_name, "float") == 0    ? MPI_FLOAT
+                            : strcmp(o.datatype_name, "double") == 0 ? MPI_DOUBLE
+                                                                     : MPI_INT;
+    int element_size;
+    MPI_Type_size(datatype, &element_size);
+
+    /* Errors come back as codes (and the duplicates made below inherit this), so a failing
+     * algorithm is reported by name before the run stops. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    contender contenders[MAX_ITEMS];
+    for (int a = 0; a < o.algorithm_count; a++) open_contender(o.algorithm_names[a], &contenders[a]);
+
+    int64_t largest = 1;
+    for (int c = 0; c < o.count_count; c++) largest = o.counts[c] > largest ? o.counts[c] : largest;
+    char *send = malloc((size_t)largest * (size_t)element_size);
+    char *receive = malloc((size_t)largest * (size_t)element_size);
+    char *expected = malloc((size_t)largest * (size_t)element_size);
+    double *all_elapsed = malloc((size_t)ranks * sizeof *all_elapsed);
+    double *ebar = malloc((size_t)o.iterations * sizeof *ebar);
+    int series = o.algorithm_count * o.count_count * o.max_delay_count;
+    double *ebars = malloc((size_t)series * (size_t)o.iterations * sizeof *ebars);
+    int *correct = malloc((size_t)series * sizeof *correct);
+    if (!send || !receive || !expected || !all_elapsed || !ebar || !ebars || !correct) {
+        fprintf(stderr, "papcoll-bench: out of memory for %lld elements\n", (long long)largest);
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+    for (int s = 0; s < series; s++) correct[s] = 1;
+
+    int steps = o.count_count * o.max_delay_count * (o.warmup + o.iterations), step = 0;
+    for (int c = 0; c < o.count_count; c++) {
+        int count = (int)o.counts[c];
+        for (int d = 0; d < o.max_delay_count; d++) {
+            double max_delay = o.max_delays_ms[d];
+            for (int iteration = 0; iteration < o.warmup + o.iterations; iteration++) {
+                for (int a = 0; a < o.algorithm_count; a++) {
+                    int s = (a * o.count_count + c) * o.max_delay_count + d;
+                    uint64_t state = 0x9E3779B97F4A7C15ULL ^
+                                     ((uint64_t)o.seed << 40) ^ ((uint64_t)rank << 20) ^
+                                     (uint64_t)(iteration * MAX_ITEMS + a) * 7919u;
+                    next_random(&state);
+                    fill_random(send, count, datatype, &state);
+                    double half = (max_delay + o.compute_ms) / 2;
+                    if (o.one_late && rank == 1) half += max_delay / 2;
+                    if (!o.one_late) half += uniform(&state) * max_delay / 2;
+                    MPI_Barrier(MPI_COMM_WORLD);
+                    MPI_Barrier(MPI_COMM_WORLD);
+                    sleep_ms(half);
+                    edge(0.5);
+                    sleep_ms(half);
+                    double start = MPI_Wtime();
+                    int code = run_allreduce(&contenders[a], send, receive, count, datatype);
+                    double elapsed = MPI_Wtime() - start;
+                    if (code != MPI_SUCCESS) {
+                        fprintf(stderr, "papcoll-bench: rank %d: %s failed: %s\n", rank,
+                                contenders[a].name,
+                                contenders[a].papcoll ? papcoll_error_string(code) : "MPI error");
+                        MPI_Abort(MPI_COMM_WORLD, 4);
+                    }
+                    MPI_Allreduce(send, expected, count, datatype, MPI_SUM, MPI_COMM_WORLD);
+                    int ok = same_result(receive, expected, count, datatype), all_ok;
+                    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+                    MPI_Allgather(&elapsed, 1, MPI_DOUBLE, all_elapsed, 1, MPI_DOUBLE, MPI_COMM_WORLD);
+                    if (iteration < o.warmup) continue;
+                    double mean = 0;
+                    for (int r = 0; r < ranks; r++) mean += all_elapsed[r] / ranks;
+                    ebars[(size_t)s * (size_t)o.iterations + (size_t)(iteration - o.warmup)] = mean * 1e3;
+                    correct[s] &= all_ok;
+                }
+                if (o.progress && rank == 0) {
+                    fprintf(stderr, "progress %d %d\n", ++step, steps);
+                    fflush(stderr);
+                }
+            }
+        }
+    }
+
+    if (rank == 0) {
+        char library[256];
+        native_library_name(library, sizeof library);
+        FILE *out = stdout;
+        if (o.json_path && strcmp(o.json_path, "-") != 0) out = fopen(o.json_path, "w");
+        if (out == NULL && o.json_path) {
+            fprintf(stderr, "papcoll-bench: cannot write %s: %s\n", o.json_path, strerror(errno));
+            MPI_Abort(MPI_COMM_WORLD, 5);
+        }
+        if (o.json_path) fprintf(out, "[\n");
+        else fprintf(out, "%-28s %6s %10s %6s %10s %10s %10s %8s\n", "algorithm", "ranks",
+                     "count", "delay", "ebar_ms", "2sigma_ms", "median_ms", "correct");
+        for (int s = 0; s < series; s++) {
+            int a = s / (o.count_count * o.max_delay_count);
+            int c = (s / o.max_delay_count) % o.count_count, d = s % o.max_delay_count;
+            for (int i = 0; i < o.iterations; i++) ebar[i] = ebars[(size_t)s * (size_t)o.iterations + (size_t)i];
+            statistics st = summarize(ebar, o.iterations);
+            if (!o.json_path) {
+                fprintf(out, "%-28s %6d %10lld %6g %10.3f %10.3f %10.3f %8s\n",
+                        contenders[a].name, ranks, (long long)o.counts[c], o.max_delays_ms[d],
+                        st.mean, 2 * st.standard_deviation, st.median, correct[s] ? "yes" : "NO");
+                continue;
+            }
+            fprintf(out, "  {\"algorithm\": ");
+            print_json_string(out, contenders[a].name);
+            fprintf(out, ", \"ranks\": %d, \"count\": %lld, \"datatype\": \"%s\", \"bytes\": %lld,"
+                    " \"mode\": \"%s\", \"max_delay_ms\": %g, \"compute_ms\": %g,"
+                    " \"iterations\": %d, \"avg_elapsed_ms\": %.6f, \"stddev_ms\": %.6f,"
+                    " \"median_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f,"
+                    " \"correct\": %s, \"mpi_library\": ",
+                    ranks, (long long)o.counts[c], o.datatype_name,
+                    (long long)o.counts[c] * element_size, o.one_late ? "one-late" : "rand-late",
+                    o.max_delays_ms[d], o.compute_ms, o.iterations, st.mean,
+                    st.standard_deviation, st.median, st.minimum, st.maximum,
+                    correct[s] ? "true" : "false");
+            print_json_string(out, library);
+            fprintf(out, "}%s\n", s + 1 < series ? "," : "");
+        }
+        if (o.json_path) fprintf(out, "]\n");
+        if (out != stdout) fclose(out);
+    }
+    int all_correct = 1;
+    for (int s = 0; s < series; s++) all_correct &= correct[s];
+    for (int a = 0; a < o.algorithm_count; a++) {
+        if (contenders[a].papcoll) papcoll_comm_free(&contenders[a].papcoll);
+        native_algorithm_close(&contenders[a].native);
+    }
+    free(send);
+    free(receive);
+    free(expected);
+    free(all_elapsed);
+    free(ebar);
+    free(ebars);
+    free(correct);
+    MPI_Finalize();
+    return all_correct ? 0 : 1;
+}
