@@ -1,14 +1,16 @@
 /* executor.c - runs a schedule (src/core/schedule.h) over MPI: SEND and RECV become
  * MPI_Isend / MPI_Irecv on the communicator's private duplicate, REDUCE becomes
- * MPI_Reduce_local with the user's op, COPY a memcpy. The dependency DAG is progressed with
- * MPI_Waitsome: local ops run as soon as they are ready, and the only waiting is MPI's.
+ * MPI_Reduce_local with the user's op, COPY a memcpy. Local ops run as soon as they are
+ * ready; messages in flight are progressed as described at wait_for_messages().
  *
  * Messages longer than config.max_message_elements go as several MPI messages with the same
  * tag; both sides split the same length the same way, and MPI keeps messages of one
  * (source, tag) in order, so they match piece by piece. This is how counts beyond INT_MAX
  * travel through MPI's int-count calls.
  */
+#define _POSIX_C_SOURCE 200809L /* sched_yield */
 #include <limits.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -183,6 +185,51 @@ static int start(run_state *run, int32_t index) {
     }
 }
 
+/* Waits until at least one request in flight completes, then completes the ops whose
+ * pieces are all done and drops the finished requests from the array.
+ *
+ * Why not simply MPI_Waitsome: MPICH (5.0) spins in MPI_Waitsome and MPI_Waitany without
+ * ever giving up the core, while its MPI_Wait and MPI_Waitall let other processes run. When
+ * ranks outnumber cores (oversubscription: CI machines, laptops) a spinning rank burns its
+ * whole time slice while the peer it waits for cannot run: an 8-byte all-reduce at P = 4
+ * on 2 cores took 3 ms with Waitsome against 0.02 ms with Waitall (docs/benchmarks.md).
+ * So: one request in flight -> MPI_Wait, which blocks the MPI way. Several -> MPI_Testsome,
+ * and if nothing finished, sched_yield() before testing again; on an idle core the yield
+ * returns at once, so this polls no more than MPI's own waits do. MPI_Wait on one chosen
+ * request of several would be wrong: the op that unblocks the peer may hang on another. */
+static int wait_for_messages(run_state *run) {
+    executor_workspace *w = &run->pc->workspace;
+    int completed = 0;
+    while (completed == 0) {
+        int code;
+        if (run->active == 1) {
+            code = MPI_Wait(&w->requests[0], MPI_STATUS_IGNORE);
+            w->completed_indices[0] = 0;
+            completed = 1;
+        } else {
+            code = MPI_Testsome(run->active, w->requests, &completed, w->completed_indices,
+                                MPI_STATUSES_IGNORE);
+            if (code == MPI_SUCCESS && completed == 0) sched_yield();
+        }
+        if (code != MPI_SUCCESS)
+            return record_error(code, "papcoll: waiting for messages failed on rank %d",
+                                run->pc->rank);
+    }
+    for (int c = 0; c < completed; c++) {
+        int32_t index = w->request_op[w->completed_indices[c]];
+        if (--w->outstanding[index] == 0) complete(run, index);
+    }
+    /* Completed requests are now MPI_REQUEST_NULL: close the gaps. */
+    int32_t kept = 0;
+    for (int32_t r = 0; r < run->active; r++) {
+        if (w->requests[r] == MPI_REQUEST_NULL) continue;
+        w->requests[kept] = w->requests[r];
+        w->request_op[kept++] = w->request_op[r];
+    }
+    run->active = kept;
+    return MPI_SUCCESS;
+}
+
 /* Upper bound of the requests one run can have in flight: every message op's pieces. */
 static size_t request_bound(const papcoll_schedule *s, int64_t chunk) {
     size_t total = 0;
@@ -235,23 +282,8 @@ int executor_run(papcoll_comm *pc, const executor_plan *plan, const void *sendbu
                                 "papcoll: schedule of rank %d stalled with %d ops left "
                                 "(a builder bug the verifier should have caught)",
                                 pc->rank, run.remaining);
-        int completed = 0;
-        int code = MPI_Waitsome(run.active, w->requests, &completed, w->completed_indices,
-                                MPI_STATUSES_IGNORE);
-        if (code != MPI_SUCCESS)
-            return record_error(code, "papcoll: MPI_Waitsome failed on rank %d", pc->rank);
-        for (int c = 0; c < completed; c++) {
-            int32_t index = w->request_op[w->completed_indices[c]];
-            if (--w->outstanding[index] == 0) complete(&run, index);
-        }
-        /* Waitsome set the finished requests to MPI_REQUEST_NULL: close the gaps. */
-        int32_t kept = 0;
-        for (int32_t r = 0; r < run.active; r++) {
-            if (w->requests[r] == MPI_REQUEST_NULL) continue;
-            w->requests[kept] = w->requests[r];
-            w->request_op[kept++] = w->request_op[r];
-        }
-        run.active = kept;
+        int code = wait_for_messages(&run);
+        if (code != MPI_SUCCESS) return code;
     }
     return MPI_SUCCESS;
 }
