@@ -24,7 +24,7 @@ $(INSTALLED): pyproject.toml | $(PYTHON)
 	$(PYTHON) -m pip install --quiet --upgrade pip
 	@# Two MPIs in one venv would shadow each other's mpiexec: keep only the one asked for.
 	$(PYTHON) -m pip uninstall --quiet --yes $(OTHER_MPI) >/dev/null 2>&1 || true
-	$(PYTHON) -m pip install --quiet $(MPI) mpi4py numpy cffi pytest ruff rich
+	$(PYTHON) -m pip install --quiet $(MPI) mpi4py numpy cffi pytest ruff rich matplotlib
 	$(PYTHON) -m pip install --quiet --no-deps --editable .
 	rm -f $(VENV)/.installed-*
 	touch $@

@@ -23,10 +23,14 @@ void native_library_name(char *name, size_t size) {
     char version[MPI_MAX_LIBRARY_VERSION_STRING];
     int length;
     MPI_Get_library_version(version, &length);
-    size_t end = strcspn(version, ",\n");
-    if (end >= size) end = size - 1;
-    memcpy(name, version, end);
-    name[end] = '\0';
+    size_t end = strcspn(version, ",\n"), written = 0;
+    /* MPICH writes "MPICH Version:\t5.0.2": make runs of blanks one space */
+    for (size_t i = 0; i < end && written + 1 < size; i++) {
+        int blank = version[i] == ' ' || version[i] == '\t';
+        if (blank && (written == 0 || name[written - 1] == ' ')) continue;
+        name[written++] = blank ? ' ' : version[i];
+    }
+    name[written] = '\0';
 }
 
 static int is_open_mpi(void) {

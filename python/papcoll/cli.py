@@ -1,4 +1,4 @@
-"""The `papcoll` command: algorithms, verify, schedule, demo.
+"""The `papcoll` command: algorithms, verify, schedule, bench, demo.
 
 Exit status: 0 success, 1 a verification found a violation, 2 bad arguments (including an
 algorithm that refuses its input). Machine-readable output is JSON.
@@ -11,6 +11,7 @@ import json
 import re
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -170,7 +171,62 @@ def command_schedule(arguments: argparse.Namespace) -> int:
 def command_demo(arguments: argparse.Namespace) -> int:
     from .demo import run_demo
 
-    return run_demo(arguments.ranks, arguments.count)
+    return run_demo(arguments.ranks, arguments.count, bench=not arguments.no_bench)
+
+
+def _algorithm_list(text: str) -> list[str]:
+    """papcoll algorithm names (checked here) and native / native:NAME (checked by the MPI)."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("no algorithm given")
+    for name in names:
+        if name != "native" and not name.startswith("native:"):
+            _algorithm_name(name)
+    return names
+
+
+def _delays(text: str) -> list[float]:
+    from .bench import parse_delays
+
+    return parse_delays(text)
+
+
+def command_bench(arguments: argparse.Namespace) -> int:
+    from .bench import command_bench as run
+
+    return run(arguments)
+
+
+def _add_bench(commands: Any) -> None:
+    bench = commands.add_parser(
+        "bench", help="the mini-benchmark (seed 000 Fig. 9) over mpiexec, against native MPI",
+        description="Runs papcoll-bench under mpiexec: e-bar of each algorithm when rank 1 "
+                    "(one-late) or every rank (rand-late) arrives up to --max-delay late.")
+    bench.add_argument("--ranks", "-P", type=_positive("ranks", 4096), default=4,
+                       help="MPI processes (default 4)")
+    bench.add_argument("--algorithms", type=_algorithm_list,
+                       default=_algorithm_list("ring,rabenseifner,native"),
+                       help="comma-separated: papcoll names, native (MPI_Allreduce), "
+                            "native:NAME (one of the MPI library's algorithms); "
+                            "ring is always added as the baseline")
+    bench.add_argument("--count", type=lambda text: [parse_count(item)
+                                                     for item in text.split(",")],
+                       default=[parse_count("1M")],
+                       help="elements per rank, comma-separated; K/M/G multiply by 1024")
+    bench.add_argument("--mode", choices=("one-late", "rand-late"), default="one-late")
+    bench.add_argument("--max-delay", type=_delays, default=_delays("0,10,50ms"),
+                       help="maximum arrival delays, e.g. 0,1,5,10,50ms (default 0,10,50ms)")
+    bench.add_argument("--iterations", type=_positive("iterations", 1000000), default=20)
+    bench.add_argument("--warmup", type=_non_negative("warm-up"), default=2)
+    bench.add_argument("--compute-ms", type=float, default=100.0,
+                       help="emulated compute phase per iteration (default 100, as the paper)")
+    bench.add_argument("--datatype", choices=("float", "double", "int"), default="float")
+    bench.add_argument("--seed", type=_non_negative("seed"), default=1)
+    bench.add_argument("--json", metavar="FILE", help="write the rows as JSON ('-': stdout)")
+    bench.add_argument("--plot", metavar="FILE.png", help="plot e-bar against max delay")
+    bench.add_argument("--timeout", type=float, default=3600,
+                       help="kill the MPI job after this many seconds (default 3600)")
+    bench.set_defaults(handler=command_bench)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -199,9 +255,13 @@ def build_parser() -> argparse.ArgumentParser:
                          help="which rank's schedule")
     dumping.set_defaults(handler=command_schedule)
 
+    _add_bench(commands)
+
     demo = commands.add_parser("demo", help="the algorithms and a table of verified schedules")
     demo.add_argument("--ranks", type=_positive("ranks", 4096), nargs="+", default=[4, 13, 64])
     demo.add_argument("--count", type=parse_count, default=parse_count("1M"))
+    demo.add_argument("--no-bench", action="store_true",
+                      help="only the verified schedules, no MPI benchmark")
     demo.set_defaults(handler=command_demo)
     return parser
 
