@@ -23,6 +23,17 @@ extern "C" {
 
 typedef struct papcoll_comm papcoll_comm;
 
+/* Where the PAP-aware algorithms (slt, prr) get each rank's predicted arrival time. */
+typedef enum papcoll_arrival_source {
+    /* From papcoll_compute_begin + papcoll_edge (or papcoll_predict_arrival) during the
+     * compute phase before each call (seed 000 S3). A call where some rank gave no valid
+     * prediction runs the plain ring on every rank. */
+    PAPCOLL_ARRIVALS_EDGE = 0,
+    /* From the arrival times seen in earlier calls (a moving average per rank), for
+     * programs that never call edge(): the first call runs the plain ring. */
+    PAPCOLL_ARRIVALS_HISTORY = 1
+} papcoll_arrival_source;
+
 /* Options of a papcoll communicator. Start from papcoll_config_init() (or pass NULL). */
 typedef struct papcoll_config {
     const char *algorithm;         /* a name from `papcoll algorithms`, or "auto" (default) */
@@ -32,6 +43,7 @@ typedef struct papcoll_config {
      * beyond INT_MAX work with MPI's int-count calls; 0 = 2^30. Tests lower it to exercise
      * the split on small buffers. */
     int64_t max_message_elements;
+    papcoll_arrival_source arrival_source; /* slt, prr: default PAPCOLL_ARRIVALS_EDGE */
 } papcoll_config;
 
 void papcoll_config_init(papcoll_config *config);
@@ -58,6 +70,29 @@ int papcoll_allreduce(papcoll_comm *pc, const void *sendbuf, void *recvbuf, int 
 /* The same with a 64-bit count (counts beyond 2^31). */
 int papcoll_allreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf, MPI_Count count,
                         MPI_Datatype datatype, MPI_Op op);
+
+/* ---- the arrival monitor (seed 000 S3): predictions for slt and prr ---------------------
+ * In a loop of compute phases each followed by an all-reduce on pc:
+ *   papcoll_compute_begin(pc);  ...half the work...  papcoll_edge(pc, 0.5);  ...rest...
+ *   papcoll_allreduce(pc, ...);
+ * edge() predicts this rank's arrival as begin + (now - begin) / fraction and sends it to
+ * every other rank at once (small messages, so they travel while this rank computes); the
+ * next slt or prr call on pc gathers all predictions and builds its schedule from them.
+ * Only the first prediction per compute phase counts. A fraction outside (0, 1], an edge()
+ * before compute_begin(), or a prediction that is not finite, lies in the past of
+ * compute_begin() or more than an hour ahead is refused with MPI_ERR_ARG, and that call
+ * then runs the plain ring on every rank (as does a call before which some rank made no
+ * prediction): every rank always builds the same schedule. Times are put on rank 0's
+ * clock with offsets measured when pc is created. These calls are local. */
+int papcoll_compute_begin(papcoll_comm *pc);
+int papcoll_edge(papcoll_comm *pc, double fraction);
+/* A prediction made by the caller: this rank will call the next all-reduce in `seconds`. */
+int papcoll_predict_arrival(papcoll_comm *pc, double seconds);
+/* What the last slt or prr call used: *predicted = 1 if it ran on predictions, 0 if it
+ * fell back to the ring; arrivals (P entries, may be NULL) gets the predicted arrival of
+ * each rank in seconds relative to the earliest, and *tau the tau it used. */
+int papcoll_last_prediction(const papcoll_comm *pc, int *predicted, double *arrivals,
+                            double *tau);
 
 /* What the last error with this code (in this thread) was about, or a generic description
  * of the MPI error class. Never NULL. */

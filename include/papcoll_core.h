@@ -52,6 +52,7 @@ typedef struct papcoll_algorithm_info {
     const char *source;           /* paper and section it follows */
     const char *limitations;      /* what it refuses, in words; enforced by the builder */
     int32_t commutative_only;     /* 1: reorders operands, so needs a commutative op */
+    int32_t needs_arrivals;       /* 1: builds from arrival estimates and tau (PAP-aware) */
 } papcoll_algorithm_info;
 
 int32_t papcoll_algorithm_count(void);

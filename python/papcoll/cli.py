@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import random
 import re
 import sys
 from collections.abc import Sequence
@@ -80,14 +82,62 @@ def _add_problem(parser: argparse.ArgumentParser, required: bool = True) -> None
     parser.add_argument("--segment-elements", type=_non_negative("segment elements"), default=0,
                         help="segmented algorithms: elements per segment (0: default)")
     parser.add_argument("--segment-count", type=_non_negative("segment count"), default=0,
-                        help="linear_tree: number of segments (0: P)")
+                        help="linear_tree, slt: number of segments (0: P)")
+    parser.add_argument("--arrivals", type=_arrivals, default=None,
+                        help="slt, prr: predicted arrival time per rank in seconds, "
+                             "a0,a1,... or random:SEED[:MAX] (uniform in [0, MAX], default 0.01)")
+    parser.add_argument("--tau", type=_tau, default=1e-3,
+                        help="prr: seconds to move and reduce one segment (default 0.001)")
+
+
+def _arrivals(text: str) -> str | list[float]:
+    """'0,0.001,0' -> floats; 'random:SEED[:MAX]' stays text until P is known."""
+    if text.startswith("random:"):
+        parts = text.split(":")
+        try:
+            if len(parts) not in (2, 3):
+                raise ValueError
+            int(parts[1])
+            if len(parts) == 3 and not float(parts[2]) >= 0:
+                raise ValueError
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"'{text}' is not random:SEED or random:SEED:MAX (MAX seconds >= 0)") from None
+        return text
+    try:
+        values = [float(item) for item in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"'{text}' is not a list of arrival times in seconds (a0,a1,...)") from None
+    if not all(math.isfinite(value) for value in values):
+        raise argparse.ArgumentTypeError(f"arrival times must be finite numbers: '{text}'")
+    return values
+
+
+def _tau(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"tau must be a number of seconds, not '{text}'") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"tau must be a positive number of seconds, not {text}")
+    return value
 
 
 def _context_of(arguments: argparse.Namespace) -> object:
     from .core import Context
 
+    arrivals = arguments.arrivals
+    if isinstance(arrivals, str):
+        _, seed, *maximum = arrivals.split(":")
+        generator = random.Random(int(seed))
+        top = float(maximum[0]) if maximum else 0.01
+        arrivals = [generator.uniform(0, top) for _ in range(arguments.ranks)]
+    elif arrivals is not None and len(arrivals) != arguments.ranks:
+        raise PapcollError(1, f"--arrivals gives {len(arrivals)} times for {arguments.ranks} "
+                              "ranks: give one per rank")
     return Context(segment_elements=arguments.segment_elements,
-                   segment_count=arguments.segment_count)
+                   segment_count=arguments.segment_count, arrivals=arrivals, tau=arguments.tau)
 
 
 def command_algorithms(arguments: argparse.Namespace) -> int:

@@ -27,6 +27,7 @@ class AlgorithmInfo:
     source: str
     limitations: str
     commutative_only: bool
+    needs_arrivals: bool
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,7 @@ def _info(raw: Any) -> AlgorithmInfo:
         source=_text(raw.source),
         limitations=_text(raw.limitations),
         commutative_only=bool(raw.commutative_only),
+        needs_arrivals=bool(raw.needs_arrivals),
     )
 
 

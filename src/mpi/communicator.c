@@ -89,6 +89,12 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
     MPI_Comm_set_errhandler(pc->comm, MPI_ERRORS_RETURN);
     MPI_Comm_size(pc->comm, &pc->size);
     MPI_Comm_rank(pc->comm, &pc->rank);
+    if ((code = monitor_create(pc)) != MPI_SUCCESS) {
+        monitor_release(pc);
+        MPI_Comm_free(&pc->comm);
+        free(pc);
+        return code;
+    }
     *out = pc;
     return MPI_SUCCESS;
 }
@@ -97,6 +103,7 @@ int papcoll_comm_free(papcoll_comm **pc) {
     if (pc == NULL || *pc == NULL) return MPI_SUCCESS;
     executor_plan_release(&(*pc)->plan);
     executor_workspace_release(&(*pc)->workspace);
+    monitor_release(*pc);
     int code = MPI_Comm_free(&(*pc)->comm);
     free(*pc);
     *pc = NULL;
@@ -168,15 +175,19 @@ int papcoll_resolve_algorithm(papcoll_comm *pc, int64_t count, MPI_Datatype data
 
 /* ---- the plan: build the schedule once per shape ---------------------------------------- */
 
+/* Builds the schedule unless the plan already holds this shape. context NULL: the
+ * communicator's options only (the plan is then reused by later calls of the same shape);
+ * with a context (arrival estimates) the schedule is built anew. */
 static int prepare_plan(papcoll_comm *pc, const algorithm_entry *algorithm, int64_t count,
-                        int64_t extent) {
+                        int64_t extent, const papcoll_context *arrivals_context) {
     executor_plan *plan = &pc->plan;
-    if (plan->schedule != NULL && plan->algorithm == algorithm && plan->count == count &&
-        plan->extent == extent)
+    if (arrivals_context == NULL && plan->schedule != NULL && plan->algorithm == algorithm &&
+        plan->count == count && plan->extent == extent && !plan->built_from_arrivals)
         return MPI_SUCCESS;
     executor_plan_release(plan);
     papcoll_context context;
-    memset(&context, 0, sizeof context);
+    if (arrivals_context) context = *arrivals_context;
+    else memset(&context, 0, sizeof context);
     context.segment_elements = pc->config.segment_elements;
     context.segment_count = pc->config.segment_count;
     char error[256];
@@ -191,11 +202,37 @@ static int prepare_plan(papcoll_comm *pc, const algorithm_entry *algorithm, int6
     plan->algorithm = algorithm;
     plan->count = count;
     plan->extent = extent;
+    plan->built_from_arrivals = arrivals_context != NULL;
     if (!executor_plan_prepare(plan)) {
         executor_plan_release(plan);
         return record_error(MPI_ERR_NO_MEM, "papcoll: out of memory preparing a schedule");
     }
     return MPI_SUCCESS;
+}
+
+/* slt and prr: gather the predicted arrivals (monitor.c), build from them, or from the
+ * plain ring when some rank had no usable prediction (every rank decides alike). */
+static int run_with_arrivals(papcoll_comm *pc, const algorithm_entry *algorithm,
+                             const void *source, void *recvbuf, int64_t count, int64_t extent,
+                             MPI_Datatype datatype, MPI_Op op) {
+    double *arrivals = malloc((size_t)pc->size * sizeof *arrivals);
+    if (arrivals == NULL) return record_error(MPI_ERR_NO_MEM, "papcoll: out of memory");
+    int64_t segment_elements = (count + pc->size - 1) / pc->size;
+    papcoll_context context;
+    memset(&context, 0, sizeof context);
+    int usable = 0;
+    int code = monitor_gather(pc, (double)segment_elements * (double)extent, arrivals,
+                              &context.tau, &usable);
+    if (code == MPI_SUCCESS) {
+        context.arrivals = arrivals;
+        context.arrival_count = pc->size;
+        code = usable ? prepare_plan(pc, algorithm, count, extent, &context)
+                      : prepare_plan(pc, registry_find("ring"), count, extent, NULL);
+    }
+    if (code == MPI_SUCCESS) code = executor_run(pc, &pc->plan, source, recvbuf, datatype, op);
+    if (code == MPI_SUCCESS) code = monitor_finish_call(pc);
+    free(arrivals);
+    return code;
 }
 
 /* ---- all-reduce ------------------------------------------------------------------------ */
@@ -226,8 +263,10 @@ int papcoll_allreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf, MP
                             "commutative op; this op is not (use recursive_doubling, "
                             "rabenseifner, binomial, linear_tree, linear or auto)",
                             name);
-    if ((code = prepare_plan(pc, algorithm, count, extent)) != MPI_SUCCESS) return code;
     const void *source = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    if (algorithm->info.needs_arrivals)
+        return run_with_arrivals(pc, algorithm, source, recvbuf, count, extent, datatype, op);
+    if ((code = prepare_plan(pc, algorithm, count, extent, NULL)) != MPI_SUCCESS) return code;
     return executor_run(pc, &pc->plan, source, recvbuf, datatype, op);
 }
 

@@ -15,6 +15,7 @@ typedef struct executor_plan {
     const algorithm_entry *algorithm;
     int64_t count;
     int64_t extent;
+    int built_from_arrivals;   /* slt/prr: built for one call's predictions, not reused */
     int32_t *dependent_first;  /* CSR: the ops waiting for op i are */
     int32_t *dependents;       /* dependents[dependent_first[i] .. dependent_first[i+1]) */
     int32_t *initial_pending;  /* how many ops each op waits for */
@@ -31,6 +32,28 @@ typedef struct executor_workspace {
     size_t reduce_temporary_bytes;
 } executor_workspace;
 
+/* The arrival monitor of seed 000 S3 (monitor.c): predictions exchanged during the compute
+ * phase, clock offsets, and the calibration behind tau. */
+typedef struct monitor_state {
+    MPI_Comm comm;             /* its own duplicate: predictions never meet schedule traffic */
+    double clock_offset;       /* MPI_Wtime() + clock_offset = time on rank 0's clock */
+    double begin;              /* local time of compute_begin, NAN if none this phase */
+    int sent;                  /* this phase's prediction has gone out */
+    double outgoing[2];        /* {prediction on rank 0's clock or NAN, call number} */
+    MPI_Request *send_requests;
+    int sends_in_flight;
+    double *received;          /* P predictions of the current call */
+    double *average;           /* HISTORY: moving average of each rank's relative arrival */
+    int history_calls;         /* HISTORY: calls whose arrivals went out */
+    int64_t calls;             /* PAP-aware calls so far */
+    double arrival;            /* local time this rank entered the current call */
+    int calibrated;
+    double latency, seconds_per_byte, reduce_seconds_per_byte; /* tau's model */
+    int last_predicted;        /* papcoll_last_prediction */
+    double *last_arrivals;
+    double last_tau;
+} monitor_state;
+
 struct papcoll_comm {
     MPI_Comm comm;             /* private duplicate: our tags never meet the user's */
     int size, rank;
@@ -38,7 +61,19 @@ struct papcoll_comm {
     papcoll_config config;
     executor_plan plan;
     executor_workspace workspace;
+    monitor_state monitor;
 };
+
+/* monitor.c. Created with the communicator (measures clock offsets: collective). */
+int monitor_create(papcoll_comm *pc);
+void monitor_release(papcoll_comm *pc);
+/* At the start of an slt or prr call (collective): gathers every rank's prediction and
+ * says whether all are usable; fills arrivals (P, seconds after the earliest) and tau for a
+ * segment of segment_bytes. Returns MPI_SUCCESS or an error class. */
+int monitor_gather(papcoll_comm *pc, double segment_bytes, double *arrivals, double *tau,
+                   int *usable);
+/* At the end of an slt or prr call: HISTORY mode sends this call's arrival to the others. */
+int monitor_finish_call(papcoll_comm *pc);
 
 /* Runs one rank's schedule over MPI. sendbuf may equal recvbuf (MPI_IN_PLACE). Returns
  * MPI_SUCCESS or an MPI error class, with the message recorded for papcoll_error_string. */

@@ -1,7 +1,10 @@
 /* test_algorithms.c - every registered algorithm, verified for every P in 1..64, the counts
  * {0, 1, P-1, P, P+1, 1009, 2^20+3} and element sizes {1, 4, 8}; plus the properties each
  * algorithm promises: ring meets the bandwidth lower bound when P divides count, the round
- * counts of recursive doubling and Rabenseifner, operand order where it is claimed. */
+ * counts of recursive doubling and Rabenseifner, operand order where it is claimed.
+ * The PAP-aware algorithms (slt, prr) are verified under many arrival patterns each: all
+ * equal, one late by a little and by a lot, reversed, random, ties, extreme values. */
+#include <float.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,25 +29,65 @@ static int log2_floor(int32_t n) {
     return bits;
 }
 
+enum { PATTERN_COUNT = 8 };
+static const char *const pattern_names[PATTERN_COUNT] = {
+    "all equal", "one late by tau/2", "one late by 10^6 tau", "reversed",
+    "random",    "ties in pairs",     "extreme values",       "first late"};
+static const double tau = 1e-4;
+
+/* Arrival pattern `pattern` for P ranks, in seconds. */
+static void arrival_pattern(int pattern, int32_t ranks, double *arrivals) {
+    unsigned state = 12345u + (unsigned)ranks;
+    for (int32_t r = 0; r < ranks; r++) {
+        state = state * 1103515245u + 12345u;
+        double random = (double)(state >> 8) / (double)(1u << 24);
+        switch (pattern) {
+        case 0: arrivals[r] = 1.0; break;
+        case 1: arrivals[r] = r == ranks / 2 ? tau / 2 : 0; break;
+        case 2: arrivals[r] = r == ranks - 1 ? 1e6 * tau : 0; break;
+        case 3: arrivals[r] = (double)(ranks - r) * tau; break;
+        case 4: arrivals[r] = random * 50 * tau; break;
+        case 5: arrivals[r] = (double)(r / 2) * tau; break;
+        case 6: arrivals[r] = r % 3 == 0 ? DBL_MAX : r % 3 == 1 ? -DBL_MAX : DBL_MIN; break;
+        default: arrivals[r] = r == 0 ? 3 * tau : 0; break;
+        }
+    }
+}
+
 int main(void) {
     const int32_t elem_sizes[] = {1, 4, 8};
+    double arrivals[64];
     for (int32_t a = 0; a < papcoll_algorithm_count(); a++) {
         papcoll_algorithm_info info;
         papcoll_algorithm_get(a, &info);
         int before = failures;
+        /* Arrival estimates matter only to the PAP-aware algorithms; the others ignore them. */
+        int pap_aware = strcmp(info.name, "slt") == 0 || strcmp(info.name, "prr") == 0;
+        for (int pattern = 0; pattern < (pap_aware ? PATTERN_COUNT : 1); pattern++)
         for (int32_t ranks = 1; ranks <= 64; ranks++) {
             const int64_t counts[] = {0, 1, ranks - 1, ranks, ranks + 1, 1009, (1 << 20) + 3};
+            papcoll_context context;
+            memset(&context, 0, sizeof context);
+            arrival_pattern(pattern, ranks, arrivals);
+            context.arrivals = arrivals;
+            context.arrival_count = ranks;
+            context.tau = tau;
+            /* The all-equal pattern gets every count and element size; the others (to keep
+             * make test short) 4-byte elements and the counts 1, P-1, 1009, 2^20+3. */
             for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++)
-                for (size_t e = 0; e < 3; e++) {
+                for (size_t e = pattern == 0 ? 0 : 1; e < (pattern == 0 ? 3u : 2u); e++) {
+                    if (pattern != 0 && (c == 0 || c == 3 || c == 4)) continue;
                     int64_t count = counts[c];
                     int32_t elem_size = elem_sizes[e];
                     papcoll_verify_options options = {0, 1};
                     papcoll_verify_report report;
                     char error[256];
-                    int status = papcoll_verify(info.name, ranks, count, elem_size, NULL, &options,
-                                                &report, error, sizeof error);
+                    int status = papcoll_verify(info.name, ranks, count, elem_size, &context,
+                                                &options, &report, error, sizeof error);
                     expect(status == PAPCOLL_OK, info.name, ranks, count, elem_size,
                            "could not build:", error);
+                    if (pap_aware && (status != PAPCOLL_OK || !report.ok))
+                        printf("  (arrival pattern: %s)\n", pattern_names[pattern]);
                     if (status != PAPCOLL_OK) continue;
                     expect(report.ok, info.name, ranks, count, elem_size, "violation:",
                            report.reason);
@@ -69,13 +112,15 @@ int main(void) {
                                report.max_bytes_received >= report.lower_bound_bytes,
                            info.name, ranks, count, elem_size,
                            "moves less than the lower bound allows", detail);
-                    if (strcmp(info.name, "ring") == 0 && count % ranks == 0)
+                    int balanced_ring = strcmp(info.name, "prr") == 0 && pattern == 0;
+                    if ((strcmp(info.name, "ring") == 0 || balanced_ring) && count % ranks == 0)
                         expect(report.max_bytes_sent == report.lower_bound_bytes, info.name,
                                ranks, count, elem_size, "should meet the lower bound exactly",
                                detail);
                 }
         }
         printf("%s %s\n", failures == before ? "ok  " : "FAIL", info.name);
+        fflush(stdout);
     }
     printf("%d passed, %d failed\n", checks - failures, failures);
     return failures ? 1 : 0;

@@ -31,8 +31,9 @@ def test_algorithms_table_names_every_algorithm(papcoll_command):
 
 @pytest.mark.parametrize("name", ALGORITHMS)
 def test_verify_prints_one_json_object(papcoll_command, name):
+    # arrival estimates: slt and prr need them, the others ignore them
     result = papcoll_command("verify", "--algorithm", name, "--ranks", "13", "--count", "1009",
-                             "--json")
+                             "--arrivals", "random:1", "--json")
     assert result.returncode == 0, result.stderr
     row = json.loads(result.stdout)
     assert row["ok"] is True
@@ -114,3 +115,51 @@ def test_demo_prints_the_verified_table(papcoll_command):
     for name in EXPECTED:
         assert name in result.stdout
     assert "NO:" not in result.stdout
+
+
+@pytest.mark.parametrize("name", ["slt", "prr"])
+@pytest.mark.parametrize("arrivals", ["0,0,0,0.002", "0.003,0.002,0.001,0", "random:7",
+                                      "random:3:1e9", "1,1,1,1"])
+def test_pap_aware_algorithms_verify_for_arrival_vectors(papcoll_command, name, arrivals):
+    ranks = 4 if "," in arrivals else 13
+    result = papcoll_command("verify", "--algorithm", name, "--ranks", str(ranks), "--count",
+                             "1009", "--arrivals", arrivals, "--tau", "0.001")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["ok"] is True
+
+
+def test_prr_follows_fig_8b(papcoll_command):
+    # P = 4, the rank at position 3 (here rank 3) late by 2 tau: k = (2, 1, 0, 0), so
+    # segments 0, 1, 2 start at position 0 and are finished by the late rank, which only
+    # starts segment 3 itself (seed 000 Fig. 8b).
+    def schedule(rank: int) -> str:
+        result = papcoll_command("schedule", "--algorithm", "prr", "--ranks", "4", "--rank",
+                                 str(rank), "--count", "4", "--arrivals", "0,0,0,0.002",
+                                 "--tau", "0.001")
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    late, first = schedule(3), schedule(0)
+    for segment in (0, 1, 2):
+        assert f"RECV from=2 tag={segment} " in late   # pre-reduced by positions 0..2
+        assert f"SEND to=1 tag={segment} " in first    # position 0 starts them
+        assert f"RECV from=3 tag={segment} " not in first
+    assert "SEND to=0 tag=3 " in late and "RECV from=2 tag=3 " not in late
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--arrivals", "0,1"], "gives 2 times for 3 ranks"),
+        (["--arrivals", "0,1,nan"], "must be finite"),
+        (["--arrivals", "0,x,1"], "is not a list of arrival times"),
+        (["--arrivals", "random:x"], "is not random:SEED"),
+        (["--arrivals", "0,1,2", "--tau", "0"], "tau must be a positive"),
+        ([], "needs one predicted arrival time per rank"),
+    ],
+)
+def test_pap_aware_bad_input_exits_2(papcoll_command, arguments, message):
+    result = papcoll_command("verify", "--algorithm", "prr", "--ranks", "3", "--count", "8",
+                             *arguments)
+    assert result.returncode == 2
+    assert message in result.stderr

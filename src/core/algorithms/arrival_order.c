@@ -1,0 +1,49 @@
+/* arrival_order.c - see arrival_order.h. */
+#include "arrival_order.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+typedef struct arrival {
+    double time;
+    int32_t rank;
+} arrival;
+
+static int earlier(const void *a, const void *b) {
+    const arrival *x = a, *y = b;
+    if (x->time != y->time) return x->time < y->time ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+int arrival_order(const papcoll_context *context, int32_t ranks, const char *algorithm,
+                  int32_t *order, double *sorted_arrivals, papcoll_schedule *out) {
+    if (context->arrivals == NULL || context->arrival_count != ranks) {
+        sched_fail(out, PAPCOLL_ERR_ARGUMENT,
+                   "%s needs one predicted arrival time per rank (%d), got %d", algorithm,
+                   ranks, context->arrivals == NULL ? 0 : context->arrival_count);
+        return 0;
+    }
+    arrival *sorted = malloc((size_t)ranks * sizeof *sorted);
+    if (sorted == NULL) {
+        sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory sorting arrivals");
+        return 0;
+    }
+    for (int32_t r = 0; r < ranks; r++) {
+        if (!isfinite(context->arrivals[r])) {
+            free(sorted);
+            sched_fail(out, PAPCOLL_ERR_ARGUMENT,
+                       "%s: the arrival estimate of rank %d is not a finite number", algorithm,
+                       r);
+            return 0;
+        }
+        sorted[r].time = context->arrivals[r];
+        sorted[r].rank = r;
+    }
+    qsort(sorted, (size_t)ranks, sizeof *sorted, earlier);
+    for (int32_t i = 0; i < ranks; i++) {
+        order[i] = sorted[i].rank;
+        if (sorted_arrivals) sorted_arrivals[i] = sorted[i].time;
+    }
+    free(sorted);
+    return 1;
+}

@@ -1,0 +1,358 @@
+/* monitor.c - the arrival monitor of seed 000 S3 (Fig. 3-4): each rank predicts when it
+ * will reach the next all-reduce and tells the others while they all still compute, so
+ * slt and prr can lay out their pipeline by arrival.
+ *
+ * How predictions travel. The paper uses a monitoring thread per process. We use no
+ * thread: papcoll_edge() sends the prediction at once, with MPI_Isend of two doubles to
+ * every other rank on the monitor's own communicator. Messages that small go eagerly: they
+ * reach the receiver's queue without the sender calling MPI again, so a late rank's
+ * prediction is there when the early ones reach the all-reduce, although the late rank
+ * still computes. (A non-blocking collective would not do: it needs every rank to drive its
+ * progress.) The all-reduce then receives one message from every rank.
+ *
+ * Every rank must build the same schedule, whatever any rank does. The protocol: before
+ * each slt or prr call, every rank sends exactly one message to every other rank: at its
+ * first edge() of the compute phase, else on entering the call; a refused or missing
+ * prediction travels as NaN. Everyone then holds the same P values and takes the same
+ * decision: all finite and within an hour of each other -> predictions; else the ring
+ * (prr and slt with equal arrivals are the ring and the linear tree; we take the plain
+ * ring for a fallback). A second edge() in one phase is ignored. The message carries the
+ * call number, so a desynchronised program is reported instead of mixing calls.
+ *
+ * HISTORY mode (programs without edge()): after each slt or prr call every rank sends the
+ * time it entered the call; before the next call each rank receives those P values, and
+ * the prediction of rank i is a moving average (weight 1/2) of its arrival minus the
+ * earliest arrival of the same call. The first call has no history and runs the ring.
+ *
+ * Clocks: at creation rank 0 ping-pongs 8 times with every rank and keeps the exchange
+ * with the shortest round trip: offset_r = (t_send + t_receive) / 2 - t_r. All
+ * predictions are put on rank 0's clock; MPI_WTIME_IS_GLOBAL is not assumed.
+ *
+ * tau (time to move and reduce one segment, seed 000 S4) comes from a calibration made at
+ * the first slt/prr call (collective): ranks 0 and 1 ping-pong 8 bytes (latency, best of
+ * 20) and 1 MiB (best of 5), and rank 0 times MPI_Reduce_local on 1 MiB of floats;
+ * rank 0 broadcasts the three numbers so every rank computes the same
+ *   tau = latency + segment_bytes x (seconds_per_byte + reduce_seconds_per_byte).
+ *
+ * Not done (yet): the connection warm-up of seed 000 S3, and a monitor thread for MPI
+ * libraries that do not send small messages eagerly.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+enum {
+    PREDICTION_TAG = 1,
+    CALIBRATION_TAG = 2,
+    CLOCK_TAG = 3,
+    CLOCK_ROUNDS = 8,
+};
+
+/* Predictions further ahead than this (or spread wider) are taken for nonsense. */
+static const double most_seconds_ahead = 3600.0;
+
+static int measure_clock_offset(papcoll_comm *pc) {
+    monitor_state *m = &pc->monitor;
+    m->clock_offset = 0;
+    for (int peer = 1; peer < pc->size; peer++) {
+        if (pc->rank == 0) {
+            double best_round_trip = INFINITY, offset = 0, remote;
+            for (int round = 0; round < CLOCK_ROUNDS; round++) {
+                double sent = MPI_Wtime();
+                MPI_Send(&sent, 1, MPI_DOUBLE, peer, CLOCK_TAG, m->comm);
+                int code = MPI_Recv(&remote, 1, MPI_DOUBLE, peer, CLOCK_TAG, m->comm,
+                                    MPI_STATUS_IGNORE);
+                if (code != MPI_SUCCESS) return code;
+                double received = MPI_Wtime();
+                if (received - sent < best_round_trip) {
+                    best_round_trip = received - sent;
+                    offset = (sent + received) / 2 - remote;
+                }
+            }
+            MPI_Send(&offset, 1, MPI_DOUBLE, peer, CLOCK_TAG, m->comm);
+        } else if (pc->rank == peer) {
+            double ignored, now;
+            for (int round = 0; round < CLOCK_ROUNDS; round++) {
+                int code = MPI_Recv(&ignored, 1, MPI_DOUBLE, 0, CLOCK_TAG, m->comm,
+                                    MPI_STATUS_IGNORE);
+                if (code != MPI_SUCCESS) return code;
+                now = MPI_Wtime();
+                MPI_Send(&now, 1, MPI_DOUBLE, 0, CLOCK_TAG, m->comm);
+            }
+            int code = MPI_Recv(&m->clock_offset, 1, MPI_DOUBLE, 0, CLOCK_TAG, m->comm,
+                                MPI_STATUS_IGNORE);
+            if (code != MPI_SUCCESS) return code;
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+int monitor_create(papcoll_comm *pc) {
+    monitor_state *m = &pc->monitor;
+    memset(m, 0, sizeof *m);
+    m->comm = MPI_COMM_NULL;
+    m->begin = NAN;
+    size_t ranks = (size_t)pc->size;
+    m->send_requests = malloc(ranks * sizeof *m->send_requests);
+    m->received = calloc(ranks, sizeof *m->received);
+    m->average = calloc(ranks, sizeof *m->average);
+    m->last_arrivals = calloc(ranks, sizeof *m->last_arrivals);
+    if (!m->send_requests || !m->received || !m->average || !m->last_arrivals)
+        return record_error(MPI_ERR_NO_MEM, "papcoll_comm_create: out of memory (monitor)");
+    int code = MPI_Comm_dup(pc->comm, &m->comm);
+    if (code != MPI_SUCCESS)
+        return record_error(code, "papcoll_comm_create: MPI_Comm_dup failed (monitor)");
+    MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
+    code = measure_clock_offset(pc);
+    if (code != MPI_SUCCESS)
+        return record_error(code, "papcoll_comm_create: measuring clock offsets failed");
+    return MPI_SUCCESS;
+}
+
+static int wait_for_sends(monitor_state *m) {
+    int code = MPI_Waitall(m->sends_in_flight, m->send_requests, MPI_STATUSES_IGNORE);
+    m->sends_in_flight = 0;
+    return code;
+}
+
+/* Sends {value, stamp} to every other rank: this phase's message. */
+static int send_to_all(papcoll_comm *pc, double value, double stamp) {
+    monitor_state *m = &pc->monitor;
+    int code = wait_for_sends(m); /* the buffer below is still theirs until then */
+    if (code != MPI_SUCCESS) return record_error(code, "papcoll: monitor send failed");
+    m->outgoing[0] = value;
+    m->outgoing[1] = stamp;
+    for (int peer = 0; peer < pc->size; peer++) {
+        if (peer == pc->rank) continue;
+        code = MPI_Isend(m->outgoing, 2, MPI_DOUBLE, peer, PREDICTION_TAG, m->comm,
+                         &m->send_requests[m->sends_in_flight++]);
+        if (code != MPI_SUCCESS) return record_error(code, "papcoll: monitor send failed");
+    }
+    return MPI_SUCCESS;
+}
+
+/* Receives one {value, stamp} from every other rank into received[]; checks the stamps. */
+static int receive_from_all(papcoll_comm *pc, double expected_stamp) {
+    monitor_state *m = &pc->monitor;
+    for (int peer = 0; peer < pc->size; peer++) {
+        if (peer == pc->rank) continue;
+        double message[2];
+        int code = MPI_Recv(message, 2, MPI_DOUBLE, peer, PREDICTION_TAG, m->comm,
+                            MPI_STATUS_IGNORE);
+        if (code != MPI_SUCCESS) return record_error(code, "papcoll: monitor receive failed");
+        if (message[1] != expected_stamp)
+            return record_error(MPI_ERR_INTERN,
+                                "papcoll: rank %d sent its prediction for slt/prr call %.0f "
+                                "while rank %d is at call %.0f: the ranks do not make the "
+                                "same sequence of calls on this communicator",
+                                peer, message[1], pc->rank, expected_stamp);
+        m->received[peer] = message[0];
+    }
+    return MPI_SUCCESS;
+}
+
+void monitor_release(papcoll_comm *pc) {
+    monitor_state *m = &pc->monitor;
+    if (m->comm != MPI_COMM_NULL) {
+        /* Messages nobody received would make MPI_Comm_free fail (MPICH checks): take them.
+         * HISTORY: the arrivals of the last call. EDGE: predictions made after the last
+         * slt/prr call; if any rank made one, the others complete the round with NaN. */
+        if (pc->config.arrival_source == PAPCOLL_ARRIVALS_HISTORY && m->history_calls > 0) {
+            receive_from_all(pc, (double)(m->history_calls - 1));
+        } else if (pc->config.arrival_source == PAPCOLL_ARRIVALS_EDGE) {
+            int anyone_sent = 0;
+            MPI_Allreduce(&m->sent, &anyone_sent, 1, MPI_INT, MPI_MAX, m->comm);
+            if (anyone_sent && !m->sent) send_to_all(pc, NAN, (double)m->calls);
+            if (anyone_sent) receive_from_all(pc, (double)m->calls);
+        }
+        wait_for_sends(m);
+        MPI_Comm_free(&m->comm);
+    }
+    free(m->send_requests);
+    free(m->received);
+    free(m->average);
+    free(m->last_arrivals);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- the compute phase: local calls ------------------------------------------------------ */
+
+/* The prediction of this phase, on the local clock, or NaN with an error. */
+static int predict(papcoll_comm *pc, double local_prediction, const char *refused) {
+    monitor_state *m = &pc->monitor;
+    if (pc->config.arrival_source == PAPCOLL_ARRIVALS_HISTORY || m->sent)
+        return MPI_SUCCESS; /* history mode ignores edges; only the first one counts */
+    double now = MPI_Wtime();
+    int valid = refused == NULL && isfinite(local_prediction) &&
+                local_prediction <= now + most_seconds_ahead &&
+                (isnan(m->begin) || local_prediction >= m->begin);
+    int code = send_to_all(pc, valid ? local_prediction + m->clock_offset : NAN,
+                           (double)m->calls);
+    m->sent = 1;
+    if (code != MPI_SUCCESS) return code;
+    if (valid) return MPI_SUCCESS;
+    return record_error(MPI_ERR_ARG,
+                        "papcoll: %s; the next slt/prr call runs the plain ring on every rank",
+                        refused ? refused
+                                : "the predicted arrival is not finite, before the compute "
+                                  "phase began, or more than an hour ahead");
+}
+
+int papcoll_compute_begin(papcoll_comm *pc) {
+    if (pc == NULL) return record_error(MPI_ERR_ARG, "papcoll_compute_begin: pc is NULL");
+    pc->monitor.begin = MPI_Wtime();
+    return MPI_SUCCESS;
+}
+
+int papcoll_edge(papcoll_comm *pc, double fraction) {
+    if (pc == NULL) return record_error(MPI_ERR_ARG, "papcoll_edge: pc is NULL");
+    monitor_state *m = &pc->monitor;
+    if (!(fraction > 0 && fraction <= 1)) {
+        char reason[96];
+        snprintf(reason, sizeof reason, "papcoll_edge: fraction %g is not in (0, 1]",
+                 fraction);
+        return predict(pc, NAN, reason);
+    }
+    if (isnan(m->begin))
+        return predict(pc, NAN, "papcoll_edge: called before papcoll_compute_begin");
+    double now = MPI_Wtime();
+    return predict(pc, m->begin + (now - m->begin) / fraction, NULL);
+}
+
+int papcoll_predict_arrival(papcoll_comm *pc, double seconds) {
+    if (pc == NULL) return record_error(MPI_ERR_ARG, "papcoll_predict_arrival: pc is NULL");
+    if (!(seconds >= 0 && seconds <= most_seconds_ahead))
+        return predict(pc, NAN, "papcoll_predict_arrival: seconds must be in [0, 3600]");
+    return predict(pc, MPI_Wtime() + seconds, NULL);
+}
+
+int papcoll_last_prediction(const papcoll_comm *pc, int *predicted, double *arrivals,
+                            double *tau) {
+    if (pc == NULL) return record_error(MPI_ERR_ARG, "papcoll_last_prediction: pc is NULL");
+    if (predicted) *predicted = pc->monitor.last_predicted;
+    if (arrivals)
+        memcpy(arrivals, pc->monitor.last_arrivals, (size_t)pc->size * sizeof *arrivals);
+    if (tau) *tau = pc->monitor.last_tau;
+    return MPI_SUCCESS;
+}
+
+/* ---- at the collective ------------------------------------------------------------------- */
+
+static double best_half_round_trip(papcoll_comm *pc, char *buffer, int bytes, int rounds) {
+    monitor_state *m = &pc->monitor;
+    double best = INFINITY;
+    for (int round = 0; round < rounds; round++) {
+        if (pc->rank == 0) {
+            double start = MPI_Wtime();
+            MPI_Send(buffer, bytes, MPI_BYTE, 1, CALIBRATION_TAG, m->comm);
+            MPI_Recv(buffer, bytes, MPI_BYTE, 1, CALIBRATION_TAG, m->comm, MPI_STATUS_IGNORE);
+            double half = (MPI_Wtime() - start) / 2;
+            if (half < best) best = half;
+        } else {
+            MPI_Recv(buffer, bytes, MPI_BYTE, 0, CALIBRATION_TAG, m->comm, MPI_STATUS_IGNORE);
+            MPI_Send(buffer, bytes, MPI_BYTE, 0, CALIBRATION_TAG, m->comm);
+        }
+    }
+    return best;
+}
+
+/* Collective: the latency, bandwidth and reduce speed behind tau (see the header). */
+static int calibrate(papcoll_comm *pc) {
+    monitor_state *m = &pc->monitor;
+    enum { LARGE = 1 << 20 };
+    double model[3] = {1e-6, 1e-10, 1e-10};
+    char *buffer = calloc(LARGE, 1);
+    float *accumulator = calloc(LARGE / sizeof(float), sizeof(float));
+    if (buffer == NULL || accumulator == NULL) {
+        free(buffer);
+        free(accumulator);
+        return record_error(MPI_ERR_NO_MEM, "papcoll: out of memory calibrating tau");
+    }
+    if (pc->size > 1 && pc->rank <= 1) {
+        double latency = best_half_round_trip(pc, buffer, 8, 20);
+        double large = best_half_round_trip(pc, buffer, LARGE, 5);
+        if (pc->rank == 0) {
+            model[0] = latency;
+            model[1] = large > latency ? (large - latency) / LARGE : 1e-12;
+        }
+    }
+    if (pc->rank == 0) {
+        double best = INFINITY;
+        for (int round = 0; round < 5; round++) {
+            double start = MPI_Wtime();
+            MPI_Reduce_local(buffer, accumulator, LARGE / (int)sizeof(float), MPI_FLOAT, MPI_SUM);
+            double elapsed = MPI_Wtime() - start;
+            if (elapsed < best) best = elapsed;
+        }
+        model[2] = best / LARGE;
+    }
+    free(buffer);
+    free(accumulator);
+    int code = MPI_Bcast(model, 3, MPI_DOUBLE, 0, m->comm);
+    if (code != MPI_SUCCESS) return record_error(code, "papcoll: calibrating tau failed");
+    m->latency = model[0];
+    m->seconds_per_byte = model[1];
+    m->reduce_seconds_per_byte = model[2];
+    m->calibrated = 1;
+    return MPI_SUCCESS;
+}
+
+int monitor_gather(papcoll_comm *pc, double segment_bytes, double *arrivals, double *tau,
+                   int *usable) {
+    monitor_state *m = &pc->monitor;
+    m->arrival = MPI_Wtime();
+    int code;
+    if (!m->calibrated && (code = calibrate(pc)) != MPI_SUCCESS) return code;
+    *tau = m->latency + segment_bytes * (m->seconds_per_byte + m->reduce_seconds_per_byte);
+    if (!(*tau > 0)) *tau = 1e-9;
+    if (pc->config.arrival_source == PAPCOLL_ARRIVALS_HISTORY) {
+        *usable = m->history_calls > 0;
+        if (*usable) {
+            if ((code = receive_from_all(pc, (double)(m->history_calls - 1))) != MPI_SUCCESS)
+                return code;
+            m->received[pc->rank] = m->outgoing[0];
+            double earliest = INFINITY;
+            for (int r = 0; r < pc->size; r++) earliest = fmin(earliest, m->received[r]);
+            for (int r = 0; r < pc->size; r++) {
+                double relative = m->received[r] - earliest;
+                m->average[r] = m->history_calls == 1 ? relative
+                                                      : (m->average[r] + relative) / 2;
+                m->received[r] = m->average[r];
+            }
+        }
+    } else {
+        if (!m->sent) { /* no prediction this phase: say so, so nobody waits for one */
+            if ((code = send_to_all(pc, NAN, (double)m->calls)) != MPI_SUCCESS) return code;
+        }
+        if ((code = receive_from_all(pc, (double)m->calls)) != MPI_SUCCESS) return code;
+        m->received[pc->rank] = m->outgoing[0];
+        *usable = 1;
+    }
+    m->calls++;
+    m->sent = 0;
+    m->begin = NAN;
+    /* The same P numbers on every rank, so the same decision everywhere. */
+    double earliest = INFINITY, latest = -INFINITY;
+    for (int r = 0; r < pc->size && *usable; r++) {
+        if (!isfinite(m->received[r])) *usable = 0;
+        earliest = fmin(earliest, m->received[r]);
+        latest = fmax(latest, m->received[r]);
+    }
+    if (*usable && latest - earliest > most_seconds_ahead) *usable = 0;
+    for (int r = 0; r < pc->size; r++) arrivals[r] = *usable ? m->received[r] - earliest : 0;
+    m->last_predicted = *usable;
+    memcpy(m->last_arrivals, arrivals, (size_t)pc->size * sizeof *arrivals);
+    m->last_tau = *tau;
+    return MPI_SUCCESS;
+}
+
+int monitor_finish_call(papcoll_comm *pc) {
+    monitor_state *m = &pc->monitor;
+    if (pc->config.arrival_source != PAPCOLL_ARRIVALS_HISTORY) return MPI_SUCCESS;
+    int code = send_to_all(pc, m->arrival + m->clock_offset, (double)m->history_calls);
+    m->history_calls++;
+    return code;
+}
