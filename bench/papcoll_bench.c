@@ -187,8 +187,37 @@ static void parse_options(int argc, char **argv, options *o) {
 /* ---- the emulated application ------------------------------------------------------- */
 
 /* Where the PAP monitor learns that `progress` of the compute phase is done (seed 000,
- * Sect. 3). The monitor comes with the PAP issue; until then the call marks the spot. */
-static void edge(double progress) { (void)progress; }
+ * Sect. 3): papcoll's slt and prr get their arrival predictions from it. */
+static void edge(contender *c, double progress) {
+    if (c->papcoll) papcoll_edge(c->papcoll, progress);
+}
+
+/* delta of seed 000 S3: one point-to-point transfer of the whole vector, rank 0 -> 1
+ * (median of 9 half round trips), broadcast to every rank. */
+static double point_to_point_ms(void *buffer, int count, MPI_Datatype datatype) {
+    double halves[9] = {0};
+    for (int round = 0; round < 9 && ranks > 1; round++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double start = MPI_Wtime();
+        if (rank == 0) {
+            MPI_Send(buffer, count, datatype, 1, 7, MPI_COMM_WORLD);
+            MPI_Recv(buffer, count, datatype, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (rank == 1) {
+            MPI_Recv(buffer, count, datatype, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(buffer, count, datatype, 0, 7, MPI_COMM_WORLD);
+        }
+        halves[round] = (MPI_Wtime() - start) / 2 * 1e3;
+    }
+    for (int i = 1; i < 9; i++) /* insertion sort of 9 values */
+        for (int j = i; j > 0 && halves[j] < halves[j - 1]; j--) {
+            double swap = halves[j];
+            halves[j] = halves[j - 1];
+            halves[j - 1] = swap;
+        }
+    double median = halves[4];
+    MPI_Bcast(&median, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return median;
+}
 
 static void sleep_ms(double milliseconds) {
     if (milliseconds <= 0) return;
@@ -287,6 +316,13 @@ static int run_allreduce(contender *c, const void *send, void *receive, int coun
     return code;
 }
 
+/* e-bar_lo (seed 000 S3): with one rank late by D, the others wait D and then at least one
+ * transfer delta, the late one at least delta: e-bar >= (P-1)/P x D + delta. (The paper
+ * writes D + delta, the same for large P.) rand-late: delta only. */
+static double lower_bound_ms(int one_late, double max_delay_ms, double p2p_ms) {
+    return (one_late ? (double)(ranks - 1) / ranks * max_delay_ms : 0) + p2p_ms;
+}
+
 static void print_json_string(FILE *out, const char *text) {
     fputc('"', out);
     for (; *text; text++) {
@@ -324,11 +360,17 @@ int main(int argc, char **argv) {
     int series = o.algorithm_count * o.count_count * o.max_delay_count;
     double *ebars = malloc((size_t)series * (size_t)o.iterations * sizeof *ebars);
     int *correct = malloc((size_t)series * sizeof *correct);
+    /* slt, prr: in how many timed calls every rank had a usable prediction */
+    int *predicted_calls = calloc((size_t)series, sizeof *predicted_calls);
     if (!send || !receive || !expected || !all_elapsed || !ebar || !ebars || !correct) {
         fprintf(stderr, "papcoll-bench: out of memory for %lld elements\n", (long long)largest);
         MPI_Abort(MPI_COMM_WORLD, 3);
     }
     for (int s = 0; s < series; s++) correct[s] = 1;
+
+    double p2p_ms[MAX_ITEMS];
+    for (int c = 0; c < o.count_count; c++)
+        p2p_ms[c] = point_to_point_ms(send, (int)o.counts[c], datatype);
 
     int steps = o.count_count * o.max_delay_count * (o.warmup + o.iterations), step = 0;
     for (int c = 0; c < o.count_count; c++) {
@@ -348,8 +390,9 @@ int main(int argc, char **argv) {
                     if (!o.one_late) half += uniform(&state) * max_delay / 2;
                     MPI_Barrier(MPI_COMM_WORLD);
                     MPI_Barrier(MPI_COMM_WORLD);
+                    if (contenders[a].papcoll) papcoll_compute_begin(contenders[a].papcoll);
                     sleep_ms(half);
-                    edge(0.5);
+                    edge(&contenders[a], 0.5);
                     sleep_ms(half);
                     double start = MPI_Wtime();
                     int code = run_allreduce(&contenders[a], send, receive, count, datatype);
@@ -369,6 +412,10 @@ int main(int argc, char **argv) {
                     for (int r = 0; r < ranks; r++) mean += all_elapsed[r] / ranks;
                     ebars[(size_t)s * (size_t)o.iterations + (size_t)(iteration - o.warmup)] = mean * 1e3;
                     correct[s] &= all_ok;
+                    int predicted = 0;
+                    if (contenders[a].papcoll)
+                        papcoll_last_prediction(contenders[a].papcoll, &predicted, NULL, NULL);
+                    predicted_calls[s] += predicted;
                 }
                 if (o.progress && rank == 0) {
                     fprintf(stderr, "progress %d %d\n", ++step, steps);
@@ -407,11 +454,13 @@ int main(int argc, char **argv) {
                     " \"mode\": \"%s\", \"max_delay_ms\": %g, \"compute_ms\": %g,"
                     " \"iterations\": %d, \"avg_elapsed_ms\": %.6f, \"stddev_ms\": %.6f,"
                     " \"median_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f,"
+                    " \"p2p_ms\": %.6f, \"lower_bound_ms\": %.6f, \"predicted_calls\": %d,"
                     " \"correct\": %s, \"mpi_library\": ",
                     ranks, (long long)o.counts[c], o.datatype_name,
                     (long long)o.counts[c] * element_size, o.one_late ? "one-late" : "rand-late",
                     o.max_delays_ms[d], o.compute_ms, o.iterations, st.mean,
-                    st.standard_deviation, st.median, st.minimum, st.maximum,
+                    st.standard_deviation, st.median, st.minimum, st.maximum, p2p_ms[c],
+                    lower_bound_ms(o.one_late, o.max_delays_ms[d], p2p_ms[c]), predicted_calls[s],
                     correct[s] ? "true" : "false");
             print_json_string(out, library);
             fprintf(out, "}%s\n", s + 1 < series ? "," : "");
@@ -432,6 +481,7 @@ int main(int argc, char **argv) {
     free(ebar);
     free(ebars);
     free(correct);
+    free(predicted_calls);
     MPI_Finalize();
     return all_correct ? 0 : 1;
 }

@@ -136,8 +136,11 @@ def print_table(rows: list[dict[str, Any]], console: Console) -> None:
                         f"{first['datatype']}, compute {first['compute_ms']:g} ms, "
                         f"{first['iterations']} iterations ({first['mpi_library']})")
     for column in ("algorithm", "count", "max delay ms", "e-bar ms", "+-2 sigma ms",
-                   "median ms", "speedup vs ring", "correct"):
-        table.add_column(column, justify="left" if column == "algorithm" else "right")
+                   "median ms", "e-bar_lo ms", "speedup vs ring", "correct"):
+        if column == "algorithm":
+            table.add_column(column, no_wrap=True, min_width=12)
+        else:
+            table.add_column(column, justify="right")
     ordered = sorted(rows, key=lambda row: (row["count"], row["max_delay_ms"]))
     previous = None
     for row in ordered:
@@ -148,10 +151,38 @@ def print_table(rows: list[dict[str, Any]], console: Console) -> None:
         speedup = row["speedup_vs_ring"]
         table.add_row(row["algorithm"], str(row["count"]), f"{row['max_delay_ms']:g}",
                       f"{row['avg_elapsed_ms']:.3f}", f"{2 * row['stddev_ms']:.3f}",
-                      f"{row['median_ms']:.3f}",
+                      f"{row['median_ms']:.3f}", f"{row.get('lower_bound_ms', 0):.3f}",
                       "-" if speedup is None else f"{speedup:.2f}",
                       "[green]yes[/]" if row["correct"] else "[red]NO[/]")
     console.print(table)
+    for line in saving_summary(rows):
+        console.print(line)
+
+
+def saving_summary(rows: list[dict[str, Any]]) -> list[str]:
+    """Seed 000 S3: a PAP-aware algorithm can save at most Delta - delta against the ring,
+    Delta = the ring's e-bar with balanced arrivals, delta = one transfer of the vector."""
+    lines = []
+    for count in sorted({row["count"] for row in rows}):
+        of_count = [row for row in rows if row["count"] == count]
+        balanced = [row for row in of_count
+                    if row["algorithm"] == BASELINE and row["max_delay_ms"] == 0]
+        delta = of_count[0].get("p2p_ms")
+        if not balanced or delta is None:
+            continue
+        full = balanced[0]["avg_elapsed_ms"]
+        lines.append(f"count {count}: Delta (ring, balanced) = {full:.3f} ms, delta (one "
+                     f"transfer) = {delta:.3f} ms, Delta - delta = {full - delta:.3f} ms")
+        ring = {row["max_delay_ms"]: row["avg_elapsed_ms"] for row in of_count
+                if row["algorithm"] == BASELINE}
+        for row in of_count:
+            if row["algorithm"] in ("prr", "slt") and row["max_delay_ms"] in ring:
+                saving = ring[row["max_delay_ms"]] - row["avg_elapsed_ms"]
+                lines.append(f"  {row['algorithm']} at max delay {row['max_delay_ms']:g} ms: "
+                             f"saves {saving:.3f} ms against ring "
+                             f"({row.get('predicted_calls', 0)}/{row['iterations']} calls "
+                             "on predictions)")
+    return lines
 
 
 def plot(rows: list[dict[str, Any]], path: str) -> None:
@@ -185,7 +216,7 @@ def plot(rows: list[dict[str, Any]], path: str) -> None:
 
 
 def command_bench(arguments: argparse.Namespace) -> int:
-    console = Console(stderr=arguments.json == "-", width=max(Console().width, 120))
+    console = Console(stderr=arguments.json == "-", width=max(Console().width, 140))
     if BASELINE not in arguments.algorithms:
         arguments.algorithms = [*arguments.algorithms, BASELINE]
         console.print(f"[dim]adding '{BASELINE}', the baseline of speedup_vs_ring[/]")

@@ -8,7 +8,8 @@ import json
 import pytest
 from conftest import run_papcoll
 
-ALGORITHMS = ["ring", "recursive_doubling", "native", "native:recursive_doubling"]
+ALGORITHMS = ["ring", "recursive_doubling", "prr", "slt", "native",
+              "native:recursive_doubling"]
 DELAYS_MS = [0.0, 20.0]
 
 
@@ -34,6 +35,12 @@ def test_bench_rows_cover_every_algorithm_and_delay(bench_run):
         assert row["ranks"] == 3 and row["count"] == 1009 and row["mode"] == "one-late"
         assert row["iterations"] == 3 and row["stddev_ms"] >= 0
         assert row["min_ms"] <= row["median_ms"] <= row["max_ms"]
+        # the bench calls edge(0.5) as Fig. 9, so slt and prr run on predictions every time
+        if row["algorithm"] in ("slt", "prr"):
+            assert row["predicted_calls"] == row["iterations"], row
+        else:
+            assert row["predicted_calls"] == 0
+        assert row["lower_bound_ms"] >= row["p2p_ms"] > 0
         if row["algorithm"] == "ring":
             assert row["speedup_vs_ring"] == pytest.approx(1.0)
         else:

@@ -85,3 +85,14 @@ def test_randomized_cases(ranks):
     result = run_mpi(ranks, "mpi_differential", "--random", "400", "--seed", str(1000 + ranks))
     assert result.returncode == 0, result.stderr[-3000:]
     assert passed_failed(result.stdout)[1] == 0
+
+
+@pytest.mark.parametrize("ranks", [2, 3, 4])
+def test_monitor_predictions_and_agreed_fallback(ranks):
+    # slt and prr: predictions used when every rank gives one; one rank misbehaving (skips
+    # edge, edge twice, fraction 1.5 / 0 / NaN, edge before compute_begin, NaN / negative /
+    # absurd prediction) makes every rank fall back to the ring for that call; history mode
+    result = run_mpi(ranks, "mpi_monitor")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    passed, failed = passed_failed(result.stdout)
+    assert failed == 0 and passed >= 100

@@ -1,0 +1,162 @@
+/* monitor.c (test) - the arrival monitor under mpiexec: slt and prr run on the predictions
+ * when every rank gives one, and every rank falls back to the ring together when some rank
+ * misbehaves (skips edge, calls it twice, bad fraction, edge before compute_begin, NaN /
+ * negative / absurd predictions). Every call's result is checked against MPI_Allreduce
+ * and the decision (predicted or fallback) against what the case expects, on every rank.
+ * Prints "N passed, M failed". */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "papcoll.h"
+
+static int rank, ranks, passed, failed;
+
+static void sleep_ms(double milliseconds) {
+    struct timespec duration = {0, (long)(milliseconds * 1e6)};
+    nanosleep(&duration, NULL);
+}
+
+/* What the misbehaving rank (rank 1, or the last rank) does in the compute phase. */
+typedef enum behaviour {
+    WELL,               /* compute_begin, edge(0.5) */
+    SKIPS_EDGE,         /* compute_begin only */
+    EDGE_TWICE,         /* edge(0.5) then edge(0.9): the second is ignored */
+    FRACTION_ABOVE_ONE, /* edge(1.5) */
+    FRACTION_ZERO,      /* edge(0) */
+    FRACTION_NAN,       /* edge(NaN) */
+    EDGE_BEFORE_BEGIN,  /* edge(0.5) without compute_begin */
+    PREDICTS_NAN,       /* predict_arrival(NaN) */
+    PREDICTS_NEGATIVE,  /* predict_arrival(-1) */
+    PREDICTS_ABSURD,    /* predict_arrival(1e9 s) */
+    BEHAVIOUR_COUNT
+} behaviour;
+
+static const char *const behaviour_names[BEHAVIOUR_COUNT] = {
+    "every rank calls edge", "a rank skips edge",      "a rank calls edge twice",
+    "edge(1.5)",             "edge(0)",                "edge(NaN)",
+    "edge before compute_begin", "prediction NaN",     "prediction negative",
+    "prediction 10^9 s ahead"};
+
+static void check(int condition, const char *algorithm, const char *what, const char *detail) {
+    int all = 0;
+    MPI_Allreduce(&condition, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    if (all) {
+        passed++;
+        return;
+    }
+    failed++;
+    if (!condition) printf("FAIL rank %d %s, %s: %s\n", rank, algorithm, what, detail);
+}
+
+/* One compute phase and one all-reduce; returns the code the misbehaving call returned. */
+static int phase(papcoll_comm *pc, behaviour b, int misbehaving, double late_ms) {
+    int me = rank == misbehaving;
+    int code = MPI_SUCCESS;
+    if (!(me && b == EDGE_BEFORE_BEGIN)) papcoll_compute_begin(pc);
+    sleep_ms(2 + (rank == 1 ? late_ms / 2 : 0));
+    if (!me || b == WELL) {
+        papcoll_edge(pc, 0.5);
+    } else {
+        switch (b) {
+        case SKIPS_EDGE: break;
+        case EDGE_TWICE:
+            code = papcoll_edge(pc, 0.5);
+            if (code == MPI_SUCCESS) code = papcoll_edge(pc, 0.9);
+            break;
+        case FRACTION_ABOVE_ONE: code = papcoll_edge(pc, 1.5); break;
+        case FRACTION_ZERO: code = papcoll_edge(pc, 0.0); break;
+        case FRACTION_NAN: code = papcoll_edge(pc, NAN); break;
+        case EDGE_BEFORE_BEGIN: code = papcoll_edge(pc, 0.5); break;
+        case PREDICTS_NAN: code = papcoll_predict_arrival(pc, NAN); break;
+        case PREDICTS_NEGATIVE: code = papcoll_predict_arrival(pc, -1.0); break;
+        default: code = papcoll_predict_arrival(pc, 1e9); break;
+        }
+    }
+    sleep_ms(2 + (rank == 1 ? late_ms / 2 : 0));
+    return code;
+}
+
+static void run_call(papcoll_comm *pc, const char *algorithm, const char *what,
+                     int expect_predicted, int expect_late_rank) {
+    enum { count = 10007 };
+    static float input[count], result[count], reference[count];
+    for (int i = 0; i < count; i++) input[i] = (float)((i * 31 + rank * 17) % 101) - 50.0f;
+    int code = papcoll_allreduce(pc, input, result, count, MPI_FLOAT, MPI_SUM);
+    MPI_Allreduce(input, reference, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    check(code == MPI_SUCCESS, algorithm, what, papcoll_error_string(code));
+    /* small integers: every order of summation gives the exact sum */
+    check(memcmp(result, reference, sizeof result) == 0, algorithm, what,
+          "result differs from MPI_Allreduce");
+    int predicted = -1;
+    double *arrivals = malloc((size_t)ranks * sizeof *arrivals), tau = 0;
+    papcoll_last_prediction(pc, &predicted, arrivals, &tau);
+    char detail[160];
+    snprintf(detail, sizeof detail, "expected %s, got %s", expect_predicted ? "predictions" : "the ring fallback",
+             predicted ? "predictions" : "the ring fallback");
+    check(predicted == expect_predicted, algorithm, what, detail);
+    if (expect_predicted) {
+        check(tau > 0 && tau < 1, algorithm, what, "tau is not a plausible time");
+        if (expect_late_rank >= 0) {
+            int latest = 0;
+            for (int r = 1; r < ranks; r++)
+                if (arrivals[r] > arrivals[latest]) latest = r;
+            snprintf(detail, sizeof detail, "rank %d predicted latest (%.1f ms), not rank %d",
+                     latest, arrivals[latest] * 1e3, expect_late_rank);
+            check(latest == expect_late_rank, algorithm, what, detail);
+        }
+    }
+    free(arrivals);
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    if (ranks < 2) {
+        if (rank == 0) printf("mpi_monitor needs 2 or more ranks\n");
+        MPI_Finalize();
+        return 2;
+    }
+    const char *algorithms[] = {"prr", "slt"};
+    int misbehaving = ranks - 1;
+    for (int a = 0; a < 2; a++) {
+        papcoll_config config;
+        papcoll_config_init(&config);
+        config.algorithm = algorithms[a];
+        papcoll_comm *pc;
+        if (papcoll_comm_create(MPI_COMM_WORLD, &config, &pc) != MPI_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 2);
+        for (int b = 0; b < BEHAVIOUR_COUNT; b++) {
+            int code = phase(pc, (behaviour)b, misbehaving, 20);
+            int refused = b >= FRACTION_ABOVE_ONE;
+            if (rank == misbehaving)
+                check(refused ? code == MPI_ERR_ARG : code == MPI_SUCCESS, algorithms[a],
+                      behaviour_names[b], "wrong return code from edge / predict_arrival");
+            else
+                check(1, algorithms[a], behaviour_names[b], "");
+            int well = b == WELL || b == EDGE_TWICE;
+            run_call(pc, algorithms[a], behaviour_names[b], well, well ? 1 : -1);
+        }
+        /* predictions left unused when the communicator is freed must not trouble MPI */
+        papcoll_compute_begin(pc);
+        if (rank == 0) papcoll_edge(pc, 0.5);
+        papcoll_comm_free(&pc);
+
+        /* HISTORY: no edge at all; rank 1 is 20 ms late in every call */
+        config.arrival_source = PAPCOLL_ARRIVALS_HISTORY;
+        if (papcoll_comm_create(MPI_COMM_WORLD, &config, &pc) != MPI_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 2);
+        for (int call = 0; call < 4; call++) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            if (rank == 1) sleep_ms(20);
+            run_call(pc, algorithms[a], call == 0 ? "history, first call" : "history",
+                     call > 0, call > 0 ? 1 : -1);
+        }
+        papcoll_comm_free(&pc);
+    }
+    if (rank == 0) printf("%d passed, %d failed\n", passed, failed);
+    MPI_Finalize();
+    return failed ? 1 : 0;
+}
