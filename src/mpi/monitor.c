@@ -34,8 +34,14 @@
  * rank 0 broadcasts the three numbers so every rank computes the same
  *   tau = latency + segment_bytes x (seconds_per_byte + reduce_seconds_per_byte).
  *
- * Not done (yet): the connection warm-up of seed 000 S3, and a monitor thread for MPI
- * libraries that do not send small messages eagerly.
+ * Warm-up (seed 000 S3): MPI libraries may open a connection at the first message between
+ * two processes (TCP between nodes). slt and prr use links that depend on the arrival
+ * order, which changes from call to call, so at the calibration every rank exchanges an
+ * empty message with every other rank on the schedule's communicator: every link any
+ * later layout can use is open before the first timed call. (The paper warms up at every
+ * edge; after the first time the connections stay open, so once is enough.)
+ *
+ * Not done: a monitor thread, for MPI libraries that do not send small messages eagerly.
  */
 #include <math.h>
 #include <stdio.h>
@@ -293,6 +299,21 @@ static int calibrate(papcoll_comm *pc) {
     free(accumulator);
     int code = MPI_Bcast(model, 3, MPI_DOUBLE, 0, m->comm);
     if (code != MPI_SUCCESS) return record_error(code, "papcoll: calibrating tau failed");
+    /* warm-up: one empty message each way between every pair of ranks (see the header).
+     * Its tag may also be a schedule tag on pc->comm; MPI matches messages of one sender and
+     * tag in order, and each rank posts these before any schedule message. */
+    MPI_Request *requests = malloc(2 * (size_t)pc->size * sizeof *requests);
+    if (requests == NULL) return record_error(MPI_ERR_NO_MEM, "papcoll: out of memory");
+    int posted = 0;
+    char empty = 0;
+    for (int peer = 0; peer < pc->size; peer++) {
+        if (peer == pc->rank) continue;
+        MPI_Irecv(NULL, 0, MPI_BYTE, peer, CALIBRATION_TAG, pc->comm, &requests[posted++]);
+        MPI_Isend(&empty, 0, MPI_BYTE, peer, CALIBRATION_TAG, pc->comm, &requests[posted++]);
+    }
+    code = MPI_Waitall(posted, requests, MPI_STATUSES_IGNORE);
+    free(requests);
+    if (code != MPI_SUCCESS) return record_error(code, "papcoll: connection warm-up failed");
     m->latency = model[0];
     m->seconds_per_byte = model[1];
     m->reduce_seconds_per_byte = model[2];
