@@ -125,6 +125,38 @@ const char *papcoll_status_name(int status);
  * returns an algorithm that needs a commutative op when commutative is 0. */
 const char *papcoll_select_default(int32_t ranks, int64_t count, int64_t elem_size,
                                    int32_t commutative);
+/* ---- the discrete-event simulator (src/core/sim/simulate.c) ------------------------------
+ * Runs the schedules of all P ranks against a LogGP-family cost model on a crossbar. Hockney
+ * (alpha, beta, gamma) is latency = alpha, seconds_per_byte = beta,
+ * reduce_seconds_per_byte = gamma, the rest 0; seed 004's pipelining postal model is
+ * latency = alpha_p, overhead = alpha_r. */
+typedef struct papcoll_sim_model {
+    double latency;                 /* L: wire time of a message; overlaps with everything */
+    double overhead;                /* o: CPU time per message at each end, not overlapped */
+    double gap;                     /* g: least time between two messages leaving one NIC */
+    double seconds_per_byte;        /* G: NIC time per byte, at the sender and the receiver */
+    double reduce_seconds_per_byte; /* gamma: CPU time per byte reduced */
+    double copy_seconds_per_byte;   /* CPU time per byte copied */
+    int64_t eager_limit_bytes;      /* messages up to this size complete without their
+                                       receive; larger wait for it (rendezvous); -1: all eager */
+} papcoll_sim_model;
+
+typedef struct papcoll_sim_result {
+    double average_elapsed;         /* e-bar: mean over ranks of finish - arrival, seconds */
+    double max_elapsed;
+    double makespan;                /* last finish - first arrival */
+    int64_t operations;             /* operations simulated, all ranks together */
+    int64_t events;                 /* events the engine processed */
+} papcoll_sim_result;
+
+/* Simulates one all-reduce. arrivals: when each rank reaches the call (P seconds, or NULL for
+ * all 0); the context's arrivals are the *predictions* slt and prr build from, which may
+ * differ. finish (P entries, may be NULL) gets each rank's finish time. Returns PAPCOLL_OK,
+ * or an error code with a message (bad model, a schedule that cannot be built, deadlock). */
+int papcoll_simulate(const char *algorithm, int32_t ranks, int64_t count, int32_t elem_size,
+                     const papcoll_context *context, const papcoll_sim_model *model,
+                     const double *arrivals, double *finish, papcoll_sim_result *result,
+                     char *error, size_t error_size);
 /* cffi-end */
 
 #ifdef __cplusplus

@@ -1,4 +1,4 @@
-"""The `papcoll` command: algorithms, verify, schedule, bench, demo.
+"""The `papcoll` command: algorithms, verify, schedule, bench, sim, demo.
 
 Exit status: 0 success, 1 a verification found a violation, 2 bad arguments (including an
 algorithm that refuses its input). Machine-readable output is JSON.
@@ -7,12 +7,13 @@ algorithm that refuses its input). Machine-readable output is JSON.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import math
 import random
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rich.console import Console
@@ -241,10 +242,14 @@ def _delays(text: str) -> list[float]:
     return parse_delays(text)
 
 
-def command_bench(arguments: argparse.Namespace) -> int:
-    from .bench import command_bench as run
+def _run_later(module: str, function: str) -> Callable[[argparse.Namespace], int]:
+    """A handler that imports its module only when its command runs (keeps start-up fast:
+    matplotlib, the MPI launcher and the simulator load only when needed)."""
 
-    return run(arguments)
+    def handler(arguments: argparse.Namespace) -> int:
+        return int(getattr(importlib.import_module(f"papcoll.{module}"), function)(arguments))
+
+    return handler
 
 
 def _add_bench(commands: Any) -> None:
@@ -276,7 +281,30 @@ def _add_bench(commands: Any) -> None:
     bench.add_argument("--plot", metavar="FILE.png", help="plot e-bar against max delay")
     bench.add_argument("--timeout", type=float, default=3600,
                        help="kill the MPI job after this many seconds (default 3600)")
-    bench.set_defaults(handler=command_bench)
+    bench.set_defaults(handler=_run_later("bench", "command_bench"))
+
+
+def _add_sim(commands: Any) -> None:
+    sim = commands.add_parser(
+        "sim", help="simulate algorithms on a modelled network (discrete-event engine)",
+        description="Runs the schedules of all ranks in the simulator: e-bar, makespan and "
+                    "the lower bound per algorithm and delay.")
+    sim.add_argument("--network", default="hockney",
+                     help="preset: hockney, ethernet-1g, infiniband-fdr, aries (crossbars)")
+    sim.add_argument("--ranks", "-P", type=_positive("ranks", 1 << 22))
+    sim.add_argument("--algorithms", type=_algorithm_list,
+                     default=_algorithm_list("ring,rabenseifner,slt,prr"),
+                     help="papcoll algorithm names, comma-separated (ring is always added)")
+    sim.add_argument("--count", type=parse_count, default=parse_count("1M"))
+    sim.add_argument("--elem-size", type=_positive("element size", 1 << 16), default=4)
+    sim.add_argument("--mode", choices=("balanced", "one-late", "rand-late"),
+                     default="balanced")
+    sim.add_argument("--max-delay", type=_delays, default=_delays("0,10,50ms"))
+    sim.add_argument("--seed", type=_non_negative("seed"), default=1)
+    sim.add_argument("--param", help="override model parameters, e.g. alpha=5e-5,beta=8e-9")
+    sim.add_argument("--show", action="store_true", help="print the preset's parameters")
+    sim.add_argument("--json", metavar="FILE", help="write the rows as JSON ('-': stdout)")
+    sim.set_defaults(handler=_run_later("sim_command", "command_sim"))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -306,6 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
     dumping.set_defaults(handler=command_schedule)
 
     _add_bench(commands)
+    _add_sim(commands)
 
     demo = commands.add_parser("demo", help="the algorithms and a table of verified schedules")
     demo.add_argument("--ranks", type=_positive("ranks", 4096), nargs="+", default=[4, 13, 64])

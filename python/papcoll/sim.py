@@ -1,0 +1,149 @@
+"""The discrete-event simulator from Python (`papcoll sim`): network presets, arrival
+patterns and the e-bar / makespan of each algorithm, computed by the C engine
+(src/core/sim/simulate.c) on the very schedules the MPI executor runs.
+
+Model parameters (SI units) and their names in `--param`:
+  latency (L, alpha, alpha_p)   wire time of a message, overlapped with everything
+  overhead (o, alpha_r)         CPU time per message at each end
+  gap (g)                       least time between two messages leaving one NIC
+  seconds_per_byte (G, beta)    NIC time per byte
+  reduce_seconds_per_byte (gamma), copy_seconds_per_byte (copy)
+  eager_limit_bytes (eager)     larger messages wait for their receive (-1: all eager)
+All presets are crossbars for now (topologies, noise and timelines: issue 5 goes on).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+
+from ._core import ffi, lib
+from .core import _ERROR_SIZE, Context, _c_context, _raise
+
+
+@dataclass(frozen=True)
+class SimModel:
+    latency: float = 0.0
+    overhead: float = 0.0
+    gap: float = 0.0
+    seconds_per_byte: float = 0.0
+    reduce_seconds_per_byte: float = 0.0
+    copy_seconds_per_byte: float = 0.0
+    eager_limit_bytes: int = -1
+
+
+@dataclass(frozen=True)
+class SimResult:
+    average_elapsed: float
+    max_elapsed: float
+    makespan: float
+    operations: int
+    events: int
+    finish: list[float]
+
+
+# Named networks. hockney: alpha-beta-gamma with alpha 1 us, 10 GB/s, reduce 4 GB/s.
+# ethernet-1g: seed 000's testbed class (1 Gb/s, ~50 us latency). infiniband-fdr: 56 Gb/s.
+# aries: seed 004 Table 1 (alpha_p = 1.34 us, alpha_r = 0.34 us).
+PRESETS: dict[str, SimModel] = {
+    "hockney": SimModel(latency=1e-6, seconds_per_byte=1e-10, reduce_seconds_per_byte=2.5e-10),
+    "ethernet-1g": SimModel(latency=50e-6, overhead=5e-6, seconds_per_byte=8e-9,
+                            reduce_seconds_per_byte=5e-10, copy_seconds_per_byte=1e-10,
+                            eager_limit_bytes=65536),
+    "infiniband-fdr": SimModel(latency=1e-6, overhead=0.5e-6, seconds_per_byte=1.5e-10,
+                               reduce_seconds_per_byte=2.5e-10, copy_seconds_per_byte=1e-10,
+                               eager_limit_bytes=12288),
+    "aries": SimModel(latency=1.34e-6, overhead=0.34e-6, seconds_per_byte=1e-10,
+                      reduce_seconds_per_byte=2.5e-10, copy_seconds_per_byte=1e-10,
+                      eager_limit_bytes=8192),
+}
+
+_PARAMETER_NAMES = {
+    "latency": "latency", "L": "latency", "alpha": "latency", "alpha_p": "latency",
+    "overhead": "overhead", "o": "overhead", "alpha_r": "overhead",
+    "gap": "gap", "g": "gap",
+    "seconds_per_byte": "seconds_per_byte", "G": "seconds_per_byte", "beta": "seconds_per_byte",
+    "reduce_seconds_per_byte": "reduce_seconds_per_byte", "gamma": "reduce_seconds_per_byte",
+    "copy_seconds_per_byte": "copy_seconds_per_byte", "copy": "copy_seconds_per_byte",
+    "eager_limit_bytes": "eager_limit_bytes", "eager": "eager_limit_bytes",
+}
+
+
+def preset(name: str) -> SimModel:
+    if name not in PRESETS:
+        raise ValueError(f"unknown network '{name}' (presets: {', '.join(PRESETS)}; "
+                         "topology files and geo-2site come with the topology work)")
+    return PRESETS[name]
+
+
+def with_parameters(model: SimModel, text: str) -> SimModel:
+    """'alpha=5e-5,beta=8e-9' -> the model with those parameters replaced."""
+    changes: dict[str, float | int] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, _, value = item.partition("=")
+        field = _PARAMETER_NAMES.get(name.strip())
+        if field is None:
+            raise ValueError(f"unknown model parameter '{name}' "
+                             f"(known: {', '.join(sorted(_PARAMETER_NAMES))})")
+        try:
+            number = float(value)
+        except ValueError:
+            raise ValueError(f"parameter {name} needs a number, not '{value}'") from None
+        if field == "eager_limit_bytes":
+            changes[field] = int(number)
+        elif not (number >= 0 and math.isfinite(number)):
+            raise ValueError(f"parameter {name} must be a finite number >= 0, not {value}")
+        else:
+            changes[field] = number
+    return replace(model, **changes)  # type: ignore[arg-type]
+
+
+def arrival_pattern(mode: str, ranks: int, max_delay: float, seed: int = 1) -> list[float]:
+    """Seconds: balanced (all 0), one-late (rank 1 late by max_delay), rand-late (uniform)."""
+    if mode == "balanced":
+        return [0.0] * ranks
+    if mode == "one-late":
+        return [max_delay if rank == 1 else 0.0 for rank in range(ranks)]
+    if mode == "rand-late":
+        generator = random.Random(seed)
+        return [generator.uniform(0, max_delay) for _ in range(ranks)]
+    raise ValueError(f"unknown mode '{mode}' (balanced, one-late, rand-late)")
+
+
+def tau(model: SimModel, ranks: int, count: int, elem_size: int) -> float:
+    """Seconds to move and reduce one of P segments under the model (what prr is given)."""
+    segment = math.ceil(count / ranks) * elem_size
+    return (model.latency + 2 * model.overhead
+            + segment * (model.seconds_per_byte + model.reduce_seconds_per_byte)) or 1e-9
+
+
+def simulate(
+    algorithm_name: str,
+    ranks: int,
+    count: int,
+    elem_size: int = 4,
+    model: SimModel | None = None,
+    arrivals: Sequence[float] | None = None,
+    context: Context | None = None,
+) -> SimResult:
+    """Simulates one all-reduce. `arrivals` are the true arrival times; slt and prr build
+    from context.arrivals, their predictions (by default the true ones, with the model's
+    tau)."""
+    model = model or PRESETS["hockney"]
+    if context is None:
+        predictions = list(arrivals) if arrivals is not None else [0.0] * ranks
+        context = Context(arrivals=predictions, tau=tau(model, ranks, count, elem_size))
+    raw_context, _keep = _c_context(context)
+    raw_model = ffi.new("papcoll_sim_model *", asdict(model))
+    raw_arrivals = ffi.new("double[]", [float(a) for a in arrivals]) if arrivals else ffi.NULL
+    finish = ffi.new("double[]", ranks)
+    result = ffi.new("papcoll_sim_result *")
+    error = ffi.new("char[]", _ERROR_SIZE)
+    status = lib.papcoll_simulate(algorithm_name.encode(), ranks, count, elem_size,
+                                  raw_context, raw_model, raw_arrivals, finish, result, error,
+                                  _ERROR_SIZE)
+    _raise(status, error)
+    return SimResult(result.average_elapsed, result.max_elapsed, result.makespan,
+                     result.operations, result.events, [finish[r] for r in range(ranks)])
