@@ -80,9 +80,9 @@ int papcoll_allreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf, MP
  * next slt or prr call on pc gathers all predictions and builds its schedule from them.
  * Only the first prediction per compute phase counts. A fraction outside (0, 1], an edge()
  * before compute_begin(), or a prediction that is not finite, lies in the past of
- * compute_begin() or more than an hour ahead is refused with MPI_ERR_ARG, and that call
- * then runs the plain ring on every rank (as does a call before which some rank made no
- * prediction): every rank always builds the same schedule. Times are put on rank 0's
+ * compute_begin() or more than an hour ahead is refused with MPI_ERR_ARG; if it was the
+ * phase's first, the next slt/prr call runs the plain ring on every rank (as does a call
+ * before which some rank made no prediction): every rank always builds the same schedule. Times are put on rank 0's
  * clock with offsets measured when pc is created. These calls are local. */
 int papcoll_compute_begin(papcoll_comm *pc);
 int papcoll_edge(papcoll_comm *pc, double fraction);

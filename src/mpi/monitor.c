@@ -189,22 +189,26 @@ void monitor_release(papcoll_comm *pc) {
 /* The prediction of this phase, on the local clock, or NaN with an error. */
 static int predict(papcoll_comm *pc, double local_prediction, const char *refused) {
     monitor_state *m = &pc->monitor;
-    if (pc->config.arrival_source == PAPCOLL_ARRIVALS_HISTORY || m->sent)
-        return MPI_SUCCESS; /* history mode ignores edges; only the first one counts */
     double now = MPI_Wtime();
     int valid = refused == NULL && isfinite(local_prediction) &&
                 local_prediction <= now + most_seconds_ahead &&
                 (isnan(m->begin) || local_prediction >= m->begin);
-    int code = send_to_all(pc, valid ? local_prediction + m->clock_offset : NAN,
-                           (double)m->calls);
-    m->sent = 1;
-    if (code != MPI_SUCCESS) return code;
+    /* history mode ignores edges, and only the first prediction of a phase is sent; a bad
+     * argument is still reported */
+    int first = pc->config.arrival_source != PAPCOLL_ARRIVALS_HISTORY && !m->sent;
+    if (first) {
+        int code = send_to_all(pc, valid ? local_prediction + m->clock_offset : NAN,
+                               (double)m->calls);
+        m->sent = 1;
+        if (code != MPI_SUCCESS) return code;
+    }
     if (valid) return MPI_SUCCESS;
-    return record_error(MPI_ERR_ARG,
-                        "papcoll: %s; the next slt/prr call runs the plain ring on every rank",
+    return record_error(MPI_ERR_ARG, "papcoll: %s; %s",
                         refused ? refused
                                 : "the predicted arrival is not finite, before the compute "
-                                  "phase began, or more than an hour ahead");
+                                  "phase began, or more than an hour ahead",
+                        first ? "the next slt/prr call runs the plain ring on every rank"
+                              : "ignored (this phase's prediction was already made)");
 }
 
 int papcoll_compute_begin(papcoll_comm *pc) {
