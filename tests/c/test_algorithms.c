@@ -54,7 +54,9 @@ static void arrival_pattern(int pattern, int32_t ranks, double *arrivals) {
     }
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    /* --all-counts (make test-long): every count and element size for every pattern */
+    int all_counts = argc > 1 && strcmp(argv[1], "--all-counts") == 0;
     const int32_t elem_sizes[] = {1, 4, 8};
     double arrivals[64];
     for (int32_t a = 0; a < papcoll_algorithm_count(); a++) {
@@ -74,9 +76,10 @@ int main(void) {
             context.tau = tau;
             /* The all-equal pattern gets every count and element size; the others (to keep
              * make test short) 4-byte elements and the counts 1, P-1, 1009, 2^20+3. */
+            int full = pattern == 0 || all_counts;
             for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++)
-                for (size_t e = pattern == 0 ? 0 : 1; e < (pattern == 0 ? 3u : 2u); e++) {
-                    if (pattern != 0 && (c == 0 || c == 3 || c == 4)) continue;
+                for (size_t e = full ? 0 : 1; e < (full ? 3u : 2u); e++) {
+                    if (!full && (c == 0 || c == 3 || c == 4)) continue;
                     int64_t count = counts[c];
                     int32_t elem_size = elem_sizes[e];
                     papcoll_verify_options options = {0, 1};

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+from pathlib import Path
 
 import papcoll
 import pytest
 from papcoll import Context, PapcollError
+from papcoll.launcher import mpi_flavor
 
 ALGORITHMS = [info.name for info in papcoll.algorithms()]
 
@@ -134,3 +138,14 @@ def test_races_are_caught_in_schedules_too_large_for_bitsets():
     assert not report.ok
     assert report.violation_rank == 0
     assert "race" in report.reason
+
+
+@pytest.mark.long
+def test_pap_aware_algorithms_every_count_under_every_arrival_pattern():
+    # make test runs the C sweep with a subset of counts for the skewed arrival patterns;
+    # here every count of the foundation set and every element size for all eight
+    build = Path(__file__).resolve().parents[2] / "build" / os.environ.get("PAPCOLL_MPI",
+                                                                            mpi_flavor())
+    result = subprocess.run([str(build / "test_algorithms"), "--all-counts"],
+                            capture_output=True, text=True, timeout=1800)
+    assert result.returncode == 0, result.stdout[-3000:]
