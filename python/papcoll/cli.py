@@ -340,7 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--ranks", type=_positive("ranks", 4096), nargs="+", default=[4, 13, 64])
     demo.add_argument("--count", type=parse_count, default=parse_count("1M"))
     demo.add_argument("--no-bench", action="store_true",
-                      help="only the verified schedules, no MPI benchmark")
+                      help="only the verified schedules: no MPI benchmark, no simulation")
     demo.set_defaults(handler=command_demo)
     return parser
 
