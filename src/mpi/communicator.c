@@ -73,6 +73,12 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
         return record_error(MPI_ERR_ARG, "papcoll_comm_create: segment_elements, "
                                          "segment_count and max_message_elements must not be "
                                          "negative");
+    if (config->arrival_source != PAPCOLL_ARRIVALS_EDGE &&
+        config->arrival_source != PAPCOLL_ARRIVALS_HISTORY)
+        return record_error(MPI_ERR_ARG,
+                            "papcoll_comm_create: arrival_source %d is neither "
+                            "PAPCOLL_ARRIVALS_EDGE nor PAPCOLL_ARRIVALS_HISTORY",
+                            (int)config->arrival_source);
     papcoll_comm *pc = calloc(1, sizeof *pc);
     if (pc == NULL) return record_error(MPI_ERR_NO_MEM, "papcoll_comm_create: out of memory");
     pc->config = *config;
@@ -90,7 +96,6 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
     MPI_Comm_size(pc->comm, &pc->size);
     MPI_Comm_rank(pc->comm, &pc->rank);
     if ((code = monitor_create(pc)) != MPI_SUCCESS) {
-        monitor_release(pc);
         MPI_Comm_free(&pc->comm);
         free(pc);
         return code;
@@ -215,23 +220,19 @@ static int prepare_plan(papcoll_comm *pc, const algorithm_entry *algorithm, int6
 static int run_with_arrivals(papcoll_comm *pc, const algorithm_entry *algorithm,
                              const void *source, void *recvbuf, int64_t count, int64_t extent,
                              MPI_Datatype datatype, MPI_Op op) {
-    double *arrivals = malloc((size_t)pc->size * sizeof *arrivals);
-    if (arrivals == NULL) return record_error(MPI_ERR_NO_MEM, "papcoll: out of memory");
     int64_t segment_elements = (count + pc->size - 1) / pc->size;
     papcoll_context context;
     memset(&context, 0, sizeof context);
     int usable = 0;
-    int code = monitor_gather(pc, (double)segment_elements * (double)extent, arrivals,
+    int code = monitor_gather(pc, (double)segment_elements * (double)extent, &context.arrivals,
                               &context.tau, &usable);
     if (code == MPI_SUCCESS) {
-        context.arrivals = arrivals;
         context.arrival_count = pc->size;
         code = usable ? prepare_plan(pc, algorithm, count, extent, &context)
                       : prepare_plan(pc, registry_find("ring"), count, extent, NULL);
     }
     if (code == MPI_SUCCESS) code = executor_run(pc, &pc->plan, source, recvbuf, datatype, op);
     if (code == MPI_SUCCESS) code = monitor_finish_call(pc);
-    free(arrivals);
     return code;
 }
 

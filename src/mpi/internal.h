@@ -64,14 +64,16 @@ struct papcoll_comm {
     monitor_state monitor;
 };
 
-/* monitor.c. Created with the communicator (measures clock offsets: collective). */
+/* monitor.c. Created with the communicator (measures clock offsets: collective); cleans up
+ * after itself on failure. */
 int monitor_create(papcoll_comm *pc);
 void monitor_release(papcoll_comm *pc);
 /* At the start of an slt or prr call (collective): gathers every rank's prediction and
- * says whether all are usable; fills arrivals (P, seconds after the earliest) and tau for a
+ * says whether all are usable; *arrivals then points at P times in seconds after the
+ * earliest (the monitor's own array, kept for papcoll_last_prediction), and tau is for a
  * segment of segment_bytes. Returns MPI_SUCCESS or an error class. */
-int monitor_gather(papcoll_comm *pc, double segment_bytes, double *arrivals, double *tau,
-                   int *usable);
+int monitor_gather(papcoll_comm *pc, double segment_bytes, const double **arrivals,
+                   double *tau, int *usable);
 /* At the end of an slt or prr call: HISTORY mode sends this call's arrival to the others. */
 int monitor_finish_call(papcoll_comm *pc);
 

@@ -96,7 +96,20 @@ static int measure_clock_offset(papcoll_comm *pc) {
     return MPI_SUCCESS;
 }
 
+/* Frees the monitor's memory and communicator without draining any messages. */
+static void monitor_free(monitor_state *m) {
+    if (m->comm != MPI_COMM_NULL) MPI_Comm_free(&m->comm);
+    free(m->send_requests);
+    free(m->received);
+    free(m->average);
+    free(m->last_arrivals);
+    memset(m, 0, sizeof *m);
+    m->comm = MPI_COMM_NULL;
+}
+
+/* On failure cleans up after itself (no collective calls: other ranks may have succeeded). */
 int monitor_create(papcoll_comm *pc) {
+    int code = MPI_SUCCESS;
     monitor_state *m = &pc->monitor;
     memset(m, 0, sizeof *m);
     m->comm = MPI_COMM_NULL;
@@ -106,16 +119,18 @@ int monitor_create(papcoll_comm *pc) {
     m->received = calloc(ranks, sizeof *m->received);
     m->average = calloc(ranks, sizeof *m->average);
     m->last_arrivals = calloc(ranks, sizeof *m->last_arrivals);
-    if (!m->send_requests || !m->received || !m->average || !m->last_arrivals)
-        return record_error(MPI_ERR_NO_MEM, "papcoll_comm_create: out of memory (monitor)");
-    int code = MPI_Comm_dup(pc->comm, &m->comm);
-    if (code != MPI_SUCCESS)
-        return record_error(code, "papcoll_comm_create: MPI_Comm_dup failed (monitor)");
-    MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
-    code = measure_clock_offset(pc);
-    if (code != MPI_SUCCESS)
-        return record_error(code, "papcoll_comm_create: measuring clock offsets failed");
-    return MPI_SUCCESS;
+    if (!m->send_requests || !m->received || !m->average || !m->last_arrivals) {
+        code = record_error(MPI_ERR_NO_MEM, "papcoll_comm_create: out of memory (monitor)");
+    } else if ((code = MPI_Comm_dup(pc->comm, &m->comm)) != MPI_SUCCESS) {
+        m->comm = MPI_COMM_NULL;
+        code = record_error(code, "papcoll_comm_create: MPI_Comm_dup failed (monitor)");
+    } else {
+        MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
+        if ((code = measure_clock_offset(pc)) != MPI_SUCCESS)
+            code = record_error(code, "papcoll_comm_create: measuring clock offsets failed");
+    }
+    if (code != MPI_SUCCESS) monitor_free(m);
+    return code;
 }
 
 static int wait_for_sends(monitor_state *m) {
@@ -175,13 +190,8 @@ void monitor_release(papcoll_comm *pc) {
             if (anyone_sent) receive_from_all(pc, (double)m->calls);
         }
         wait_for_sends(m);
-        MPI_Comm_free(&m->comm);
     }
-    free(m->send_requests);
-    free(m->received);
-    free(m->average);
-    free(m->last_arrivals);
-    memset(m, 0, sizeof *m);
+    monitor_free(m);
 }
 
 /* ---- the compute phase: local calls ------------------------------------------------------ */
@@ -325,8 +335,8 @@ static int calibrate(papcoll_comm *pc) {
     return MPI_SUCCESS;
 }
 
-int monitor_gather(papcoll_comm *pc, double segment_bytes, double *arrivals, double *tau,
-                   int *usable) {
+int monitor_gather(papcoll_comm *pc, double segment_bytes, const double **arrivals,
+                   double *tau, int *usable) {
     monitor_state *m = &pc->monitor;
     m->arrival = MPI_Wtime();
     int code;
@@ -367,9 +377,10 @@ int monitor_gather(papcoll_comm *pc, double segment_bytes, double *arrivals, dou
         latest = fmax(latest, m->received[r]);
     }
     if (*usable && latest - earliest > most_seconds_ahead) *usable = 0;
-    for (int r = 0; r < pc->size; r++) arrivals[r] = *usable ? m->received[r] - earliest : 0;
+    for (int r = 0; r < pc->size; r++)
+        m->last_arrivals[r] = *usable ? m->received[r] - earliest : 0;
+    *arrivals = m->last_arrivals;
     m->last_predicted = *usable;
-    memcpy(m->last_arrivals, arrivals, (size_t)pc->size * sizeof *arrivals);
     m->last_tau = *tau;
     return MPI_SUCCESS;
 }

@@ -32,6 +32,11 @@ int main(int argc, char **argv) {
     config.algorithm = "warp_speed";
     expect("create with an unknown algorithm", papcoll_comm_create(MPI_COMM_WORLD, &config, &pc),
            MPI_ERR_ARG, "unknown algorithm 'warp_speed'");
+    papcoll_config_init(&config);
+    config.arrival_source = (papcoll_arrival_source)7;
+    expect("create with an unknown arrival source",
+           papcoll_comm_create(MPI_COMM_WORLD, &config, &pc), MPI_ERR_ARG,
+           "arrival_source 7 is neither");
     expect("create on MPI_COMM_NULL", papcoll_comm_create(MPI_COMM_NULL, NULL, &pc), MPI_ERR_COMM,
            "MPI_COMM_NULL");
     expect("create with defaults", papcoll_comm_create(MPI_COMM_WORLD, NULL, &pc), MPI_SUCCESS,

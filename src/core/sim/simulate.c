@@ -384,7 +384,6 @@ int papcoll_simulate(const char *algorithm, int32_t ranks, int64_t count, int32_
             break;
         }
         s.remaining += schedule->op_count;
-        result->operations = s.remaining;
         double arrival = arrivals ? arrivals[r] : 0;
         s.cpu_free[r] = s.send_nic_free[r] = s.receive_nic_free[r] = arrival;
         s.finish[r] = arrival;
@@ -392,6 +391,7 @@ int papcoll_simulate(const char *algorithm, int32_t ranks, int64_t count, int32_
             if (s.pending[r][i] == 0 && !queue_push(&s.queue, arrival, r, i, EVENT_READY))
                 status = fail(&s, PAPCOLL_ERR_NO_MEMORY, "out of memory for events");
     }
+    result->operations = s.remaining;
     int64_t events = 0;
     while (status == PAPCOLL_OK && s.queue.size > 0) {
         event e = queue_pop(&s.queue);
