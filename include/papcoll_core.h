@@ -126,10 +126,10 @@ const char *papcoll_status_name(int status);
 const char *papcoll_select_default(int32_t ranks, int64_t count, int64_t elem_size,
                                    int32_t commutative);
 /* ---- the discrete-event simulator (src/core/sim/simulate.c) ------------------------------
- * Runs the schedules of all P ranks against a LogGP-family cost model on a crossbar. Hockney
- * (alpha, beta, gamma) is latency = alpha, seconds_per_byte = beta,
- * reduce_seconds_per_byte = gamma, the rest 0; seed 004's pipelining postal model is
- * latency = alpha_p, overhead = alpha_r. */
+ * Runs the schedules of all P ranks against a LogGP-family cost model, on a crossbar or on a
+ * tree of switches and hosts. Hockney (alpha, beta, gamma) is latency = alpha,
+ * seconds_per_byte = beta, reduce_seconds_per_byte = gamma, the rest 0; seed 004's
+ * pipelining postal model is latency = alpha_p, overhead = alpha_r. */
 typedef struct papcoll_sim_model {
     double latency;                 /* L: wire time of a message; overlaps with everything */
     double overhead;                /* o: CPU time per message at each end, not overlapped */
@@ -141,22 +141,66 @@ typedef struct papcoll_sim_model {
                                        receive; larger wait for it (rendezvous); -1: all eager */
 } papcoll_sim_model;
 
+/* A tree of vertices (switches and hosts): every vertex but the root has a full-duplex link
+ * to its parent. Ranks run on vertices (usually the leaves, the hosts); a message between
+ * ranks on different vertices crosses the links of the tree path between them, and those
+ * links are shared with every other message crossing them (see simulate.c for the sharing
+ * rule). Two ranks on one vertex talk through shared memory: local_latency and
+ * local_seconds_per_byte on the per-rank resources, as on a crossbar. With a topology the
+ * model's latency and seconds_per_byte are not used: the links carry their own. */
+typedef struct papcoll_sim_topology {
+    int32_t vertex_count;
+    const int32_t *parent;               /* per vertex: its parent, -1 for the one root */
+    const double *link_latency;          /* per vertex: latency of its link to the parent */
+    const double *link_seconds_per_byte; /* per vertex: that link's time per byte, each way */
+    const int32_t *rank_vertex;          /* per rank: the vertex it runs on */
+    int32_t rank_count;                  /* entries in rank_vertex: must be P */
+    double local_latency;                /* between two ranks on one vertex */
+    double local_seconds_per_byte;
+} papcoll_sim_topology;
+
+typedef struct papcoll_sim_options {
+    const papcoll_sim_topology *topology; /* NULL: a crossbar with the model's L and G */
+    double noise_mean;          /* seconds: every op starts late by an exponentially
+                                   distributed delay of this mean (OS noise); 0: none */
+    uint64_t noise_seed;        /* the same seed gives the same delays */
+    int32_t record_timeline;    /* 1: fill result->timeline */
+} papcoll_sim_options;
+
+typedef struct papcoll_sim_span {
+    int32_t rank, op;           /* op: index in the rank's schedule */
+    int32_t kind;               /* 0 SEND, 1 RECV, 2 REDUCE, 3 COPY */
+    int32_t peer;               /* SEND/RECV: the other rank; else -1 */
+    int64_t bytes;
+    double start, end;          /* SEND: offered; RECV: posted; REDUCE/COPY: CPU start */
+} papcoll_sim_span;
+
 typedef struct papcoll_sim_result {
     double average_elapsed;         /* e-bar: mean over ranks of finish - arrival, seconds */
     double max_elapsed;
     double makespan;                /* last finish - first arrival */
     int64_t operations;             /* operations simulated, all ranks together */
     int64_t events;                 /* events the engine processed */
+    int64_t memory_bytes;           /* the engine's largest arrays, summed (not the timeline) */
+    papcoll_sim_span *timeline;     /* record_timeline: every op, rank by rank; else NULL */
+    int64_t timeline_count;
+    int64_t *link_bytes;            /* with a topology: bytes over each link, [2v] from
+                                       vertex v up to its parent, [2v + 1] down; else NULL */
+    int32_t link_count;             /* 2 x vertex_count, or 0 */
 } papcoll_sim_result;
 
 /* Simulates one all-reduce. arrivals: when each rank reaches the call (P seconds, or NULL for
  * all 0); the context's arrivals are the *predictions* slt and prr build from, which may
- * differ. finish (P entries, may be NULL) gets each rank's finish time. Returns PAPCOLL_OK,
- * or an error code with a message (bad model, a schedule that cannot be built, deadlock). */
+ * differ. options may be NULL (crossbar, no noise, no timeline). finish (P entries, may be
+ * NULL) gets each rank's finish time. Returns PAPCOLL_OK, or an error code with a message
+ * (bad model or topology, a schedule that cannot be built, deadlock). Free what the result
+ * holds with papcoll_sim_result_release, whatever the status. */
 int papcoll_simulate(const char *algorithm, int32_t ranks, int64_t count, int32_t elem_size,
                      const papcoll_context *context, const papcoll_sim_model *model,
-                     const double *arrivals, double *finish, papcoll_sim_result *result,
-                     char *error, size_t error_size);
+                     const papcoll_sim_options *options, const double *arrivals,
+                     double *finish, papcoll_sim_result *result, char *error,
+                     size_t error_size);
+void papcoll_sim_result_release(papcoll_sim_result *result);
 /* cffi-end */
 
 #ifdef __cplusplus

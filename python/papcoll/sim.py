@@ -9,7 +9,7 @@ Model parameters (SI units) and their names in `--param`:
   seconds_per_byte (G, beta)    NIC time per byte
   reduce_seconds_per_byte (gamma), copy_seconds_per_byte (copy)
   eager_limit_bytes (eager)     larger messages wait for their receive (-1: all eager)
-All presets are crossbars for now (topologies, noise and timelines: issue 5 goes on).
+These presets are crossbars; network.py adds topologies (geo-2site, files).
 """
 
 from __future__ import annotations
@@ -17,10 +17,14 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from ._core import ffi, lib
 from .core import _ERROR_SIZE, Context, _c_context, _raise
+
+if TYPE_CHECKING:
+    from .network import Topology
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,22 @@ class SimModel:
     eager_limit_bytes: int = -1
 
 
+KINDS = ("send", "recv", "reduce", "copy")
+
+
+@dataclass(frozen=True)
+class Span:
+    """One op of the timeline: what a rank did from start to end (seconds)."""
+
+    rank: int
+    op: int
+    kind: str
+    peer: int
+    bytes: int
+    start: float
+    end: float
+
+
 @dataclass(frozen=True)
 class SimResult:
     average_elapsed: float
@@ -42,6 +62,10 @@ class SimResult:
     operations: int
     events: int
     finish: list[float]
+    arrivals: list[float] = field(default_factory=list)
+    memory_bytes: int = 0
+    timeline: list[Span] = field(default_factory=list)
+    link_bytes: list[int] = field(default_factory=list)  # [2v] up from vertex v, [2v+1] down
 
 
 # Named networks. hockney: alpha-beta-gamma with alpha 1 us, 10 GB/s, reduce 4 GB/s.
@@ -119,6 +143,24 @@ def tau(model: SimModel, ranks: int, count: int, elem_size: int) -> float:
             + segment * (model.seconds_per_byte + model.reduce_seconds_per_byte)) or 1e-9
 
 
+def _c_topology(topology: Topology, keep: list[Any]) -> Any:
+    raw = ffi.new("papcoll_sim_topology *")
+    arrays = {
+        "parent": ffi.new("int32_t[]", topology.parent),
+        "link_latency": ffi.new("double[]", topology.link_latency),
+        "link_seconds_per_byte": ffi.new("double[]", topology.link_seconds_per_byte),
+        "rank_vertex": ffi.new("int32_t[]", topology.rank_vertex),
+    }
+    keep.extend([raw, *arrays.values()])
+    for name, array in arrays.items():
+        setattr(raw, name, array)
+    raw.vertex_count = len(topology.parent)
+    raw.rank_count = len(topology.rank_vertex)
+    raw.local_latency = topology.local_latency
+    raw.local_seconds_per_byte = topology.local_seconds_per_byte
+    return raw
+
+
 def simulate(
     algorithm_name: str,
     ranks: int,
@@ -127,23 +169,42 @@ def simulate(
     model: SimModel | None = None,
     arrivals: Sequence[float] | None = None,
     context: Context | None = None,
+    *,
+    topology: Topology | None = None,
+    noise_mean: float = 0.0,
+    noise_seed: int = 1,
+    timeline: bool = False,
 ) -> SimResult:
     """Simulates one all-reduce. `arrivals` are the true arrival times; slt and prr build
     from context.arrivals, their predictions (by default the true ones, with the model's
-    tau)."""
+    tau). `topology` (network.Topology) places the ranks on a tree; None is a crossbar."""
     model = model or PRESETS["hockney"]
     if context is None:
         predictions = list(arrivals) if arrivals is not None else [0.0] * ranks
         context = Context(arrivals=predictions, tau=tau(model, ranks, count, elem_size))
-    raw_context, _keep = _c_context(context)
+    raw_context, keep = _c_context(context)
     raw_model = ffi.new("papcoll_sim_model *", asdict(model))
+    options = ffi.new("papcoll_sim_options *")
+    options.noise_mean = noise_mean
+    options.noise_seed = noise_seed
+    options.record_timeline = int(timeline)
+    if topology is not None:
+        options.topology = _c_topology(topology, keep)
     raw_arrivals = ffi.new("double[]", [float(a) for a in arrivals]) if arrivals else ffi.NULL
     finish = ffi.new("double[]", ranks)
     result = ffi.new("papcoll_sim_result *")
     error = ffi.new("char[]", _ERROR_SIZE)
     status = lib.papcoll_simulate(algorithm_name.encode(), ranks, count, elem_size,
-                                  raw_context, raw_model, raw_arrivals, finish, result, error,
-                                  _ERROR_SIZE)
-    _raise(status, error)
+                                  raw_context, raw_model, options, raw_arrivals, finish, result,
+                                  error, _ERROR_SIZE)
+    try:
+        _raise(status, error)
+        spans = [Span(s.rank, s.op, KINDS[s.kind], s.peer, s.bytes, s.start, s.end)
+                 for s in (result.timeline[i] for i in range(result.timeline_count))]
+        links = [result.link_bytes[i] for i in range(result.link_count)]
+    finally:
+        lib.papcoll_sim_result_release(result)
     return SimResult(result.average_elapsed, result.max_elapsed, result.makespan,
-                     result.operations, result.events, [finish[r] for r in range(ranks)])
+                     result.operations, result.events, [finish[r] for r in range(ranks)],
+                     [float(a) for a in arrivals] if arrivals else [0.0] * ranks,
+                     result.memory_bytes, spans, links)

@@ -1,30 +1,49 @@
 /* simulate.c - the discrete-event simulator (papcoll_core.h, papcoll_simulate): the very
  * schedules the MPI executor runs, for all P ranks at once, timed by a LogGP-family model
- * on a crossbar (seed 004 S6; LogGOPSim's engine is the model: one event queue plus the
- * next-free time of every resource).
+ * on a crossbar or a tree of switches (seed 004 S6; LogGOPSim's engine is the model: one
+ * event queue plus the next-free time of every resource).
  *
- * Resources per rank: the CPU (copies, reductions, per-message overhead o), the NIC's send
- * side and its receive side. An op becomes ready when the ops it waits for are done (or at
- * the rank's arrival for the first ones); events are taken in time order (ties in the
- * order they were made, so runs are deterministic):
+ * Resources: per rank the CPU (copies, reductions, per-message overhead o), the NIC's send
+ * side and its receive side; with a topology, also both directions of every link. An op
+ * becomes ready when the ops it waits for are done (or at the rank's arrival for the first
+ * ones); events are taken in time order, ties in the order they were made, so runs are
+ * deterministic:
  *   COPY / REDUCE  on the CPU: start = max(ready, CPU free), length x elem x cost per byte.
- *   SEND           o on the CPU, then the message leaves the NIC at max(then, NIC free),
- *                  takes bytes x G there (the NIC is then busy at least g), and arrives L
- *                  later; the receiving NIC also spends bytes x G on it, one message at a
- *                  time. Eager (bytes <= eager limit): leaves at once; the SEND completes
+ *   SEND           o on the CPU, then the message leaves at max(then, NIC free), takes
+ *                  bytes x G on the wire (the NIC is then busy at least g) and arrives L
+ *                  later. Eager (bytes <= eager limit): leaves at once; the SEND completes
  *                  when its bytes are out. Rendezvous: leaves only once the RECV is posted;
  *                  the SEND completes when it has arrived.
  *   RECV           posted when ready; completes at max(arrival, posted), plus o on the CPU.
- * Messages match per (source, destination, tag) in order, as in MPI. Empty messages cost
- * nothing (both sides skip them, as the executor does).
+ * Messages match per (source, destination, tag) in order, as in MPI: each rank keeps a
+ * list of posted receives and one of unexpected sends, searched first to last. Empty
+ * messages cost nothing (both sides skip them, as the executor does).
  *
- * Hockney on a crossbar gives the textbook closed forms exactly; tests/c/test_simulator.c
+ * Where the bytes go:
+ *   crossbar (no topology), or two ranks on one vertex (with local_latency / _seconds_per_
+ *   byte): the sender's NIC is busy bytes x G, the receiver's NIC takes the message after
+ *   its previous one (bytes x G), one message at a time, FIFO.
+ *   tree topology, ranks on different vertices: the message crosses the links of the tree
+ *   path. Choice (documented in docs/simulator.md): *first come, first served, whole path*.
+ *   A message waits until every link of its path is free, then holds all of them for
+ *   bytes x (the slowest link's time per byte), cut-through, and arrives after the sum of
+ *   the links' latencies. Messages that share a link therefore go one after the other, in
+ *   the order they were offered; no fair sharing (SimGrid's flow model would let them share
+ *   the bandwidth; for equal-size messages both end at the same time as the later one
+ *   here, so the makespan is the same, only the first message finishes earlier).
+ *
+ * Noise (options->noise_mean): every op starts late by an exponential draw of that mean
+ * from a generator seeded by noise_seed, drawn in event order, so a seed replays exactly.
+ *
+ * Engine layout, for speed at P = 2^20: all ranks' ops live in one array of 32-byte records
+ * holding what the engine needs (bytes, peer, tag, pending count, where the dependents
+ * start), so one event touches one or two cache lines. The schedules are converted rank by
+ * rank and freed at once. The event queue is a binary heap of *distinct times*, each with a
+ * FIFO of its events: simulations in lockstep (balanced arrivals) put thousands of events
+ * at one instant, and they cost one heap entry; the FIFO keeps the creation order.
+ *
+ * Hockney on a crossbar gives the textbook closed forms exactly; tests/python/test_sim.py
  * checks ring, recursive doubling and Rabenseifner against them.
- *
- * Not yet here (issue 5 goes on): topologies with shared links, noise, timelines, GOAL
- * export. Choices: the receive-side NIC serialises messages FIFO in the order they are
- * matched; the CPU is booked in event order, so an op that became ready earlier is never
- * overtaken by a later one.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -34,13 +53,24 @@
 
 #include "../schedule.h"
 
-typedef struct event {
-    double time;
-    int64_t sequence; /* tie-break: the order events were made */
-    int32_t rank;
-    int32_t op;
-    int32_t kind;     /* enum event_kind */
-} event;
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
+
+/* ---- what the engine keeps of each op -------------------------------------------------- */
+
+typedef struct sim_op {
+    double bytes;        /* message or region size; 0 for an empty message or a self-copy */
+    int64_t dependents;  /* the ops waiting for this one are dependents[this .. next op's) */
+    int32_t pending;     /* ops this one still waits for */
+    int32_t peer;        /* SEND / RECV */
+    int32_t tag;
+    uint8_t kind;        /* enum sched_op_kind */
+    uint8_t padding[3];
+} sim_op;
+_Static_assert(sizeof(sim_op) == 32, "an engine op should stay 32 bytes");
+
+/* ---- the event queue: a heap of distinct times, a FIFO of events at each ---------------- */
 
 enum event_kind {
     EVENT_READY = 0,    /* the op's dependencies are done: start it */
@@ -48,73 +78,225 @@ enum event_kind {
     EVENT_ARRIVED = 2,  /* a RECV's message is in: charge the CPU overhead o, then complete */
 };
 
+typedef struct event {
+    int32_t rank, op, kind;
+    int32_t next;       /* next event at the same time, -1 at the end */
+} event;
+
+typedef struct instant {
+    double time;
+    int32_t first, last; /* its FIFO of events */
+    int32_t chain;       /* next instant in the same hash slot, -1 at the end */
+} instant;
+
+typedef struct heap_entry {
+    double time;
+    int32_t instant;
+} heap_entry;
+
 typedef struct event_queue {
-    event *heap;
-    int64_t size, capacity, made;
+    event *events;
+    int32_t event_capacity, event_used, event_free;
+    instant *instants;
+    int32_t instant_capacity, instant_used, instant_free;
+    heap_entry *heap;
+    int32_t heap_size, heap_capacity;
+    int32_t *slots;      /* hash of time -> first instant, -1: none */
+    int32_t slot_mask;
+    int32_t last_instant; /* the instant pushed to last, checked before the hash */
 } event_queue;
 
-static int earlier(const event *a, const event *b) {
-    return a->time < b->time || (a->time == b->time && a->sequence < b->sequence);
-}
-
-static int queue_push(event_queue *q, double time, int32_t rank, int32_t op, int32_t kind) {
-    if (q->size == q->capacity) {
-        int64_t capacity = q->capacity ? 2 * q->capacity : 1024;
-        event *larger = realloc(q->heap, (size_t)capacity * sizeof *larger);
-        if (larger == NULL) return 0;
-        q->heap = larger;
-        q->capacity = capacity;
-    }
-    event e = {time, q->made++, rank, op, kind};
-    int64_t i = q->size++;
-    while (i > 0 && earlier(&e, &q->heap[(i - 1) / 2])) {
-        q->heap[i] = q->heap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    q->heap[i] = e;
+static int grow(void **array, int32_t *capacity, size_t element, int32_t least) {
+    if (*capacity >= least) return 1;
+    int64_t larger = *capacity ? 2 * (int64_t)*capacity : 1024;
+    while (larger < least) larger *= 2;
+    if (larger > INT32_MAX) return 0;
+    void *bigger = realloc(*array, (size_t)larger * element);
+    if (bigger == NULL) return 0;
+    *array = bigger;
+    *capacity = (int32_t)larger;
     return 1;
 }
 
-static event queue_pop(event_queue *q) {
-    event top = q->heap[0], last = q->heap[--q->size];
-    int64_t i = 0;
+static uint64_t mix(uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+static int32_t slot_of(const event_queue *q, double time) {
+    uint64_t bits;
+    memcpy(&bits, &time, sizeof bits);
+    return (int32_t)(mix(bits) & (uint64_t)q->slot_mask);
+}
+
+/* Makes room for `live` instants, keeping the hash at most half full; rebuilt from the heap,
+ * which lists every instant. */
+static int make_room(event_queue *q, int32_t live) {
+    if (q->slots && 2 * (int64_t)live <= (int64_t)q->slot_mask + 1) return 1;
+    int64_t size = q->slots ? 2 * ((int64_t)q->slot_mask + 1) : 1024;
+    while (size < 2 * (int64_t)live) size *= 2;
+    if (size > INT32_MAX) return 0;
+    int32_t *slots = malloc((size_t)size * sizeof *slots);
+    if (slots == NULL) return 0;
+    free(q->slots);
+    q->slots = slots;
+    q->slot_mask = (int32_t)(size - 1);
+    for (int64_t i = 0; i < size; i++) slots[i] = -1;
+    for (int32_t h = 0; h < q->heap_size; h++) {
+        int32_t id = q->heap[h].instant, slot = slot_of(q, q->heap[h].time);
+        q->instants[id].chain = slots[slot];
+        slots[slot] = id;
+    }
+    return 1;
+}
+
+static void heap_up(event_queue *q, int32_t i, heap_entry entry) {
+    while (i > 0 && entry.time < q->heap[(i - 1) / 2].time) {
+        q->heap[i] = q->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    q->heap[i] = entry;
+}
+
+static void heap_pop(event_queue *q) {
+    heap_entry last = q->heap[--q->heap_size];
+    int32_t i = 0;
     for (;;) {
-        int64_t child = 2 * i + 1;
-        if (child >= q->size) break;
-        if (child + 1 < q->size && earlier(&q->heap[child + 1], &q->heap[child])) child++;
-        if (!earlier(&q->heap[child], &last)) break;
+        int32_t child = 2 * i + 1;
+        if (child >= q->heap_size) break;
+        if (child + 1 < q->heap_size && q->heap[child + 1].time < q->heap[child].time) child++;
+        if (!(q->heap[child].time < last.time)) break;
         q->heap[i] = q->heap[child];
         i = child;
     }
-    if (q->size > 0) q->heap[i] = last;
-    return top;
+    if (q->heap_size > 0) q->heap[i] = last;
 }
 
-/* A message side waiting for its partner on one (source, destination, tag) channel. */
-typedef struct waiting {
-    double time;    /* SEND: when it arrives (eager) or is offered (rendezvous); RECV: posted */
-    int32_t rank, op;
-    int32_t next;   /* next in the channel's FIFO, -1 at the end */
-    int32_t eager;
-} waiting;
+/* The instant at `time`, made if there is none. -1: out of memory. */
+static int32_t instant_at(event_queue *q, double time) {
+    if (q->last_instant >= 0 && q->instants[q->last_instant].time == time)
+        return q->last_instant;
+    if (q->slots) {
+        for (int32_t id = q->slots[slot_of(q, time)]; id >= 0; id = q->instants[id].chain)
+            if (q->instants[id].time == time) return q->last_instant = id;
+    }
+    int32_t id = q->instant_free;
+    if (id >= 0) {
+        q->instant_free = q->instants[id].chain;
+    } else {
+        if (!grow((void **)&q->instants, &q->instant_capacity, sizeof(instant),
+                  q->instant_used + 1))
+            return -1;
+        id = q->instant_used++;
+    }
+    if (!grow((void **)&q->heap, &q->heap_capacity, sizeof(heap_entry), q->heap_size + 1) ||
+        !make_room(q, q->heap_size + 1))
+        return -1;
+    q->instants[id] = (instant){time, -1, -1, -1};
+    heap_up(q, q->heap_size++, (heap_entry){time, id});
+    int32_t slot = slot_of(q, time);
+    q->instants[id].chain = q->slots[slot];
+    q->slots[slot] = id;
+    return q->last_instant = id;
+}
 
-typedef struct channel {
-    int64_t key;    /* -1: empty slot */
-    int32_t sends_head, sends_tail, receives_head, receives_tail;
-} channel;
+static int queue_push(event_queue *q, double time, int32_t rank, int32_t op, int32_t kind) {
+    int32_t id = instant_at(q, time);
+    if (id < 0) return 0;
+    int32_t e = q->event_free;
+    if (e >= 0) {
+        q->event_free = q->events[e].next;
+    } else {
+        if (!grow((void **)&q->events, &q->event_capacity, sizeof(event), q->event_used + 1))
+            return 0;
+        e = q->event_used++;
+    }
+    q->events[e] = (event){rank, op, kind, -1};
+    instant *at = &q->instants[id];
+    if (at->last >= 0) q->events[at->last].next = e;
+    else at->first = e;
+    at->last = e;
+    return 1;
+}
+
+/* Takes the earliest event (the first made among the earliest). 0: the queue is empty. */
+static int queue_pop(event_queue *q, double *time, event *out) {
+    if (q->heap_size == 0) return 0;
+    int32_t id = q->heap[0].instant;
+    instant *at = &q->instants[id];
+    int32_t e = at->first;
+    *time = at->time;
+    *out = q->events[e];
+    at->first = q->events[e].next;
+    q->events[e].next = q->event_free;
+    q->event_free = e;
+    if (at->first < 0) { /* the instant is over: out of the heap and the hash */
+        heap_pop(q);
+        int32_t *link = &q->slots[slot_of(q, at->time)];
+        while (*link != id) link = &q->instants[*link].chain;
+        *link = at->chain;
+        at->chain = q->instant_free;
+        q->instant_free = id;
+        if (q->last_instant == id) q->last_instant = -1;
+    }
+    return 1;
+}
+
+/* Up to `wanted` events that will be popped next at the current earliest instant, in order;
+ * returns how many there are. */
+static int queue_peek(const event_queue *q, const event **ahead, int wanted) {
+    if (q->heap_size == 0) return 0;
+    int found = 0;
+    for (int32_t e = q->instants[q->heap[0].instant].first; e >= 0 && found < wanted;
+         e = q->events[e].next)
+        ahead[found++] = &q->events[e];
+    return found;
+}
+
+/* ---- message matching: per destination, posted receives and unexpected sends ------------ */
+
+typedef struct message_side {
+    double time;    /* SEND: when it arrives (eager) or is offered (rendezvous); RECV: posted */
+    int32_t source; /* the sending rank */
+    int32_t tag;
+    int32_t rank, op; /* the op on its own rank */
+    int32_t next;
+    int32_t eager;
+} message_side;
+
+typedef struct side_list {
+    int32_t head, tail;
+} side_list;
+
+/* ---- the simulation ---------------------------------------------------------------------- */
 
 typedef struct simulation {
     const papcoll_sim_model *model;
+    const papcoll_sim_topology *topology;
     int32_t ranks;
-    int32_t elem_size;
-    papcoll_schedule **schedules;
-    int32_t **pending, **dependent_first, **dependents;
+    sim_op *ops;                    /* all ranks' ops, rank by rank, plus one sentinel */
+    int64_t op_count, op_capacity;
+    int64_t *first_op;              /* rank r's ops are ops[first_op[r] .. first_op[r + 1]) */
+    int32_t *dependents;            /* local op indices */
+    int64_t dependent_count, dependent_capacity;
     double *cpu_free, *send_nic_free, *receive_nic_free, *finish;
+    side_list *posted, *unexpected; /* per destination rank */
+    message_side *sides;
+    int32_t side_capacity, side_used, side_free;
     event_queue queue;
-    channel *channels;
-    int64_t channel_capacity, channel_count;
-    waiting *pool;
-    int32_t pool_size, pool_capacity, pool_free;
+    /* topology */
+    int32_t *depth;
+    double *link_free;              /* [2v] up from v, [2v + 1] down to v */
+    int64_t *link_bytes;
+    /* noise */
+    double noise_mean;
+    uint64_t noise_state;
+    /* timeline */
+    double *op_start, *op_end;
     int64_t remaining;
     char *error;
     size_t error_size;
@@ -130,300 +312,519 @@ static int fail(simulation *s, int code, const char *format, ...) {
     return code;
 }
 
-static uint64_t mix(uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return x;
-}
-
-/* The channel of (source, destination, tag), made on first use. NULL: out of memory. */
-static channel *channel_of(simulation *s, int32_t source, int32_t destination, int32_t tag) {
-    if (2 * (s->channel_count + 1) > s->channel_capacity) {
-        int64_t capacity = s->channel_capacity ? 2 * s->channel_capacity : 4096;
-        channel *table = malloc((size_t)capacity * sizeof *table);
-        if (table == NULL) return NULL;
-        for (int64_t i = 0; i < capacity; i++) table[i].key = -1;
-        for (int64_t i = 0; i < s->channel_capacity; i++) {
-            if (s->channels[i].key < 0) continue;
-            int64_t slot = (int64_t)(mix((uint64_t)s->channels[i].key) & (uint64_t)(capacity - 1));
-            while (table[slot].key >= 0) slot = (slot + 1) & (capacity - 1);
-            table[slot] = s->channels[i];
-        }
-        free(s->channels);
-        s->channels = table;
-        s->channel_capacity = capacity;
-    }
-    int64_t key = ((int64_t)source << 36) | ((int64_t)destination << 15) | tag;
-    int64_t slot = (int64_t)(mix((uint64_t)key) & (uint64_t)(s->channel_capacity - 1));
-    while (s->channels[slot].key >= 0 && s->channels[slot].key != key)
-        slot = (slot + 1) & (s->channel_capacity - 1);
-    channel *c = &s->channels[slot];
-    if (c->key < 0) {
-        c->key = key;
-        c->sends_head = c->sends_tail = c->receives_head = c->receives_tail = -1;
-        s->channel_count++;
-    }
-    return c;
-}
-
-static int32_t pool_take(simulation *s) {
-    if (s->pool_free >= 0) {
-        int32_t index = s->pool_free;
-        s->pool_free = s->pool[index].next;
-        return index;
-    }
-    if (s->pool_size == s->pool_capacity) {
-        int32_t capacity = s->pool_capacity ? 2 * s->pool_capacity : 1024;
-        waiting *larger = realloc(s->pool, (size_t)capacity * sizeof *larger);
-        if (larger == NULL) return -1;
-        s->pool = larger;
-        s->pool_capacity = capacity;
-    }
-    return s->pool_size++;
-}
-
-static void enqueue(simulation *s, int32_t *head, int32_t *tail, int32_t index) {
-    s->pool[index].next = -1;
-    if (*tail >= 0) s->pool[*tail].next = index;
-    else *head = index;
-    *tail = index;
-}
-
-static int32_t dequeue(simulation *s, int32_t *head, int32_t *tail) {
-    int32_t index = *head;
-    *head = s->pool[index].next;
-    if (*head < 0) *tail = -1;
-    return index;
-}
-
 static double max2(double a, double b) { return a > b ? a : b; }
 
-/* The message leaves `source` no earlier than `ready`; returns when it has arrived. */
-static double transfer(simulation *s, int32_t source, int32_t destination, double ready,
-                       double bytes, double *out_of_sender) {
-    const papcoll_sim_model *m = s->model;
+static double noise(simulation *s) {
+    if (s->noise_mean <= 0) return 0;
+    s->noise_state += 0x9e3779b97f4a7c15ULL;
+    double uniform = (double)(mix(s->noise_state) >> 11) * 0x1.0p-53;
+    return -s->noise_mean * log1p(-uniform);
+}
+
+static int32_t side_take(simulation *s) {
+    if (s->side_free >= 0) {
+        int32_t index = s->side_free;
+        s->side_free = s->sides[index].next;
+        return index;
+    }
+    if (!grow((void **)&s->sides, &s->side_capacity, sizeof(message_side), s->side_used + 1))
+        return -1;
+    return s->side_used++;
+}
+
+static void side_append(simulation *s, side_list *list, int32_t index) {
+    s->sides[index].next = -1;
+    if (list->tail >= 0) s->sides[list->tail].next = index;
+    else list->head = index;
+    list->tail = index;
+}
+
+/* Removes and returns the first side in `list` from `source` with `tag`, or -1. */
+static int32_t side_find(simulation *s, side_list *list, int32_t source, int32_t tag) {
+    int32_t previous = -1;
+    for (int32_t i = list->head; i >= 0; previous = i, i = s->sides[i].next) {
+        if (s->sides[i].source != source || s->sides[i].tag != tag) continue;
+        if (previous >= 0) s->sides[previous].next = s->sides[i].next;
+        else list->head = s->sides[i].next;
+        if (list->tail == i) list->tail = previous;
+        return i;
+    }
+    return -1;
+}
+
+static void side_free(simulation *s, int32_t index) {
+    s->sides[index].next = s->side_free;
+    s->side_free = index;
+}
+
+/* A message of `bytes` between ranks on one vertex, or anywhere on a crossbar. */
+static double transfer_direct(simulation *s, int32_t source, int32_t destination, double ready,
+                              double bytes, double latency, double seconds_per_byte,
+                              double *out_of_sender) {
     double leaves = max2(ready, s->send_nic_free[source]);
-    double wire = bytes * m->seconds_per_byte;
+    double wire = bytes * seconds_per_byte;
     *out_of_sender = leaves + wire;
-    s->send_nic_free[source] = max2(leaves + wire, leaves + m->gap);
-    double arrives = max2(leaves + wire + m->latency, s->receive_nic_free[destination] + wire);
+    s->send_nic_free[source] = max2(leaves + wire, leaves + s->model->gap);
+    double arrives = max2(leaves + wire + latency, s->receive_nic_free[destination] + wire);
     s->receive_nic_free[destination] = arrives;
     return arrives;
 }
 
-static int64_t message_bytes(const simulation *s, const sched_op *op) {
-    return op->length * (int64_t)s->elem_size;
+/* A message across the tree: first come, first served on the whole path (see the header). */
+static double transfer_tree(simulation *s, int32_t source, int32_t destination, double ready,
+                            double bytes, double *out_of_sender) {
+    const papcoll_sim_topology *t = s->topology;
+    int32_t path[128], length = 0;
+    int32_t up = t->rank_vertex[source], down = t->rank_vertex[destination];
+    while (up != down) {  /* depths are capped at 64 when the topology is checked */
+        if (s->depth[up] >= s->depth[down]) {
+            path[length++] = 2 * up;
+            up = t->parent[up];
+        } else {
+            path[length++] = 2 * down + 1;
+            down = t->parent[down];
+        }
+    }
+    double leaves = max2(ready, s->send_nic_free[source]), latency = 0, seconds_per_byte = 0;
+    for (int32_t i = 0; i < length; i++) {
+        int32_t vertex = path[i] / 2;
+        leaves = max2(leaves, s->link_free[path[i]]);
+        latency += t->link_latency[vertex];
+        seconds_per_byte = max2(seconds_per_byte, t->link_seconds_per_byte[vertex]);
+    }
+    double wire = bytes * seconds_per_byte;
+    for (int32_t i = 0; i < length; i++) {
+        s->link_free[path[i]] = leaves + wire;
+        s->link_bytes[path[i]] += (int64_t)bytes;
+    }
+    s->send_nic_free[source] = max2(s->send_nic_free[source], leaves + s->model->gap);
+    *out_of_sender = leaves + wire;
+    return leaves + wire + latency;
 }
 
-static int is_eager(const simulation *s, int64_t bytes) {
-    return s->model->eager_limit_bytes < 0 || bytes <= s->model->eager_limit_bytes;
+/* The message leaves `source` no earlier than `ready`; returns when it has arrived. */
+static double transfer(simulation *s, int32_t source, int32_t destination, double ready,
+                       double bytes, double *out_of_sender) {
+    const papcoll_sim_topology *t = s->topology;
+    if (t == NULL)
+        return transfer_direct(s, source, destination, ready, bytes, s->model->latency,
+                               s->model->seconds_per_byte, out_of_sender);
+    if (t->rank_vertex[source] == t->rank_vertex[destination])
+        return transfer_direct(s, source, destination, ready, bytes, t->local_latency,
+                               t->local_seconds_per_byte, out_of_sender);
+    return transfer_tree(s, source, destination, ready, bytes, out_of_sender);
+}
+
+static int is_eager(const simulation *s, double bytes) {
+    return s->model->eager_limit_bytes < 0 || bytes <= (double)s->model->eager_limit_bytes;
 }
 
 /* A RECV whose message arrives at `arrival`, posted at `posted`: it completes then, after
  * the CPU overhead o, which is booked when that time comes (booking the CPU now, for a
  * time in the future, would hold back work that is ready before). */
-static int complete_receive(simulation *s, int32_t rank, int32_t op, double arrival,
-                            double posted) {
-    return queue_push(&s->queue, max2(arrival, posted), rank, op,
+static int complete_receive(simulation *s, const message_side *receive, double arrival) {
+    return queue_push(&s->queue, max2(arrival, receive->time), receive->rank, receive->op,
                       s->model->overhead > 0 ? EVENT_ARRIVED : EVENT_COMPLETE);
 }
 
-/* Pairs the heads of a channel's sends and receives while both exist. */
-static int match(simulation *s, channel *c, int32_t source, int32_t destination) {
-    while (c->sends_head >= 0 && c->receives_head >= 0) {
-        waiting send = s->pool[dequeue(s, &c->sends_head, &c->sends_tail)];
-        waiting receive = s->pool[dequeue(s, &c->receives_head, &c->receives_tail)];
-        if (send.eager) {
-            if (!complete_receive(s, receive.rank, receive.op, send.time, receive.time))
-                return 0;
-        } else {
-            double out_of_sender;
-            const sched_op *op = &s->schedules[source]->ops[send.op];
-            double arrives = transfer(s, source, destination, max2(send.time, receive.time),
-                                      (double)message_bytes(s, op), &out_of_sender);
-            if (!queue_push(&s->queue, arrives, send.rank, send.op, EVENT_COMPLETE) ||
-                !complete_receive(s, receive.rank, receive.op, arrives, receive.time))
-                return 0;
-        }
-    }
-    return 1;
+/* A SEND and its RECV have met: move the message (rendezvous) and complete the RECV. */
+static int pair(simulation *s, int32_t send_index, int32_t receive_index) {
+    message_side send = s->sides[send_index], receive = s->sides[receive_index];
+    side_free(s, send_index);
+    side_free(s, receive_index);
+    if (send.eager) return complete_receive(s, &receive, send.time);
+    double out_of_sender;
+    double bytes = s->ops[s->first_op[send.rank] + send.op].bytes;
+    double arrives = transfer(s, send.rank, receive.rank, max2(send.time, receive.time), bytes,
+                              &out_of_sender);
+    return queue_push(&s->queue, arrives, send.rank, send.op, EVENT_COMPLETE) &&
+           complete_receive(s, &receive, arrives);
 }
 
 static int start(simulation *s, int32_t rank, int32_t index, double ready) {
     const papcoll_sim_model *m = s->model;
-    const sched_op *op = &s->schedules[rank]->ops[index];
-    double bytes = (double)op->length * s->elem_size;
+    const sim_op *op = &s->ops[s->first_op[rank] + index];
+    ready += noise(s);
+    if (s->op_start) s->op_start[s->first_op[rank] + index] = ready;
     if (op->kind == SCHED_COPY || op->kind == SCHED_REDUCE) {
         double cost = op->kind == SCHED_COPY ? m->copy_seconds_per_byte : m->reduce_seconds_per_byte;
-        /* a copy onto itself (MPI_IN_PLACE) moves nothing */
-        if (op->kind == SCHED_COPY && op->buffer == op->target_buffer &&
-            op->offset == op->u.target_offset)
-            cost = 0;
         double begins = max2(ready, s->cpu_free[rank]);
-        s->cpu_free[rank] = begins + bytes * cost;
+        if (s->op_start) s->op_start[s->first_op[rank] + index] = begins;
+        s->cpu_free[rank] = begins + op->bytes * cost;
         return queue_push(&s->queue, s->cpu_free[rank], rank, index, EVENT_COMPLETE);
     }
-    if (op->length == 0) return queue_push(&s->queue, ready, rank, index, EVENT_COMPLETE);
-    int32_t peer = op->u.message.peer;
+    if (op->bytes == 0) return queue_push(&s->queue, ready, rank, index, EVENT_COMPLETE);
+    int32_t peer = op->peer, entry = side_take(s);
+    if (entry < 0) return 0;
     if (op->kind == SCHED_SEND) {
         double offered = max2(ready, s->cpu_free[rank]) + m->overhead;
         if (m->overhead > 0) s->cpu_free[rank] = offered;
-        channel *c = channel_of(s, rank, peer, op->u.message.tag);
-        int32_t entry = pool_take(s);
-        if (c == NULL || entry < 0) return 0;
-        int eager = is_eager(s, message_bytes(s, op));
+        int eager = is_eager(s, op->bytes);
         double time = offered;
         if (eager) {
             double out_of_sender;
-            time = transfer(s, rank, peer, offered, bytes, &out_of_sender);
+            time = transfer(s, rank, peer, offered, op->bytes, &out_of_sender);
             if (!queue_push(&s->queue, out_of_sender, rank, index, EVENT_COMPLETE)) return 0;
         }
-        s->pool[entry] = (waiting){time, rank, index, -1, eager};
-        enqueue(s, &c->sends_head, &c->sends_tail, entry);
-        return match(s, c, rank, peer);
+        s->sides[entry] = (message_side){time, rank, op->tag, rank, index, -1, eager};
+        int32_t receive = side_find(s, &s->posted[peer], rank, op->tag);
+        if (receive < 0) {
+            side_append(s, &s->unexpected[peer], entry);
+            return 1;
+        }
+        return pair(s, entry, receive);
     }
-    channel *c = channel_of(s, peer, rank, op->u.message.tag);
-    int32_t entry = pool_take(s);
-    if (c == NULL || entry < 0) return 0;
-    s->pool[entry] = (waiting){ready, rank, index, -1, 0};
-    enqueue(s, &c->receives_head, &c->receives_tail, entry);
-    return match(s, c, peer, rank);
+    s->sides[entry] = (message_side){ready, peer, op->tag, rank, index, -1, 0};
+    int32_t send = side_find(s, &s->unexpected[rank], peer, op->tag);
+    if (send < 0) {
+        side_append(s, &s->posted[rank], entry);
+        return 1;
+    }
+    return pair(s, send, entry);
+}
+
+/* Op `index` of `rank` is done at `time`: start the ops that waited only for it. */
+static int complete(simulation *s, int32_t rank, int32_t index, double time) {
+    int64_t global = s->first_op[rank] + index;
+    s->remaining--;
+    if (time > s->finish[rank]) s->finish[rank] = time;
+    if (s->op_end) s->op_end[global] = time;
+    for (int64_t d = s->ops[global].dependents; d < s->ops[global + 1].dependents; d++) {
+        int32_t dependent = s->dependents[d];
+        /* ready now, at the current time: start it at once instead of queueing a READY
+         * event for this very instant (halves the events; same times) */
+        if (--s->ops[s->first_op[rank] + dependent].pending == 0 &&
+            !start(s, rank, dependent, time))
+            return 0;
+    }
+    return 1;
+}
+
+/* ---- building: every rank's schedule, converted and freed one after the other ----------- */
+
+/* Large engine arrays are read at random (one rank after another), so TLB misses count:
+ * ask Linux for huge pages where it offers them on request (transparent_hugepage=madvise). */
+static void prefer_huge_pages(void *array, size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t begin = ((uintptr_t)array + huge - 1) & ~(huge - 1);
+    uintptr_t end = ((uintptr_t)array + bytes) & ~(huge - 1);
+    if (end > begin) (void)madvise((void *)begin, end - begin, MADV_HUGEPAGE);
+#else
+    (void)array;
+    (void)bytes;
+#endif
+}
+
+static int reserve64(void **array, int64_t *capacity, size_t element, int64_t least) {
+    if (*capacity >= least) return 1;
+    int64_t larger = *capacity ? 2 * *capacity : 4096;
+    while (larger < least) larger *= 2;
+    void *bigger = realloc(*array, (size_t)larger * element);
+    if (bigger == NULL) return 0;
+    prefer_huge_pages(bigger, (size_t)larger * element);
+    *array = bigger;
+    *capacity = larger;
+    return 1;
+}
+
+typedef struct build_scratch {
+    int32_t *pending, *dependent_first, *dependents;
+    int64_t pending_capacity, first_capacity, dependents_capacity;
+} build_scratch;
+
+/* Builds rank r's schedule and appends its ops to s->ops. */
+static int add_rank(simulation *s, build_scratch *scratch, const char *algorithm, int32_t rank,
+                    int64_t count, int32_t elem_size, const papcoll_context *context) {
+    papcoll_schedule *schedule = NULL;
+    int status = papcoll_schedule_build(algorithm, s->ranks, rank, count, elem_size, context,
+                                        &schedule, s->error, s->error_size);
+    if (status != PAPCOLL_OK) return status;
+    int64_t ops = schedule->op_count, links = schedule->dependency_count;
+    if (!reserve64((void **)&scratch->pending, &scratch->pending_capacity, sizeof(int32_t),
+                   ops + 1) ||
+        !reserve64((void **)&scratch->dependent_first, &scratch->first_capacity,
+                   sizeof(int32_t), ops + 2) ||
+        !reserve64((void **)&scratch->dependents, &scratch->dependents_capacity,
+                   sizeof(int32_t), links + 1) ||
+        !reserve64((void **)&s->ops, &s->op_capacity, sizeof(sim_op), s->op_count + ops + 1) ||
+        !reserve64((void **)&s->dependents, &s->dependent_capacity, sizeof(int32_t),
+                   s->dependent_count + links + 1) ||
+        !sched_dependents(schedule, scratch->pending, scratch->dependent_first,
+                          scratch->dependents)) {
+        papcoll_schedule_free(schedule);
+        return fail(s, PAPCOLL_ERR_NO_MEMORY, "out of memory for the schedules of %d ranks",
+                    s->ranks);
+    }
+    s->first_op[rank] = s->op_count;
+    for (int64_t i = 0; i < ops; i++) {
+        const sched_op *from = &schedule->ops[i];
+        sim_op *to = &s->ops[s->op_count + i];
+        memset(to, 0, sizeof *to);
+        to->kind = from->kind;
+        to->pending = scratch->pending[i];
+        to->dependents = s->dependent_count + scratch->dependent_first[i];
+        to->bytes = (double)from->length * elem_size;
+        if (from->kind == SCHED_SEND || from->kind == SCHED_RECV) {
+            to->peer = from->u.message.peer;
+            to->tag = from->u.message.tag;
+        } else if (from->kind == SCHED_COPY && from->buffer == from->target_buffer &&
+                   from->offset == from->u.target_offset) {
+            to->bytes = 0; /* a copy onto itself (MPI_IN_PLACE) moves nothing */
+        }
+    }
+    memcpy(&s->dependents[s->dependent_count], scratch->dependents,
+           (size_t)links * sizeof(int32_t));
+    s->op_count += ops;
+    s->dependent_count += links;
+    s->first_op[rank + 1] = s->op_count;
+    s->ops[s->op_count].dependents = s->dependent_count; /* the sentinel, for now */
+    papcoll_schedule_free(schedule);
+    return PAPCOLL_OK;
 }
 
 static void release(simulation *s) {
-    for (int32_t r = 0; r < s->ranks; r++) {
-        if (s->schedules) papcoll_schedule_free(s->schedules[r]);
-        if (s->pending) free(s->pending[r]);
-        if (s->dependent_first) free(s->dependent_first[r]);
-        if (s->dependents) free(s->dependents[r]);
-    }
-    free(s->schedules);
-    free(s->pending);
-    free(s->dependent_first);
+    free(s->ops);
+    free(s->first_op);
     free(s->dependents);
     free(s->cpu_free);
     free(s->send_nic_free);
     free(s->receive_nic_free);
     free(s->finish);
+    free(s->posted);
+    free(s->unexpected);
+    free(s->sides);
+    free(s->queue.events);
+    free(s->queue.instants);
     free(s->queue.heap);
-    free(s->channels);
-    free(s->pool);
+    free(s->queue.slots);
+    free(s->depth);
+    free(s->link_free);
+    free(s->op_start);
+    free(s->op_end);
+}
+
+static int check_number(const char *what, double value, char *error, size_t error_size) {
+    if (value >= 0 && isfinite(value)) return 1;
+    if (error && error_size)
+        snprintf(error, error_size, "%s must be a finite number >= 0", what);
+    return 0;
 }
 
 static int check_model(const papcoll_sim_model *m, char *error, size_t error_size) {
     const double values[] = {m->latency, m->overhead, m->gap, m->seconds_per_byte,
                              m->reduce_seconds_per_byte, m->copy_seconds_per_byte};
-    const char *names[] = {"latency", "overhead", "gap", "seconds_per_byte",
-                           "reduce_seconds_per_byte", "copy_seconds_per_byte"};
+    const char *names[] = {"model parameter latency", "model parameter overhead",
+                           "model parameter gap", "model parameter seconds_per_byte",
+                           "model parameter reduce_seconds_per_byte",
+                           "model parameter copy_seconds_per_byte"};
     for (int i = 0; i < 6; i++)
-        if (!(values[i] >= 0) || !isfinite(values[i])) {
-            if (error && error_size)
-                snprintf(error, error_size, "model parameter %s must be a finite number >= 0",
-                         names[i]);
-            return 0;
-        }
+        if (!check_number(names[i], values[i], error, error_size)) return 0;
     return 1;
+}
+
+/* A tree: one root, parents in range, no cycle, depth <= 64; fills depth. */
+static int check_topology(simulation *s, int32_t ranks) {
+    const papcoll_sim_topology *t = s->topology;
+    int32_t n = t->vertex_count, roots = 0;
+    if (n < 1 || t->parent == NULL || t->link_latency == NULL ||
+        t->link_seconds_per_byte == NULL || t->rank_vertex == NULL)
+        return fail(s, PAPCOLL_ERR_ARGUMENT,
+                    "topology: needs at least one vertex, with parents, link latencies, link "
+                    "times per byte and the vertex of every rank");
+    if (t->rank_count != ranks)
+        return fail(s, PAPCOLL_ERR_ARGUMENT,
+                    "topology: places %d ranks, but the simulation has %d", t->rank_count,
+                    ranks);
+    if (!check_number("topology: local_latency", t->local_latency, s->error, s->error_size) ||
+        !check_number("topology: local_seconds_per_byte", t->local_seconds_per_byte, s->error,
+                      s->error_size))
+        return PAPCOLL_ERR_ARGUMENT;
+    for (int32_t v = 0; v < n; v++) {
+        if (t->parent[v] < -1 || t->parent[v] >= n || t->parent[v] == v)
+            return fail(s, PAPCOLL_ERR_ARGUMENT, "topology: vertex %d has parent %d, not a "
+                        "vertex of 0..%d other than itself (-1 for the root)", v, t->parent[v],
+                        n - 1);
+        roots += t->parent[v] < 0;
+        if (!(t->link_latency[v] >= 0 && isfinite(t->link_latency[v])) ||
+            !(t->link_seconds_per_byte[v] >= 0 && isfinite(t->link_seconds_per_byte[v])))
+            return fail(s, PAPCOLL_ERR_ARGUMENT, "topology: the link of vertex %d needs a "
+                        "finite latency and time per byte >= 0", v);
+    }
+    if (roots != 1)
+        return fail(s, PAPCOLL_ERR_ARGUMENT, "topology: a tree has one root (a vertex with "
+                    "parent -1); this one has %d", roots);
+    for (int32_t v = 0; v < n; v++) {
+        int32_t depth = 0;
+        for (int32_t u = v; t->parent[u] >= 0; u = t->parent[u])
+            if (++depth > 64)
+                return fail(s, PAPCOLL_ERR_ARGUMENT, "topology: vertex %d is more than 64 "
+                            "links below the root, or its parents form a cycle", v);
+        s->depth[v] = depth;
+    }
+    for (int32_t r = 0; r < ranks; r++)
+        if (t->rank_vertex[r] < 0 || t->rank_vertex[r] >= n)
+            return fail(s, PAPCOLL_ERR_ARGUMENT, "topology: rank %d runs on vertex %d, not a "
+                        "vertex of 0..%d", r, t->rank_vertex[r], n - 1);
+    return PAPCOLL_OK;
+}
+
+static int64_t engine_memory(const simulation *s) {
+    int64_t per_rank = (int64_t)s->ranks * (int64_t)(sizeof(int64_t) + 4 * sizeof(double) +
+                                                     2 * sizeof(side_list));
+    return s->op_capacity * (int64_t)sizeof(sim_op) +
+           s->dependent_capacity * (int64_t)sizeof(int32_t) + per_rank +
+           (int64_t)s->side_capacity * (int64_t)sizeof(message_side) +
+           (int64_t)s->queue.event_capacity * (int64_t)sizeof(event) +
+           (int64_t)s->queue.instant_capacity * (int64_t)sizeof(instant) +
+           (int64_t)s->queue.heap_capacity * (int64_t)sizeof(heap_entry) +
+           ((int64_t)s->queue.slot_mask + 1) * (int64_t)sizeof(int32_t);
+}
+
+static int fill_timeline(simulation *s, papcoll_sim_result *result) {
+    result->timeline = malloc((size_t)(s->op_count ? s->op_count : 1) * sizeof(papcoll_sim_span));
+    if (result->timeline == NULL) return fail(s, PAPCOLL_ERR_NO_MEMORY, "out of memory for the timeline");
+    for (int32_t r = 0; r < s->ranks; r++)
+        for (int64_t g = s->first_op[r]; g < s->first_op[r + 1]; g++) {
+            const sim_op *op = &s->ops[g];
+            int message = op->kind == SCHED_SEND || op->kind == SCHED_RECV;
+            result->timeline[g] = (papcoll_sim_span){r, (int32_t)(g - s->first_op[r]), op->kind,
+                                                     message ? op->peer : -1, (int64_t)op->bytes,
+                                                     s->op_start[g], s->op_end[g]};
+        }
+    result->timeline_count = s->op_count;
+    return PAPCOLL_OK;
+}
+
+void papcoll_sim_result_release(papcoll_sim_result *result) {
+    if (result == NULL) return;
+    free(result->timeline);
+    free(result->link_bytes);
+    result->timeline = NULL;
+    result->link_bytes = NULL;
+    result->timeline_count = 0;
+    result->link_count = 0;
 }
 
 int papcoll_simulate(const char *algorithm, int32_t ranks, int64_t count, int32_t elem_size,
                      const papcoll_context *context, const papcoll_sim_model *model,
-                     const double *arrivals, double *finish, papcoll_sim_result *result,
-                     char *error, size_t error_size) {
+                     const papcoll_sim_options *options, const double *arrivals,
+                     double *finish, papcoll_sim_result *result, char *error,
+                     size_t error_size) {
     if (error && error_size) error[0] = '\0';
-    if (model == NULL || result == NULL) {
-        if (error && error_size) snprintf(error, error_size, "model and result are required");
-        return PAPCOLL_ERR_ARGUMENT;
-    }
-    if (!check_model(model, error, error_size)) return PAPCOLL_ERR_ARGUMENT;
-    if (ranks < 1) {
-        if (error && error_size) snprintf(error, error_size, "the number of ranks must be >= 1");
-        return PAPCOLL_ERR_ARGUMENT;
-    }
-    for (int32_t r = 0; arrivals && r < ranks; r++)
-        if (!isfinite(arrivals[r])) {
-            if (error && error_size)
-                snprintf(error, error_size, "the arrival time of rank %d is not finite", r);
-            return PAPCOLL_ERR_ARGUMENT;
-        }
     simulation s;
     memset(&s, 0, sizeof s);
-    s.model = model;
-    s.ranks = ranks;
-    s.elem_size = elem_size;
-    s.pool_free = -1;
     s.error = error;
     s.error_size = error_size;
+    if (model == NULL || result == NULL)
+        return fail(&s, PAPCOLL_ERR_ARGUMENT, "model and result are required");
+    memset(result, 0, sizeof *result);
+    papcoll_sim_options none;
+    memset(&none, 0, sizeof none);
+    if (options == NULL) options = &none;
+    if (!check_model(model, error, error_size) ||
+        !check_number("noise_mean", options->noise_mean, error, error_size))
+        return PAPCOLL_ERR_ARGUMENT;
+    if (ranks < 1) return fail(&s, PAPCOLL_ERR_ARGUMENT, "the number of ranks must be >= 1");
+    for (int32_t r = 0; arrivals && r < ranks; r++)
+        if (!isfinite(arrivals[r]))
+            return fail(&s, PAPCOLL_ERR_ARGUMENT, "the arrival time of rank %d is not finite", r);
+    s.model = model;
+    s.topology = options->topology;
+    s.ranks = ranks;
+    s.side_free = -1;
+    s.noise_mean = options->noise_mean;
+    s.noise_state = options->noise_seed;
+    s.queue.event_free = s.queue.instant_free = s.queue.last_instant = -1;
     size_t n = (size_t)ranks;
-    s.schedules = calloc(n, sizeof *s.schedules);
-    s.pending = calloc(n, sizeof *s.pending);
-    s.dependent_first = calloc(n, sizeof *s.dependent_first);
-    s.dependents = calloc(n, sizeof *s.dependents);
+    s.first_op = calloc(n + 1, sizeof(int64_t));
     s.cpu_free = calloc(n, sizeof(double));
     s.send_nic_free = calloc(n, sizeof(double));
     s.receive_nic_free = calloc(n, sizeof(double));
     s.finish = calloc(n, sizeof(double));
+    s.posted = malloc(n * sizeof(side_list));
+    s.unexpected = malloc(n * sizeof(side_list));
     int status = PAPCOLL_OK;
-    if (!s.schedules || !s.pending || !s.dependent_first || !s.dependents || !s.cpu_free ||
-        !s.send_nic_free || !s.receive_nic_free || !s.finish) {
+    if (!s.first_op || !s.cpu_free || !s.send_nic_free || !s.receive_nic_free || !s.finish ||
+        !s.posted || !s.unexpected) {
         release(&s);
         return fail(&s, PAPCOLL_ERR_NO_MEMORY, "out of memory for %d ranks", ranks);
     }
+    for (int32_t r = 0; r < ranks; r++) s.posted[r] = s.unexpected[r] = (side_list){-1, -1};
+    if (s.topology) {
+        int32_t vertices = s.topology->vertex_count > 0 ? s.topology->vertex_count : 1;
+        s.depth = calloc((size_t)vertices, sizeof(int32_t));
+        s.link_free = calloc(2 * (size_t)vertices, sizeof(double));
+        result->link_bytes = calloc(2 * (size_t)vertices, sizeof(int64_t));
+        s.link_bytes = result->link_bytes;
+        if (!s.depth || !s.link_free || !s.link_bytes)
+            status = fail(&s, PAPCOLL_ERR_NO_MEMORY, "out of memory for the topology");
+        else if ((status = check_topology(&s, ranks)) == PAPCOLL_OK)
+            result->link_count = 2 * s.topology->vertex_count;
+    }
+    build_scratch scratch;
+    memset(&scratch, 0, sizeof scratch);
+    for (int32_t r = 0; r < ranks && status == PAPCOLL_OK; r++)
+        status = add_rank(&s, &scratch, algorithm, r, count, elem_size, context);
+    free(scratch.pending);
+    free(scratch.dependent_first);
+    free(scratch.dependents);
+    if (status == PAPCOLL_OK && options->record_timeline) {
+        s.op_start = calloc((size_t)s.op_count + 1, sizeof(double));
+        s.op_end = calloc((size_t)s.op_count + 1, sizeof(double));
+        if (!s.op_start || !s.op_end)
+            status = fail(&s, PAPCOLL_ERR_NO_MEMORY, "out of memory for the timeline");
+    }
+    s.remaining = s.op_count;
+    result->operations = s.op_count;
     for (int32_t r = 0; r < ranks && status == PAPCOLL_OK; r++) {
-        status = papcoll_schedule_build(algorithm, ranks, r, count, elem_size, context,
-                                        &s.schedules[r], error, error_size);
-        if (status != PAPCOLL_OK) break;
-        const papcoll_schedule *schedule = s.schedules[r];
-        size_t ops = (size_t)schedule->op_count;
-        s.pending[r] = malloc((ops + 1) * sizeof(int32_t));
-        s.dependent_first[r] = malloc((ops + 2) * sizeof(int32_t));
-        s.dependents[r] = malloc(((size_t)schedule->dependency_count + 1) * sizeof(int32_t));
-        if (!s.pending[r] || !s.dependent_first[r] || !s.dependents[r] ||
-            !sched_dependents(schedule, s.pending[r], s.dependent_first[r], s.dependents[r])) {
-            status = fail(&s, PAPCOLL_ERR_NO_MEMORY, "out of memory for the schedules");
-            break;
-        }
-        s.remaining += schedule->op_count;
         double arrival = arrivals ? arrivals[r] : 0;
-        s.cpu_free[r] = s.send_nic_free[r] = s.receive_nic_free[r] = arrival;
-        s.finish[r] = arrival;
-        for (int32_t i = 0; i < schedule->op_count; i++)
-            if (s.pending[r][i] == 0 && !queue_push(&s.queue, arrival, r, i, EVENT_READY))
+        s.cpu_free[r] = s.send_nic_free[r] = s.receive_nic_free[r] = s.finish[r] = arrival;
+        for (int64_t g = s.first_op[r]; g < s.first_op[r + 1]; g++)
+            if (s.ops[g].pending == 0 &&
+                !queue_push(&s.queue, arrival, r, (int32_t)(g - s.first_op[r]), EVENT_READY))
                 status = fail(&s, PAPCOLL_ERR_NO_MEMORY, "out of memory for events");
     }
-    result->operations = s.remaining;
     int64_t events = 0;
-    while (status == PAPCOLL_OK && s.queue.size > 0) {
-        event e = queue_pop(&s.queue);
+    double time;
+    event e;
+    while (status == PAPCOLL_OK && queue_pop(&s.queue, &time, &e)) {
         events++;
+        /* In lockstep thousands of events share an instant, each on another rank, and a
+         * cache miss per record read is most of the engine's time at large P. So fetch
+         * ahead in three steps: the op record of the event three ahead, the dependents
+         * list of the one two ahead (its record came one round ago), the dependents'
+         * records of the next one (its list came one round ago). */
+        const event *ahead[3];
+        int found = queue_peek(&s.queue, ahead, 3);
+        if (found >= 3) __builtin_prefetch(&s.ops[s.first_op[ahead[2]->rank] + ahead[2]->op]);
+        if (found >= 2)
+            __builtin_prefetch(
+                &s.dependents[s.ops[s.first_op[ahead[1]->rank] + ahead[1]->op].dependents]);
+        if (found >= 1) {
+            int64_t next = s.first_op[ahead[0]->rank] + ahead[0]->op;
+            for (int64_t d = s.ops[next].dependents; d < s.ops[next + 1].dependents && d <
+                 s.ops[next].dependents + 4; d++)
+                __builtin_prefetch(&s.ops[s.first_op[ahead[0]->rank] + s.dependents[d]]);
+        }
+        int ok;
         if (e.kind == EVENT_READY) {
-            if (!start(&s, e.rank, e.op, e.time))
-                status = fail(&s, PAPCOLL_ERR_NO_MEMORY, "out of memory simulating");
-            continue;
-        }
-        if (e.kind == EVENT_ARRIVED) {
-            double done = max2(e.time, s.cpu_free[e.rank]) + model->overhead;
+            ok = start(&s, e.rank, e.op, time);
+        } else if (e.kind == EVENT_ARRIVED) {
+            double done = max2(time, s.cpu_free[e.rank]) + model->overhead;
             s.cpu_free[e.rank] = done;
-            if (!queue_push(&s.queue, done, e.rank, e.op, EVENT_COMPLETE))
-                status = fail(&s, PAPCOLL_ERR_NO_MEMORY, "out of memory for events");
-            continue;
+            ok = queue_push(&s.queue, done, e.rank, e.op, EVENT_COMPLETE);
+        } else {
+            ok = complete(&s, e.rank, e.op, time);
         }
-        s.remaining--;
-        if (e.time > s.finish[e.rank]) s.finish[e.rank] = e.time;
-        for (int32_t d = s.dependent_first[e.rank][e.op]; d < s.dependent_first[e.rank][e.op + 1];
-             d++) {
-            int32_t dependent = s.dependents[e.rank][d];
-            /* ready now, at the current time: start it at once instead of queueing a READY
-             * event for this very instant (halves the events; same times) */
-            if (--s.pending[e.rank][dependent] == 0 && !start(&s, e.rank, dependent, e.time))
-                status = fail(&s, PAPCOLL_ERR_NO_MEMORY, "out of memory simulating");
-        }
+        if (!ok) status = fail(&s, PAPCOLL_ERR_NO_MEMORY, "out of memory simulating");
     }
     if (status == PAPCOLL_OK && s.remaining > 0)
         status = fail(&s, PAPCOLL_ERR_ARGUMENT,
                       "deadlock: %lld operations never ran (a message waits for a partner "
                       "that never comes)",
                       (long long)s.remaining);
+    if (status == PAPCOLL_OK && options->record_timeline) status = fill_timeline(&s, result);
     if (status == PAPCOLL_OK) {
         double first = INFINITY, last = -INFINITY, sum = 0, longest = 0;
         for (int32_t r = 0; r < ranks; r++) {
@@ -439,6 +840,9 @@ int papcoll_simulate(const char *algorithm, int32_t ranks, int64_t count, int32_
         result->max_elapsed = longest;
         result->makespan = last - first;
         result->events = events;
+        result->memory_bytes = engine_memory(&s);
+    } else {
+        papcoll_sim_result_release(result);
     }
     release(&s);
     return status;

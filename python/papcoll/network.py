@@ -1,0 +1,285 @@
+"""Networks for the simulator: a cost model (SimModel) and, optionally, a tree topology of
+switches and hosts on which the ranks are placed.
+
+A network is a named preset (`hockney`, `ethernet-1g`, `infiniband-fdr`, `aries`: crossbars;
+`geo-2site`: two sites of 10 hosts joined by a WAN link) or a JSON / TOML file:
+
+    {
+      "description": "two leaf switches of 16 hosts under a root switch",
+      "base": "ethernet-1g",                       # preset giving the model's defaults
+      "model": {"overhead": 5e-6},                 # overrides, names as in --param
+      "topology": {
+        "link": {"latency": 25e-6, "seconds_per_byte": 8e-9},  # default for every link
+        "local": {"latency": 1e-6, "seconds_per_byte": 1e-10}, # two ranks on one host
+        "switches": [{"name": "root"},
+                     {"name": "left", "parent": "root", "latency": 1e-6}],
+        "hosts": [{"name": "a", "count": 16, "parent": "left", "cores": 1}],
+        "placement": "block"                       # or "cyclic", or a host name per rank
+      }
+    }
+
+Every switch and host except the root has a link to its parent; a switch or host entry may
+set that link's latency and seconds_per_byte. `count: n` makes hosts name0 .. name(n-1).
+Placement `block` fills each host's cores in order (consecutive ranks share a host, the
+layout seed 001 Lemma 6 assumes); `cyclic` deals ranks to hosts round-robin. Without a
+"link" entry, links take half the model's latency (host -> switch -> host is then L) and its
+seconds_per_byte; without "local", ranks on one host use the model's L and G.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import tomllib
+
+from .sim import PRESETS, SimModel, with_parameters
+
+
+class NetworkError(ValueError):
+    """A network preset or file that cannot be used; the message names the problem."""
+
+
+@dataclass(frozen=True)
+class Topology:
+    """A tree with the ranks placed on it, as the C engine takes it (papcoll_sim_topology)."""
+
+    names: list[str]
+    parent: list[int]
+    link_latency: list[float]
+    link_seconds_per_byte: list[float]
+    rank_vertex: list[int]
+    local_latency: float
+    local_seconds_per_byte: float
+    hosts: list[int] = field(default_factory=list)
+
+    def link_name(self, index: int) -> str:
+        """The directed link of result.link_bytes[index]: [2v] up from v, [2v + 1] down."""
+        vertex = index // 2
+        above = self.names[self.parent[vertex]]
+        return (f"{self.names[vertex]}->{above}" if index % 2 == 0
+                else f"{above}->{self.names[vertex]}")
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "vertices": [{"name": name, "parent": self.names[up] if up >= 0 else None,
+                          "latency": latency, "seconds_per_byte": per_byte}
+                         for name, up, latency, per_byte in zip(
+                             self.names, self.parent, self.link_latency,
+                             self.link_seconds_per_byte, strict=True)],
+            "local": {"latency": self.local_latency,
+                      "seconds_per_byte": self.local_seconds_per_byte},
+            "placement": [self.names[v] for v in self.rank_vertex],
+        }
+
+
+@dataclass(frozen=True)
+class TreeLayout:
+    """A topology before placement: vertices (switches and hosts) and how ranks go on hosts."""
+
+    names: list[str]
+    parent: list[int]
+    link_latency: list[float]
+    link_seconds_per_byte: list[float]
+    cores: list[int]              # 0 for a switch
+    local_latency: float
+    local_seconds_per_byte: float
+    placement: str | list[str] = "block"
+
+    def place(self, ranks: int) -> Topology:
+        hosts = [v for v, cores in enumerate(self.cores) if cores > 0]
+        if isinstance(self.placement, list):
+            if len(self.placement) != ranks:
+                raise NetworkError(f"topology: the placement lists {len(self.placement)} "
+                                   f"ranks, but the simulation has {ranks}")
+            index = {self.names[v]: v for v in hosts}
+            unknown = [name for name in self.placement if name not in index]
+            if unknown:
+                raise NetworkError(f"topology: placement names unknown host '{unknown[0]}'")
+            rank_vertex = [index[name] for name in self.placement]
+        else:
+            capacity = sum(self.cores[v] for v in hosts)
+            if ranks > capacity:
+                raise NetworkError(f"topology: {ranks} ranks do not fit on {len(hosts)} hosts "
+                                   f"with {capacity} cores in all")
+            if self.placement == "block":
+                rank_vertex = [v for v in hosts for _ in range(self.cores[v])][:ranks]
+            else:  # cyclic
+                slots = [(core, position) for position, v in enumerate(hosts)
+                         for core in range(self.cores[v])]
+                rank_vertex = [hosts[position] for _, position in sorted(slots)][:ranks]
+        return Topology(self.names, self.parent, self.link_latency, self.link_seconds_per_byte,
+                        rank_vertex, self.local_latency, self.local_seconds_per_byte, hosts)
+
+
+@dataclass(frozen=True)
+class Network:
+    name: str
+    model: SimModel
+    layout: Callable[[int], TreeLayout] | None = None  # ranks -> layout; None: crossbar
+    description: str = ""
+
+    def topology(self, ranks: int) -> Topology | None:
+        return self.layout(ranks).place(ranks) if self.layout else None
+
+    def with_parameters(self, text: str) -> Network:
+        return replace(self, model=with_parameters(self.model, text))
+
+
+def _number(entry: dict[str, Any], key: str, default: float, where: str) -> float:
+    value = entry.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (
+            math.isfinite(value) and value >= 0):
+        raise NetworkError(f"{where}: {key} must be a finite number >= 0, not {value!r}")
+    return float(value)
+
+
+def _check_keys(entry: Any, allowed: set[str], where: str) -> dict[str, Any]:
+    if not isinstance(entry, dict):
+        raise NetworkError(f"{where}: expected a table / object, not {entry!r}")
+    unknown = sorted(set(entry) - allowed)
+    if unknown:
+        raise NetworkError(f"{where}: unknown key '{unknown[0]}' (known: "
+                           f"{', '.join(sorted(allowed))})")
+    return entry
+
+
+def parse_topology(data: Any, model: SimModel) -> TreeLayout:
+    """The "topology" table of a network file; errors name the entry at fault."""
+    data = _check_keys(data, {"link", "local", "switches", "hosts", "placement"}, "topology")
+    link = _check_keys(data.get("link", {}), {"latency", "seconds_per_byte"}, "topology.link")
+    local = _check_keys(data.get("local", {}), {"latency", "seconds_per_byte"},
+                        "topology.local")
+    link_latency = _number(link, "latency", model.latency / 2, "topology.link")
+    link_per_byte = _number(link, "seconds_per_byte", model.seconds_per_byte, "topology.link")
+    entries: list[tuple[str, dict[str, Any], int]] = []  # name, entry, cores
+    for kind in ("switches", "hosts"):
+        listed = data.get(kind, [])
+        if not isinstance(listed, list):
+            raise NetworkError(f"topology.{kind} must be a list")
+        for i, entry in enumerate(listed):
+            where = f"topology.{kind}[{i}]"
+            keys = {"name", "parent", "latency", "seconds_per_byte"}
+            entry = _check_keys(entry, keys | ({"count", "cores"} if kind == "hosts" else set()),
+                                where)
+            if not isinstance(entry.get("name"), str) or not entry["name"]:
+                raise NetworkError(f"{where}: needs a name")
+            cores = int(_number(entry, "cores", 1, where)) if kind == "hosts" else 0
+            if kind == "hosts" and cores < 1:
+                raise NetworkError(f"{where}: cores must be >= 1")
+            count = entry.get("count")
+            if count is None:
+                entries.append((entry["name"], entry, cores))
+            elif isinstance(count, int) and not isinstance(count, bool) and count >= 1:
+                entries.extend((f"{entry['name']}{k}", entry, cores) for k in range(count))
+            else:
+                raise NetworkError(f"{where}: count must be an integer >= 1, not {count!r}")
+    names = [name for name, _, _ in entries]
+    if not any(cores for _, _, cores in entries):
+        raise NetworkError("topology: no hosts")
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise NetworkError(f"topology: two vertices are named '{name}'")
+        seen.add(name)
+    index = {name: v for v, name in enumerate(names)}
+    parent: list[int] = []
+    for name, entry, _ in entries:
+        above = entry.get("parent")
+        if above is None:
+            parent.append(-1)
+        elif above not in index:
+            raise NetworkError(f"topology: '{name}' has parent '{above}', which is not a "
+                               "switch or host of the file")
+        else:
+            parent.append(index[above])
+    roots = [names[v] for v, up in enumerate(parent) if up < 0]
+    if len(roots) != 1:
+        raise NetworkError(f"topology: a tree needs exactly one vertex without a parent, "
+                           f"found {len(roots)} ({', '.join(roots[:4])})")
+    for v in range(len(names)):  # a cycle never reaches the root
+        seen_here, u = 0, v
+        while parent[u] >= 0:
+            u, seen_here = parent[u], seen_here + 1
+            if seen_here > len(names):
+                raise NetworkError(f"topology: the parents of '{names[v]}' form a cycle")
+    placement = data.get("placement", "block")
+    if not (placement in ("block", "cyclic") or (
+            isinstance(placement, list) and all(isinstance(p, str) for p in placement))):
+        raise NetworkError("topology.placement must be 'block', 'cyclic' or a list of host "
+                           f"names, not {placement!r}")
+    return TreeLayout(
+        names, parent,
+        [_number(entry, "latency", link_latency, f"topology '{name}'")
+         for name, entry, _ in entries],
+        [_number(entry, "seconds_per_byte", link_per_byte, f"topology '{name}'")
+         for name, entry, _ in entries],
+        [cores for _, _, cores in entries],
+        _number(local, "latency", model.latency, "topology.local"),
+        _number(local, "seconds_per_byte", model.seconds_per_byte, "topology.local"),
+        placement)
+
+
+def _geo_two_site(ranks: int) -> TreeLayout:
+    """Seed 003's testbed: two sites of 10 hosts (InfiniBand FDR, ~10 us between local hosts)
+    joined by a long WAN circuit (~13 ms one way with MPI overheads, about the same bandwidth).
+    Ranks are split equally between the sites, as in the paper; more than 10 per site share
+    hosts (block placement within a site)."""
+    per_site = [(ranks + 1) // 2, ranks // 2]
+    hosts = 10
+    names = ["site-a", "site-b"] + [f"a{k}" for k in range(hosts)] + [f"b{k}" for k in range(hosts)]
+    parent = [-1, 0] + [0] * hosts + [1] * hosts
+    # host links: 5 us each (host -> switch -> host = 10 us), 5 GB/s; WAN: 13 ms, 4 GB/s
+    latency = [0.0, 13e-3] + [5e-6] * (2 * hosts)
+    per_byte = [0.0, 2.5e-10] + [2e-10] * (2 * hosts)
+    per_host = [max(1, math.ceil(n / hosts)) for n in per_site]
+    cores = [0, 0] + [per_host[0]] * hosts + [per_host[1]] * hosts
+    placement = [f"{site}{k // per_host[i]}" for i, site in enumerate("ab")
+                 for k in range(per_site[i])]
+    return TreeLayout(names, parent, latency, per_byte, cores, 0.5e-6, 1e-10, placement)
+
+
+_FDR = PRESETS["infiniband-fdr"]
+NETWORKS: dict[str, Network] = {
+    **{name: Network(name, model, None, "crossbar") for name, model in PRESETS.items()},
+    "geo-2site": Network("geo-2site", _FDR, _geo_two_site,
+                         "seed 003: 10 + 10 hosts, ~10 us local, 13 ms between the sites"),
+}
+
+
+def load_network(name_or_file: str) -> Network:
+    """A preset by name, or a JSON (.json) / TOML (.toml) network file."""
+    if name_or_file in NETWORKS:
+        return NETWORKS[name_or_file]
+    path = Path(name_or_file)
+    if not path.suffix:
+        raise NetworkError(f"unknown network '{name_or_file}' (presets: "
+                           f"{', '.join(NETWORKS)}; or a .json / .toml network file)")
+    try:
+        text = path.read_text()
+    except OSError as error:
+        raise NetworkError(f"cannot read network file {path}: {error.strerror}") from None
+    try:
+        data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as error:
+        raise NetworkError(f"{path}: not valid {path.suffix[1:].upper()}: {error}") from None
+    data = _check_keys(data, {"description", "base", "model", "topology"}, str(path))
+    base = data.get("base", "hockney")
+    if base not in PRESETS:
+        raise NetworkError(f"{path}: base '{base}' is not a crossbar preset "
+                           f"({', '.join(PRESETS)})")
+    model = PRESETS[base]
+    overrides = data.get("model", {})
+    if not isinstance(overrides, dict):
+        raise NetworkError(f"{path}: model must be a table / object of parameters")
+    try:
+        model = with_parameters(model, ",".join(f"{k}={v}" for k, v in overrides.items()))
+        layout = parse_topology(data["topology"], model) if "topology" in data else None
+    except ValueError as error:
+        raise NetworkError(f"{path}: {error}") from None
+    return Network(path.stem, model, (lambda ranks: layout) if layout else None,
+                   str(data.get("description", "")))
