@@ -284,25 +284,57 @@ def _add_bench(commands: Any) -> None:
     bench.set_defaults(handler=_run_later("bench", "command_bench"))
 
 
+def _one_duration(text: str) -> float:
+    """A single duration ('5us', '0.2ms', '1s'; no unit: ms) -> seconds."""
+    values = _delays(text)
+    if len(values) != 1:
+        raise argparse.ArgumentTypeError(f"'{text}' is not one duration")
+    return values[0] / 1e3
+
+
 def _add_sim(commands: Any) -> None:
     sim = commands.add_parser(
         "sim", help="simulate algorithms on a modelled network (discrete-event engine)",
         description="Runs the schedules of all ranks in the simulator: e-bar, makespan and "
                     "the lower bound per algorithm and delay.")
     sim.add_argument("--network", default="hockney",
-                     help="preset: hockney, ethernet-1g, infiniband-fdr, aries (crossbars)")
+                     help="preset (hockney, ethernet-1g, infiniband-fdr, aries: crossbars; "
+                          "geo-2site: two sites) or a .json / .toml network file "
+                          "(docs/simulator.md)")
     sim.add_argument("--ranks", "-P", type=_positive("ranks", 1 << 22))
     sim.add_argument("--algorithms", type=_algorithm_list,
                      default=_algorithm_list("ring,rabenseifner,slt,prr"),
                      help="papcoll algorithm names, comma-separated (ring is always added)")
     sim.add_argument("--count", type=parse_count, default=parse_count("1M"))
-    sim.add_argument("--elem-size", type=_positive("element size", 1 << 16), default=4)
+    size = sim.add_mutually_exclusive_group()
+    size.add_argument("--elem-size", type=_positive("element size", 1 << 16), default=4)
+    size.add_argument("--dtype", choices=("float", "double", "int", "char"),
+                      help="element type (sets --elem-size)")
     sim.add_argument("--mode", choices=("balanced", "one-late", "rand-late"),
                      default="balanced")
     sim.add_argument("--max-delay", type=_delays, default=_delays("0,10,50ms"))
-    sim.add_argument("--seed", type=_non_negative("seed"), default=1)
+    sim.add_argument("--arrivals", metavar="FILE",
+                     help="arrival time of every rank, seconds: a JSON list or one number "
+                          "per line (replaces --mode and --max-delay)")
+    sim.add_argument("--seed", type=_non_negative("seed"), default=1,
+                     help="for rand-late arrivals and for --noise")
+    sim.add_argument("--noise", type=_one_duration, default=0.0, metavar="MEAN",
+                     help="every op starts late by an exponential delay of this mean, "
+                          "e.g. 2us (OS noise; seeded by --seed)")
     sim.add_argument("--param", help="override model parameters, e.g. alpha=5e-5,beta=8e-9")
-    sim.add_argument("--show", action="store_true", help="print the preset's parameters")
+    sim.add_argument("--show", action="store_true",
+                     help="print the network's parameters and topology, then stop")
+    sim.add_argument("--per-rank", action="store_true",
+                     help="print a_i, f_i, e_i of every rank (and add them to --json rows)")
+    sim.add_argument("--links", action="store_true",
+                     help="print the bytes over each link of the topology")
+    sim.add_argument("--timeline", metavar="FILE.png",
+                     help="draw every op of every rank (a Gantt chart, seed 004 Figs. 18-23)")
+    sim.add_argument("--export-goal", metavar="FILE",
+                     help="write the (single) algorithm's schedule as LogGOPSim GOAL text "
+                          "and stop")
+    sim.add_argument("--profile", action="store_true",
+                     help="print the engine's speed: operations per second, memory per op")
     sim.add_argument("--json", metavar="FILE", help="write the rows as JSON ('-': stdout)")
     sim.set_defaults(handler=_run_later("sim_command", "command_sim"))
 

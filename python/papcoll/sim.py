@@ -97,8 +97,8 @@ _PARAMETER_NAMES = {
 
 def preset(name: str) -> SimModel:
     if name not in PRESETS:
-        raise ValueError(f"unknown network '{name}' (presets: {', '.join(PRESETS)}; "
-                         "topology files and geo-2site come with the topology work)")
+        raise ValueError(f"unknown crossbar preset '{name}' (presets: {', '.join(PRESETS)}; "
+                         "topologies: papcoll.network.load_network)")
     return PRESETS[name]
 
 

@@ -78,7 +78,7 @@ def test_predictions_help_prr_when_a_rank_is_late():
 
 
 def test_bad_model_and_network_are_refused():
-    with pytest.raises(ValueError, match="unknown network"):
+    with pytest.raises(ValueError, match="unknown crossbar preset"):
         preset("token-ring")
     with pytest.raises(ValueError, match="unknown model parameter 'delta'"):
         with_parameters(HOCKNEY, "delta=1")

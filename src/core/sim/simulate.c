@@ -25,12 +25,13 @@
  *   its previous one (bytes x G), one message at a time, FIFO.
  *   tree topology, ranks on different vertices: the message crosses the links of the tree
  *   path. Choice (documented in docs/simulator.md): *first come, first served, whole path*.
- *   A message waits until every link of its path is free, then holds all of them for
- *   bytes x (the slowest link's time per byte), cut-through, and arrives after the sum of
- *   the links' latencies. Messages that share a link therefore go one after the other, in
- *   the order they were offered; no fair sharing (SimGrid's flow model would let them share
- *   the bandwidth; for equal-size messages both end at the same time as the later one
- *   here, so the makespan is the same, only the first message finishes earlier).
+ *   A message waits until every link of its path is free, then streams through all of them
+ *   at once (cut-through): it arrives after bytes x (the slowest link's time per byte) plus
+ *   the sum of the links' latencies, and holds each link for bytes x that link's own time
+ *   per byte (a faster link is free again sooner). Messages that share a link therefore go
+ *   one after the other, in the order they were offered; no fair sharing (SimGrid's flow
+ *   model would let them share the bandwidth; for equal-size messages both end at the time
+ *   the later one ends here, so the makespan is the same, only the first one is earlier).
  *
  * Noise (options->noise_mean): every op starts late by an exponential draw of that mean
  * from a generator seeded by noise_seed, drawn in event order, so a seed replays exactly.
@@ -394,7 +395,7 @@ static double transfer_tree(simulation *s, int32_t source, int32_t destination, 
     }
     double wire = bytes * seconds_per_byte;
     for (int32_t i = 0; i < length; i++) {
-        s->link_free[path[i]] = leaves + wire;
+        s->link_free[path[i]] = leaves + bytes * t->link_seconds_per_byte[path[i] / 2];
         s->link_bytes[path[i]] += (int64_t)bytes;
     }
     s->send_nic_free[source] = max2(s->send_nic_free[source], leaves + s->model->gap);
