@@ -225,7 +225,7 @@ def command_sim(arguments: argparse.Namespace) -> int:
     console = Console(stderr=arguments.json == "-", width=max(Console().width, 120))
     try:
         return _run(arguments, console)
-    except (_Refusal, NetworkError) as error:
+    except (_Refusal, ValueError) as error:  # NetworkError is a ValueError
         print(f"papcoll sim: {error}", file=sys.stderr)
         return 2
     except PapcollError as error:
