@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .core import Context, PapcollError
-from .network import Network, NetworkError, Topology, load_network
+from .network import Network, Topology, load_network
 from .sim import SimModel, SimResult, arrival_pattern, simulate, tau
 
 BASELINE = "ring"
