@@ -165,6 +165,9 @@ typedef struct papcoll_sim_options {
                                    distributed delay of this mean (OS noise); 0: none */
     uint64_t noise_seed;        /* the same seed gives the same delays */
     int32_t record_timeline;    /* 1: fill result->timeline */
+    int64_t max_operations;     /* refuse (PAPCOLL_ERR_LIMIT) when the schedules of all
+                                   ranks hold more ops than this; 0: no limit. About 40
+                                   bytes per op are needed (result->memory_bytes). */
 } papcoll_sim_options;
 
 typedef struct papcoll_sim_span {
@@ -182,6 +185,8 @@ typedef struct papcoll_sim_result {
     int64_t operations;             /* operations simulated, all ranks together */
     int64_t events;                 /* events the engine processed */
     int64_t memory_bytes;           /* the engine's largest arrays, summed (not the timeline) */
+    double build_seconds;           /* wall time spent building and converting the schedules */
+    double run_seconds;             /* wall time spent running the events */
     papcoll_sim_span *timeline;     /* record_timeline: every op, rank by rank; else NULL */
     int64_t timeline_count;
     int64_t *link_bytes;            /* with a topology: bytes over each link, [2v] from

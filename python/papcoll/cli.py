@@ -304,7 +304,15 @@ def _add_sim(commands: Any) -> None:
     sim.add_argument("--ranks", "-P", type=_positive("ranks", 1 << 22))
     sim.add_argument("--algorithms", type=_algorithm_list,
                      default=_algorithm_list("ring,rabenseifner,slt,prr"),
-                     help="papcoll algorithm names, comma-separated (ring is always added)")
+                     help="papcoll algorithm names, comma-separated")
+    sim.add_argument("--baseline", default="ring", type=lambda text: _algorithm_name(text)
+                     if text != "none" else "",
+                     help="the algorithm speedups are measured against, added to the run "
+                          "(default ring; 'none': no speedups, e.g. where a ring is too big)")
+    sim.add_argument("--max-operations", type=_positive("max operations", 1 << 62),
+                     default=200_000_000,
+                     help="refuse runs whose schedules hold more operations (about 40 bytes "
+                          "each; default 200000000)")
     sim.add_argument("--count", type=parse_count, default=parse_count("1M"))
     size = sim.add_mutually_exclusive_group()
     size.add_argument("--elem-size", type=_positive("element size", 1 << 16), default=4)

@@ -66,6 +66,8 @@ class SimResult:
     memory_bytes: int = 0
     timeline: list[Span] = field(default_factory=list)
     link_bytes: list[int] = field(default_factory=list)  # [2v] up from vertex v, [2v+1] down
+    build_seconds: float = 0.0  # building the schedules (wall clock)
+    run_seconds: float = 0.0    # running the events
 
 
 # Named networks. hockney: alpha-beta-gamma with alpha 1 us, 10 GB/s, reduce 4 GB/s.
@@ -174,10 +176,12 @@ def simulate(
     noise_mean: float = 0.0,
     noise_seed: int = 1,
     timeline: bool = False,
+    max_operations: int = 0,
 ) -> SimResult:
     """Simulates one all-reduce. `arrivals` are the true arrival times; slt and prr build
     from context.arrivals, their predictions (by default the true ones, with the model's
-    tau). `topology` (network.Topology) places the ranks on a tree; None is a crossbar."""
+    tau). `topology` (network.Topology) places the ranks on a tree; None is a crossbar.
+    `max_operations` > 0 refuses schedules with more ops in all (about 40 bytes each)."""
     model = model or PRESETS["hockney"]
     if context is None:
         predictions = list(arrivals) if arrivals is not None else [0.0] * ranks
@@ -188,6 +192,7 @@ def simulate(
     options.noise_mean = noise_mean
     options.noise_seed = noise_seed
     options.record_timeline = int(timeline)
+    options.max_operations = max_operations
     if topology is not None:
         options.topology = _c_topology(topology, keep)
     raw_arrivals = ffi.new("double[]", [float(a) for a in arrivals]) if arrivals else ffi.NULL
@@ -207,4 +212,5 @@ def simulate(
     return SimResult(result.average_elapsed, result.max_elapsed, result.makespan,
                      result.operations, result.events, [finish[r] for r in range(ranks)],
                      [float(a) for a in arrivals] if arrivals else [0.0] * ranks,
-                     result.memory_bytes, spans, links)
+                     result.memory_bytes, spans, links, result.build_seconds,
+                     result.run_seconds)

@@ -51,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../schedule.h"
 
@@ -62,13 +63,17 @@
 
 typedef struct sim_op {
     double bytes;        /* message or region size; 0 for an empty message or a self-copy */
-    int64_t dependents;  /* the ops waiting for this one are dependents[this .. next op's) */
+    uint32_t dependents; /* the ops waiting for this one are dependents[this .. next op's) */
+    int32_t rank;
     int32_t pending;     /* ops this one still waits for */
     int32_t peer;        /* SEND / RECV */
     int32_t tag;
     uint8_t kind;        /* enum sched_op_kind */
     uint8_t padding[3];
 } sim_op;
+/* Ops are named by their index in the one array of all ranks' ops (32 bits: up to 4 G ops,
+ * some 170 GB of engine memory, far beyond any machine this runs on). */
+#define SIM_MAX_OPS ((int64_t)UINT32_MAX - 1)
 _Static_assert(sizeof(sim_op) == 32, "an engine op should stay 32 bytes");
 
 /* ---- the event queue: a heap of distinct times, a FIFO of events at each ---------------- */
@@ -80,14 +85,27 @@ enum event_kind {
 };
 
 typedef struct event {
-    int32_t rank, op, kind;
-    int32_t next;       /* next event at the same time, -1 at the end */
+    uint32_t op;        /* index in the array of all ops */
+    int32_t kind;
 } event;
+
+/* The events of an instant sit in chunks of one cache line, so that walking thousands of
+ * them (and prefetching ahead) reads memory in order instead of chasing a pointer per
+ * event. */
+#define EVENTS_PER_CHUNK 12
+typedef struct event_chunk {
+    uint32_t op[EVENTS_PER_CHUNK];
+    uint8_t kind[EVENTS_PER_CHUNK];
+    int32_t next;       /* the instant's next chunk, -1 at the end */
+} event_chunk;
+_Static_assert(sizeof(event_chunk) == 64, "a chunk of events should fill one cache line");
 
 typedef struct instant {
     double time;
-    int32_t first, last; /* its FIFO of events */
+    int32_t first, last; /* its chunks, in order */
     int32_t chain;       /* next instant in the same hash slot, -1 at the end */
+    uint8_t head;        /* the next event to pop, in chunk `first` */
+    uint8_t tail;        /* events written in chunk `last` */
 } instant;
 
 typedef struct heap_entry {
@@ -96,8 +114,8 @@ typedef struct heap_entry {
 } heap_entry;
 
 typedef struct event_queue {
-    event *events;
-    int32_t event_capacity, event_used, event_free;
+    event_chunk *chunks;
+    int32_t chunk_capacity, chunk_used, chunk_free;
     instant *instants;
     int32_t instant_capacity, instant_used, instant_free;
     heap_entry *heap;
@@ -197,7 +215,7 @@ static int32_t instant_at(event_queue *q, double time) {
     if (!grow((void **)&q->heap, &q->heap_capacity, sizeof(heap_entry), q->heap_size + 1) ||
         !make_room(q, q->heap_size + 1))
         return -1;
-    q->instants[id] = (instant){time, -1, -1, -1};
+    q->instants[id] = (instant){time, -1, -1, -1, 0, 0};
     heap_up(q, q->heap_size++, (heap_entry){time, id});
     int32_t slot = slot_of(q, time);
     q->instants[id].chain = q->slots[slot];
@@ -205,22 +223,30 @@ static int32_t instant_at(event_queue *q, double time) {
     return q->last_instant = id;
 }
 
-static int queue_push(event_queue *q, double time, int32_t rank, int32_t op, int32_t kind) {
+static int queue_push(event_queue *q, double time, uint32_t op, int32_t kind) {
     int32_t id = instant_at(q, time);
     if (id < 0) return 0;
-    int32_t e = q->event_free;
-    if (e >= 0) {
-        q->event_free = q->events[e].next;
-    } else {
-        if (!grow((void **)&q->events, &q->event_capacity, sizeof(event), q->event_used + 1))
-            return 0;
-        e = q->event_used++;
+    if (q->instants[id].last < 0 || q->instants[id].tail == EVENTS_PER_CHUNK) {
+        int32_t c = q->chunk_free;
+        if (c >= 0) {
+            q->chunk_free = q->chunks[c].next;
+        } else {
+            if (!grow((void **)&q->chunks, &q->chunk_capacity, sizeof(event_chunk),
+                      q->chunk_used + 1))
+                return 0;
+            c = q->chunk_used++;
+        }
+        q->chunks[c].next = -1;
+        instant *at = &q->instants[id];
+        if (at->last >= 0) q->chunks[at->last].next = c;
+        else at->first = c, at->head = 0;
+        at->last = c;
+        at->tail = 0;
     }
-    q->events[e] = (event){rank, op, kind, -1};
     instant *at = &q->instants[id];
-    if (at->last >= 0) q->events[at->last].next = e;
-    else at->first = e;
-    at->last = e;
+    q->chunks[at->last].op[at->tail] = op;
+    q->chunks[at->last].kind[at->tail] = (uint8_t)kind;
+    at->tail++;
     return 1;
 }
 
@@ -229,32 +255,38 @@ static int queue_pop(event_queue *q, double *time, event *out) {
     if (q->heap_size == 0) return 0;
     int32_t id = q->heap[0].instant;
     instant *at = &q->instants[id];
-    int32_t e = at->first;
+    int32_t c = at->first;
     *time = at->time;
-    *out = q->events[e];
-    at->first = q->events[e].next;
-    q->events[e].next = q->event_free;
-    q->event_free = e;
-    if (at->first < 0) { /* the instant is over: out of the heap and the hash */
-        heap_pop(q);
-        int32_t *link = &q->slots[slot_of(q, at->time)];
-        while (*link != id) link = &q->instants[*link].chain;
-        *link = at->chain;
-        at->chain = q->instant_free;
-        q->instant_free = id;
-        if (q->last_instant == id) q->last_instant = -1;
-    }
+    *out = (event){q->chunks[c].op[at->head], q->chunks[c].kind[at->head]};
+    at->head++;
+    int last_chunk = c == at->last;
+    if (at->head < (last_chunk ? at->tail : EVENTS_PER_CHUNK)) return 1;
+    at->first = q->chunks[c].next; /* this chunk is used up */
+    at->head = 0;
+    q->chunks[c].next = q->chunk_free;
+    q->chunk_free = c;
+    if (!last_chunk) return 1;
+    /* the instant is over: out of the heap and the hash */
+    heap_pop(q);
+    int32_t *link = &q->slots[slot_of(q, at->time)];
+    while (*link != id) link = &q->instants[*link].chain;
+    *link = at->chain;
+    at->chain = q->instant_free;
+    q->instant_free = id;
+    if (q->last_instant == id) q->last_instant = -1;
     return 1;
 }
 
-/* Up to `wanted` events that will be popped next at the current earliest instant, in order;
- * returns how many there are. */
-static int queue_peek(const event_queue *q, const event **ahead, int wanted) {
+/* The ops of up to `wanted` events that will be popped next, at the current earliest
+ * instant, in order; returns how many there are. */
+static int queue_peek(const event_queue *q, uint32_t *ahead, int wanted) {
     if (q->heap_size == 0) return 0;
-    int found = 0;
-    for (int32_t e = q->instants[q->heap[0].instant].first; e >= 0 && found < wanted;
-         e = q->events[e].next)
-        ahead[found++] = &q->events[e];
+    const instant *at = &q->instants[q->heap[0].instant];
+    int found = 0, i = at->head;
+    for (int32_t c = at->first; c >= 0 && found < wanted; c = q->chunks[c].next, i = 0)
+        for (int limit = c == at->last ? at->tail : EVENTS_PER_CHUNK; i < limit && found < wanted;
+             i++)
+            ahead[found++] = q->chunks[c].op[i];
     return found;
 }
 
@@ -264,7 +296,7 @@ typedef struct message_side {
     double time;    /* SEND: when it arrives (eager) or is offered (rendezvous); RECV: posted */
     int32_t source; /* the sending rank */
     int32_t tag;
-    int32_t rank, op; /* the op on its own rank */
+    uint32_t op;    /* the SEND or RECV */
     int32_t next;
     int32_t eager;
 } message_side;
@@ -272,6 +304,13 @@ typedef struct message_side {
 typedef struct side_list {
     int32_t head, tail;
 } side_list;
+
+/* Everything the engine keeps per rank, in one 48-byte record: an event touches one line. */
+typedef struct rank_state {
+    double cpu_free, send_nic_free, receive_nic_free; /* next-free times of its resources */
+    double finish;                                    /* its last op's completion */
+    side_list posted, unexpected;  /* messages to this rank: receives posted, sends waiting */
+} rank_state;
 
 /* ---- the simulation ---------------------------------------------------------------------- */
 
@@ -282,10 +321,9 @@ typedef struct simulation {
     sim_op *ops;                    /* all ranks' ops, rank by rank, plus one sentinel */
     int64_t op_count, op_capacity;
     int64_t *first_op;              /* rank r's ops are ops[first_op[r] .. first_op[r + 1]) */
-    int32_t *dependents;            /* local op indices */
+    uint32_t *dependents;           /* indices in ops */
     int64_t dependent_count, dependent_capacity;
-    double *cpu_free, *send_nic_free, *receive_nic_free, *finish;
-    side_list *posted, *unexpected; /* per destination rank */
+    rank_state *rank;
     message_side *sides;
     int32_t side_capacity, side_used, side_free;
     event_queue queue;
@@ -314,6 +352,13 @@ static int fail(simulation *s, int code, const char *format, ...) {
 }
 
 static double max2(double a, double b) { return a > b ? a : b; }
+
+/* Wall-clock seconds (C11), for result->build_seconds and run_seconds. */
+static double wall_seconds(void) {
+    struct timespec now;
+    if (timespec_get(&now, TIME_UTC) != TIME_UTC) return 0;
+    return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
+}
 
 static double noise(simulation *s) {
     if (s->noise_mean <= 0) return 0;
@@ -362,12 +407,12 @@ static void side_free(simulation *s, int32_t index) {
 static double transfer_direct(simulation *s, int32_t source, int32_t destination, double ready,
                               double bytes, double latency, double seconds_per_byte,
                               double *out_of_sender) {
-    double leaves = max2(ready, s->send_nic_free[source]);
+    double leaves = max2(ready, s->rank[source].send_nic_free);
     double wire = bytes * seconds_per_byte;
     *out_of_sender = leaves + wire;
-    s->send_nic_free[source] = max2(leaves + wire, leaves + s->model->gap);
-    double arrives = max2(leaves + wire + latency, s->receive_nic_free[destination] + wire);
-    s->receive_nic_free[destination] = arrives;
+    s->rank[source].send_nic_free = max2(leaves + wire, leaves + s->model->gap);
+    double arrives = max2(leaves + wire + latency, s->rank[destination].receive_nic_free + wire);
+    s->rank[destination].receive_nic_free = arrives;
     return arrives;
 }
 
@@ -386,7 +431,7 @@ static double transfer_tree(simulation *s, int32_t source, int32_t destination, 
             down = t->parent[down];
         }
     }
-    double leaves = max2(ready, s->send_nic_free[source]), latency = 0, seconds_per_byte = 0;
+    double leaves = max2(ready, s->rank[source].send_nic_free), latency = 0, seconds_per_byte = 0;
     for (int32_t i = 0; i < length; i++) {
         int32_t vertex = path[i] / 2;
         leaves = max2(leaves, s->link_free[path[i]]);
@@ -398,7 +443,7 @@ static double transfer_tree(simulation *s, int32_t source, int32_t destination, 
         s->link_free[path[i]] = leaves + bytes * t->link_seconds_per_byte[path[i] / 2];
         s->link_bytes[path[i]] += (int64_t)bytes;
     }
-    s->send_nic_free[source] = max2(s->send_nic_free[source], leaves + s->model->gap);
+    s->rank[source].send_nic_free = max2(s->rank[source].send_nic_free, leaves + s->model->gap);
     *out_of_sender = leaves + wire;
     return leaves + wire + latency;
 }
@@ -424,7 +469,7 @@ static int is_eager(const simulation *s, double bytes) {
  * the CPU overhead o, which is booked when that time comes (booking the CPU now, for a
  * time in the future, would hold back work that is ready before). */
 static int complete_receive(simulation *s, const message_side *receive, double arrival) {
-    return queue_push(&s->queue, max2(arrival, receive->time), receive->rank, receive->op,
+    return queue_push(&s->queue, max2(arrival, receive->time), receive->op,
                       s->model->overhead > 0 ? EVENT_ARRIVED : EVENT_COMPLETE);
 }
 
@@ -435,68 +480,67 @@ static int pair(simulation *s, int32_t send_index, int32_t receive_index) {
     side_free(s, receive_index);
     if (send.eager) return complete_receive(s, &receive, send.time);
     double out_of_sender;
-    double bytes = s->ops[s->first_op[send.rank] + send.op].bytes;
-    double arrives = transfer(s, send.rank, receive.rank, max2(send.time, receive.time), bytes,
-                              &out_of_sender);
-    return queue_push(&s->queue, arrives, send.rank, send.op, EVENT_COMPLETE) &&
+    const sim_op *op = &s->ops[send.op];
+    double arrives = transfer(s, send.source, s->ops[receive.op].rank,
+                              max2(send.time, receive.time), op->bytes, &out_of_sender);
+    return queue_push(&s->queue, arrives, send.op, EVENT_COMPLETE) &&
            complete_receive(s, &receive, arrives);
 }
 
-static int start(simulation *s, int32_t rank, int32_t index, double ready) {
+static int start(simulation *s, uint32_t index, double ready) {
     const papcoll_sim_model *m = s->model;
-    const sim_op *op = &s->ops[s->first_op[rank] + index];
+    const sim_op *op = &s->ops[index];
+    int32_t rank = op->rank;
     ready += noise(s);
-    if (s->op_start) s->op_start[s->first_op[rank] + index] = ready;
+    if (s->op_start) s->op_start[index] = ready;
     if (op->kind == SCHED_COPY || op->kind == SCHED_REDUCE) {
         double cost = op->kind == SCHED_COPY ? m->copy_seconds_per_byte : m->reduce_seconds_per_byte;
-        double begins = max2(ready, s->cpu_free[rank]);
-        if (s->op_start) s->op_start[s->first_op[rank] + index] = begins;
-        s->cpu_free[rank] = begins + op->bytes * cost;
-        return queue_push(&s->queue, s->cpu_free[rank], rank, index, EVENT_COMPLETE);
+        double begins = max2(ready, s->rank[rank].cpu_free);
+        if (s->op_start) s->op_start[index] = begins;
+        s->rank[rank].cpu_free = begins + op->bytes * cost;
+        return queue_push(&s->queue, s->rank[rank].cpu_free, index, EVENT_COMPLETE);
     }
-    if (op->bytes == 0) return queue_push(&s->queue, ready, rank, index, EVENT_COMPLETE);
+    if (op->bytes == 0) return queue_push(&s->queue, ready, index, EVENT_COMPLETE);
     int32_t peer = op->peer, entry = side_take(s);
     if (entry < 0) return 0;
     if (op->kind == SCHED_SEND) {
-        double offered = max2(ready, s->cpu_free[rank]) + m->overhead;
-        if (m->overhead > 0) s->cpu_free[rank] = offered;
+        double offered = max2(ready, s->rank[rank].cpu_free) + m->overhead;
+        if (m->overhead > 0) s->rank[rank].cpu_free = offered;
         int eager = is_eager(s, op->bytes);
         double time = offered;
         if (eager) {
             double out_of_sender;
             time = transfer(s, rank, peer, offered, op->bytes, &out_of_sender);
-            if (!queue_push(&s->queue, out_of_sender, rank, index, EVENT_COMPLETE)) return 0;
+            if (!queue_push(&s->queue, out_of_sender, index, EVENT_COMPLETE)) return 0;
         }
-        s->sides[entry] = (message_side){time, rank, op->tag, rank, index, -1, eager};
-        int32_t receive = side_find(s, &s->posted[peer], rank, op->tag);
+        s->sides[entry] = (message_side){time, rank, op->tag, index, -1, eager};
+        int32_t receive = side_find(s, &s->rank[peer].posted, rank, op->tag);
         if (receive < 0) {
-            side_append(s, &s->unexpected[peer], entry);
+            side_append(s, &s->rank[peer].unexpected, entry);
             return 1;
         }
         return pair(s, entry, receive);
     }
-    s->sides[entry] = (message_side){ready, peer, op->tag, rank, index, -1, 0};
-    int32_t send = side_find(s, &s->unexpected[rank], peer, op->tag);
+    s->sides[entry] = (message_side){ready, peer, op->tag, index, -1, 0};
+    int32_t send = side_find(s, &s->rank[rank].unexpected, peer, op->tag);
     if (send < 0) {
-        side_append(s, &s->posted[rank], entry);
+        side_append(s, &s->rank[rank].posted, entry);
         return 1;
     }
     return pair(s, send, entry);
 }
 
-/* Op `index` of `rank` is done at `time`: start the ops that waited only for it. */
-static int complete(simulation *s, int32_t rank, int32_t index, double time) {
-    int64_t global = s->first_op[rank] + index;
+/* Op `index` is done at `time`: start the ops that waited only for it. */
+static int complete(simulation *s, uint32_t index, double time) {
+    int32_t rank = s->ops[index].rank;
     s->remaining--;
-    if (time > s->finish[rank]) s->finish[rank] = time;
-    if (s->op_end) s->op_end[global] = time;
-    for (int64_t d = s->ops[global].dependents; d < s->ops[global + 1].dependents; d++) {
-        int32_t dependent = s->dependents[d];
+    if (time > s->rank[rank].finish) s->rank[rank].finish = time;
+    if (s->op_end) s->op_end[index] = time;
+    for (uint32_t d = s->ops[index].dependents; d < s->ops[index + 1].dependents; d++) {
+        uint32_t dependent = s->dependents[d];
         /* ready now, at the current time: start it at once instead of queueing a READY
          * event for this very instant (halves the events; same times) */
-        if (--s->ops[s->first_op[rank] + dependent].pending == 0 &&
-            !start(s, rank, dependent, time))
-            return 0;
+        if (--s->ops[dependent].pending == 0 && !start(s, dependent, time)) return 0;
     }
     return 1;
 }
@@ -542,6 +586,12 @@ static int add_rank(simulation *s, build_scratch *scratch, const char *algorithm
                                         &schedule, s->error, s->error_size);
     if (status != PAPCOLL_OK) return status;
     int64_t ops = schedule->op_count, links = schedule->dependency_count;
+    if (s->op_count + ops > SIM_MAX_OPS || s->dependent_count + links > SIM_MAX_OPS) {
+        papcoll_schedule_free(schedule);
+        return fail(s, PAPCOLL_ERR_LIMIT, "the schedules of %d ranks hold more than %lld "
+                    "operations or dependencies, the engine's limit", s->ranks,
+                    (long long)SIM_MAX_OPS);
+    }
     if (!reserve64((void **)&scratch->pending, &scratch->pending_capacity, sizeof(int32_t),
                    ops + 1) ||
         !reserve64((void **)&scratch->dependent_first, &scratch->first_capacity,
@@ -549,7 +599,7 @@ static int add_rank(simulation *s, build_scratch *scratch, const char *algorithm
         !reserve64((void **)&scratch->dependents, &scratch->dependents_capacity,
                    sizeof(int32_t), links + 1) ||
         !reserve64((void **)&s->ops, &s->op_capacity, sizeof(sim_op), s->op_count + ops + 1) ||
-        !reserve64((void **)&s->dependents, &s->dependent_capacity, sizeof(int32_t),
+        !reserve64((void **)&s->dependents, &s->dependent_capacity, sizeof(uint32_t),
                    s->dependent_count + links + 1) ||
         !sched_dependents(schedule, scratch->pending, scratch->dependent_first,
                           scratch->dependents)) {
@@ -563,8 +613,9 @@ static int add_rank(simulation *s, build_scratch *scratch, const char *algorithm
         sim_op *to = &s->ops[s->op_count + i];
         memset(to, 0, sizeof *to);
         to->kind = from->kind;
+        to->rank = rank;
         to->pending = scratch->pending[i];
-        to->dependents = s->dependent_count + scratch->dependent_first[i];
+        to->dependents = (uint32_t)(s->dependent_count + scratch->dependent_first[i]);
         to->bytes = (double)from->length * elem_size;
         if (from->kind == SCHED_SEND || from->kind == SCHED_RECV) {
             to->peer = from->u.message.peer;
@@ -574,12 +625,12 @@ static int add_rank(simulation *s, build_scratch *scratch, const char *algorithm
             to->bytes = 0; /* a copy onto itself (MPI_IN_PLACE) moves nothing */
         }
     }
-    memcpy(&s->dependents[s->dependent_count], scratch->dependents,
-           (size_t)links * sizeof(int32_t));
+    for (int64_t d = 0; d < links; d++) /* local op indices -> indices in s->ops */
+        s->dependents[s->dependent_count + d] = (uint32_t)(s->op_count + scratch->dependents[d]);
     s->op_count += ops;
     s->dependent_count += links;
     s->first_op[rank + 1] = s->op_count;
-    s->ops[s->op_count].dependents = s->dependent_count; /* the sentinel, for now */
+    s->ops[s->op_count].dependents = (uint32_t)s->dependent_count; /* the sentinel, for now */
     papcoll_schedule_free(schedule);
     return PAPCOLL_OK;
 }
@@ -588,14 +639,9 @@ static void release(simulation *s) {
     free(s->ops);
     free(s->first_op);
     free(s->dependents);
-    free(s->cpu_free);
-    free(s->send_nic_free);
-    free(s->receive_nic_free);
-    free(s->finish);
-    free(s->posted);
-    free(s->unexpected);
+    free(s->rank);
     free(s->sides);
-    free(s->queue.events);
+    free(s->queue.chunks);
     free(s->queue.instants);
     free(s->queue.heap);
     free(s->queue.slots);
@@ -671,12 +717,11 @@ static int check_topology(simulation *s, int32_t ranks) {
 }
 
 static int64_t engine_memory(const simulation *s) {
-    int64_t per_rank = (int64_t)s->ranks * (int64_t)(sizeof(int64_t) + 4 * sizeof(double) +
-                                                     2 * sizeof(side_list));
+    int64_t per_rank = (int64_t)s->ranks * (int64_t)(sizeof(int64_t) + sizeof(rank_state));
     return s->op_capacity * (int64_t)sizeof(sim_op) +
-           s->dependent_capacity * (int64_t)sizeof(int32_t) + per_rank +
+           s->dependent_capacity * (int64_t)sizeof(uint32_t) + per_rank +
            (int64_t)s->side_capacity * (int64_t)sizeof(message_side) +
-           (int64_t)s->queue.event_capacity * (int64_t)sizeof(event) +
+           (int64_t)s->queue.chunk_capacity * (int64_t)sizeof(event_chunk) +
            (int64_t)s->queue.instant_capacity * (int64_t)sizeof(instant) +
            (int64_t)s->queue.heap_capacity * (int64_t)sizeof(heap_entry) +
            ((int64_t)s->queue.slot_mask + 1) * (int64_t)sizeof(int32_t);
@@ -736,22 +781,16 @@ int papcoll_simulate(const char *algorithm, int32_t ranks, int64_t count, int32_
     s.side_free = -1;
     s.noise_mean = options->noise_mean;
     s.noise_state = options->noise_seed;
-    s.queue.event_free = s.queue.instant_free = s.queue.last_instant = -1;
+    s.queue.chunk_free = s.queue.instant_free = s.queue.last_instant = -1;
     size_t n = (size_t)ranks;
     s.first_op = calloc(n + 1, sizeof(int64_t));
-    s.cpu_free = calloc(n, sizeof(double));
-    s.send_nic_free = calloc(n, sizeof(double));
-    s.receive_nic_free = calloc(n, sizeof(double));
-    s.finish = calloc(n, sizeof(double));
-    s.posted = malloc(n * sizeof(side_list));
-    s.unexpected = malloc(n * sizeof(side_list));
+    s.rank = calloc(n, sizeof(rank_state));
     int status = PAPCOLL_OK;
-    if (!s.first_op || !s.cpu_free || !s.send_nic_free || !s.receive_nic_free || !s.finish ||
-        !s.posted || !s.unexpected) {
+    if (!s.first_op || !s.rank) {
         release(&s);
         return fail(&s, PAPCOLL_ERR_NO_MEMORY, "out of memory for %d ranks", ranks);
     }
-    for (int32_t r = 0; r < ranks; r++) s.posted[r] = s.unexpected[r] = (side_list){-1, -1};
+    for (int32_t r = 0; r < ranks; r++) s.rank[r].posted = s.rank[r].unexpected = (side_list){-1, -1};
     if (s.topology) {
         int32_t vertices = s.topology->vertex_count > 0 ? s.topology->vertex_count : 1;
         s.depth = calloc((size_t)vertices, sizeof(int32_t));
@@ -765,8 +804,18 @@ int papcoll_simulate(const char *algorithm, int32_t ranks, int64_t count, int32_
     }
     build_scratch scratch;
     memset(&scratch, 0, sizeof scratch);
-    for (int32_t r = 0; r < ranks && status == PAPCOLL_OK; r++)
+    double began = wall_seconds();
+    for (int32_t r = 0; r < ranks && status == PAPCOLL_OK; r++) {
         status = add_rank(&s, &scratch, algorithm, r, count, elem_size, context);
+        if (status == PAPCOLL_OK && options->max_operations > 0 &&
+            s.op_count > options->max_operations)
+            status = fail(&s, PAPCOLL_ERR_LIMIT,
+                          "%s at P = %d needs more than %lld operations (the limit; ranks "
+                          "0..%d alone have %lld): raise the limit if the memory is there, "
+                          "about 40 bytes per operation",
+                          algorithm, ranks, (long long)options->max_operations, r,
+                          (long long)s.op_count);
+    }
     free(scratch.pending);
     free(scratch.dependent_first);
     free(scratch.dependents);
@@ -780,12 +829,14 @@ int papcoll_simulate(const char *algorithm, int32_t ranks, int64_t count, int32_
     result->operations = s.op_count;
     for (int32_t r = 0; r < ranks && status == PAPCOLL_OK; r++) {
         double arrival = arrivals ? arrivals[r] : 0;
-        s.cpu_free[r] = s.send_nic_free[r] = s.receive_nic_free[r] = s.finish[r] = arrival;
+        rank_state *state = &s.rank[r];
+        state->cpu_free = state->send_nic_free = state->receive_nic_free = state->finish = arrival;
         for (int64_t g = s.first_op[r]; g < s.first_op[r + 1]; g++)
             if (s.ops[g].pending == 0 &&
-                !queue_push(&s.queue, arrival, r, (int32_t)(g - s.first_op[r]), EVENT_READY))
+                !queue_push(&s.queue, arrival, (uint32_t)g, EVENT_READY))
                 status = fail(&s, PAPCOLL_ERR_NO_MEMORY, "out of memory for events");
     }
+    double built = wall_seconds();
     int64_t events = 0;
     double time;
     event e;
@@ -796,27 +847,31 @@ int papcoll_simulate(const char *algorithm, int32_t ranks, int64_t count, int32_
          * ahead in three steps: the op record of the event three ahead, the dependents
          * list of the one two ahead (its record came one round ago), the dependents'
          * records of the next one (its list came one round ago). */
-        const event *ahead[3];
+        uint32_t ahead[3];
         int found = queue_peek(&s.queue, ahead, 3);
-        if (found >= 3) __builtin_prefetch(&s.ops[s.first_op[ahead[2]->rank] + ahead[2]->op]);
-        if (found >= 2)
-            __builtin_prefetch(
-                &s.dependents[s.ops[s.first_op[ahead[1]->rank] + ahead[1]->op].dependents]);
+        if (found >= 3) __builtin_prefetch(&s.ops[ahead[2]]);
+        if (found >= 2) {
+            const sim_op *soon = &s.ops[ahead[1]];
+            __builtin_prefetch(&s.dependents[soon->dependents]);
+            __builtin_prefetch(&s.rank[soon->rank]);
+            if (soon->kind <= SCHED_RECV) __builtin_prefetch(&s.rank[soon->peer]);
+        }
         if (found >= 1) {
-            int64_t next = s.first_op[ahead[0]->rank] + ahead[0]->op;
-            for (int64_t d = s.ops[next].dependents; d < s.ops[next + 1].dependents && d <
-                 s.ops[next].dependents + 4; d++)
-                __builtin_prefetch(&s.ops[s.first_op[ahead[0]->rank] + s.dependents[d]]);
+            const sim_op *next = &s.ops[ahead[0]];
+            for (uint32_t d = next->dependents; d < next[1].dependents && d < next->dependents + 4;
+                 d++)
+                __builtin_prefetch(&s.ops[s.dependents[d]]);
         }
         int ok;
         if (e.kind == EVENT_READY) {
-            ok = start(&s, e.rank, e.op, time);
+            ok = start(&s, e.op, time);
         } else if (e.kind == EVENT_ARRIVED) {
-            double done = max2(time, s.cpu_free[e.rank]) + model->overhead;
-            s.cpu_free[e.rank] = done;
-            ok = queue_push(&s.queue, done, e.rank, e.op, EVENT_COMPLETE);
+            int32_t rank = s.ops[e.op].rank;
+            double done = max2(time, s.rank[rank].cpu_free) + model->overhead;
+            s.rank[rank].cpu_free = done;
+            ok = queue_push(&s.queue, done, e.op, EVENT_COMPLETE);
         } else {
-            ok = complete(&s, e.rank, e.op, time);
+            ok = complete(&s, e.op, time);
         }
         if (!ok) status = fail(&s, PAPCOLL_ERR_NO_MEMORY, "out of memory simulating");
     }
@@ -830,18 +885,20 @@ int papcoll_simulate(const char *algorithm, int32_t ranks, int64_t count, int32_
         double first = INFINITY, last = -INFINITY, sum = 0, longest = 0;
         for (int32_t r = 0; r < ranks; r++) {
             double arrival = arrivals ? arrivals[r] : 0;
-            double elapsed = s.finish[r] - arrival;
+            double elapsed = s.rank[r].finish - arrival;
             sum += elapsed;
             longest = max2(longest, elapsed);
             first = arrival < first ? arrival : first;
-            last = max2(last, s.finish[r]);
-            if (finish) finish[r] = s.finish[r];
+            last = max2(last, s.rank[r].finish);
+            if (finish) finish[r] = s.rank[r].finish;
         }
         result->average_elapsed = sum / ranks;
         result->max_elapsed = longest;
         result->makespan = last - first;
         result->events = events;
         result->memory_bytes = engine_memory(&s);
+        result->build_seconds = built - began;
+        result->run_seconds = wall_seconds() - built;
     } else {
         papcoll_sim_result_release(result);
     }
