@@ -3,9 +3,12 @@ whether the verifier proves it, the bytes the busiest rank sends against the ban
 bound of seed 001 (Lemma 4), and the communication rounds on the critical path; then a
 small run of the mini-benchmark (`papcoll bench`, seed 000 Fig. 9) over real MPI, papcoll
 against the MPI library's own all-reduce; then the simulator on seed 000's setting (P = 48,
-1 Gb/s Ethernet, one rank late)."""
+1 Gb/s Ethernet, one rank late) and on seed 001's tree of switches (32 hosts, two leaf
+switches), where the butterfly's messages contend for the links between the switches."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
@@ -23,6 +26,10 @@ DEMO_BENCH = ["bench", "--ranks", "4", "--count", "1M", "--mode", "one-late",
 DEMO_SIM = ["sim", "--network", "ethernet-1g", "--ranks", "48", "--count", "1M",
             "--algorithms", "ring,rabenseifner,slt,prr", "--mode", "one-late",
             "--max-delay", "0,10,50,100ms"]
+# the network files ship in the source tree's docs/networks/ (papcoll is installed editable)
+_NETWORKS = Path(__file__).resolve().parents[2] / "docs" / "networks"
+DEMO_TOPOLOGY = ["sim", "--network", str(_NETWORKS / "two-switch-32.json"), "--ranks", "32",
+                 "--count", "256K", "--algorithms", "ring,recursive_doubling,rabenseifner"]
 
 
 def run_demo(ranks_list: list[int], count: int, elem_size: int = 4, bench: bool = True) -> int:
@@ -74,7 +81,7 @@ def run_demo(ranks_list: list[int], count: int, elem_size: int = 4, bench: bool 
     from .cli import build_parser
 
     statuses = []
-    for command in (DEMO_BENCH, DEMO_SIM):
+    for command in (DEMO_BENCH, DEMO_SIM, DEMO_TOPOLOGY):
         console.print("\n[bold]papcoll " + " ".join(command) + "[/]")
         arguments = build_parser().parse_args(command)
         statuses.append(int(arguments.handler(arguments)))

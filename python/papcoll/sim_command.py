@@ -168,8 +168,8 @@ def _row(arguments: argparse.Namespace, name: str, delay: Any, arrivals: list[fl
 
 
 def _print_rows(arguments: argparse.Namespace, rows: list[dict[str, Any]], elem_size: int,
-                console: Console) -> None:
-    table = Table(title=f"Simulated all-reduce, {arguments.network}, P = {arguments.ranks}, "
+                console: Console, network: Network) -> None:
+    table = Table(title=f"Simulated all-reduce, {network.name}, P = {arguments.ranks}, "
                         f"{arguments.count} x {elem_size} B, "
                         f"{rows[0]['mode']}" + (f", noise {arguments.noise:g} s"
                                                 if arguments.noise else ""))
@@ -278,12 +278,12 @@ def _run(arguments: argparse.Namespace, console: Console) -> int:
     for row in rows:
         row["speedup_vs_ring" if arguments.baseline == BASELINE else "speedup_vs_baseline"] = (
             base[row["max_delay_ms"]] / row["avg_elapsed_ms"] if base else None)
-    _print_rows(arguments, rows, elem_size, console)
+    _print_rows(arguments, rows, elem_size, console, network)
     if arguments.timeline:
         from .timeline import draw_timelines
 
         draw_timelines(panels, arguments.timeline,
-                       f"{arguments.network}, P = {arguments.ranks}, "
+                       f"{network.name}, P = {arguments.ranks}, "
                        f"{arguments.count} x {elem_size} B")
         console.print(f"timeline: {arguments.timeline}")
     if arguments.json == "-":
