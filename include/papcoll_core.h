@@ -43,7 +43,10 @@ typedef struct papcoll_context {
     const int32_t *rank_order;    /* ring: the ranks in ring order (a permutation), or NULL */
     int32_t rank_order_count;     /* entries in rank_order: 0 or P */
     const char *topology;         /* topology description (later issues), or NULL */
-    const char *schedule_string;  /* recursive multiplying schedule (later issues), or NULL */
+    const char *schedule_string;  /* recursive_multiplying: the schedule, e.g. "a4,a3"; NULL
+                                     or "": the default schedule for P */
+    int32_t keep_order;           /* 1: the op is not commutative, so refuse schedules that
+                                     reorder operands (recursive_multiplying with merges) */
 } papcoll_context;
 
 typedef struct papcoll_algorithm_info {
@@ -125,6 +128,17 @@ const char *papcoll_status_name(int status);
  * returns an algorithm that needs a commutative op when commutative is 0. */
 const char *papcoll_select_default(int32_t ranks, int64_t count, int64_t elem_size,
                                    int32_t commutative);
+/* ---- recursive multiplying schedules (src/core/algorithms/recursive_multiplying.c) -------
+ * Checks a schedule string of seed 004's language for P ranks: PAPCOLL_OK, or
+ * PAPCOLL_ERR_ARGUMENT with a message naming the stage at fault. reorders (may be NULL) is
+ * set to 1 when the schedule merges (mRgGaB / nRgGaB), which needs a commutative op. */
+int papcoll_rm_check(const char *schedule, int32_t ranks, int32_t *reorders, char *error,
+                     size_t error_size);
+/* Writes the schedule an empty string runs for P (the default), or MPICH's recursive
+ * doubling as a schedule string; returns the length the text needs (without the NUL). */
+size_t papcoll_rm_default(int32_t ranks, char *text, size_t size);
+size_t papcoll_rm_recursive_doubling(int32_t ranks, char *text, size_t size);
+
 /* ---- the discrete-event simulator (src/core/sim/simulate.c) ------------------------------
  * Runs the schedules of all P ranks against a LogGP-family cost model, on a crossbar or on a
  * tree of switches and hosts. Hockney (alpha, beta, gamma) is latency = alpha,

@@ -89,6 +89,14 @@ def _add_problem(parser: argparse.ArgumentParser, required: bool = True) -> None
                              "a0,a1,... or random:SEED[:MAX] (uniform in [0, MAX], default 0.01)")
     parser.add_argument("--tau", type=_tau, default=1e-3,
                         help="prr: seconds to move and reduce one segment (default 0.001)")
+    _add_schedule_option(parser)
+
+
+def _add_schedule_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--schedule", default=None, metavar="STRING",
+                        help="recursive_multiplying: the schedule, e.g. a4,a3 or "
+                             "c6m2,a2,a2,e6m2 (default: see `papcoll schedules --ranks P`); "
+                             "`sim` takes several separated by ';'")
 
 
 def _arrivals(text: str) -> str | list[float]:
@@ -138,7 +146,8 @@ def _context_of(arguments: argparse.Namespace) -> object:
         raise PapcollError(1, f"--arrivals gives {len(arrivals)} times for {arguments.ranks} "
                               "ranks: give one per rank")
     return Context(segment_elements=arguments.segment_elements,
-                   segment_count=arguments.segment_count, arrivals=arrivals, tau=arguments.tau)
+                   segment_count=arguments.segment_count, arrivals=arrivals, tau=arguments.tau,
+                   schedule_string=arguments.schedule)
 
 
 def command_algorithms(arguments: argparse.Namespace) -> int:
@@ -313,6 +322,7 @@ def _add_sim(commands: Any) -> None:
                      default=200_000_000,
                      help="refuse runs whose schedules hold more operations (about 40 bytes "
                           "each; default 200000000)")
+    _add_schedule_option(sim)
     sim.add_argument("--count", type=parse_count, default=parse_count("1M"))
     size = sim.add_mutually_exclusive_group()
     size.add_argument("--elem-size", type=_positive("element size", 1 << 16), default=4)
@@ -347,6 +357,36 @@ def _add_sim(commands: Any) -> None:
     sim.set_defaults(handler=_run_later("sim_command", "command_sim"))
 
 
+def _add_search(commands: Any) -> None:
+    space = commands.add_parser(
+        "schedules", help="list the recursive multiplying schedules of P (seed 004)",
+        description="Every factored, split (collapse/expand) and merged schedule of P.")
+    space.add_argument("--ranks", "-P", required=True, type=_positive("ranks", 4096))
+    space.add_argument("--max-base", type=_positive("max base", 64), default=8,
+                       help="largest base of a stage (default 8)")
+    space.add_argument("--json", action="store_true", help="print JSON rows")
+    space.set_defaults(handler=_run_later("search_command", "command_schedules"))
+
+    finder = commands.add_parser(
+        "search", help="simulate every recursive multiplying schedule of P and rank them",
+        description="Simulates each schedule of `papcoll schedules` on a network (balanced "
+                    "arrivals) and ranks them by e-bar, against MPICH's recursive doubling; "
+                    "prints the optimal fan-out of seed 004 Eq. 5 for the network.")
+    finder.add_argument("--ranks", "-P", required=True, type=_positive("ranks", 4096))
+    finder.add_argument("--network", default="aries",
+                        help="network preset or file, as for `papcoll sim` (default aries)")
+    finder.add_argument("--count", type=parse_count, default=2,
+                        help="elements per rank (default 2: 8-byte floats, as seed 004)")
+    finder.add_argument("--elem-size", type=_positive("element size", 1 << 16), default=4)
+    finder.add_argument("--max-base", type=_positive("max base", 64), default=8)
+    finder.add_argument("--param", help="override model parameters, as for `papcoll sim`")
+    finder.add_argument("--top", type=_positive("top"), default=10,
+                        help="rows to print (default 10)")
+    finder.add_argument("--json", metavar="FILE",
+                        help="write all rows as JSON ('-': stdout)")
+    finder.set_defaults(handler=_run_later("search_command", "command_search"))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="papcoll", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -375,6 +415,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_bench(commands)
     _add_sim(commands)
+    _add_search(commands)
 
     demo = commands.add_parser("demo", help="the algorithms and a table of verified schedules")
     demo.add_argument("--ranks", type=_positive("ranks", 4096), nargs="+", default=[4, 13, 64])

@@ -44,6 +44,7 @@ class Context:
     rank_order: Sequence[int] | None = None
     topology: str | None = None
     schedule_string: str | None = None
+    keep_order: bool = False  # the op is not commutative: refuse reordering schedules
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,7 @@ def _c_context(context: Context | None) -> tuple[Any, list[Any]]:
         keep.append(arrivals)
         raw.arrivals, raw.arrival_count = arrivals, len(context.arrivals)
     raw.tau = context.tau
+    raw.keep_order = int(context.keep_order)
     raw.segment_elements = context.segment_elements
     raw.segment_count = context.segment_count
     if context.rank_order is not None:

@@ -101,6 +101,19 @@ def _scenarios(arguments: argparse.Namespace) -> list[tuple[Any, list[float]]]:
                                     arguments.seed)) for delay in delays]
 
 
+def _variants(algorithms: list[str], schedules: str | None) -> list[tuple[str, str, str | None]]:
+    """(label, algorithm, schedule) to run: recursive_multiplying once per schedule of
+    --schedule (several separated by ';'), labelled with it; the others once."""
+    variants: list[tuple[str, str, str | None]] = []
+    for name in algorithms:
+        if name == "recursive_multiplying" and schedules:
+            variants += [(f"{name} {schedule.strip()}", name, schedule.strip())
+                         for schedule in schedules.split(";") if schedule.strip()]
+        else:
+            variants.append((name, name, None))
+    return variants
+
+
 def _lower_bound(arrivals: list[float], delta: float) -> float:
     """e-bar_lo of seed 000 S3: every rank waits for the last arrival, then one transfer.
     Mean over ranks of (last arrival - a_i) + delta; for one-late that is (P-1)/P D + delta."""
@@ -129,7 +142,7 @@ def _export_goal(arguments: argparse.Namespace, network: Network, elem_size: int
                        "--algorithms")
     name = arguments.algorithms[0]
     arrivals = _scenarios(arguments)[0][1]
-    context = Context(arrivals=arrivals,
+    context = Context(arrivals=arrivals, schedule_string=arguments.schedule,
                       tau=tau(network.model, arguments.ranks, arguments.count, elem_size))
     text = goal_text(name, arguments.ranks, arguments.count, elem_size, network.model, context)
     if arguments.export_goal == "-":
@@ -261,18 +274,23 @@ def _run(arguments: argparse.Namespace, console: Console) -> int:
     delta = transfer_time(network.model, topology, arguments.count * elem_size)
     rows: list[dict[str, Any]] = []
     panels: list[tuple[str, SimResult]] = []
+    variants = _variants(algorithms, arguments.schedule)
     for delay, arrivals in scenarios:
-        for name in algorithms:
+        for label, name, schedule in variants:
+            context = Context(arrivals=arrivals, schedule_string=schedule,
+                              tau=tau(network.model, arguments.ranks, arguments.count,
+                                      elem_size))
             began = time.perf_counter()
             result = simulate(name, arguments.ranks, arguments.count, elem_size, network.model,
-                              arrivals, topology=topology, noise_mean=arguments.noise,
+                              arrivals, context, topology=topology, noise_mean=arguments.noise,
                               noise_seed=arguments.seed, timeline=bool(arguments.timeline),
                               max_operations=arguments.max_operations)
             seconds = time.perf_counter() - began
-            rows.append(_row(arguments, name, delay, arrivals, result, delta, elem_size,
+            rows.append(_row(arguments, label, delay, arrivals, result, delta, elem_size,
                              topology, seconds))
+            rows[-1]["schedule"] = schedule
             if arguments.timeline:
-                panels.append((f"{name}, max delay {rows[-1]['max_delay_ms']:g} ms", result))
+                panels.append((f"{label}, max delay {rows[-1]['max_delay_ms']:g} ms", result))
     base = {row["max_delay_ms"]: row["avg_elapsed_ms"] for row in rows
             if row["algorithm"] == arguments.baseline}
     for row in rows:

@@ -1,0 +1,140 @@
+"""Recursive multiplying schedules (seed 004): checking, the schedule space of a process
+count, the model's optimal fan-out, and the search that simulates every schedule.
+
+The language and its semantics are documented in src/core/algorithms/recursive_multiplying.c.
+The enumeration follows the paper's generator ("factored, split and merged schedules"):
+  factored  every ordered factorisation of P into bases 2..max_base: a8,a6 and a6,a8 differ;
+  split     one collapse around a factored inner group: cTmB,<factored N'>,eTmB with
+            N' = T/B + P - T, every base B <= max_base and multiple T of B up to P;
+  merged    mRgGaB,<middle>,nRgGaB for every R >= 1 whose interior P - R has a factorisation
+            with two or more stages.
+Choice: one level of collapse and no collapse inside a merge (the C builder accepts nested
+collapses; the enumeration does not generate them, to keep the space small).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ._core import ffi, lib
+from .core import _ERROR_SIZE, PapcollError, _text
+
+DEFAULT_MAX_BASE = 8
+
+
+def check(schedule: str, ranks: int) -> bool:
+    """Raises PapcollError naming the problem if `schedule` is not valid for `ranks`; returns
+    whether it reorders operands (merges: commutative ops only)."""
+    reorders = ffi.new("int32_t *")
+    error = ffi.new("char[]", _ERROR_SIZE)
+    status = lib.papcoll_rm_check(schedule.encode(), ranks, reorders, error, _ERROR_SIZE)
+    if status != lib.PAPCOLL_OK:
+        raise PapcollError(status, f"schedule '{schedule}': {_text(error)}")
+    return bool(reorders[0])
+
+
+def _text_of(function: object, ranks: int) -> str:
+    length = function(ranks, ffi.NULL, 0)  # type: ignore[operator]
+    text = ffi.new("char[]", length + 1)
+    function(ranks, text, length + 1)  # type: ignore[operator]
+    return _text(text)
+
+
+def default_schedule(ranks: int) -> str:
+    """What recursive_multiplying runs without a schedule string."""
+    return _text_of(lib.papcoll_rm_default, ranks)
+
+
+def recursive_doubling_schedule(ranks: int) -> str:
+    """MPICH's recursive doubling written in the language (the baseline of the search)."""
+    return _text_of(lib.papcoll_rm_recursive_doubling, ranks)
+
+
+@lru_cache(maxsize=4096)
+def factorisations(n: int, max_base: int) -> tuple[tuple[int, ...], ...]:
+    """Every ordered factorisation of n into bases 2..max_base (n = 1: one empty one)."""
+    if n == 1:
+        return ((),)
+    found: list[tuple[int, ...]] = []
+    for base in range(2, min(max_base, n) + 1):
+        if n % base == 0:
+            found.extend((base, *rest) for rest in factorisations(n // base, max_base))
+    return tuple(found)
+
+
+def _stages(bases: tuple[int, ...]) -> str:
+    return ",".join(f"a{base}" for base in bases)
+
+
+def enumerate_schedules(ranks: int, max_base: int = DEFAULT_MAX_BASE) -> Iterator[tuple[str, str]]:
+    """(kind, schedule) for every schedule of the space, each once."""
+    if ranks == 1:
+        yield "factored", ""
+        return
+    for bases in factorisations(ranks, max_base):
+        yield "factored", _stages(bases)
+    for base in range(2, min(max_base, ranks) + 1):
+        for threshold in range(base, ranks + 1, base):
+            inner = threshold // base + ranks - threshold
+            for bases in factorisations(inner, max_base):
+                middle = _stages(bases)
+                yield "split", ",".join(filter(None, (f"c{threshold}m{base}", middle,
+                                                      f"e{threshold}m{base}")))
+    for remaining in range(1, ranks - 3):
+        interior = ranks - remaining
+        for bases in factorisations(interior, max_base):
+            if len(bases) < 2:
+                continue
+            first, *middle, last = bases
+            yield "merged", ",".join(
+                [f"m{remaining}g{interior // first}a{first}", *(f"a{b}" for b in middle),
+                 f"n{remaining}g{interior // last}a{last}"])
+
+
+def lambert_w(z: float) -> float:
+    """The principal branch W(z) for z >= 0 (w e^w = z), by Newton's method."""
+    if z < 0:
+        raise ValueError("W is only needed here for z >= 0")
+    w = math.log1p(z)
+    for _ in range(64):
+        step = (w * math.exp(w) - z) / (math.exp(w) * (w + 1))
+        w -= step
+        if abs(step) < 1e-15 * max(1.0, abs(w)):
+            break
+    return w
+
+
+def optimal_fanout(ratio: float) -> float:
+    """seed 004 Eq. (5): the b (peers per stage) minimising (alpha_p + b alpha_r) log_(b+1) N,
+    for ratio = alpha_p / alpha_r. Setting the derivative to zero gives x (ln x - 1) = ratio - 1
+    with x = b + 1, so x = (ratio - 1) / W((ratio - 1) / e), and b = e - 1 at ratio 1."""
+    if not ratio >= 1:
+        raise ValueError(f"the overlap ratio alpha_p / alpha_r must be >= 1, not {ratio}")
+    if math.isinf(ratio):
+        return math.inf
+    z = (ratio - 1) / math.e
+    x = math.e if z == 0 else (ratio - 1) / lambert_w(z)
+    return x - 1
+
+
+@dataclass(frozen=True)
+class Candidate:
+    schedule: str
+    kind: str
+    stages: int
+    max_base: int
+    average_elapsed: float
+    reorders: bool
+
+
+def schedule_shape(schedule: str) -> tuple[int, int]:
+    """(number of stages, largest base) of a schedule string."""
+    if not schedule:
+        return 0, 1
+    parts = schedule.split(",")
+    bases = [int(part.rsplit("a", 1)[1]) if "a" in part else int(part.rsplit("m", 1)[1])
+             for part in parts]
+    return len(parts), max(bases)
