@@ -180,6 +180,9 @@ static int check_stages(const rm_parsed *parsed, int32_t ranks, rm_error *error)
                               "fully reduced%s", n, B, level->size,
                               level->kind == 'c' ? " (close the collapse with eT mB)"
                               : level->kind == 'm' ? " (close the merge with nRgGaB)" : "");
+            if ((level->size / level->done) % B != 0 && level->done == 1)
+                return refuse(error, "stage %d 'a%d': a base of %d does not divide the group "
+                              "of %d processes", n, B, B, level->size);
             if ((level->size / level->done) % B != 0)
                 return refuse(error, "stage %d 'a%d': after bases multiplying to %d, %d of "
                               "the group's %d processes are left per block, which a base of %d "
