@@ -59,6 +59,7 @@ typedef struct options {
     const char *datatype_name;
     const char *json_path;     /* NULL: table on stdout */
     int progress;
+    const char *schedule;      /* recursive_multiplying's schedule, or NULL */
 } options;
 
 /* One algorithm under test: papcoll's or the library's. */
@@ -83,7 +84,8 @@ static void usage_error(const char *format, const char *value) {
                 "usage: papcoll-bench --algorithms a,b --counts 1M --mode one-late|rand-late\n"
                 "       --max-delays-ms 0,10,50 [--iterations 20] [--warmup 2] "
                 "[--compute-ms 100]\n"
-                "       [--datatype float|double|int] [--seed S] [--json FILE|-] [--progress]\n");
+                "       [--datatype float|double|int] [--seed S] [--json FILE|-] [--progress]\n"
+                "       [--schedule STRING]   (recursive_multiplying's schedule)\n");
     }
     MPI_Finalize();
     exit(format ? 2 : 0);
@@ -175,6 +177,8 @@ static void parse_options(int argc, char **argv, options *o) {
             if (strcmp(value, "float") && strcmp(value, "double") && strcmp(value, "int"))
                 usage_error("bad datatype '%s': want float, double or int", value);
             o->datatype_name = value;
+        } else if (strcmp(flag, "--schedule") == 0) {
+            o->schedule = value;
         } else if (strcmp(flag, "--json") == 0) {
             o->json_path = value;
         } else {
@@ -289,7 +293,7 @@ static statistics summarize(double *values, int n) {
 
 /* ---- main -------------------------------------------------------------------------- */
 
-static void open_contender(const char *name, contender *c) {
+static void open_contender(const char *name, const char *schedule, contender *c) {
     memset(c, 0, sizeof *c);
     c->name = name;
     c->native.comm = MPI_COMM_NULL;
@@ -303,6 +307,7 @@ static void open_contender(const char *name, contender *c) {
     papcoll_config config;
     papcoll_config_init(&config);
     config.algorithm = name;
+    if (strcmp(name, "recursive_multiplying") == 0) config.schedule = schedule;
     int code = papcoll_comm_create(MPI_COMM_WORLD, &config, &c->papcoll);
     if (code != MPI_SUCCESS) usage_error("%s", papcoll_error_string(code));
 }
@@ -348,7 +353,8 @@ int main(int argc, char **argv) {
      * algorithm is reported by name before the run stops. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     contender contenders[MAX_ITEMS];
-    for (int a = 0; a < o.algorithm_count; a++) open_contender(o.algorithm_names[a], &contenders[a]);
+    for (int a = 0; a < o.algorithm_count; a++)
+        open_contender(o.algorithm_names[a], o.schedule, &contenders[a]);
 
     int64_t largest = 1;
     for (int c = 0; c < o.count_count; c++) largest = o.counts[c] > largest ? o.counts[c] : largest;

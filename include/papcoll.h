@@ -44,6 +44,10 @@ typedef struct papcoll_config {
      * the split on small buffers. */
     int64_t max_message_elements;
     papcoll_arrival_source arrival_source; /* slt, prr: default PAPCOLL_ARRIVALS_EDGE */
+    /* recursive_multiplying: the schedule in seed 004's language, e.g. "a4,a3" or
+     * "c6m2,a2,a2,e6m2" (`papcoll schedules --ranks P` lists them); NULL or "": the default
+     * for P. Copied and checked against the communicator's size at create. */
+    const char *schedule;
 } papcoll_config;
 
 void papcoll_config_init(papcoll_config *config);
@@ -58,6 +62,9 @@ int papcoll_comm_free(papcoll_comm **pc);
 int papcoll_set_algorithm(papcoll_comm *pc, const char *name);
 /* The algorithm set ("auto" or a name). */
 const char *papcoll_get_algorithm(const papcoll_comm *pc);
+/* Sets the recursive_multiplying schedule of later calls (NULL or "": the default); checked
+ * against the communicator's size. Must be the same on every rank. */
+int papcoll_set_schedule(papcoll_comm *pc, const char *schedule);
 /* The algorithm a call with these arguments would run (resolves "auto"). */
 int papcoll_resolve_algorithm(papcoll_comm *pc, int64_t count, MPI_Datatype datatype, MPI_Op op,
                               const char **name);

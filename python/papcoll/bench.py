@@ -91,6 +91,8 @@ def run_benchmark(arguments: argparse.Namespace, console: Console) -> list[dict[
                    "--iterations", str(arguments.iterations), "--warmup", str(arguments.warmup),
                    "--compute-ms", f"{arguments.compute_ms:g}", "--datatype", arguments.datatype,
                    "--seed", str(arguments.seed), "--json", str(json_path), "--progress"]
+        if arguments.schedule:
+            program += ["--schedule", arguments.schedule]
         argv, environment = mpiexec_command(arguments.ranks, program)
         # Open MPI's tuned component honours coll_tuned_allreduce_algorithm only with
         # dynamic rules on, and reads that at start-up (bench/native_algorithms.h).

@@ -286,6 +286,7 @@ def _add_bench(commands: Any) -> None:
                        help="emulated compute phase per iteration (default 100, as the paper)")
     bench.add_argument("--datatype", choices=("float", "double", "int"), default="float")
     bench.add_argument("--seed", type=_non_negative("seed"), default=1)
+    _add_schedule_option(bench)
     bench.add_argument("--json", metavar="FILE", help="write the rows as JSON ('-': stdout)")
     bench.add_argument("--plot", metavar="FILE.png", help="plot e-bar against max delay")
     bench.add_argument("--timeout", type=float, default=3600,

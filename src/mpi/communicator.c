@@ -51,6 +51,21 @@ static int valid_algorithm(const char *name) {
     return name != NULL && (strcmp(name, "auto") == 0 || registry_find(name) != NULL);
 }
 
+/* Copies a recursive multiplying schedule into pc after checking it for pc's size. */
+static int store_schedule(papcoll_comm *pc, const char *schedule, const char *caller) {
+    char error[200];
+    if (schedule == NULL) schedule = "";
+    if (strlen(schedule) >= sizeof pc->schedule)
+        return record_error(MPI_ERR_ARG, "%s: the schedule is longer than %d characters",
+                            caller, (int)sizeof pc->schedule - 1);
+    if (schedule[strspn(schedule, " ")] != '\0' &&
+        papcoll_rm_check(schedule, pc->size, NULL, error, sizeof error) != PAPCOLL_OK)
+        return record_error(MPI_ERR_ARG, "%s: schedule '%.60s': %s", caller, schedule, error);
+    snprintf(pc->schedule, sizeof pc->schedule, "%s", schedule);
+    executor_plan_release(&pc->plan); /* the next call builds from the new schedule */
+    return MPI_SUCCESS;
+}
+
 static int unknown_algorithm(const char *name) {
     return record_error(MPI_ERR_ARG,
                         "papcoll: unknown algorithm '%.64s' (use \"auto\" or a name from "
@@ -83,6 +98,7 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
     if (pc == NULL) return record_error(MPI_ERR_NO_MEM, "papcoll_comm_create: out of memory");
     pc->config = *config;
     pc->config.algorithm = NULL; /* the name lives in pc->algorithm, not in caller memory */
+    pc->config.schedule = NULL;  /* and the schedule in pc->schedule */
     if (pc->config.max_message_elements == 0) pc->config.max_message_elements = 1 << 30;
     if (pc->config.max_message_elements > INT32_MAX) pc->config.max_message_elements = INT32_MAX;
     snprintf(pc->algorithm, sizeof pc->algorithm, "%s", algorithm);
@@ -95,6 +111,11 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
     MPI_Comm_set_errhandler(pc->comm, MPI_ERRORS_RETURN);
     MPI_Comm_size(pc->comm, &pc->size);
     MPI_Comm_rank(pc->comm, &pc->rank);
+    if ((code = store_schedule(pc, config->schedule, "papcoll_comm_create")) != MPI_SUCCESS) {
+        MPI_Comm_free(&pc->comm);
+        free(pc);
+        return code;
+    }
     if ((code = monitor_create(pc)) != MPI_SUCCESS) {
         MPI_Comm_free(&pc->comm);
         free(pc);
@@ -123,6 +144,11 @@ int papcoll_set_algorithm(papcoll_comm *pc, const char *name) {
 }
 
 const char *papcoll_get_algorithm(const papcoll_comm *pc) { return pc ? pc->algorithm : ""; }
+
+int papcoll_set_schedule(papcoll_comm *pc, const char *schedule) {
+    if (pc == NULL) return record_error(MPI_ERR_ARG, "papcoll_set_schedule: pc is NULL");
+    return store_schedule(pc, schedule, "papcoll_set_schedule");
+}
 
 /* ---- arguments ------------------------------------------------------------------------- */
 
@@ -184,10 +210,12 @@ int papcoll_resolve_algorithm(papcoll_comm *pc, int64_t count, MPI_Datatype data
  * communicator's options only (the plan is then reused by later calls of the same shape);
  * with a context (arrival estimates) the schedule is built anew. */
 static int prepare_plan(papcoll_comm *pc, const algorithm_entry *algorithm, int64_t count,
-                        int64_t extent, const papcoll_context *arrivals_context) {
+                        int64_t extent, int keep_order,
+                        const papcoll_context *arrivals_context) {
     executor_plan *plan = &pc->plan;
     if (arrivals_context == NULL && plan->schedule != NULL && plan->algorithm == algorithm &&
-        plan->count == count && plan->extent == extent && !plan->built_from_arrivals)
+        plan->count == count && plan->extent == extent && !plan->built_from_arrivals &&
+        plan->keep_order == keep_order)
         return MPI_SUCCESS;
     executor_plan_release(plan);
     papcoll_context context;
@@ -195,6 +223,8 @@ static int prepare_plan(papcoll_comm *pc, const algorithm_entry *algorithm, int6
     else memset(&context, 0, sizeof context);
     context.segment_elements = pc->config.segment_elements;
     context.segment_count = pc->config.segment_count;
+    context.schedule_string = pc->schedule[0] ? pc->schedule : NULL;
+    context.keep_order = keep_order;
     char error[256];
     /* elem_size only sizes byte counts in the schedule; cap it so huge extents still fit */
     int32_t elem_size = extent > INT32_MAX ? INT32_MAX : (int32_t)extent;
@@ -202,12 +232,15 @@ static int prepare_plan(papcoll_comm *pc, const algorithm_entry *algorithm, int6
                                         elem_size, &context, &plan->schedule, error,
                                         sizeof error);
     if (status != PAPCOLL_OK)
-        return record_error(status == PAPCOLL_ERR_NO_MEMORY ? MPI_ERR_NO_MEM : MPI_ERR_ARG,
+        return record_error(status == PAPCOLL_ERR_NO_MEMORY ? MPI_ERR_NO_MEM
+                            : status == PAPCOLL_ERR_UNSUPPORTED && keep_order ? MPI_ERR_OP
+                                                                              : MPI_ERR_ARG,
                             "papcoll: %s", error);
     plan->algorithm = algorithm;
     plan->count = count;
     plan->extent = extent;
     plan->built_from_arrivals = arrivals_context != NULL;
+    plan->keep_order = keep_order;
     if (!executor_plan_prepare(plan)) {
         executor_plan_release(plan);
         return record_error(MPI_ERR_NO_MEM, "papcoll: out of memory preparing a schedule");
@@ -228,8 +261,8 @@ static int run_with_arrivals(papcoll_comm *pc, const algorithm_entry *algorithm,
                               &context.tau, &usable);
     if (code == MPI_SUCCESS) {
         context.arrival_count = pc->size;
-        code = usable ? prepare_plan(pc, algorithm, count, extent, &context)
-                      : prepare_plan(pc, registry_find("ring"), count, extent, NULL);
+        code = usable ? prepare_plan(pc, algorithm, count, extent, 0, &context)
+                      : prepare_plan(pc, registry_find("ring"), count, extent, 0, NULL);
     }
     if (code == MPI_SUCCESS) code = executor_run(pc, &pc->plan, source, recvbuf, datatype, op);
     if (code == MPI_SUCCESS) code = monitor_finish_call(pc);
@@ -267,7 +300,8 @@ int papcoll_allreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf, MP
     const void *source = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     if (algorithm->info.needs_arrivals)
         return run_with_arrivals(pc, algorithm, source, recvbuf, count, extent, datatype, op);
-    if ((code = prepare_plan(pc, algorithm, count, extent, NULL)) != MPI_SUCCESS) return code;
+    if ((code = prepare_plan(pc, algorithm, count, extent, !commutative, NULL)) != MPI_SUCCESS)
+        return code;
     return executor_run(pc, &pc->plan, source, recvbuf, datatype, op);
 }
 

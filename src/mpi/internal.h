@@ -16,6 +16,7 @@ typedef struct executor_plan {
     int64_t count;
     int64_t extent;
     int built_from_arrivals;   /* slt/prr: built for one call's predictions, not reused */
+    int keep_order;            /* built for a non-commutative op */
     int32_t *dependent_first;  /* CSR: the ops waiting for op i are */
     int32_t *dependents;       /* dependents[dependent_first[i] .. dependent_first[i+1]) */
     int32_t *initial_pending;  /* how many ops each op waits for */
@@ -58,6 +59,7 @@ struct papcoll_comm {
     MPI_Comm comm;             /* private duplicate: our tags never meet the user's */
     int size, rank;
     char algorithm[64];        /* "auto" or a registered name */
+    char schedule[256];        /* recursive_multiplying's schedule, "" for the default */
     papcoll_config config;
     executor_plan plan;
     executor_workspace workspace;

@@ -14,6 +14,8 @@
  *
  * Usage: mpi_differential [--algorithms a,b] [--counts 0,1,...] [--large-count N]
  *                         [--random CASES --seed S] [--max-message-elements M]
+ *                         [--schedule S]   (recursive_multiplying's; a merge schedule
+ *                                           must then refuse non-commutative ops)
  * Prints "N passed, M failed" on rank 0 and exits non-zero on any failure.
  */
 #include <complex.h>
@@ -271,10 +273,17 @@ static void remember_hash(totals *t, uint64_t hash) {
     t->hashes[t->hash_count++] = hash;
 }
 
+static const char *schedule_option; /* --schedule: recursive_multiplying's schedule */
+
 static int order_keeping(const char *algorithm) {
     if (strcmp(algorithm, "auto") == 0) return 1;
     papcoll_algorithm_info info;
-    return papcoll_algorithm_find(algorithm, &info) == PAPCOLL_OK && !info.commutative_only;
+    if (papcoll_algorithm_find(algorithm, &info) != PAPCOLL_OK || info.commutative_only)
+        return 0;
+    int32_t reorders = 0; /* a merge schedule reorders, and must be refused */
+    if (strcmp(algorithm, "recursive_multiplying") == 0 && schedule_option)
+        papcoll_rm_check(schedule_option, ranks, &reorders, NULL, 0);
+    return !reorders;
 }
 
 /* One case: returns after recording pass / fail. */
@@ -384,6 +393,8 @@ static void parse_options(int argc, char **argv, options *o) {
             o->seed = strtoull(argv[i + 1], NULL, 10);
         } else if (strcmp(argv[i], "--matrix") == 0) {
             o->representative = strcmp(argv[i + 1], "representative") == 0;
+        } else if (strcmp(argv[i], "--schedule") == 0) {
+            schedule_option = argv[i + 1];
         } else if (strcmp(argv[i], "--max-message-elements") == 0) {
             o->max_message_elements = strtoll(argv[i + 1], NULL, 10);
         }
@@ -438,6 +449,7 @@ int main(int argc, char **argv) {
     papcoll_config config;
     papcoll_config_init(&config);
     config.max_message_elements = o.max_message_elements;
+    config.schedule = schedule_option;
     papcoll_comm *pc;
     if (papcoll_comm_create(MPI_COMM_WORLD, &config, &pc) != MPI_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 2);
 

@@ -46,6 +46,29 @@ def test_differential_against_mpi_allreduce(ranks):
     assert failed == 0 and passed > 0
 
 
+def _schedules_to_run(ranks: int) -> list[str]:
+    """The first factored, split and merged schedule of P, and one more of each kind
+    where there is one (merged ones must refuse the non-commutative op)."""
+    from papcoll.multiplying import enumerate_schedules
+
+    chosen: dict[str, list[str]] = {}
+    for kind, schedule in enumerate_schedules(ranks):
+        if len(chosen.setdefault(kind, [])) < 2:
+            chosen[kind].append(schedule)
+    return [schedule for schedules in chosen.values() for schedule in schedules]
+
+
+@pytest.mark.parametrize("ranks", range(1, 9))
+def test_recursive_multiplying_schedules_over_mpi(ranks):
+    for schedule in _schedules_to_run(ranks):
+        result = run_mpi(ranks, "mpi_differential", "--matrix", "representative",
+                         "--algorithms", "recursive_multiplying", "--counts", "0,1,1009",
+                         "--large-count", "0", *(["--schedule", schedule] if schedule else []))
+        assert result.returncode == 0, (schedule, result.stdout[-2000:] + result.stderr[-3000:])
+        passed, failed = passed_failed(result.stdout)
+        assert failed == 0 and passed > 0, schedule
+
+
 @pytest.mark.parametrize("ranks", [2, 3, 5])
 def test_long_messages_are_split_and_still_match(ranks):
     # max_message_elements = 1000 makes every long message travel as several MPI messages,
