@@ -388,6 +388,17 @@ def _add_search(commands: Any) -> None:
     finder.set_defaults(handler=_run_later("search_command", "command_search"))
 
 
+def _add_reproduce(commands: Any) -> None:
+    again = commands.add_parser(
+        "reproduce", help="a paper's table in the simulator (docs/reproductions.md)",
+        description="seed004-table2: seed 004 Table 2 (recursive doubling vs the paper's "
+                    "recursive multiplying schedules vs the best the search finds).")
+    again.add_argument("table", choices=("seed004-table2",))
+    again.add_argument("--network", default="aries")
+    again.add_argument("--json", metavar="FILE", help="write the rows as JSON")
+    again.set_defaults(handler=_run_later("reproduce", "command_reproduce"))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="papcoll", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -417,6 +428,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_bench(commands)
     _add_sim(commands)
     _add_search(commands)
+    _add_reproduce(commands)
 
     demo = commands.add_parser("demo", help="the algorithms and a table of verified schedules")
     demo.add_argument("--ranks", type=_positive("ranks", 4096), nargs="+", default=[4, 13, 64])
