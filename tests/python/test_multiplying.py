@@ -184,3 +184,14 @@ def test_schedules_command_and_bad_schedule(papcoll_command):
     bad = papcoll_command("verify", "--algorithm", NAME, "--ranks", "6", "--count", "4",
                           "--schedule", "a4,a2")
     assert bad.returncode == 2 and "a base of 4 does not divide the group of 6" in bad.stderr
+
+
+def test_table_2_reproduction_has_the_papers_shape():
+    from papcoll.reproduce import seed004_table2
+
+    rows = seed004_table2()
+    assert [row["ranks"] for row in rows] == [4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128]
+    for row in rows:
+        # every schedule of the paper beats recursive doubling, and the search does at least
+        # as well as the paper's schedule
+        assert 0 < row["paper_schedule_reduction_percent"] <= row["best_reduction_percent"]
