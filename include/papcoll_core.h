@@ -31,6 +31,25 @@ typedef enum papcoll_status {
     PAPCOLL_ERR_LIMIT = 5              /* input exceeds a documented size limit */
 } papcoll_status;
 
+/* A tree of vertices (switches and hosts): every vertex but the root has a full-duplex link
+ * to its parent. The simulator times messages on it; ring_topology lays its ring out on it
+ * (only parent and rank_vertex matter there). Ranks run on vertices (usually the leaves, the hosts); a message between
+ * ranks on different vertices crosses the links of the tree path between them, and those
+ * links are shared with every other message crossing them (see simulate.c for the sharing
+ * rule). Two ranks on one vertex talk through shared memory: local_latency and
+ * local_seconds_per_byte on the per-rank resources, as on a crossbar. With a topology the
+ * model's latency and seconds_per_byte are not used: the links carry their own. */
+typedef struct papcoll_sim_topology {
+    int32_t vertex_count;
+    const int32_t *parent;               /* per vertex: its parent, -1 for the one root */
+    const double *link_latency;          /* per vertex: latency of its link to the parent */
+    const double *link_seconds_per_byte; /* per vertex: that link's time per byte, each way */
+    const int32_t *rank_vertex;          /* per rank: the vertex it runs on */
+    int32_t rank_count;                  /* entries in rank_vertex: must be P */
+    double local_latency;                /* between two ranks on one vertex */
+    double local_seconds_per_byte;
+} papcoll_sim_topology;
+
 /* Everything that may shape a schedule besides (P, rank, count, elem_size). It must be
  * identical on every rank, or the ranks build schedules that do not match. Fields an
  * algorithm does not use are ignored; a zero-filled context means "defaults". */
@@ -47,6 +66,13 @@ typedef struct papcoll_context {
                                      or "": the default schedule for P */
     int32_t keep_order;           /* 1: the op is not commutative, so refuse schedules that
                                      reorder operands (recursive_multiplying with merges) */
+    const int32_t *groups;        /* hr1, hr2, smp_*: the group of each rank (any ids >= 0:
+                                     a site, a node), or NULL */
+    int32_t group_count;          /* entries in groups: 0 or P */
+    const char *inner_algorithm;  /* hr2: the all-reduce inside groups (NULL: ring) */
+    const char *outer_algorithm;  /* hr1, hr2: the all-reduce across groups (NULL:
+                                     recursive_doubling) */
+    const papcoll_sim_topology *tree; /* ring_topology: the tree the ranks run on, or NULL */
 } papcoll_context;
 
 typedef struct papcoll_algorithm_info {
@@ -56,6 +82,7 @@ typedef struct papcoll_algorithm_info {
     const char *limitations;      /* what it refuses, in words; enforced by the builder */
     int32_t commutative_only;     /* 1: reorders operands, so needs a commutative op */
     int32_t needs_arrivals;       /* 1: builds from arrival estimates and tau (PAP-aware) */
+    int32_t needs_groups;         /* 1: builds from context->groups (hierarchical) */
 } papcoll_algorithm_info;
 
 int32_t papcoll_algorithm_count(void);
@@ -128,6 +155,13 @@ const char *papcoll_status_name(int status);
  * returns an algorithm that needs a commutative op when commutative is 0. */
 const char *papcoll_select_default(int32_t ranks, int64_t count, int64_t elem_size,
                                    int32_t commutative);
+/* The contention-free logical ring of seed 001 S4 on a tree: the ranks in depth-first order of
+ * their vertices (children in index order, a vertex's own ranks first, in rank order), so
+ * every link carries at most one ring message in each direction. order gets
+ * tree->rank_count entries. PAPCOLL_OK, or PAPCOLL_ERR_ARGUMENT naming what is wrong. */
+int papcoll_tree_ring_order(const papcoll_sim_topology *tree, int32_t *order, char *error,
+                            size_t error_size);
+
 /* ---- recursive multiplying schedules (src/core/algorithms/recursive_multiplying.c) -------
  * Checks a schedule string of seed 004's language for P ranks: PAPCOLL_OK, or
  * PAPCOLL_ERR_ARGUMENT with a message naming the stage at fault. reorders (may be NULL) is
@@ -155,23 +189,7 @@ typedef struct papcoll_sim_model {
                                        receive; larger wait for it (rendezvous); -1: all eager */
 } papcoll_sim_model;
 
-/* A tree of vertices (switches and hosts): every vertex but the root has a full-duplex link
- * to its parent. Ranks run on vertices (usually the leaves, the hosts); a message between
- * ranks on different vertices crosses the links of the tree path between them, and those
- * links are shared with every other message crossing them (see simulate.c for the sharing
- * rule). Two ranks on one vertex talk through shared memory: local_latency and
- * local_seconds_per_byte on the per-rank resources, as on a crossbar. With a topology the
- * model's latency and seconds_per_byte are not used: the links carry their own. */
-typedef struct papcoll_sim_topology {
-    int32_t vertex_count;
-    const int32_t *parent;               /* per vertex: its parent, -1 for the one root */
-    const double *link_latency;          /* per vertex: latency of its link to the parent */
-    const double *link_seconds_per_byte; /* per vertex: that link's time per byte, each way */
-    const int32_t *rank_vertex;          /* per rank: the vertex it runs on */
-    int32_t rank_count;                  /* entries in rank_vertex: must be P */
-    double local_latency;                /* between two ranks on one vertex */
-    double local_seconds_per_byte;
-} papcoll_sim_topology;
+
 
 typedef struct papcoll_sim_options {
     const papcoll_sim_topology *topology; /* NULL: a crossbar with the model's L and G */

@@ -171,7 +171,7 @@ def test_bad_topologies_are_named(tmp_path):
     check({"base": "token-ring"}, "not a crossbar preset")
     with pytest.raises(NetworkError, match="unknown network"):
         load_network("token-ring")
-    with pytest.raises(PapcollError, match="places 3 ranks, but the simulation has 4"):
+    with pytest.raises(PapcollError, match="places 3 ranks, but there are 4"):
         simulate("ring", 4, 16, 4, HOCKNEY, topology=star(3, 1e-6, 1e-9))
 
 

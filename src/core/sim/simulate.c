@@ -54,6 +54,7 @@
 #include <time.h>
 
 #include "../schedule.h"
+#include "../tree.h"
 
 #ifdef __linux__
 #include <sys/mman.h>
@@ -420,9 +421,9 @@ static double transfer_direct(simulation *s, int32_t source, int32_t destination
 static double transfer_tree(simulation *s, int32_t source, int32_t destination, double ready,
                             double bytes, double *out_of_sender) {
     const papcoll_sim_topology *t = s->topology;
-    int32_t path[128], length = 0;
+    int32_t path[2 * TREE_MAX_DEPTH], length = 0;
     int32_t up = t->rank_vertex[source], down = t->rank_vertex[destination];
-    while (up != down) {  /* depths are capped at 64 when the topology is checked */
+    while (up != down) {  /* depths are capped at TREE_MAX_DEPTH by tree_check */
         if (s->depth[up] >= s->depth[down]) {
             path[length++] = 2 * up;
             up = t->parent[up];
@@ -670,49 +671,23 @@ static int check_model(const papcoll_sim_model *m, char *error, size_t error_siz
     return 1;
 }
 
-/* A tree: one root, parents in range, no cycle, depth <= 64; fills depth. */
+/* The tree (tree.c) plus what only the simulator needs: finite link and local costs. */
 static int check_topology(simulation *s, int32_t ranks) {
     const papcoll_sim_topology *t = s->topology;
-    int32_t n = t->vertex_count, roots = 0;
-    if (n < 1 || t->parent == NULL || t->link_latency == NULL ||
-        t->link_seconds_per_byte == NULL || t->rank_vertex == NULL)
-        return fail(s, PAPCOLL_ERR_ARGUMENT,
-                    "topology: needs at least one vertex, with parents, link latencies, link "
-                    "times per byte and the vertex of every rank");
-    if (t->rank_count != ranks)
-        return fail(s, PAPCOLL_ERR_ARGUMENT,
-                    "topology: places %d ranks, but the simulation has %d", t->rank_count,
-                    ranks);
+    int status = tree_check(t, ranks, s->depth, s->error, s->error_size);
+    if (status != PAPCOLL_OK) return status;
+    if (t->link_latency == NULL || t->link_seconds_per_byte == NULL)
+        return fail(s, PAPCOLL_ERR_ARGUMENT, "topology: needs the latency and time per byte "
+                    "of every link");
     if (!check_number("topology: local_latency", t->local_latency, s->error, s->error_size) ||
         !check_number("topology: local_seconds_per_byte", t->local_seconds_per_byte, s->error,
                       s->error_size))
         return PAPCOLL_ERR_ARGUMENT;
-    for (int32_t v = 0; v < n; v++) {
-        if (t->parent[v] < -1 || t->parent[v] >= n || t->parent[v] == v)
-            return fail(s, PAPCOLL_ERR_ARGUMENT, "topology: vertex %d has parent %d, not a "
-                        "vertex of 0..%d other than itself (-1 for the root)", v, t->parent[v],
-                        n - 1);
-        roots += t->parent[v] < 0;
+    for (int32_t v = 0; v < t->vertex_count; v++)
         if (!(t->link_latency[v] >= 0 && isfinite(t->link_latency[v])) ||
             !(t->link_seconds_per_byte[v] >= 0 && isfinite(t->link_seconds_per_byte[v])))
             return fail(s, PAPCOLL_ERR_ARGUMENT, "topology: the link of vertex %d needs a "
                         "finite latency and time per byte >= 0", v);
-    }
-    if (roots != 1)
-        return fail(s, PAPCOLL_ERR_ARGUMENT, "topology: a tree has one root (a vertex with "
-                    "parent -1); this one has %d", roots);
-    for (int32_t v = 0; v < n; v++) {
-        int32_t depth = 0;
-        for (int32_t u = v; t->parent[u] >= 0; u = t->parent[u])
-            if (++depth > 64)
-                return fail(s, PAPCOLL_ERR_ARGUMENT, "topology: vertex %d is more than 64 "
-                            "links below the root, or its parents form a cycle", v);
-        s->depth[v] = depth;
-    }
-    for (int32_t r = 0; r < ranks; r++)
-        if (t->rank_vertex[r] < 0 || t->rank_vertex[r] >= n)
-            return fail(s, PAPCOLL_ERR_ARGUMENT, "topology: rank %d runs on vertex %d, not a "
-                        "vertex of 0..%d", r, t->rank_vertex[r], n - 1);
     return PAPCOLL_OK;
 }
 
