@@ -45,6 +45,10 @@ class Context:
     topology: str | None = None
     schedule_string: str | None = None
     keep_order: bool = False  # the op is not commutative: refuse reordering schedules
+    groups: Sequence[int] | None = None  # hr1, hr2, smp_*: the group of each rank
+    inner_algorithm: str | None = None   # hr2: inside groups (None: ring)
+    outer_algorithm: str | None = None   # hr1, hr2: across groups (None: recursive_doubling)
+    tree: Any = None                     # ring_topology: a network.Topology, or None
 
 
 @dataclass(frozen=True)
@@ -118,7 +122,15 @@ def _c_context(context: Context | None) -> tuple[Any, list[Any]]:
         order = ffi.new("int32_t[]", [int(r) for r in context.rank_order])
         keep.append(order)
         raw.rank_order, raw.rank_order_count = order, len(context.rank_order)
-    for field in ("topology", "schedule_string"):
+    if context.groups is not None:
+        groups = ffi.new("int32_t[]", [int(g) for g in context.groups])
+        keep.append(groups)
+        raw.groups, raw.group_count = groups, len(context.groups)
+    if context.tree is not None:
+        from .sim import _c_topology
+
+        raw.tree = _c_topology(context.tree, keep)
+    for field in ("topology", "schedule_string", "inner_algorithm", "outer_algorithm"):
         value = getattr(context, field)
         if value is not None:
             text = ffi.new("char[]", value.encode())

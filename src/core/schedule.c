@@ -258,6 +258,15 @@ int papcoll_schedule_build(const char *algorithm, int32_t ranks, int32_t rank, i
         problem = "segment size must not be negative";
     else if (context && context->segment_count < 0)
         problem = "segment count must not be negative";
+    else if (context && context->group_count != 0 && context->group_count != ranks)
+        problem = "groups must give the group of every rank (group_count 0 or P)";
+    else if (context && context->group_count != 0 && context->groups == NULL)
+        problem = "group_count is set but groups is NULL";
+    else if (entry->info.needs_groups && (context == NULL || context->group_count == 0))
+        problem = "this algorithm needs the group of every rank (context groups; `papcoll` "
+                  "commands: --groups)";
+    for (int32_t r = 0; problem == NULL && context && r < context->group_count; r++)
+        if (context->groups[r] < 0) problem = "group ids must not be negative";
     if (problem != NULL) {
         copy_message(error, error_size, problem);
         return PAPCOLL_ERR_ARGUMENT;

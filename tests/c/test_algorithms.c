@@ -3,7 +3,9 @@
  * algorithm promises: ring meets the bandwidth lower bound when P divides count, the round
  * counts of recursive doubling and Rabenseifner, operand order where it is claimed.
  * The PAP-aware algorithms (slt, prr) are verified under many arrival patterns each: all
- * equal, one late by a little and by a lot, reversed, random, ties, extreme values. */
+ * equal, one late by a little and by a lot, reversed, random, ties, extreme values; the
+ * hierarchical ones (hr1, hr2, smp_*) under group layouts: blocks, round robin, one group,
+ * one rank per group, uneven random groups. */
 #include <float.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -54,18 +56,39 @@ static void arrival_pattern(int pattern, int32_t ranks, double *arrivals) {
     }
 }
 
+enum { GROUP_PATTERN_COUNT = 5 };
+static const char *const group_pattern_names[GROUP_PATTERN_COUNT] = {
+    "blocks of 3", "round robin over 4", "one group", "one group per rank", "uneven random"};
+
+/* Group layout `pattern` for P ranks (ids need not be contiguous or sorted). */
+static void group_pattern(int pattern, int32_t ranks, int32_t *groups) {
+    unsigned state = 777u + (unsigned)ranks;
+    for (int32_t r = 0; r < ranks; r++) {
+        state = state * 1103515245u + 12345u;
+        switch (pattern) {
+        case 0: groups[r] = r / 3; break;
+        case 1: groups[r] = r % 4; break;
+        case 2: groups[r] = 7; break;
+        case 3: groups[r] = ranks - r; break;
+        default: groups[r] = (int32_t)((state >> 8) % 5) * 10; break;
+        }
+    }
+}
+
 int main(int argc, char **argv) {
     /* --all-counts (make test-long): every count and element size for every pattern */
     int all_counts = argc > 1 && strcmp(argv[1], "--all-counts") == 0;
     const int32_t elem_sizes[] = {1, 4, 8};
     double arrivals[64];
+    int32_t groups[64];
     for (int32_t a = 0; a < papcoll_algorithm_count(); a++) {
         papcoll_algorithm_info info;
         papcoll_algorithm_get(a, &info);
         int before = failures;
         /* Arrival estimates matter only to the PAP-aware algorithms; the others ignore them. */
         int pap_aware = strcmp(info.name, "slt") == 0 || strcmp(info.name, "prr") == 0;
-        for (int pattern = 0; pattern < (pap_aware ? PATTERN_COUNT : 1); pattern++)
+        int patterns = pap_aware ? PATTERN_COUNT : info.needs_groups ? GROUP_PATTERN_COUNT : 1;
+        for (int pattern = 0; pattern < patterns; pattern++)
         for (int32_t ranks = 1; ranks <= 64; ranks++) {
             const int64_t counts[] = {0, 1, ranks - 1, ranks, ranks + 1, 1009, (1 << 20) + 3};
             papcoll_context context;
@@ -74,6 +97,10 @@ int main(int argc, char **argv) {
             context.arrivals = arrivals;
             context.arrival_count = ranks;
             context.tau = tau;
+            /* The hierarchical algorithms get group layouts instead of arrival patterns. */
+            group_pattern(pattern, ranks, groups);
+            context.groups = groups;
+            context.group_count = info.needs_groups ? ranks : 0;
             /* The all-equal pattern gets every count and element size; the others (to keep
              * make test short) 4-byte elements and the counts 1, P-1, 1009, 2^20+3. */
             int full = pattern == 0 || all_counts;
@@ -91,6 +118,8 @@ int main(int argc, char **argv) {
                            "could not build:", error);
                     if (pap_aware && (status != PAPCOLL_OK || !report.ok))
                         printf("  (arrival pattern: %s)\n", pattern_names[pattern]);
+                    if (info.needs_groups && (status != PAPCOLL_OK || !report.ok))
+                        printf("  (groups: %s)\n", group_pattern_names[pattern]);
                     if (status != PAPCOLL_OK) continue;
                     expect(report.ok, info.name, ranks, count, elem_size, "violation:",
                            report.reason);
