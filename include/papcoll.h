@@ -34,6 +34,14 @@ typedef enum papcoll_arrival_source {
     PAPCOLL_ARRIVALS_HISTORY = 1
 } papcoll_arrival_source;
 
+/* How the hierarchical algorithms (hr1, hr2, smp_binomial, smp_butterfly) group ranks. */
+typedef enum papcoll_grouping {
+    /* One group per shared-memory node (MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)). */
+    PAPCOLL_GROUPS_SHARED_MEMORY = 0,
+    /* By papcoll_config.group_color: ranks with the same color form a group. */
+    PAPCOLL_GROUPS_COLOR = 1
+} papcoll_grouping;
+
 /* Options of a papcoll communicator. Start from papcoll_config_init() (or pass NULL). */
 typedef struct papcoll_config {
     const char *algorithm;         /* a name from `papcoll algorithms`, or "auto" (default) */
@@ -48,6 +56,13 @@ typedef struct papcoll_config {
      * "c6m2,a2,a2,e6m2" (`papcoll schedules --ranks P` lists them); NULL or "": the default
      * for P. Copied and checked against the communicator's size at create. */
     const char *schedule;
+    papcoll_grouping grouping;     /* hr1, hr2, smp_*: default PAPCOLL_GROUPS_SHARED_MEMORY */
+    int32_t group_color;           /* PAPCOLL_GROUPS_COLOR: this rank's group, >= 0 */
+    const char *inner_algorithm;   /* hr2: inside groups; NULL: ring */
+    const char *outer_algorithm;   /* hr1, hr2: across groups; NULL: recursive_doubling */
+    /* ring_topology: the tree the ranks run on (parent and rank_vertex are used; copied at
+     * create; the same on every rank); NULL: the rank order (seed 001 Lemma 6). */
+    const papcoll_sim_topology *tree;
 } papcoll_config;
 
 void papcoll_config_init(papcoll_config *config);

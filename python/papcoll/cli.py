@@ -90,6 +90,67 @@ def _add_problem(parser: argparse.ArgumentParser, required: bool = True) -> None
     parser.add_argument("--tau", type=_tau, default=1e-3,
                         help="prr: seconds to move and reduce one segment (default 0.001)")
     _add_schedule_option(parser)
+    _add_group_options(parser)
+    parser.add_argument("--tree", default=None, metavar="NETWORK",
+                        help="ring_topology: a network preset or file whose tree the ranks "
+                             "run on")
+
+
+def _add_group_options(parser: argparse.ArgumentParser, sim: bool = False) -> None:
+    parser.add_argument("--groups", type=_groups, default=None, metavar="LAYOUT",
+                        help="hr1, hr2, smp_*: the group of every rank: g0,g1,... or blocks:K "
+                             "(K consecutive ranks per group)" +
+                             (", or host / switch (from the network's topology; default: "
+                              "host when some host runs several ranks, else switch)"
+                              if sim else ""))
+    parser.add_argument("--inner", default=None, type=_algorithm_name, metavar="ALGORITHM",
+                        help="hr2: the all-reduce inside groups (default ring)")
+    parser.add_argument("--outer", default=None, type=_algorithm_name, metavar="ALGORITHM",
+                        help="hr1, hr2: the all-reduce across groups (default "
+                             "recursive_doubling)")
+
+
+def _number_list(text: str, kind: type, what: str) -> list[float]:
+    """'1,2,3' -> numbers of `kind`, or an argparse error saying the text is not `what`."""
+    try:
+        return [kind(item) for item in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not {what}") from None
+
+
+def _groups(text: str) -> str | list[int]:
+    if text in ("host", "switch") or text.startswith("blocks:"):
+        if text.startswith("blocks:") and not (text[7:].isdigit() and int(text[7:]) > 0):
+            raise argparse.ArgumentTypeError(f"'{text}': blocks:K needs a positive K")
+        return text
+    values = [int(value) for value in _number_list(text, int, "a group layout (g0,g1,... or "
+                                                               "blocks:K)")]
+    if any(value < 0 for value in values):
+        raise argparse.ArgumentTypeError(f"group ids must not be negative: '{text}'")
+    return values
+
+
+def groups_for(layout: str | list[int] | None, ranks: int,
+               topology: Any = None) -> list[int] | None:
+    """The group of every rank from a --groups value (and the topology, for host/switch)."""
+    if layout is None and topology is not None:
+        shared = len(set(topology.rank_vertex)) < len(topology.rank_vertex)
+        layout = "host" if shared else "switch"
+    if layout is None:
+        return None
+    if isinstance(layout, list):
+        if len(layout) != ranks:
+            raise PapcollError(1, f"--groups gives {len(layout)} groups for {ranks} ranks: "
+                                  "give one per rank")
+        return layout
+    if layout.startswith("blocks:"):
+        size = int(layout[7:])
+        return [rank // size for rank in range(ranks)]
+    if topology is None:
+        raise PapcollError(1, f"--groups {layout} needs a network with a topology")
+    if layout == "host":
+        return list(topology.rank_vertex)
+    return [topology.parent[vertex] for vertex in topology.rank_vertex]
 
 
 def _add_schedule_option(parser: argparse.ArgumentParser) -> None:
@@ -113,11 +174,7 @@ def _arrivals(text: str) -> str | list[float]:
             raise argparse.ArgumentTypeError(
                 f"'{text}' is not random:SEED or random:SEED:MAX (MAX seconds >= 0)") from None
         return text
-    try:
-        values = [float(item) for item in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"'{text}' is not a list of arrival times in seconds (a0,a1,...)") from None
+    values = _number_list(text, float, "a list of arrival times in seconds (a0,a1,...)")
     if not all(math.isfinite(value) for value in values):
         raise argparse.ArgumentTypeError(f"arrival times must be finite numbers: '{text}'")
     return values
@@ -145,9 +202,16 @@ def _context_of(arguments: argparse.Namespace) -> object:
     elif arrivals is not None and len(arrivals) != arguments.ranks:
         raise PapcollError(1, f"--arrivals gives {len(arrivals)} times for {arguments.ranks} "
                               "ranks: give one per rank")
+    tree = None
+    if arguments.tree:
+        from .network import load_network
+
+        tree = load_network(arguments.tree).topology(arguments.ranks)
     return Context(segment_elements=arguments.segment_elements,
                    segment_count=arguments.segment_count, arrivals=arrivals, tau=arguments.tau,
-                   schedule_string=arguments.schedule)
+                   schedule_string=arguments.schedule, tree=tree,
+                   groups=groups_for(arguments.groups, arguments.ranks, tree),
+                   inner_algorithm=arguments.inner, outer_algorithm=arguments.outer)
 
 
 def command_algorithms(arguments: argparse.Namespace) -> int:
@@ -324,6 +388,7 @@ def _add_sim(commands: Any) -> None:
                      help="refuse runs whose schedules hold more operations (about 40 bytes "
                           "each; default 200000000)")
     _add_schedule_option(sim)
+    _add_group_options(sim, sim=True)
     sim.add_argument("--count", type=parse_count, default=parse_count("1M"))
     size = sim.add_mutually_exclusive_group()
     size.add_argument("--elem-size", type=_positive("element size", 1 << 16), default=4)

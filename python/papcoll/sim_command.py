@@ -15,6 +15,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from .cli import groups_for
 from .core import Context, PapcollError
 from .network import Network, Topology, load_network
 from .sim import SimModel, SimResult, arrival_pattern, simulate, tau
@@ -275,11 +276,14 @@ def _run(arguments: argparse.Namespace, console: Console) -> int:
     rows: list[dict[str, Any]] = []
     panels: list[tuple[str, SimResult]] = []
     variants = _variants(algorithms, arguments.schedule)
+    groups = groups_for(arguments.groups, arguments.ranks, topology)
     for delay, arrivals in scenarios:
         for label, name, schedule in variants:
             context = Context(arrivals=arrivals, schedule_string=schedule,
                               tau=tau(network.model, arguments.ranks, arguments.count,
-                                      elem_size))
+                                      elem_size),
+                              groups=groups, tree=topology, inner_algorithm=arguments.inner,
+                              outer_algorithm=arguments.outer)
             began = time.perf_counter()
             result = simulate(name, arguments.ranks, arguments.count, elem_size, network.model,
                               arrivals, context, topology=topology, noise_mean=arguments.noise,

@@ -66,6 +66,71 @@ static int store_schedule(papcoll_comm *pc, const char *schedule, const char *ca
     return MPI_SUCCESS;
 }
 
+/* The group of every rank, the same on all (collective): from each rank's color, or one
+ * group per shared-memory node named by its lowest rank. */
+static int compute_groups(papcoll_comm *pc, const papcoll_config *config) {
+    pc->groups = malloc((size_t)pc->size * sizeof *pc->groups);
+    if (pc->groups == NULL) return record_error(MPI_ERR_NO_MEM, "papcoll_comm_create: out of memory");
+    int32_t mine = config->group_color;
+    if (config->grouping == PAPCOLL_GROUPS_SHARED_MEMORY) {
+        MPI_Comm node;
+        int code = MPI_Comm_split_type(pc->comm, MPI_COMM_TYPE_SHARED, pc->rank, MPI_INFO_NULL,
+                                       &node);
+        if (code != MPI_SUCCESS) return record_error(code, "papcoll_comm_create: "
+                                                           "MPI_Comm_split_type failed");
+        int rank = pc->rank, lowest = 0;
+        code = MPI_Allreduce(&rank, &lowest, 1, MPI_INT, MPI_MIN, node);
+        MPI_Comm_free(&node);
+        if (code != MPI_SUCCESS) return record_error(code, "papcoll_comm_create: MPI_Allreduce "
+                                                           "failed");
+        mine = lowest;
+    }
+    int code = MPI_Allgather(&mine, 1, MPI_INT32_T, pc->groups, 1, MPI_INT32_T, pc->comm);
+    if (code != MPI_SUCCESS) return record_error(code, "papcoll_comm_create: MPI_Allgather "
+                                                       "failed");
+    for (int r = 0; r < pc->size; r++) /* every rank sees every color: all fail alike */
+        if (pc->groups[r] < 0)
+            return record_error(MPI_ERR_ARG, "papcoll_comm_create: rank %d gave group_color %d; "
+                                "colors must be >= 0", r, (int)pc->groups[r]);
+    return MPI_SUCCESS;
+}
+
+/* Copies config->tree (parent and rank_vertex) after checking it for pc's size. */
+static int copy_tree(papcoll_comm *pc, const papcoll_sim_topology *tree) {
+    if (tree == NULL) return MPI_SUCCESS;
+    char error[200];
+    int32_t *order = malloc((size_t)pc->size * sizeof *order);
+    if (order == NULL) return record_error(MPI_ERR_NO_MEM, "papcoll_comm_create: out of memory");
+    int status = tree->rank_count == pc->size
+                     ? papcoll_tree_ring_order(tree, order, error, sizeof error)
+                     : PAPCOLL_ERR_ARGUMENT;
+    free(order);
+    if (tree->rank_count != pc->size)
+        return record_error(MPI_ERR_ARG, "papcoll_comm_create: the tree places %d ranks, the "
+                            "communicator has %d", tree->rank_count, pc->size);
+    if (status != PAPCOLL_OK)
+        return record_error(MPI_ERR_ARG, "papcoll_comm_create: %s", error);
+    pc->tree_parent = malloc((size_t)tree->vertex_count * sizeof(int32_t));
+    pc->tree_rank_vertex = malloc((size_t)pc->size * sizeof(int32_t));
+    if (pc->tree_parent == NULL || pc->tree_rank_vertex == NULL)
+        return record_error(MPI_ERR_NO_MEM, "papcoll_comm_create: out of memory");
+    memcpy(pc->tree_parent, tree->parent, (size_t)tree->vertex_count * sizeof(int32_t));
+    memcpy(pc->tree_rank_vertex, tree->rank_vertex, (size_t)pc->size * sizeof(int32_t));
+    pc->tree.vertex_count = tree->vertex_count;
+    pc->tree.parent = pc->tree_parent;
+    pc->tree.rank_vertex = pc->tree_rank_vertex;
+    pc->tree.rank_count = pc->size;
+    return MPI_SUCCESS;
+}
+
+static void release_communicator(papcoll_comm *pc) {
+    free(pc->groups);
+    free(pc->tree_parent);
+    free(pc->tree_rank_vertex);
+    if (pc->comm != MPI_COMM_NULL) MPI_Comm_free(&pc->comm);
+    free(pc);
+}
+
 static int unknown_algorithm(const char *name) {
     return record_error(MPI_ERR_ARG,
                         "papcoll: unknown algorithm '%.64s' (use \"auto\" or a name from "
@@ -88,6 +153,16 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
         return record_error(MPI_ERR_ARG, "papcoll_comm_create: segment_elements, "
                                          "segment_count and max_message_elements must not be "
                                          "negative");
+    if (config->grouping != PAPCOLL_GROUPS_SHARED_MEMORY &&
+        config->grouping != PAPCOLL_GROUPS_COLOR)
+        return record_error(MPI_ERR_ARG, "papcoll_comm_create: grouping %d is neither "
+                            "PAPCOLL_GROUPS_SHARED_MEMORY nor PAPCOLL_GROUPS_COLOR",
+                            (int)config->grouping);
+    const char *flat[2] = {config->inner_algorithm, config->outer_algorithm};
+    for (int k = 0; k < 2; k++)
+        if (flat[k] && (registry_find(flat[k]) == NULL || strlen(flat[k]) >= 64))
+            return record_error(MPI_ERR_ARG, "papcoll_comm_create: unknown %s algorithm "
+                                "'%.64s'", k ? "outer" : "inner", flat[k]);
     if (config->arrival_source != PAPCOLL_ARRIVALS_EDGE &&
         config->arrival_source != PAPCOLL_ARRIVALS_HISTORY)
         return record_error(MPI_ERR_ARG,
@@ -99,6 +174,10 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
     pc->config = *config;
     pc->config.algorithm = NULL; /* the name lives in pc->algorithm, not in caller memory */
     pc->config.schedule = NULL;  /* and the schedule in pc->schedule */
+    pc->config.inner_algorithm = pc->config.outer_algorithm = NULL; /* in pc->inner, outer */
+    pc->config.tree = NULL;      /* in pc->tree */
+    snprintf(pc->inner, sizeof pc->inner, "%s", config->inner_algorithm ? config->inner_algorithm : "");
+    snprintf(pc->outer, sizeof pc->outer, "%s", config->outer_algorithm ? config->outer_algorithm : "");
     if (pc->config.max_message_elements == 0) pc->config.max_message_elements = 1 << 30;
     if (pc->config.max_message_elements > INT32_MAX) pc->config.max_message_elements = INT32_MAX;
     snprintf(pc->algorithm, sizeof pc->algorithm, "%s", algorithm);
@@ -111,14 +190,14 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
     MPI_Comm_set_errhandler(pc->comm, MPI_ERRORS_RETURN);
     MPI_Comm_size(pc->comm, &pc->size);
     MPI_Comm_rank(pc->comm, &pc->rank);
-    if ((code = store_schedule(pc, config->schedule, "papcoll_comm_create")) != MPI_SUCCESS) {
-        MPI_Comm_free(&pc->comm);
-        free(pc);
+    if ((code = store_schedule(pc, config->schedule, "papcoll_comm_create")) != MPI_SUCCESS ||
+        (code = compute_groups(pc, config)) != MPI_SUCCESS ||
+        (code = copy_tree(pc, config->tree)) != MPI_SUCCESS) {
+        release_communicator(pc);
         return code;
     }
     if ((code = monitor_create(pc)) != MPI_SUCCESS) {
-        MPI_Comm_free(&pc->comm);
-        free(pc);
+        release_communicator(pc);
         return code;
     }
     *out = pc;
@@ -131,7 +210,7 @@ int papcoll_comm_free(papcoll_comm **pc) {
     executor_workspace_release(&(*pc)->workspace);
     monitor_release(*pc);
     int code = MPI_Comm_free(&(*pc)->comm);
-    free(*pc);
+    release_communicator(*pc); /* its comm is MPI_COMM_NULL now */
     *pc = NULL;
     return code;
 }
@@ -224,6 +303,11 @@ static int prepare_plan(papcoll_comm *pc, const algorithm_entry *algorithm, int6
     context.segment_elements = pc->config.segment_elements;
     context.segment_count = pc->config.segment_count;
     context.schedule_string = pc->schedule[0] ? pc->schedule : NULL;
+    context.groups = pc->groups;
+    context.group_count = pc->size;
+    context.inner_algorithm = pc->inner[0] ? pc->inner : NULL;
+    context.outer_algorithm = pc->outer[0] ? pc->outer : NULL;
+    context.tree = pc->tree.vertex_count > 0 ? &pc->tree : NULL;
     context.keep_order = keep_order;
     char error[256];
     /* elem_size only sizes byte counts in the schedule; cap it so huge extents still fit */

@@ -60,6 +60,10 @@ struct papcoll_comm {
     int size, rank;
     char algorithm[64];        /* "auto" or a registered name */
     char schedule[256];        /* recursive_multiplying's schedule, "" for the default */
+    int32_t *groups;           /* the group of every rank (hierarchical algorithms) */
+    char inner[64], outer[64]; /* hr1/hr2's inner and outer algorithms, "" for defaults */
+    papcoll_sim_topology tree; /* ring_topology's tree (tree.vertex_count 0: none) */
+    int32_t *tree_parent, *tree_rank_vertex;
     papcoll_config config;
     executor_plan plan;
     executor_workspace workspace;

@@ -274,6 +274,10 @@ static void remember_hash(totals *t, uint64_t hash) {
 }
 
 static const char *schedule_option; /* --schedule: recursive_multiplying's schedule */
+static int color_blocks = 0;        /* --color-blocks K: groups of K consecutive ranks;
+                                       -1 (--color-blocks uneven): sizes 1, 2, 3, ... */
+static int use_tree = 0;            /* --tree: ranks alternate between two switches */
+static const char *inner_option, *outer_option; /* --inner, --outer */
 
 static int order_keeping(const char *algorithm) {
     if (strcmp(algorithm, "auto") == 0) return 1;
@@ -395,6 +399,15 @@ static void parse_options(int argc, char **argv, options *o) {
             o->representative = strcmp(argv[i + 1], "representative") == 0;
         } else if (strcmp(argv[i], "--schedule") == 0) {
             schedule_option = argv[i + 1];
+        } else if (strcmp(argv[i], "--color-blocks") == 0) {
+            color_blocks = strcmp(argv[i + 1], "uneven") == 0 ? -1 : atoi(argv[i + 1]);
+        } else if (strcmp(argv[i], "--tree") == 0) {
+            use_tree = 1;
+            i--; /* a flag without a value */
+        } else if (strcmp(argv[i], "--inner") == 0) {
+            inner_option = argv[i + 1];
+        } else if (strcmp(argv[i], "--outer") == 0) {
+            outer_option = argv[i + 1];
         } else if (strcmp(argv[i], "--max-message-elements") == 0) {
             o->max_message_elements = strtoll(argv[i + 1], NULL, 10);
         }
@@ -450,6 +463,36 @@ int main(int argc, char **argv) {
     papcoll_config_init(&config);
     config.max_message_elements = o.max_message_elements;
     config.schedule = schedule_option;
+    config.inner_algorithm = inner_option;
+    config.outer_algorithm = outer_option;
+    if (color_blocks != 0) {
+        config.grouping = PAPCOLL_GROUPS_COLOR;
+        if (color_blocks > 0) {
+            config.group_color = rank / color_blocks;
+        } else { /* uneven: group g has g + 1 ranks */
+            int first = 0, group = 0;
+            while (first + group + 1 <= rank) first += ++group;
+            config.group_color = 100 - group; /* ids need not be ordered */
+        }
+    }
+    /* --tree: a root switch (vertex 0), switches 1 and 2, host 3 + r for rank r, under
+     * switch 1 + r % 2: the depth-first ring is 0 2 4 ... 1 3 5 ... */
+    int32_t tree_parent[3 + 64], tree_ranks[64];
+    papcoll_sim_topology tree;
+    memset(&tree, 0, sizeof tree);
+    if (use_tree && ranks <= 64) {
+        tree_parent[0] = -1;
+        tree_parent[1] = tree_parent[2] = 0;
+        for (int r = 0; r < ranks; r++) {
+            tree_parent[3 + r] = 1 + r % 2;
+            tree_ranks[r] = 3 + r;
+        }
+        tree.vertex_count = 3 + ranks;
+        tree.parent = tree_parent;
+        tree.rank_vertex = tree_ranks;
+        tree.rank_count = ranks;
+        config.tree = &tree;
+    }
     papcoll_comm *pc;
     if (papcoll_comm_create(MPI_COMM_WORLD, &config, &pc) != MPI_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 2);
 

@@ -37,6 +37,33 @@ int main(int argc, char **argv) {
     expect("create with an unknown arrival source",
            papcoll_comm_create(MPI_COMM_WORLD, &config, &pc), MPI_ERR_ARG,
            "arrival_source 7 is neither");
+    papcoll_config_init(&config);
+    config.grouping = PAPCOLL_GROUPS_COLOR;
+    config.group_color = -1;
+    expect("create with a negative group color",
+           papcoll_comm_create(MPI_COMM_WORLD, &config, &pc), MPI_ERR_ARG,
+           "colors must be >= 0");
+    papcoll_config_init(&config);
+    config.outer_algorithm = "teleport";
+    expect("create with an unknown outer algorithm",
+           papcoll_comm_create(MPI_COMM_WORLD, &config, &pc), MPI_ERR_ARG,
+           "unknown outer algorithm 'teleport'");
+    papcoll_config_init(&config);
+    config.schedule = "a2,x";
+    expect("create with a bad recursive multiplying schedule",
+           papcoll_comm_create(MPI_COMM_WORLD, &config, &pc), MPI_ERR_ARG, "schedule 'a2,x'");
+    papcoll_config_init(&config);
+    config.algorithm = "hr1";
+    config.outer_algorithm = "prr";
+    papcoll_comm *pap_outer = NULL;
+    expect("create hr1 with a PAP-aware outer algorithm",
+           papcoll_comm_create(MPI_COMM_WORLD, &config, &pap_outer), MPI_SUCCESS, "success");
+    if (pap_outer) {
+        expect("hr1 refuses a PAP-aware outer algorithm at the call",
+               papcoll_allreduce(pap_outer, input, output, 4, MPI_INT, MPI_SUM), MPI_ERR_ARG,
+               "cannot run inside a hierarchy");
+        papcoll_comm_free(&pap_outer);
+    }
     expect("create on MPI_COMM_NULL", papcoll_comm_create(MPI_COMM_NULL, NULL, &pc), MPI_ERR_COMM,
            "MPI_COMM_NULL");
     expect("create with defaults", papcoll_comm_create(MPI_COMM_WORLD, NULL, &pc), MPI_SUCCESS,

@@ -69,6 +69,22 @@ def test_recursive_multiplying_schedules_over_mpi(ranks):
         assert failed == 0 and passed > 0, schedule
 
 
+@pytest.mark.parametrize("ranks", range(1, 9))
+def test_hierarchical_and_topology_algorithms_over_mpi(ranks):
+    # groups made by color (one machine is one node): blocks of 2, and uneven sizes 1, 2, 3..
+    # with other inner / outer algorithms; ring_topology on a two-switch tree
+    runs = [["--algorithms", "hr1,hr2,smp_binomial,smp_butterfly", "--color-blocks", "2"],
+            ["--algorithms", "hr1,hr2", "--color-blocks", "uneven", "--inner", "rabenseifner",
+             "--outer", "ring"],
+            ["--algorithms", "ring_topology", "--tree"]]
+    for arguments in runs:
+        result = run_mpi(ranks, "mpi_differential", "--matrix", "representative", "--counts",
+                         "0,1,1009", "--large-count", "0", *arguments)
+        assert result.returncode == 0, (arguments, result.stdout[-2000:] + result.stderr[-3000:])
+        passed, failed = passed_failed(result.stdout)
+        assert failed == 0 and passed > 0, arguments
+
+
 @pytest.mark.parametrize("ranks", [2, 3, 5])
 def test_long_messages_are_split_and_still_match(ranks):
     # max_message_elements = 1000 makes every long message travel as several MPI messages,

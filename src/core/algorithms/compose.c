@@ -6,22 +6,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+int compose_check_flat(const char *algorithm, papcoll_schedule *out) {
+    const algorithm_entry *entry = registry_find(algorithm);
+    if (entry == NULL)
+        return sched_fail(out, PAPCOLL_ERR_UNKNOWN_ALGORITHM, "unknown inner or outer "
+                          "algorithm '%.40s'", algorithm);
+    if (entry->info.needs_arrivals || entry->info.needs_groups)
+        return sched_fail(out, PAPCOLL_ERR_UNSUPPORTED, "'%s' cannot run inside a hierarchy: "
+                          "inner and outer algorithms must be flat (not PAP-aware, not "
+                          "hierarchical)", algorithm);
+    return PAPCOLL_OK;
+}
+
 int32_t compose_embed(papcoll_schedule *out, const char *algorithm, const int32_t *members,
                       int32_t member_count, int32_t me, int64_t count, int32_t elem_size,
                       int32_t tag_base, int32_t tag_limit, const int32_t *after,
                       int32_t after_count) {
-    const algorithm_entry *entry = registry_find(algorithm);
-    if (entry == NULL) {
-        sched_fail(out, PAPCOLL_ERR_UNKNOWN_ALGORITHM, "unknown inner or outer algorithm '%.40s'",
-                   algorithm);
-        return SCHED_NONE;
-    }
-    if (entry->info.needs_arrivals || entry->info.needs_groups) {
-        sched_fail(out, PAPCOLL_ERR_UNSUPPORTED, "'%s' cannot run inside a hierarchy: inner "
-                   "and outer algorithms must be flat (not PAP-aware, not hierarchical)",
-                   algorithm);
-        return SCHED_NONE;
-    }
+    if (compose_check_flat(algorithm, out) != PAPCOLL_OK) return SCHED_NONE;
     papcoll_schedule *sub = NULL;
     char error[256];
     papcoll_context none;

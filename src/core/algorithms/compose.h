@@ -21,4 +21,7 @@ int32_t compose_embed(papcoll_schedule *out, const char *algorithm, const int32_
                       int32_t tag_base, int32_t tag_limit, const int32_t *after,
                       int32_t after_count);
 
+/* PAPCOLL_OK if `algorithm` exists and is flat, else a sticky failure in out naming it. */
+int compose_check_flat(const char *algorithm, papcoll_schedule *out);
+
 #endif /* PAPCOLL_ALGORITHMS_COMPOSE_H */
