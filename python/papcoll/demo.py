@@ -44,7 +44,7 @@ def run_demo(ranks_list: list[int], count: int, elem_size: int = 4, bench: bool 
     table = Table(
         title=f"Verified schedules, {count} elements x {elem_size} B per rank "
         "(busiest rank vs the lower bound 2(P-1)/P x n; slt and prr with rank 1 predicted "
-        "10 ms late, tau 1 ms)"
+        "10 ms late, tau 1 ms; hierarchical ones with groups of 4 consecutive ranks)"
     )
     for column in ("algorithm", "P", "verified", "order kept", "rounds", "busiest rank sends",
                    "lower bound", "ratio", "ops/rank", "scratch"):
@@ -58,7 +58,7 @@ def run_demo(ranks_list: list[int], count: int, elem_size: int = 4, bench: bool 
             for ranks in ranks_list:
                 status.update(f"verifying {info.name} at P = {ranks}")
                 late = Context(arrivals=[0.01 if rank == 1 else 0.0 for rank in range(ranks)],
-                               tau=1e-3)
+                               tau=1e-3, groups=[rank // 4 for rank in range(ranks)])
                 report = verify(info.name, ranks, count, elem_size, late)
                 failures += not report.ok
                 ratio = (report.max_bytes_sent / report.lower_bound_bytes

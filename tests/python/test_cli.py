@@ -31,9 +31,9 @@ def test_algorithms_table_names_every_algorithm(papcoll_command):
 
 @pytest.mark.parametrize("name", ALGORITHMS)
 def test_verify_prints_one_json_object(papcoll_command, name):
-    # arrival estimates: slt and prr need them, the others ignore them
+    # arrival estimates: slt and prr need them; groups: hr1, hr2, smp_*; others ignore both
     result = papcoll_command("verify", "--algorithm", name, "--ranks", "13", "--count", "1009",
-                             "--arrivals", "random:1", "--json")
+                             "--arrivals", "random:1", "--groups", "blocks:4", "--json")
     assert result.returncode == 0, result.stderr
     row = json.loads(result.stdout)
     assert row["ok"] is True
