@@ -16,9 +16,10 @@ ALGORITHMS = [info.name for info in papcoll.algorithms()]
 
 
 def some_arrivals(ranks: int, seed: int = 5) -> Context:
-    """Arrival estimates for slt and prr (the other algorithms ignore them)."""
+    """Arrival estimates for slt and prr, groups for hr1, hr2, smp_* (the others ignore both)."""
     generator = random.Random(seed + ranks)
-    return Context(arrivals=[generator.uniform(0, 0.01) for _ in range(ranks)], tau=1e-3)
+    return Context(arrivals=[generator.uniform(0, 0.01) for _ in range(ranks)], tau=1e-3,
+                   groups=[generator.randrange(3) for _ in range(ranks)])
 
 
 @pytest.mark.parametrize("name", ALGORITHMS)
