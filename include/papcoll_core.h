@@ -83,6 +83,9 @@ typedef struct papcoll_algorithm_info {
     int32_t commutative_only;     /* 1: reorders operands, so needs a commutative op */
     int32_t needs_arrivals;       /* 1: builds from arrival estimates and tau (PAP-aware) */
     int32_t needs_groups;         /* 1: builds from context->groups (hierarchical) */
+    int32_t reduce_scatter;       /* 1: a reduce-scatter, not an all-reduce: rank r ends with
+                                     block r of P near-equal blocks (rs_halving, priority_rs);
+                                     papcoll_allreduce refuses it */
 } papcoll_algorithm_info;
 
 int32_t papcoll_algorithm_count(void);

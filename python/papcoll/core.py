@@ -28,6 +28,8 @@ class AlgorithmInfo:
     limitations: str
     commutative_only: bool
     needs_arrivals: bool
+    needs_groups: bool = False
+    reduce_scatter: bool = False
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,8 @@ def _info(raw: Any) -> AlgorithmInfo:
         limitations=_text(raw.limitations),
         commutative_only=bool(raw.commutative_only),
         needs_arrivals=bool(raw.needs_arrivals),
+        needs_groups=bool(raw.needs_groups),
+        reduce_scatter=bool(raw.reduce_scatter),
     )
 
 

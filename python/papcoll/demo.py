@@ -57,6 +57,10 @@ def run_demo(ranks_list: list[int], count: int, elem_size: int = 4, bench: bool 
         for info in algorithms():
             for ranks in ranks_list:
                 status.update(f"verifying {info.name} at P = {ranks}")
+                if info.reduce_scatter and ranks & (ranks - 1):
+                    table.add_row(info.name, str(ranks), "- (P must be a power of two)",
+                                  *["-"] * 7)
+                    continue
                 late = Context(arrivals=[0.01 if rank == 1 else 0.0 for rank in range(ranks)],
                                tau=1e-3, groups=[rank // 4 for rank in range(ranks)])
                 report = verify(info.name, ranks, count, elem_size, late)

@@ -19,13 +19,17 @@ extern const algorithm_entry smp_binomial_algorithm;
 extern const algorithm_entry smp_butterfly_algorithm;
 extern const algorithm_entry hr1_algorithm;
 extern const algorithm_entry hr2_algorithm;
+extern const algorithm_entry rs_halving_algorithm;
+extern const algorithm_entry priority_rs_algorithm;
+extern const algorithm_entry priority_rabenseifner_algorithm;
 
 static const algorithm_entry *const algorithms[] = {
     &linear_algorithm,       &binomial_algorithm, &linear_tree_algorithm,
     &recursive_doubling_algorithm, &ring_algorithm, &segmented_ring_algorithm,
     &rabenseifner_algorithm, &slt_algorithm, &prr_algorithm,
     &recursive_multiplying_algorithm, &ring_topology_algorithm, &smp_binomial_algorithm,
-    &smp_butterfly_algorithm, &hr1_algorithm, &hr2_algorithm,
+    &smp_butterfly_algorithm, &hr1_algorithm, &hr2_algorithm, &rs_halving_algorithm,
+    &priority_rs_algorithm, &priority_rabenseifner_algorithm,
 };
 
 static const int32_t algorithm_total = (int32_t)(sizeof algorithms / sizeof algorithms[0]);

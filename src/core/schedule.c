@@ -21,6 +21,8 @@ void sched_init(papcoll_schedule *schedule, int32_t ranks, int32_t rank, int64_t
     schedule->rank = rank;
     schedule->count = count;
     schedule->elem_size = elem_size;
+    schedule->result_offset = 0;
+    schedule->result_length = count;
 }
 
 void sched_release(papcoll_schedule *schedule) {
@@ -355,6 +357,9 @@ size_t papcoll_schedule_dump(const papcoll_schedule *schedule, char *text, size_
          schedule->ranks, schedule->rank, schedule->count, schedule->elem_size);
     for (int32_t s = 0; s < schedule->scratch_count; s++)
         emit(&sink, "%s%" PRId64, s ? "," : "", schedule->scratch_elements[s]);
+    if (schedule->result_offset != 0 || schedule->result_length != schedule->count)
+        emit(&sink, " result=%" PRId64 ",%" PRId64, schedule->result_offset,
+             schedule->result_length);
     emit(&sink, "\n");
     for (int32_t i = 0; i < schedule->op_count; i++) {
         const sched_op *op = &schedule->ops[i];
@@ -500,6 +505,16 @@ int papcoll_schedule_parse(const char *text, papcoll_schedule **out, char *error
         parse_integer(&p, &size, "a scratch size");
         if (!p.failed) sched_add_scratch(schedule, size);
         if (!accept(&p, ",")) break;
+    }
+    if (!p.failed && accept(&p, "result=")) {
+        int64_t offset = 0, length = 0;
+        if (parse_integer(&p, &offset, "the result offset") && expect(&p, ",") &&
+            parse_integer(&p, &length, "the result length")) {
+            if (offset < 0 || length < 0 || offset > count - length)
+                parse_fail(&p, "a result region inside the receive buffer");
+            schedule->result_offset = offset;
+            schedule->result_length = length;
+        }
     }
     while (!p.failed) {
         while (*p.cursor == '\n' || *p.cursor == '\r' || *p.cursor == ' ') {

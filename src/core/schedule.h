@@ -71,6 +71,9 @@ struct papcoll_schedule {
     uint32_t dependency_count, dependency_capacity;
     int64_t scratch_elements[SCHED_MAX_SCRATCH];
     int32_t scratch_count;
+    /* The part of the receive buffer that holds the result: [0, count) for an all-reduce;
+     * a reduce-scatter (rs_halving, priority_rs) sets the rank's own block. */
+    int64_t result_offset, result_length;
     int status;               /* sticky: the first failure of any builder call */
     char error[256];
 };

@@ -857,8 +857,12 @@ static void run(verifier *v) {
     /* Every element of every result: every contribution, once (doubles were caught above). */
     int all_ordered = 1;
     for (int32_t r = 0; r < v->ranks && !v->failed; r++) {
-        if (!map_read(v, map_of(v, r, SCHED_RECV_BUFFER), 0, v->count, &v->scratch_a)) return;
-        int64_t element = 0;
+        /* an all-reduce's result is the whole buffer, a reduce-scatter's the rank's block */
+        const papcoll_schedule *schedule = v->schedules[r];
+        if (!map_read(v, map_of(v, r, SCHED_RECV_BUFFER), schedule->result_offset,
+                      schedule->result_offset + schedule->result_length, &v->scratch_a))
+            return;
+        int64_t element = schedule->result_offset;
         for (int64_t p = 0; p < v->scratch_a.count; p++) {
             int32_t value = v->scratch_a.items[p].value;
             if (value == UNDEFINED_VALUE) {

@@ -375,6 +375,9 @@ int papcoll_allreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf, MP
     const char *name = resolve(pc, count, extent, commutative);
     const algorithm_entry *algorithm = registry_find(name);
     if (algorithm == NULL) return unknown_algorithm(name);
+    if (algorithm->info.reduce_scatter)
+        return record_error(MPI_ERR_ARG, "papcoll_allreduce: '%s' is a reduce-scatter, not an "
+                            "all-reduce (it runs in `papcoll verify` and `papcoll sim`)", name);
     if (!commutative && algorithm->info.commutative_only)
         return record_error(MPI_ERR_OP,
                             "papcoll_allreduce: algorithm '%s' reorders operands, so it needs a "

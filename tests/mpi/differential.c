@@ -417,7 +417,7 @@ static void parse_options(int argc, char **argv, options *o) {
         for (int32_t a = 0; a < papcoll_algorithm_count() && o->algorithm_count < 32; a++) {
             papcoll_algorithm_info info;
             papcoll_algorithm_get(a, &info);
-            o->algorithms[o->algorithm_count++] = info.name;
+            if (!info.reduce_scatter) o->algorithms[o->algorithm_count++] = info.name;
         }
     }
     if (o->count_count < 0) {

@@ -64,6 +64,15 @@ int main(int argc, char **argv) {
                "cannot run inside a hierarchy");
         papcoll_comm_free(&pap_outer);
     }
+    papcoll_config_init(&config);
+    config.algorithm = "rs_halving";
+    papcoll_comm *scatter = NULL;
+    if (papcoll_comm_create(MPI_COMM_WORLD, &config, &scatter) == MPI_SUCCESS) {
+        expect("a reduce-scatter is refused as an all-reduce",
+               papcoll_allreduce(scatter, input, output, 4, MPI_INT, MPI_SUM), MPI_ERR_ARG,
+               "is a reduce-scatter");
+        papcoll_comm_free(&scatter);
+    }
     expect("create on MPI_COMM_NULL", papcoll_comm_create(MPI_COMM_NULL, NULL, &pc), MPI_ERR_COMM,
            "MPI_COMM_NULL");
     expect("create with defaults", papcoll_comm_create(MPI_COMM_WORLD, NULL, &pc), MPI_SUCCESS,

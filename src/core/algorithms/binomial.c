@@ -93,6 +93,6 @@ const algorithm_entry binomial_algorithm = {
      "seed 000 Table 1 (Open MPI nonoverlapping: reduce followed by broadcast)",
      "none; count elements of scratch on ranks with children; rank 0 does all the reductions "
      "on the critical path",
-     0, 0, 0},
+     0, 0, 0, 0},
     binomial_build,
 };

@@ -28,6 +28,6 @@ const algorithm_entry hr1_algorithm = {
      "seed 003 Section 2 (HR1) and Table 1",
      "needs the group of every rank; the outer algorithm must be flat (not slt/prr, not "
      "hierarchical); scratch: count elements on ranks that receive in the reduce",
-     1, 0, 1},
+     1, 0, 1, 0},
     hr1_build,
 };

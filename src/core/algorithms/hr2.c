@@ -32,6 +32,6 @@ const algorithm_entry hr2_algorithm = {
      "seed 003 Section 2 (HR2) and Table 1",
      "needs the group of every rank; inner and outer algorithms must be flat; unequal groups: "
      "indices beyond the smallest group's size get the result from a group mate",
-     1, 0, 1},
+     1, 0, 1, 0},
     hr2_build,
 };

@@ -150,6 +150,6 @@ const algorithm_entry linear_tree_algorithm = {
      "seed 000 Table 1 (segmented linear tree, Open MPI) in the form of seed 000 Fig. 5",
      "none; segment_count (0 = P) sets the segments; scratch 2 x ceil(count/segments) "
      "except rank 0; segments + 2P - 3 steps, so latency grows with P",
-     0, 0, 0},
+     0, 0, 0, 0},
     linear_tree_build,
 };

@@ -133,6 +133,6 @@ const algorithm_entry prr_algorithm = {
      "seed 000 S4.2, Fig. 7 and Fig. 8b (Proficz 2018)",
      "commutative ops only; needs one arrival estimate per rank and tau > 0, identical on "
      "all ranks; scratch = count elements; at most 16384 ranks",
-     1, 1, 0},
+     1, 1, 0, 0},
     prr_build,
 };

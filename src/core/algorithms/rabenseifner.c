@@ -188,6 +188,6 @@ const algorithm_entry rabenseifner_algorithm = {
      "seed 002 Section II.B and Algorithm 1, seed 000 Table 1 (Rabenseifner); seed 004 "
      "Fig. 2 for P not a power of two",
      "none; scratch of about count/2 elements (count on ranks that take in a folded vector)",
-     0, 0, 0},
+     0, 0, 0, 0},
     rabenseifner_build,
 };

@@ -111,6 +111,6 @@ const algorithm_entry recursive_doubling_algorithm = {
      "pairwise exchange of the whole vector in log2 P rounds (MPICH), non-powers of two folded",
      "seed 004 Section 2, Algorithm 1 and Fig. 2 (MPICH recursive doubling)",
      "none; count elements of scratch per exchanging rank; every round moves the whole vector",
-     0, 0, 0},
+     0, 0, 0, 0},
     recursive_doubling_build,
 };

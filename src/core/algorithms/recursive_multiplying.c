@@ -706,6 +706,6 @@ const algorithm_entry recursive_multiplying_algorithm = {
      "the schedule's bases must multiply to P (see `papcoll schedules`); merge schedules "
      "(mRgGaB / nRgGaB) reorder operands and are refused for a non-commutative op; scratch: "
      "(most vectors received in one stage) x count",
-     0, 0, 0},
+     0, 0, 0, 0},
     recursive_multiplying_build,
 };

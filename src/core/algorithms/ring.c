@@ -239,6 +239,6 @@ const algorithm_entry ring_algorithm = {
      "seed 001 S4.1 (Patarasuk & Yuan ring); seed 000 Table 1",
      "commutative ops only (blocks are reduced in different orders); optional rank_order "
      "must be a permutation; scratch 2 x ceil(count/P)",
-     1, 0, 0},
+     1, 0, 0, 0},
     ring_build,
 };

@@ -37,6 +37,6 @@ const algorithm_entry ring_topology_algorithm = {
      "ring all-reduce in the contention-free order of a tree of switches (depth-first)",
      "seed 001 Section 4 (contention-free logical ring, Lemmas 5-6)",
      "commutative ops only (a ring); without a tree the rank order is used",
-     1, 0, 0},
+     1, 0, 0, 0},
     ring_topology_build,
 };

@@ -43,6 +43,6 @@ const algorithm_entry segmented_ring_algorithm = {
      "seed 000 Table 1 (segmented ring, Open MPI); ring of seed 001 S4.1",
      "commutative ops only; segment_elements (0 = 65536 bytes' worth) sets the segment; "
      "optional rank_order must be a permutation; scratch 4 segments",
-     1, 0, 0},
+     1, 0, 0, 0},
     segmented_ring_build,
 };

@@ -43,6 +43,6 @@ const algorithm_entry slt_algorithm = {
      "seed 000 S4.1, Fig. 5 and Fig. 6b (Proficz 2018)",
      "commutative ops only (contributions combine in arrival order); needs one arrival "
      "estimate per rank, identical on all ranks; segment_count (0 = P); latency grows with P",
-     1, 1, 0},
+     1, 1, 0, 0},
     slt_build,
 };

@@ -19,6 +19,6 @@ const algorithm_entry smp_binomial_algorithm = {
      "node reduce, binomial reduce + broadcast among node leaders, node broadcast",
      "seed 001 Section 5 (SMP-binomial baseline)",
      "needs the node of every rank (groups)",
-     1, 0, 1},
+     1, 0, 1, 0},
     smp_binomial_build,
 };

@@ -22,6 +22,6 @@ const algorithm_entry smp_butterfly_algorithm = {
      "node reduce, butterfly (recursive doubling) among node leaders, node broadcast",
      "seed 001 Section 5 (SMP-butterfly baseline)",
      "needs the node of every rank (groups)",
-     1, 0, 1},
+     1, 0, 1, 0},
     smp_butterfly_build,
 };

@@ -1,0 +1,32 @@
+/* halving.h - reduce-scatter by recursive vector halving, naive or priority-aware (seed 002),
+ * shared by rs_halving.c, priority_rs.c and priority_rabenseifner.c. */
+#ifndef PAPCOLL_ALGORITHMS_HALVING_H
+#define PAPCOLL_ALGORITHMS_HALVING_H
+
+#include <stdint.h>
+
+#include "../schedule.h"
+
+/* What the reduce-scatter leaves behind for an all-gather to follow. */
+typedef struct halving_state {
+    int32_t *block_written; /* per block: the last op writing it in the receive buffer */
+    int32_t *block_read;    /* per block: the op that sent it away (SCHED_NONE if kept) */
+} halving_state;
+
+/* Appends the reduce-scatter of exchange rank `me` among `exchange` ranks (a power of two;
+ * real_ranks[e] is exchange rank e's rank) on the receive buffer, which holds this rank's
+ * vector once op `start` is done. The vector is cut into `exchange` near-equal blocks;
+ * exchange rank e ends with block e reduced over all. Partners go from distance exchange/2
+ * down to 1; each round hands the partner the half of the current blocks that holds its
+ * final block. naive (priority 0): one message per round, one reduction of the kept half
+ * after it arrives (seed 002 Algorithm 1). priority 1: one message per block, each block
+ * reduced as soon as it arrives, blocks ordered by how soon they leave again (seed 002
+ * Algorithm 2). Scratch: one buffer of the first round's kept half (count / 2 elements,
+ * rounded up to whole blocks), the same for both. Returns 0 on failure (sticky in out). */
+int halving_reduce_scatter(papcoll_schedule *out, int32_t exchange, int32_t me,
+                           const int32_t *real_ranks, int64_t count, int32_t start,
+                           int priority, halving_state *state);
+
+void halving_state_free(halving_state *state);
+
+#endif /* PAPCOLL_ALGORITHMS_HALVING_H */

@@ -1,0 +1,106 @@
+/* priority_rabenseifner.c - all-reduce = priority-aware reduce-scatter (priority_rs, seed 002
+ * Algorithm 2) + all-gather by recursive vector doubling (seed 002 Section II.B), with
+ * MPICH's fold of the surplus ranks when P is not a power of two (seed 004 Fig. 2): the
+ * priority version of a Rabenseifner all-reduce.
+ *
+ * Worked example, P = 4 (blocks B0..B3, as priority_rs): after the reduce-scatter rank r
+ * holds block Br of the sum; all-gather, distance 1 then 2:
+ *   round 3   0 <-> 1 swap B0, B1;  2 <-> 3 swap B2, B3
+ *   round 4   0 <-> 2 swap B0 B1 and B2 B3;  1 <-> 3 likewise: everyone holds the sum.
+ * P = 6: ranks 0 and 2 first send their vectors to 1 and 3, which reduce them in and take
+ * part as exchange ranks 0 and 1 (4 and 5 are 2 and 3); 1 and 3 send the result back last.
+ * Scratch: count / 2 elements, or count on a rank that takes in a folded vector.
+ * Operands are reordered (commutative ops only).
+ */
+#include <stdlib.h>
+
+#include "halving.h"
+
+static int32_t exchange_rank_of(int32_t rank, int32_t surplus) {
+    return rank < 2 * surplus ? rank / 2 : rank - surplus;
+}
+
+static int32_t real_rank_of(int32_t exchange_rank, int32_t surplus) {
+    return exchange_rank < surplus ? 2 * exchange_rank + 1 : exchange_rank + surplus;
+}
+
+#define FOLD_TAG 32000 /* above every block tag (exchange ranks <= 16384 here) */
+
+static int priority_rabenseifner_build(int32_t ranks, int32_t rank, int64_t count,
+                                       int32_t elem_size, const papcoll_context *context,
+                                       papcoll_schedule *out) {
+    (void)elem_size;
+    (void)context;
+    const int32_t exchange = sched_floor_power_of_two(ranks), surplus = ranks - exchange;
+    if (exchange > 16384)
+        return sched_fail(out, PAPCOLL_ERR_LIMIT, "at most 16384 exchanging ranks (one tag "
+                          "per block)");
+    const sched_region all = SCHED_RECV_REGION(0, count);
+    if (rank < 2 * surplus && rank % 2 == 0) { /* folds into rank + 1 and waits */
+        int32_t handed = sched_send(out, rank + 1, FOLD_TAG, SCHED_SEND_REGION(0, count),
+                                    SCHED_FIRST);
+        sched_recv(out, rank + 1, FOLD_TAG, all, SCHED_AFTER(handed));
+        return sched_finish(out);
+    }
+    int32_t start = sched_copy(out, SCHED_SEND_REGION(0, count), all, SCHED_FIRST);
+    if (rank < 2 * surplus) { /* takes in rank - 1's vector */
+        int32_t folded = sched_add_scratch(out, count);
+        int32_t got = sched_recv(out, rank - 1, FOLD_TAG, sched_region_of(folded, 0, count),
+                                 SCHED_FIRST);
+        start = sched_reduce(out, sched_region_of(folded, 0, count), all, SCHED_SOURCE_LEFT,
+                             SCHED_AFTER(got, start));
+    }
+    int32_t *real = malloc((size_t)exchange * sizeof *real);
+    int32_t *after = malloc(((size_t)exchange + 1) * sizeof *after);
+    if (real == NULL || after == NULL) {
+        free(real);
+        free(after);
+        return sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory");
+    }
+    for (int32_t e = 0; e < exchange; e++) real[e] = real_rank_of(e, surplus);
+    const int32_t me = exchange_rank_of(rank, surplus);
+    halving_state state;
+    if (halving_reduce_scatter(out, exchange, me, real, count, start, 1, &state)) {
+        /* all-gather: the blocks held double each round, distance 1 first */
+        int32_t last = state.block_written[me];
+        for (int32_t m = 1; m < exchange; m *= 2) {
+            const int32_t partner = me ^ m, mine = me & ~(m - 1), theirs = partner & ~(m - 1);
+            const int64_t from = sched_block_start(count, exchange, mine);
+            const int64_t to = sched_block_start(count, exchange, mine + m);
+            int32_t sent = sched_send(out, real[partner], FOLD_TAG + 1,
+                                      sched_region_of(SCHED_RECV_BUFFER, from, to - from),
+                                      SCHED_AFTER(last));
+            /* the partner's blocks land where this rank's stale copies were sent from */
+            int32_t waits = 0;
+            after[waits++] = last;
+            for (int32_t b = theirs; b < theirs + m; b++)
+                if (state.block_read[b] != SCHED_NONE &&
+                    (waits == 1 || after[waits - 1] != state.block_read[b]))
+                    after[waits++] = state.block_read[b];
+            const int64_t other_from = sched_block_start(count, exchange, theirs);
+            const int64_t other_to = sched_block_start(count, exchange, theirs + m);
+            int32_t got = sched_recv(out, real[partner], FOLD_TAG + 1,
+                                     sched_region_of(SCHED_RECV_BUFFER, other_from,
+                                                     other_to - other_from),
+                                     after, waits);
+            /* both must be done before the next round's send of the doubled range */
+            int32_t pair[2] = {sent, got};
+            last = sched_copy(out, SCHED_RECV_REGION(0, 0), SCHED_RECV_REGION(0, 0), pair, 2);
+        }
+        if (rank < 2 * surplus) sched_send(out, rank - 1, FOLD_TAG, all, SCHED_AFTER(last));
+    }
+    halving_state_free(&state);
+    free(real);
+    free(after);
+    return sched_finish(out);
+}
+
+const algorithm_entry priority_rabenseifner_algorithm = {
+    {"priority_rabenseifner",
+     "Rabenseifner's all-reduce with the priority-aware reduce-scatter (per-block messages)",
+     "seed 002 Algorithm 2 + Section II.B all-gather; MPICH fold (seed 004 Fig. 2)",
+     "commutative ops only; exchange ranks <= 16384; scratch: count / 2, or count on ranks "
+     "that take in a folded vector",
+     1, 0, 0, 0},
+    priority_rabenseifner_build,
+};

@@ -1,0 +1,38 @@
+/* priority_rs.c - priority-aware reduce-scatter (seed 002 Section III.C, Algorithm 2 and
+ * Figs. 4-6): the pairs and rounds of rs_halving, but every block travels as its own
+ * non-blocking message and is reduced as soon as it arrives, the blocks that leave again
+ * soonest first, so a partner waiting for a block waits only for that block's reduction
+ * and the reductions of the rest overlap the communication. More messages: a loss for small
+ * vectors (latency), a gain for large ones (seed 002 Tables 1-2).
+ *
+ * Priority (halving.c): block b held by rank x next leaves x at the highest set bit of b ^ x,
+ * so the largest b ^ x goes first. Worked example, P = 4, rank 1 (blocks B0..B3):
+ *   round 1 (partner 3)  sends B2 then B3 (partner 3's order: B2 ^ 3 = 1 > B3 ^ 3 = 0);
+ *                        receives and reduces B0 then B1 (B0 ^ 1 = 1 > B1 ^ 1 = 0: B0 leaves
+ *                        again in round 2, B1 never)
+ *   round 2 (partner 0)  sends B0 as soon as its reduction is done, while B1's runs;
+ *                        receives and reduces B1.
+ * Scratch: count / 2 elements, the same as rs_halving (no extra memory, as the paper
+ * claims). P must be a power of two.
+ */
+#include "halving.h"
+
+int reduce_scatter_build(int32_t ranks, int32_t rank, int64_t count, int priority,
+                         papcoll_schedule *out);
+
+static int priority_rs_build(int32_t ranks, int32_t rank, int64_t count, int32_t elem_size,
+                             const papcoll_context *context, papcoll_schedule *out) {
+    (void)elem_size;
+    (void)context;
+    return reduce_scatter_build(ranks, rank, count, 1, out);
+}
+
+const algorithm_entry priority_rs_algorithm = {
+    {"priority_rs",
+     "priority-aware reduce-scatter: per-block messages, the blocks needed soonest reduced first",
+     "seed 002 Section III.C, Algorithm 2, Figs. 4-6",
+     "a reduce-scatter (rank r keeps block r), not an all-reduce; P must be a power of two; "
+     "scratch: count / 2 (as rs_halving); P messages per rank instead of log2 P",
+     1, 0, 0, 1},
+    priority_rs_build,
+};
