@@ -1,14 +1,17 @@
 /* halving.c - see halving.h. Blocks are indexed 0..exchange-1 over the near-equal split of
- * the vector; at the round with distance m, exchange rank e works on the 2m blocks that
- * agree with e above bit m, keeps the m that agree with e on bit m and sends the other m.
+ * the vector. Rounds go by distance doubling (partner me ^ 1, then ^ 2, ^ 4, ...) and
+ * vector halving: both partners work on the same contiguous range of blocks, the rank whose
+ * bit is clear keeps the lower half, the other the upper half (seed 002 Algorithm 1 and
+ * MPICH's Rabenseifner). So exchange rank e ends with block bitreverse(e); the large early
+ * rounds stay between neighbours (on an SMP node, in shared memory).
  *
- * Priority (seed 002 S3.C, our reading of Algorithm 2 and Figs. 4-6): a block b held by
- * rank x leaves x at the rounds of the set bits of b ^ x, highest first (each move fixes one
- * bit). So among the blocks a rank holds, the one to reduce first is the one whose list of
- * remaining moves comes first lexicographically, which is the largest b ^ x. Sends are ordered
- * by the receiver's priority (largest b ^ partner first), reductions by this rank's. This is
- * why Fig. 6's order changes direction from round to round: b ^ x reverses the block order
- * wherever x has a bit set.
+ * Priority (seed 002 S3.C, our reading of Algorithm 2 and Figs. 4-6): block c held by rank
+ * x moves at round k exactly when bit k of x ^ bitreverse(c) is set (each move fixes one bit
+ * of the holder), lowest bit first. So among the blocks a rank holds, the one to reduce first
+ * is the one whose list of remaining moves comes first, which is the largest
+ * bitreverse(x ^ bitreverse(c)) = c ^ bitreverse(x). Sends are ordered by the receiver's
+ * priority, reductions by this rank's. This is why Fig. 6's order changes direction from
+ * round to round: the XOR with bitreverse(x) reverses the block order wherever x has a bit.
  */
 #include "halving.h"
 
@@ -26,6 +29,17 @@ static sched_region blocks_in(int32_t buffer, int64_t count, int32_t exchange, i
     int64_t from = sched_block_start(count, exchange, first);
     return sched_region_of(buffer, from - origin, sched_block_start(count, exchange, end) - from);
 }
+
+static int32_t bit_reverse(int32_t value, int32_t exchange) {
+    int32_t reversed = 0;
+    for (int32_t bit = 1; bit < exchange; bit <<= 1) {
+        reversed <<= 1;
+        if (value & bit) reversed |= 1;
+    }
+    return reversed;
+}
+
+int32_t halving_final_block(int32_t me, int32_t exchange) { return bit_reverse(me, exchange); }
 
 /* Sorts blocks[0 .. n) by key ^ block, largest first (insertion sort: n <= exchange / 2). */
 static void by_priority(int32_t *blocks, int32_t n, int32_t key) {
@@ -56,32 +70,34 @@ int halving_reduce_scatter(papcoll_schedule *out, int32_t exchange, int32_t me,
     }
     /* scratch: the half kept in the first round, which holds every later kept block */
     int32_t half = exchange / 2;
-    int32_t first_kept = (me & half) ? half : 0;
+    int32_t first_kept = (me & 1) ? half : 0;
     int64_t origin = sched_block_start(count, exchange, first_kept);
     int32_t scratch = SCHED_NONE;
     if (exchange > 1)
         scratch = sched_add_scratch(out, sched_block_start(count, exchange, first_kept + half) -
                                              origin);
-    int32_t round_tag = 0, last_reduce = start;
-    for (int32_t m = half; m >= 1; m /= 2, round_tag++) {
-        const int32_t partner = me ^ m, peer = real_ranks[partner];
-        const int32_t base = me & ~(2 * m - 1);                 /* the 2m blocks worked on */
-        const int32_t kept = base + (me & m), sent = base + (partner & m);
+    int32_t round = 0, last_reduce = start, low = 0, length = exchange;
+    for (int32_t m = 1; m < exchange; m *= 2, round++) {
+        const int32_t partner = me ^ m, peer = real_ranks[partner], n = length / 2;
+        const int32_t kept = (me & m) ? low + n : low, sent = (me & m) ? low : low + n;
+        state->rounds[round] = (halving_round){partner, kept, sent, n};
+        low = kept;
+        length = n;
         if (!priority) {
             /* one message each way, then one reduction of the kept half */
-            int32_t sent_op = sched_send(out, peer, round_tag,
+            int32_t sent_op = sched_send(out, peer, round,
                                          blocks_in(SCHED_RECV_BUFFER, count, exchange, sent,
-                                                   sent + m, 0),
+                                                   sent + n, 0),
                                          SCHED_AFTER(last_reduce));
-            int32_t got = sched_recv(out, peer, round_tag,
-                                     blocks_in(scratch, count, exchange, kept, kept + m, origin),
+            int32_t got = sched_recv(out, peer, round,
+                                     blocks_in(scratch, count, exchange, kept, kept + n, origin),
                                      SCHED_AFTER(last_reduce));
             last_reduce = sched_reduce(out,
-                                       blocks_in(scratch, count, exchange, kept, kept + m, origin),
+                                       blocks_in(scratch, count, exchange, kept, kept + n, origin),
                                        blocks_in(SCHED_RECV_BUFFER, count, exchange, kept,
-                                                 kept + m, 0),
+                                                 kept + n, 0),
                                        SCHED_SOURCE_LEFT, SCHED_AFTER(got, last_reduce));
-            for (int32_t b = 0; b < m; b++) {
+            for (int32_t b = 0; b < n; b++) {
                 state->block_read[sent + b] = sent_op;
                 state->block_written[kept + b] = last_reduce;
             }
@@ -89,17 +105,17 @@ int halving_reduce_scatter(papcoll_schedule *out, int32_t exchange, int32_t me,
         }
         /* per block: sends in the partner's priority order, as soon as each block is final
          * here; receives and reductions in this rank's priority order */
-        for (int32_t b = 0; b < m; b++) order[b] = sent + b;
-        by_priority(order, m, partner);
-        for (int32_t i = 0; i < m; i++) {
+        for (int32_t b = 0; b < n; b++) order[b] = sent + b;
+        by_priority(order, n, bit_reverse(partner, exchange));
+        for (int32_t i = 0; i < n; i++) {
             int32_t b = order[i];
             state->block_read[b] = sched_send(
                 out, peer, b, blocks_in(SCHED_RECV_BUFFER, count, exchange, b, b + 1, 0),
                 SCHED_AFTER(state->block_written[b]));
         }
-        for (int32_t b = 0; b < m; b++) order[b] = kept + b;
-        by_priority(order, m, me);
-        for (int32_t i = 0; i < m; i++) {
+        for (int32_t b = 0; b < n; b++) order[b] = kept + b;
+        by_priority(order, n, bit_reverse(me, exchange));
+        for (int32_t i = 0; i < n; i++) {
             int32_t b = order[i];
             sched_region slot = blocks_in(scratch, count, exchange, b, b + 1, origin);
             int32_t got = sched_recv(out, peer, b, slot, SCHED_AFTER(slot_read[b]));
@@ -109,6 +125,7 @@ int halving_reduce_scatter(papcoll_schedule *out, int32_t exchange, int32_t me,
             state->block_written[b] = slot_read[b] = reduced;
         }
     }
+    state->round_count = round;
     free(slot_read);
     free(order);
     return out->status == PAPCOLL_OK;

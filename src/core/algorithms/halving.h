@@ -7,18 +7,28 @@
 
 #include "../schedule.h"
 
+/* One round: the partner (exchange rank) and the blocks kept and sent, `length` each. */
+typedef struct halving_round {
+    int32_t partner, kept, sent, length;
+} halving_round;
+
 /* What the reduce-scatter leaves behind for an all-gather to follow. */
 typedef struct halving_state {
     int32_t *block_written; /* per block: the last op writing it in the receive buffer */
     int32_t *block_read;    /* per block: the op that sent it away (SCHED_NONE if kept) */
+    halving_round rounds[31];
+    int32_t round_count;
 } halving_state;
+
+/* The block exchange rank `me` ends with: bitreverse(me) over log2(exchange) bits. */
+int32_t halving_final_block(int32_t me, int32_t exchange);
 
 /* Appends the reduce-scatter of exchange rank `me` among `exchange` ranks (a power of two;
  * real_ranks[e] is exchange rank e's rank) on the receive buffer, which holds this rank's
  * vector once op `start` is done. The vector is cut into `exchange` near-equal blocks;
- * exchange rank e ends with block e reduced over all. Partners go from distance exchange/2
- * down to 1; each round hands the partner the half of the current blocks that holds its
- * final block. naive (priority 0): one message per round, one reduction of the kept half
+ * exchange rank e ends with block halving_final_block(e) reduced over all. Partners go from
+ * distance 1 up to exchange/2 (distance doubling); each round hands the partner half of the
+ * blocks both work on, the half that holds its final block. naive (priority 0): one message per round, one reduction of the kept half
  * after it arrives (seed 002 Algorithm 1). priority 1: one message per block, each block
  * reduced as soon as it arrives, blocks ordered by how soon they leave again (seed 002
  * Algorithm 2). Scratch: one buffer of the first round's kept half (count / 2 elements,

@@ -3,10 +3,11 @@
  * MPICH's fold of the surplus ranks when P is not a power of two (seed 004 Fig. 2): the
  * priority version of a Rabenseifner all-reduce.
  *
- * Worked example, P = 4 (blocks B0..B3, as priority_rs): after the reduce-scatter rank r
- * holds block Br of the sum; all-gather, distance 1 then 2:
- *   round 3   0 <-> 1 swap B0, B1;  2 <-> 3 swap B2, B3
- *   round 4   0 <-> 2 swap B0 B1 and B2 B3;  1 <-> 3 likewise: everyone holds the sum.
+ * Worked example, P = 4 (blocks B0..B3, as priority_rs): after the reduce-scatter ranks
+ * 0, 1, 2, 3 hold blocks B0, B2, B1, B3 of the sum; the all-gather replays the rounds
+ * backwards:
+ *   round 3 (distance 2)   0 <-> 2 swap B0, B1;  1 <-> 3 swap B2, B3
+ *   round 4 (distance 1)   0 <-> 1 swap B0 B1 and B2 B3;  2 <-> 3 likewise: all hold the sum.
  * P = 6: ranks 0 and 2 first send their vectors to 1 and 3, which reduce them in and take
  * part as exchange ranks 0 and 1 (4 and 5 are 2 and 3); 1 and 3 send the result back last.
  * Scratch: count / 2 elements, or count on a rank that takes in a folded vector.
@@ -61,28 +62,32 @@ static int priority_rabenseifner_build(int32_t ranks, int32_t rank, int64_t coun
     const int32_t me = exchange_rank_of(rank, surplus);
     halving_state state;
     if (halving_reduce_scatter(out, exchange, me, real, count, start, 1, &state)) {
-        /* all-gather: the blocks held double each round, distance 1 first */
-        int32_t last = state.block_written[me];
-        for (int32_t m = 1; m < exchange; m *= 2) {
-            const int32_t partner = me ^ m, mine = me & ~(m - 1), theirs = partner & ~(m - 1);
-            const int64_t from = sched_block_start(count, exchange, mine);
-            const int64_t to = sched_block_start(count, exchange, mine + m);
-            int32_t sent = sched_send(out, real[partner], FOLD_TAG + 1,
-                                      sched_region_of(SCHED_RECV_BUFFER, from, to - from),
-                                      SCHED_AFTER(last));
-            /* the partner's blocks land where this rank's stale copies were sent from */
+        /* all-gather: the reduce-scatter's rounds backwards, each pair swapping the halves
+         * it split, so the blocks held double each round */
+        int32_t last = state.block_written[halving_final_block(me, exchange)];
+        for (int32_t k = state.round_count - 1; k >= 0; k--) {
+            const halving_round *round = &state.rounds[k];
+            const int32_t peer = real[round->partner];
+            int32_t low = round->kept, high = round->kept + round->length;
+            /* what this rank holds now is the whole kept half of round k: later rounds split
+             * it and the all-gather has already swapped those halves back */
+            sched_region held = sched_region_of(SCHED_RECV_BUFFER,
+                                                sched_block_start(count, exchange, low),
+                                                sched_block_start(count, exchange, high) -
+                                                    sched_block_start(count, exchange, low));
+            int32_t sent = sched_send(out, peer, FOLD_TAG + 1, held, SCHED_AFTER(last));
+            /* the partner's half lands where this rank's stale copies were sent from */
             int32_t waits = 0;
             after[waits++] = last;
-            for (int32_t b = theirs; b < theirs + m; b++)
+            for (int32_t b = round->sent; b < round->sent + round->length; b++)
                 if (state.block_read[b] != SCHED_NONE &&
                     (waits == 1 || after[waits - 1] != state.block_read[b]))
                     after[waits++] = state.block_read[b];
-            const int64_t other_from = sched_block_start(count, exchange, theirs);
-            const int64_t other_to = sched_block_start(count, exchange, theirs + m);
-            int32_t got = sched_recv(out, real[partner], FOLD_TAG + 1,
-                                     sched_region_of(SCHED_RECV_BUFFER, other_from,
-                                                     other_to - other_from),
-                                     after, waits);
+            const int64_t from = sched_block_start(count, exchange, round->sent);
+            const int64_t to = sched_block_start(count, exchange, round->sent + round->length);
+            int32_t got = sched_recv(out, peer, FOLD_TAG + 1,
+                                     sched_region_of(SCHED_RECV_BUFFER, from, to - from), after,
+                                     waits);
             /* both must be done before the next round's send of the doubled range */
             int32_t pair[2] = {sent, got};
             last = sched_copy(out, SCHED_RECV_REGION(0, 0), SCHED_RECV_REGION(0, 0), pair, 2);

@@ -5,13 +5,14 @@
  * and the reductions of the rest overlap the communication. More messages: a loss for small
  * vectors (latency), a gain for large ones (seed 002 Tables 1-2).
  *
- * Priority (halving.c): block b held by rank x next leaves x at the highest set bit of b ^ x,
- * so the largest b ^ x goes first. Worked example, P = 4, rank 1 (blocks B0..B3):
- *   round 1 (partner 3)  sends B2 then B3 (partner 3's order: B2 ^ 3 = 1 > B3 ^ 3 = 0);
- *                        receives and reduces B0 then B1 (B0 ^ 1 = 1 > B1 ^ 1 = 0: B0 leaves
- *                        again in round 2, B1 never)
- *   round 2 (partner 0)  sends B0 as soon as its reduction is done, while B1's runs;
- *                        receives and reduces B1.
+ * Priority (halving.c): block c held by rank x moves at the rounds of the set bits of
+ * x ^ bitreverse(c), lowest first, so the largest c ^ bitreverse(x) goes first. Worked
+ * example, P = 4, rank 1 (bitreverse(1) = 2; blocks B0..B3):
+ *   round 1 (partner 0)  sends B1 then B0 (partner 0's order: B1 ^ 0 = 1 > B0 ^ 0 = 0);
+ *                        receives and reduces B3 then B2 (B3 ^ 2 = 1 >
+ *                        B2 ^ 2 = 0: B3 leaves again in round 2, B2 stays)
+ *   round 2 (partner 3)  sends B3 as soon as its reduction is done, while B2's runs;
+ *                        receives and reduces B2, rank 1's final block.
  * Scratch: count / 2 elements, the same as rs_halving (no extra memory, as the paper
  * claims). P must be a power of two.
  */
@@ -31,8 +32,8 @@ const algorithm_entry priority_rs_algorithm = {
     {"priority_rs",
      "priority-aware reduce-scatter: per-block messages, the blocks needed soonest reduced first",
      "seed 002 Section III.C, Algorithm 2, Figs. 4-6",
-     "a reduce-scatter (rank r keeps block r), not an all-reduce; P must be a power of two; "
-     "scratch: count / 2 (as rs_halving); P messages per rank instead of log2 P",
+     "a reduce-scatter (rank r keeps block bitreverse(r)), not an all-reduce; P must be a "
+     "power of two; scratch: count / 2 (as rs_halving); P - 1 messages instead of log2 P",
      1, 0, 0, 1},
     priority_rs_build,
 };

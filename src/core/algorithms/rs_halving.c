@@ -1,15 +1,15 @@
-/* rs_halving.c - reduce-scatter by recursive vector halving (seed 002 Section III.C,
- * Algorithm 1, the "naive" version): rank r ends with block r of P near-equal blocks, reduced
- * over all ranks. Each round halves the blocks a rank works on: it sends the half its partner
- * keeps in one message and reduces the half it keeps in one reduction once it has arrived.
- * The baseline of priority_rs. Choice: partners at distance P/2 first, down to 1 (vector
- * halving, distance halving), so that rank r keeps block r as MPI_Reduce_scatter_block does;
- * seed 002's listing shows distance doubling, which leaves the blocks bit-reversed.
+/* rs_halving.c - reduce-scatter by recursive vector halving and distance doubling (seed 002
+ * Section III.C, Algorithm 1, the "naive" version; MPICH's first half of Rabenseifner): each
+ * round a rank swaps half of the blocks it works on with the partner at distance 1, 2, 4, ...
+ * in one message, and reduces the half it keeps in one reduction once it has arrived. The
+ * baseline of priority_rs. The result: rank r holds block bitreverse(r) of P near-equal
+ * blocks, reduced over all ranks (choice: as the paper's and MPICH's distance doubling leave
+ * it, not MPI_Reduce_scatter_block's block r; the verifier checks that block).
  *
  * Worked example, P = 4, blocks B0..B3 (x_r: rank r's vector):
- *   round 1 (distance 2)   0 <-> 2: 0 keeps B0 B1, 2 keeps B2 B3; 1 <-> 3 likewise
- *   round 2 (distance 1)   0 <-> 1: 0 keeps B0, 1 keeps B1; 2 <-> 3: 2 keeps B2, 3 B3
- * Rank r's receive buffer then holds block r of x0 + x1 + x2 + x3 (the rest is scratch).
+ *   round 1 (distance 1)   0 <-> 1: 0 keeps B0 B1, 1 keeps B2 B3; 2 <-> 3 likewise
+ *   round 2 (distance 2)   0 <-> 2: 0 keeps B0, 2 keeps B1; 1 <-> 3: 1 keeps B2, 3 keeps B3
+ * Rank r then holds block bitreverse(r) (0: B0, 1: B2, 2: B1, 3: B3) of x0 + ... + x3.
  * Scratch: count / 2 elements (the first round's kept half). P must be a power of two.
  */
 #include <stdlib.h>
@@ -17,7 +17,7 @@
 #include "halving.h"
 
 /* Shared with priority_rs.c: the reduce-scatter of rank `rank` among `ranks` (a power of
- * two), result block `rank`. */
+ * two), result block bitreverse(rank). */
 int reduce_scatter_build(int32_t ranks, int32_t rank, int64_t count, int priority,
                          papcoll_schedule *out);
 
@@ -35,8 +35,9 @@ int reduce_scatter_build(int32_t ranks, int32_t rank, int64_t count, int priorit
     halving_reduce_scatter(out, ranks, rank, identity, count, start, priority, &state);
     halving_state_free(&state);
     free(identity);
-    out->result_offset = sched_block_start(count, ranks, rank);
-    out->result_length = sched_block_length(count, ranks, rank);
+    int32_t block = halving_final_block(rank, ranks);
+    out->result_offset = sched_block_start(count, ranks, block);
+    out->result_length = sched_block_length(count, ranks, block);
     return sched_finish(out);
 }
 
@@ -51,8 +52,8 @@ const algorithm_entry rs_halving_algorithm = {
     {"rs_halving",
      "reduce-scatter by recursive vector halving, one message and one reduction per round",
      "seed 002 Section III.C, Algorithm 1 (naive reduce-scatter)",
-     "a reduce-scatter (rank r keeps block r), not an all-reduce; P must be a power of two; "
-     "scratch: count / 2",
+     "a reduce-scatter (rank r keeps block bitreverse(r)), not an all-reduce; P must be a "
+     "power of two; scratch: count / 2",
      1, 0, 0, 1},
     rs_halving_build,
 };
