@@ -456,9 +456,12 @@ def _add_search(commands: Any) -> None:
 def _add_reproduce(commands: Any) -> None:
     again = commands.add_parser(
         "reproduce", help="a paper's table in the simulator (docs/reproductions.md)",
-        description="seed004-table2: seed 004 Table 2 (recursive doubling vs the paper's "
-                    "recursive multiplying schedules vs the best the search finds).")
-    again.add_argument("table", choices=("seed004-table2",))
+        description="seed004-table2 (recursive multiplying), seed003-table1 (hierarchical, "
+                    "two sites), seed001-crossover (contention-free ring vs butterfly on a "
+                    "tree), seed002-tables (priority-aware reduce-scatter); see "
+                    "docs/reproductions.md.")
+    again.add_argument("table", choices=("seed004-table2", "seed003-table1", "seed001-crossover",
+                                         "seed002-tables"))
     again.add_argument("--network", default="aries")
     again.add_argument("--json", metavar="FILE", help="write the rows as JSON")
     again.set_defaults(handler=_run_later("reproduce", "command_reproduce"))

@@ -64,6 +64,36 @@ class Topology:
         return (f"{self.names[vertex]}->{above}" if index % 2 == 0
                 else f"{above}->{self.names[vertex]}")
 
+    def ring_order(self) -> list[int]:
+        """seed 001's contention-free ring on this tree (C: papcoll_tree_ring_order)."""
+        from ._core import ffi, lib
+        from .core import _ERROR_SIZE, _raise
+        from .sim import _c_topology
+
+        keep: list[Any] = []
+        raw = _c_topology(self, keep)
+        order = ffi.new("int32_t[]", max(1, len(self.rank_vertex)))
+        error = ffi.new("char[]", _ERROR_SIZE)
+        _raise(lib.papcoll_tree_ring_order(raw, order, error, _ERROR_SIZE), error)
+        return [order[i] for i in range(len(self.rank_vertex))]
+
+    def path(self, source: int, destination: int) -> list[int]:
+        """The directed links (2v up from v, 2v + 1 down to v) between two ranks' vertices."""
+        depth = [0] * len(self.parent)
+        for vertex in range(len(self.parent)):
+            up = vertex
+            while self.parent[up] >= 0:
+                up, depth[vertex] = self.parent[up], depth[vertex] + 1
+        up, down, links = self.rank_vertex[source], self.rank_vertex[destination], []
+        while up != down:
+            if depth[up] >= depth[down]:
+                links.append(2 * up)
+                up = self.parent[up]
+            else:
+                links.append(2 * down + 1)
+                down = self.parent[down]
+        return links
+
     def describe(self) -> dict[str, Any]:
         return {
             "vertices": [{"name": name, "parent": self.names[up] if up >= 0 else None,

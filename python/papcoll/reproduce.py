@@ -1,5 +1,16 @@
 """`papcoll reproduce NAME`: the papers' tables that take more than one `papcoll sim` run.
 
+seed003-table1: seed 003 Table 1 on the geo-2site preset (10 + 10 hosts, 13 ms between the
+sites), P = 20, 512 K floats, balanced; its scalability curve P = 2..20; and the imbalanced
+case (rand-late, maximum delay 0..500 ms, mean over seeds). Groups for hr1 / hr2: the sites.
+
+seed001-crossover: seed 001 Section 5 on 32 hosts under two leaf switches (1 Gb/s):
+ring_topology against recursive_doubling (the butterfly) and rabenseifner, 1 KB to 4 MB.
+
+seed002-tables: seed 002 Tables 1-2: priority_rabenseifner against rabenseifner (the naive
+reduce-scatter + all-gather), 4 B to 64 MB, P = 128 on 8 nodes x 16 cores, over 10 Gb/s
+Ethernet (MPICH's table) and 100 Gb/s InfiniBand (MVAPICH's table).
+
 seed004-table2: seed 004 Table 2 in the simulator: for each process count, MPICH's recursive
 doubling, the paper's recursive multiplying schedule and the best schedule the search finds,
 8-byte all-reduce on the `aries` preset (alpha_p 1.34 us, alpha_r 0.34 us, seed 004 Table 1),
@@ -18,8 +29,10 @@ from rich.table import Table
 
 from .core import Context
 from .multiplying import enumerate_schedules, recursive_doubling_schedule
-from .network import load_network
-from .sim import simulate
+from .network import Network, load_network, parse_topology
+from .sim import arrival_pattern, simulate, tau
+
+_NETWORKS = Path(__file__).resolve().parents[2] / "docs" / "networks"
 
 # seed 004 Table 2: P, schedule, min RD/RM (us), min %, median RD/RM (us), median %
 SEED_004_TABLE_2 = [
@@ -62,8 +75,163 @@ def seed004_table2(network_name: str = "aries", count: int = 2) -> list[dict[str
     return rows
 
 
+SEED_003_ALGORITHMS = ["ring", "prr", "rabenseifner", "recursive_doubling", "hr1", "hr2"]
+SEED_003_TABLE_1_MS = {"ring": 468, "prr": 339, "rabenseifner": 162,
+                       "recursive_doubling": 91, "hr1": 44, "hr2": 47}
+
+
+def _elapsed_ms(name: str, ranks: int, count: int, network: Any,
+                arrivals: list[float] | None = None) -> float:
+    topology = network.topology(ranks)
+    groups = [topology.parent[v] for v in topology.rank_vertex] if topology else None
+    arrivals = arrivals or [0.0] * ranks
+    context = Context(arrivals=arrivals, tau=tau(network.model, ranks, count, 4), groups=groups,
+                      tree=topology)
+    return simulate(name, ranks, count, 4, network.model, arrivals, context,
+                    topology=topology).average_elapsed * 1e3
+
+
+def seed003_table1() -> dict[str, Any]:
+    network = load_network("geo-2site")
+    count = 512 * 1024
+    table = [{"algorithm": name, "avg_elapsed_ms": _elapsed_ms(name, 20, count, network),
+              "paper_ms": SEED_003_TABLE_1_MS[name]} for name in SEED_003_ALGORITHMS]
+    scaling = [{"ranks": ranks, **{name: _elapsed_ms(name, ranks, count, network)
+                                   for name in SEED_003_ALGORITHMS}}
+               for ranks in range(2, 21, 2)]
+    imbalanced = []
+    for delay_ms in (0, 100, 250, 500):
+        seeds = range(1, 6)
+        imbalanced.append({"max_delay_ms": delay_ms, **{
+            name: sum(_elapsed_ms(name, 20, count, network,
+                                  arrival_pattern("rand-late", 20, delay_ms / 1e3, seed))
+                      for seed in seeds) / len(seeds)
+            for name in SEED_003_ALGORITHMS}})
+    return {"table": table, "scaling": scaling, "imbalanced": imbalanced}
+
+
+def seed001_crossover() -> list[dict[str, Any]]:
+    """Block placement (consecutive ranks on one leaf switch: the rank order is already
+    contention-free, Lemma 6) and interleaved placement (ranks alternate between the leaf
+    switches, so the plain ring crosses the root link on every hop and only ring_topology
+    reorders it)."""
+    path = _NETWORKS / "two-switch-32.json"
+    block = load_network(str(path))
+    data = json.loads(path.read_text())
+    interleaved_hosts = [f"{side}{k}" for k in range(16) for side in "ab"]
+    layout = parse_topology({**data["topology"], "placement": interleaved_hosts}, block.model)
+    interleaved = Network("two-switch-32, interleaved", block.model, lambda ranks: layout)
+    rows = []
+    for kib in (1, 4, 16, 64, 256, 1024, 4096):
+        count = kib * 256  # 4-byte floats
+        row: dict[str, Any] = {"bytes": kib * 1024}
+        for name in ("ring_topology", "ring", "recursive_doubling", "rabenseifner"):
+            row[name] = _elapsed_ms(name, 32, count, block)
+        for name in ("ring_topology", "ring"):
+            row[f"{name} (interleaved)"] = _elapsed_ms(name, 32, count, interleaved)
+        rows.append(row)
+    return rows
+
+
+SEED_002_TABLE_1 = {4: 0.5, 16: -0.2, 64: 0.2, 256: 10.7, 1 << 10: 8.6, 4 << 10: 6.2,
+                    16 << 10: 10.0, 128 << 10: 0.3, 256 << 10: -6.4, 512 << 10: -7.1,
+                    4 << 20: -5.1, 8 << 20: -7.2, 16 << 20: -2.1}
+SEED_002_TABLE_2 = {4: 2.1, 16: 0.7, 64: 1.0, 256: 1.0, 1 << 10: 1.6, 4 << 10: 308.4,
+                    16 << 10: 201.5, 64 << 10: 117.9, 256 << 10: 33.6, 1 << 20: 24.7,
+                    8 << 20: 6.0, 16 << 20: -0.2, 32 << 20: -3.5, 64 << 20: -5.3}
+
+
+def seed002_tables() -> list[dict[str, Any]]:
+    rows = []
+    for label, file, paper in (("10 Gb/s Ethernet (Table 1, MPICH)", "smp-8x16-10gbe.json",
+                                SEED_002_TABLE_1),
+                               ("100 Gb/s InfiniBand (Table 2, MVAPICH)", "smp-8x16-ib100.json",
+                                SEED_002_TABLE_2)):
+        network = load_network(str(_NETWORKS / file))
+        for nbytes in sorted(set(paper) | {64 << 20}):
+            count = max(1, nbytes // 4)
+            naive = _elapsed_ms("rabenseifner", 128, count, network)
+            priority = _elapsed_ms("priority_rabenseifner", 128, count, network)
+            rows.append({"network": label, "bytes": nbytes, "naive_us": naive * 1e3,
+                         "priority_us": priority * 1e3,
+                         "overhead_percent": 100 * (priority - naive) / naive,
+                         "paper_overhead_percent": paper.get(nbytes)})
+    return rows
+
+
+def _size(nbytes: int) -> str:
+    for unit, scale in (("MB", 1 << 20), ("KB", 1 << 10)):
+        if nbytes >= scale:
+            return f"{nbytes // scale} {unit}"
+    return f"{nbytes} B"
+
+
+def _print_seed003(console: Console, found: dict[str, Any]) -> None:
+    table = Table(title="seed 003 Table 1 (geo-2site, P = 20, 512 K floats, balanced)")
+    for column in ("algorithm", "e-bar ms (sim)", "paper ms"):
+        table.add_column(column, justify="left" if column == "algorithm" else "right")
+    for row in found["table"]:
+        table.add_row(row["algorithm"], f"{row['avg_elapsed_ms']:.1f}", str(row["paper_ms"]))
+    console.print(table)
+    for key, first, title in (("scaling", "ranks", "scalability, balanced, e-bar ms"),
+                              ("imbalanced", "max_delay_ms",
+                               "P = 20, rand-late (mean of 5 seeds), e-bar ms")):
+        curve = Table(title=f"seed 003: {title}")
+        curve.add_column(first.replace("_", " "), justify="right")
+        for name in SEED_003_ALGORITHMS:
+            curve.add_column(name, justify="right")
+        for row in found[key]:
+            curve.add_row(str(row[first]), *(f"{row[name]:.1f}" for name in SEED_003_ALGORITHMS))
+        console.print(curve)
+
+
+def _print_seed001(console: Console, rows: list[dict[str, Any]]) -> None:
+    names = ("ring_topology", "ring", "recursive_doubling", "rabenseifner",
+             "ring_topology (interleaved)", "ring (interleaved)")
+    table = Table(title="seed 001: 32 hosts, two switches, 1 Gb/s: e-bar ms")
+    table.add_column("size", justify="right")
+    for name in names:
+        table.add_column(name, justify="right")
+    table.add_column("fastest (block)", justify="left")
+    for row in rows:
+        best = min(names[:4], key=lambda name: row[name])
+        table.add_row(_size(row["bytes"]), *(f"{row[name]:.3f}" for name in names), best)
+    console.print(table)
+
+
+def _print_seed002(console: Console, rows: list[dict[str, Any]]) -> None:
+    table = Table(title="seed 002: priority_rabenseifner vs rabenseifner, P = 128 (8 x 16)")
+    for column in ("network", "size", "naive us", "priority us", "overhead (sim)",
+                   "overhead (paper)"):
+        table.add_column(column, justify="left" if column == "network" else "right")
+    for row in rows:
+        paper = row["paper_overhead_percent"]
+        table.add_row(row["network"], _size(row["bytes"]), f"{row['naive_us']:.1f}",
+                      f"{row['priority_us']:.1f}", f"{row['overhead_percent']:+.1f} %",
+                      "-" if paper is None else f"{paper:+.1f} %")
+    console.print(table)
+
+
 def command_reproduce(arguments: argparse.Namespace) -> int:
     console = Console(width=max(Console().width, 130))
+    found: Any
+    if arguments.table == "seed003-table1":
+        found = seed003_table1()
+        _print_seed003(console, found)
+    elif arguments.table == "seed001-crossover":
+        found = seed001_crossover()
+        _print_seed001(console, found)
+    elif arguments.table == "seed002-tables":
+        found = seed002_tables()
+        _print_seed002(console, found)
+    else:
+        found = _seed004(console, arguments)
+    if arguments.json:
+        Path(arguments.json).write_text(json.dumps(found, indent=1) + "\n")
+    return 0
+
+
+def _seed004(console: Console, arguments: argparse.Namespace) -> list[dict[str, Any]]:
     rows = seed004_table2(arguments.network)
     table = Table(title=f"seed 004 Table 2 in the simulator ({arguments.network}, 8-byte "
                         "all-reduce): reduction of e-bar against MPICH recursive doubling")
@@ -79,6 +247,4 @@ def command_reproduce(arguments: argparse.Namespace) -> int:
                       f"{row['paper_min_reduction_percent']:.1f} %",
                       f"{row['paper_median_reduction_percent']:.1f} %")
     console.print(table)
-    if arguments.json:
-        Path(arguments.json).write_text(json.dumps(rows, indent=1) + "\n")
-    return 0
+    return rows
