@@ -159,10 +159,18 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
                             "PAPCOLL_GROUPS_SHARED_MEMORY nor PAPCOLL_GROUPS_COLOR",
                             (int)config->grouping);
     const char *flat[2] = {config->inner_algorithm, config->outer_algorithm};
-    for (int k = 0; k < 2; k++)
-        if (flat[k] && (registry_find(flat[k]) == NULL || strlen(flat[k]) >= 64))
+    for (int k = 0; k < 2; k++) {
+        const algorithm_entry *entry = flat[k] ? registry_find(flat[k]) : NULL;
+        if (flat[k] && (entry == NULL || strlen(flat[k]) >= 64))
             return record_error(MPI_ERR_ARG, "papcoll_comm_create: unknown %s algorithm "
                                 "'%.64s'", k ? "outer" : "inner", flat[k]);
+        if (entry && (entry->info.needs_arrivals || entry->info.needs_groups ||
+                      entry->info.reduce_scatter))
+            return record_error(MPI_ERR_ARG, "papcoll_comm_create: '%s' cannot be the %s "
+                                "algorithm of a hierarchy: it must be a flat all-reduce (not "
+                                "PAP-aware, not hierarchical, not a reduce-scatter)", flat[k],
+                                k ? "outer" : "inner");
+    }
     if (config->arrival_source != PAPCOLL_ARRIVALS_EDGE &&
         config->arrival_source != PAPCOLL_ARRIVALS_HISTORY)
         return record_error(MPI_ERR_ARG,

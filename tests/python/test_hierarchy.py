@@ -99,6 +99,12 @@ def test_hierarchical_refusals_name_the_problem():
         verify("hr2", 4, 10, 4, Context(groups=[0, 0, 1, 1], inner_algorithm="prr"))
     with pytest.raises(PapcollError, match="cannot run inside a hierarchy"):
         verify("hr1", 4, 10, 4, Context(groups=[0, 0, 1, 1], outer_algorithm="hr2"))
+    with pytest.raises(PapcollError, match="not a reduce-scatter"):
+        verify("hr2", 8, 16, 4, Context(groups=[0] * 4 + [1] * 4, inner_algorithm="rs_halving"))
+    # priority_rabenseifner's tags fit in a phase of a hierarchy
+    assert verify("hr2", 8, 16, 4, Context(groups=[0] * 4 + [1] * 4,
+                                           inner_algorithm="priority_rabenseifner",
+                                           outer_algorithm="priority_rabenseifner")).ok
     with pytest.raises(PapcollError, match="group ids must not be negative"):
         verify("hr1", 2, 10, 4, Context(groups=[0, -1]))
     with pytest.raises(PapcollError, match="group of every rank"):

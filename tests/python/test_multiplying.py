@@ -50,6 +50,8 @@ NAME = "recursive_multiplying"
     ("m1g1a6,n1g1a6", 7, "needs at least two stages"),
     ("m1g2a3,n1g2a3", 7, "must be the interior's last stage"),
     ("m1g2a3,a3,n1g3a2", 7, "a base of 3 does not divide"),
+    ("m5996g2a2,n5996g2a2", 6000, "would receive 2999 vectors in one stage, more than 1024"),
+    ("m1g3a2,n1g999999999a1024", 7, "must be the interior's last stage"),
 ])
 def test_the_parser_names_the_problem(schedule, ranks, message):
     with pytest.raises(PapcollError, match=re.escape(message)):

@@ -15,7 +15,10 @@
  * of out, its peers members[peer], its tags tag_base + tag (which must stay below
  * tag_limit). Its first ops wait for after[0 .. after_count). Returns the index of an op that
  * completes after every appended op, or SCHED_NONE (and a sticky failure in out). The
- * algorithm must be flat: not PAP-aware, not hierarchical. */
+ * algorithm must be a flat all-reduce: not PAP-aware, not hierarchical, not a reduce-scatter.
+ * It is built with a zero context, i.e. its defaults (choice: a recursive_multiplying
+ * schedule or segment size set for the whole communicator is for P ranks, not for a group,
+ * so it is not passed on). */
 int32_t compose_embed(papcoll_schedule *out, const char *algorithm, const int32_t *members,
                       int32_t member_count, int32_t me, int64_t count, int32_t elem_size,
                       int32_t tag_base, int32_t tag_limit, const int32_t *after,

@@ -27,29 +27,52 @@ static void hierarchy_free(hierarchy *h) {
     free(h->members);
 }
 
-/* Groups numbered in order of their lowest rank. 0 and a failure in out when out of memory. */
+typedef struct id_rank {
+    int32_t id, rank;
+} id_rank;
+
+static int by_id_then_rank(const void *a, const void *b) {
+    const id_rank *x = a, *y = b;
+    if (x->id != y->id) return x->id < y->id ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* Groups numbered in order of their lowest rank, in O(P log P) whatever the number of
+ * groups. 0 and a failure in out when out of memory. */
 static int hierarchy_of(int32_t ranks, int32_t rank, const papcoll_context *context,
                         hierarchy *h, papcoll_schedule *out) {
     memset(h, 0, sizeof *h);
     int32_t *number = malloc((size_t)ranks * sizeof *number);  /* group number of each rank */
-    int32_t *seen = malloc((size_t)ranks * sizeof *seen);      /* ids met so far, by number */
+    int32_t *seen = malloc((size_t)ranks * sizeof *seen);      /* group number by sorted run */
+    id_rank *sorted = malloc((size_t)ranks * sizeof *sorted);
     h->group_first = calloc((size_t)ranks + 2, sizeof *h->group_first);
     h->members = malloc((size_t)ranks * sizeof *h->members);
-    if (!number || !seen || !h->group_first || !h->members) {
+    if (!number || !seen || !sorted || !h->group_first || !h->members) {
         free(number);
         free(seen);
+        free(sorted);
         hierarchy_free(h);
         sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory");
         return 0;
     }
-    for (int32_t r = 0; r < ranks; r++) {
-        int32_t id = context->groups[r], g = 0;
-        /* ids are few in practice; a linear search keeps this simple */
-        while (g < h->group_count && seen[g] != id) g++;
-        if (g == h->group_count) seen[h->group_count++] = id;
-        number[r] = g;
-        h->group_first[g + 1]++;
+    /* runs of equal ids after sorting are the groups; a group's number is the order of its
+     * lowest rank, found by walking the ranks and numbering runs on first sight */
+    for (int32_t r = 0; r < ranks; r++) sorted[r] = (id_rank){context->groups[r], r};
+    qsort(sorted, (size_t)ranks, sizeof *sorted, by_id_then_rank);
+    int32_t *run_of = number; /* first: the run of each rank */
+    int32_t runs = 0;
+    for (int32_t i = 0; i < ranks; i++) {
+        if (i > 0 && sorted[i].id != sorted[i - 1].id) runs++;
+        run_of[sorted[i].rank] = runs;
     }
+    for (int32_t g = 0; g <= runs; g++) seen[g] = -1;
+    for (int32_t r = 0; r < ranks; r++) {
+        int32_t run = run_of[r];
+        if (seen[run] < 0) seen[run] = h->group_count++;
+        number[r] = seen[run];
+        h->group_first[number[r] + 1]++;
+    }
+    free(sorted);
     for (int32_t g = 0; g < h->group_count; g++) h->group_first[g + 1] += h->group_first[g];
     int32_t *filled = seen; /* reuse: members placed per group */
     memset(filled, 0, (size_t)ranks * sizeof *filled);

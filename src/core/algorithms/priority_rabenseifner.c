@@ -25,7 +25,6 @@ static int32_t real_rank_of(int32_t exchange_rank, int32_t surplus) {
     return exchange_rank < surplus ? 2 * exchange_rank + 1 : exchange_rank + surplus;
 }
 
-#define FOLD_TAG 32000 /* above every block tag (exchange ranks <= 16384 here) */
 
 static int priority_rabenseifner_build(int32_t ranks, int32_t rank, int64_t count,
                                        int32_t elem_size, const papcoll_context *context,
@@ -36,6 +35,9 @@ static int priority_rabenseifner_build(int32_t ranks, int32_t rank, int64_t coun
     if (exchange > 16384)
         return sched_fail(out, PAPCOLL_ERR_LIMIT, "at most 16384 exchanging ranks (one tag "
                           "per block)");
+    /* tags: blocks use 0 .. exchange - 1, the fold and the all-gather the two above, so the
+     * algorithm also fits in a phase of a hierarchy (compose.c) */
+    const int32_t FOLD_TAG = exchange, GATHER_TAG = exchange + 1;
     const sched_region all = SCHED_RECV_REGION(0, count);
     if (rank < 2 * surplus && rank % 2 == 0) { /* folds into rank + 1 and waits */
         int32_t handed = sched_send(out, rank + 1, FOLD_TAG, SCHED_SEND_REGION(0, count),
@@ -75,7 +77,7 @@ static int priority_rabenseifner_build(int32_t ranks, int32_t rank, int64_t coun
                                                 sched_block_start(count, exchange, low),
                                                 sched_block_start(count, exchange, high) -
                                                     sched_block_start(count, exchange, low));
-            int32_t sent = sched_send(out, peer, FOLD_TAG + 1, held, SCHED_AFTER(last));
+            int32_t sent = sched_send(out, peer, GATHER_TAG, held, SCHED_AFTER(last));
             /* the partner's half lands where this rank's stale copies were sent from */
             int32_t waits = 0;
             after[waits++] = last;
@@ -85,7 +87,7 @@ static int priority_rabenseifner_build(int32_t ranks, int32_t rank, int64_t coun
                     after[waits++] = state.block_read[b];
             const int64_t from = sched_block_start(count, exchange, round->sent);
             const int64_t to = sched_block_start(count, exchange, round->sent + round->length);
-            int32_t got = sched_recv(out, peer, FOLD_TAG + 1,
+            int32_t got = sched_recv(out, peer, GATHER_TAG,
                                      sched_region_of(SCHED_RECV_BUFFER, from, to - from), after,
                                      waits);
             /* both must be done before the next round's send of the doubled range */

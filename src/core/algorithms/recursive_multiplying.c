@@ -178,7 +178,7 @@ static int check_stages(const rm_parsed *parsed, int32_t ranks, rm_error *error)
             if (level->done == level->size)
                 return refuse(error, "stage %d 'a%d': the group of %d processes is already "
                               "fully reduced%s", n, B, level->size,
-                              level->kind == 'c' ? " (close the collapse with eT mB)"
+                              level->kind == 'c' ? " (close the collapse with eTmB)"
                               : level->kind == 'm' ? " (close the merge with nRgGaB)" : "");
             if ((level->size / level->done) % B != 0 && level->done == 1)
                 return refuse(error, "stage %d 'a%d': a base of %d does not divide the group "
@@ -233,6 +233,13 @@ static int check_stages(const rm_parsed *parsed, int32_t ranks, rm_error *error)
                 return refuse(error, "stage %d 'm%dg%da%d': the interior of %d processes needs "
                               "at least two stages (the m-stage and the n-stage)", n,
                               s->remaining, s->groups, B, interior);
+            /* a block member receives B - 1 vectors plus its share of the extras */
+            if ((int64_t)B - 1 + (s->remaining + s->groups - 1) / s->groups > RM_MAX_BASE)
+                return refuse(error, "stage %d 'm%dg%da%d': a member of a block would receive "
+                              "%lld vectors in one stage, more than %d", n, s->remaining,
+                              s->groups, B,
+                              (long long)B - 1 + (s->remaining + s->groups - 1) / s->groups,
+                              RM_MAX_BASE);
             stack[++depth] = (rm_level){'m', interior, B, 0, 0, s->remaining, s->groups};
             break;
         }
@@ -245,9 +252,10 @@ static int check_stages(const rm_parsed *parsed, int32_t ranks, rm_error *error)
                                                    : "no merge is open");
             if ((int64_t)s->groups * B != level->size || (int64_t)level->done * B != level->size)
                 return refuse(error, "stage %d 'n%dg%da%d' must be the interior's last stage: "
-                              "G x B = %d and the interior's bases so far (%d) x B = %d must "
-                              "both equal its %d processes", n, s->remaining, s->groups, B,
-                              s->groups * B, level->done, level->done * B, level->size);
+                              "G x B = %lld and the interior's bases so far (%d) x B = %lld "
+                              "must both equal its %d processes", n, s->remaining, s->groups, B,
+                              (long long)s->groups * B, level->done,
+                              (long long)level->done * B, level->size);
             depth--;
             stack[depth].done = stack[depth].size;
             break;
@@ -348,7 +356,7 @@ size_t papcoll_rm_default(int32_t ranks, char *text, size_t size) {
     if (ranks <= 1) return write_collapsed(text, size, 1, 1, bases, 0);
     for (int32_t inner = ranks; inner >= 1; inner--) {
         int32_t count = best_factors(inner, RM_DEFAULT_MAX_BASE, 32, bases);
-        if (count >= 0 && 2 * inner >= ranks)
+        if (count >= 0 && 2 * (int64_t)inner >= ranks)
             return write_collapsed(text, size, ranks, inner, bases, count);
     }
     return 0; /* not reached: a power of two always qualifies */

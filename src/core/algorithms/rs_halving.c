@@ -26,6 +26,9 @@ int reduce_scatter_build(int32_t ranks, int32_t rank, int64_t count, int priorit
     if ((ranks & (ranks - 1)) != 0)
         return sched_fail(out, PAPCOLL_ERR_UNSUPPORTED, "a reduce-scatter by recursive halving "
                           "needs P to be a power of two, not %d", ranks);
+    if (priority && ranks > SCHED_MAX_TAG + 1)
+        return sched_fail(out, PAPCOLL_ERR_LIMIT, "priority_rs sends every block with a tag of "
+                          "its own: at most %d ranks, not %d", SCHED_MAX_TAG + 1, ranks);
     int32_t *identity = malloc((size_t)ranks * sizeof *identity);
     if (identity == NULL) return sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory");
     for (int32_t r = 0; r < ranks; r++) identity[r] = r;

@@ -198,6 +198,7 @@ static void heap_pop(event_queue *q) {
 
 /* The instant at `time`, made if there is none. -1: out of memory. */
 static int32_t instant_at(event_queue *q, double time) {
+    time += 0.0; /* -0.0 and 0.0 are one instant (the hash sees bit patterns) */
     if (q->last_instant >= 0 && q->instants[q->last_instant].time == time)
         return q->last_instant;
     if (q->slots) {
@@ -850,6 +851,12 @@ int papcoll_simulate(const char *algorithm, int32_t ranks, int64_t count, int32_
         }
         if (!ok) status = fail(&s, PAPCOLL_ERR_NO_MEMORY, "out of memory simulating");
     }
+    for (int32_t r = 0; r < ranks && status == PAPCOLL_OK; r++)
+        if (s.rank[r].unexpected.head >= 0) {
+            const message_side *left = &s.sides[s.rank[r].unexpected.head];
+            status = fail(&s, PAPCOLL_ERR_ARGUMENT, "a message from rank %d to rank %d (tag %d) "
+                          "was sent but never received", left->source, r, left->tag);
+        }
     if (status == PAPCOLL_OK && s.remaining > 0)
         status = fail(&s, PAPCOLL_ERR_ARGUMENT,
                       "deadlock: %lld operations never ran (a message waits for a partner "
