@@ -61,7 +61,6 @@ typedef struct papcoll_context {
     int32_t segment_count;        /* linear_tree: segments the vector is cut into; 0 = P */
     const int32_t *rank_order;    /* ring: the ranks in ring order (a permutation), or NULL */
     int32_t rank_order_count;     /* entries in rank_order: 0 or P */
-    const char *topology;         /* topology description (later issues), or NULL */
     const char *schedule_string;  /* recursive_multiplying: the schedule, e.g. "a4,a3"; NULL
                                      or "": the default schedule for P */
     int32_t keep_order;           /* 1: the op is not commutative, so refuse schedules that

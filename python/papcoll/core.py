@@ -44,7 +44,6 @@ class Context:
     segment_elements: int = 0
     segment_count: int = 0
     rank_order: Sequence[int] | None = None
-    topology: str | None = None
     schedule_string: str | None = None
     keep_order: bool = False  # the op is not commutative: refuse reordering schedules
     groups: Sequence[int] | None = None  # hr1, hr2, smp_*: the group of each rank
@@ -134,7 +133,7 @@ def _c_context(context: Context | None) -> tuple[Any, list[Any]]:
         from .sim import _c_topology
 
         raw.tree = _c_topology(context.tree, keep)
-    for field in ("topology", "schedule_string", "inner_algorithm", "outer_algorithm"):
+    for field in ("schedule_string", "inner_algorithm", "outer_algorithm"):
         value = getattr(context, field)
         if value is not None:
             text = ffi.new("char[]", value.encode())
