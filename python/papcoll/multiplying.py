@@ -18,9 +18,14 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from ._core import ffi, lib
-from .core import _ERROR_SIZE, PapcollError, _text
+from .core import _ERROR_SIZE, Context, PapcollError, _text
+from .sim import SimModel, simulate
+
+if TYPE_CHECKING:
+    from .network import Topology
 
 DEFAULT_MAX_BASE = 8
 
@@ -118,6 +123,13 @@ def optimal_fanout(ratio: float) -> float:
     z = (ratio - 1) / math.e
     x = math.e if z == 0 else (ratio - 1) / lambert_w(z)
     return x - 1
+
+
+def simulate_schedule(schedule: str, ranks: int, count: int, elem_size: int, model: SimModel,
+                      topology: Topology | None = None) -> float:
+    """e-bar (seconds) of recursive_multiplying with `schedule`, balanced arrivals."""
+    return simulate("recursive_multiplying", ranks, count, elem_size, model, topology=topology,
+                    context=Context(schedule_string=schedule)).average_elapsed
 
 
 @dataclass(frozen=True)

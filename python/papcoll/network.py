@@ -78,13 +78,17 @@ class Topology:
         return [order[i] for i in range(len(self.rank_vertex))]
 
     def path(self, source: int, destination: int) -> list[int]:
-        """The directed links (2v up from v, 2v + 1 down to v) between two ranks' vertices."""
+        """The directed links (2v up from v, 2v + 1 down to v) between two ranks."""
+        return self.vertex_path(self.rank_vertex[source], self.rank_vertex[destination])
+
+    def vertex_path(self, up: int, down: int) -> list[int]:
+        """The directed links between two vertices, as the simulator routes a message."""
         depth = [0] * len(self.parent)
         for vertex in range(len(self.parent)):
-            up = vertex
-            while self.parent[up] >= 0:
-                up, depth[vertex] = self.parent[up], depth[vertex] + 1
-        up, down, links = self.rank_vertex[source], self.rank_vertex[destination], []
+            above = vertex
+            while self.parent[above] >= 0:
+                above, depth[vertex] = self.parent[above], depth[vertex] + 1
+        links: list[int] = []
         while up != down:
             if depth[up] >= depth[down]:
                 links.append(2 * up)

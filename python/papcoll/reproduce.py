@@ -28,7 +28,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .core import Context
-from .multiplying import enumerate_schedules, recursive_doubling_schedule
+from .multiplying import enumerate_schedules, recursive_doubling_schedule, simulate_schedule
 from .network import Network, load_network, parse_topology
 from .sim import arrival_pattern, simulate, tau
 
@@ -51,8 +51,7 @@ SEED_004_TABLE_2 = [
 
 
 def _elapsed(ranks: int, schedule: str, network: Any, count: int) -> float:
-    return simulate("recursive_multiplying", ranks, count, 4, network.model,
-                    context=Context(schedule_string=schedule)).average_elapsed
+    return simulate_schedule(schedule, ranks, count, 4, network.model)
 
 
 def seed004_table2(network_name: str = "aries", count: int = 2) -> list[dict[str, Any]]:

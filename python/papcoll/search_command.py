@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from .core import Context, PapcollError
+from .core import PapcollError
 from .multiplying import (
     check,
     default_schedule,
@@ -21,9 +21,9 @@ from .multiplying import (
     optimal_fanout,
     recursive_doubling_schedule,
     schedule_shape,
+    simulate_schedule,
 )
 from .network import load_network
-from .sim import simulate
 
 
 def command_schedules(arguments: argparse.Namespace) -> int:
@@ -46,10 +46,8 @@ def command_schedules(arguments: argparse.Namespace) -> int:
 
 def _simulate_schedule(schedule: str, arguments: argparse.Namespace, network: Any,
                        topology: Any) -> float:
-    result = simulate("recursive_multiplying", arguments.ranks, arguments.count,
-                      arguments.elem_size, network.model, topology=topology,
-                      context=Context(schedule_string=schedule))
-    return result.average_elapsed
+    return simulate_schedule(schedule, arguments.ranks, arguments.count, arguments.elem_size,
+                             network.model, topology)
 
 
 def search(arguments: argparse.Namespace, quiet: bool = False) -> dict[str, Any]:

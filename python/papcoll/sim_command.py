@@ -38,20 +38,9 @@ def _path_time(model: SimModel, topology: Topology | None, first: int, second: i
     if first == second:
         return (topology.local_latency + 2 * model.overhead
                 + nbytes * topology.local_seconds_per_byte)
-    depth = [0] * len(topology.parent)
-    for vertex in range(len(depth)):
-        up = vertex
-        while topology.parent[up] >= 0:
-            up, depth[vertex] = topology.parent[up], depth[vertex] + 1
-    latency, per_byte = 0.0, 0.0
-    while first != second:
-        deeper = first if depth[first] >= depth[second] else second
-        latency += topology.link_latency[deeper]
-        per_byte = max(per_byte, topology.link_seconds_per_byte[deeper])
-        if deeper == first:
-            first = topology.parent[first]
-        else:
-            second = topology.parent[second]
+    vertices = [link // 2 for link in topology.vertex_path(first, second)]
+    latency = sum(topology.link_latency[vertex] for vertex in vertices)
+    per_byte = max(topology.link_seconds_per_byte[vertex] for vertex in vertices)
     return latency + 2 * model.overhead + nbytes * per_byte
 
 

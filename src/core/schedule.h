@@ -150,6 +150,18 @@ static inline int32_t sched_floor_power_of_two(int32_t n) {
     return power;
 }
 
+/* MPICH's fold for P not a power of two (seed 004 Fig. 2), shared by recursive_doubling,
+ * rabenseifner and priority_rabenseifner: with surplus = P - (largest power of two <= P),
+ * ranks below 2 x surplus pair up as (2i, 2i+1), the odd one taking part as exchange rank i
+ * and the even one waiting; ranks from 2 x surplus on are exchange rank rank - surplus. Both
+ * maps are increasing, which is what keeps the operand order. */
+static inline int32_t sched_fold_exchange_rank(int32_t rank, int32_t surplus) {
+    return rank < 2 * surplus ? rank / 2 : rank - surplus;
+}
+static inline int32_t sched_fold_real_rank(int32_t exchange_rank, int32_t surplus) {
+    return exchange_rank < surplus ? 2 * exchange_rank + 1 : exchange_rank + surplus;
+}
+
 /* The algorithm registry: each algorithm file defines one entry. */
 typedef int (*sched_builder)(int32_t ranks, int32_t rank, int64_t count, int32_t elem_size,
                              const papcoll_context *context, papcoll_schedule *out);

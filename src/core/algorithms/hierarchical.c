@@ -86,12 +86,6 @@ static int hierarchy_of(int32_t ranks, int32_t rank, const papcoll_context *cont
     return 1;
 }
 
-/* Inner and outer algorithms are checked up front, whatever the group layout: a layout
- * where a phase is skipped must not hide a bad choice. */
-static int check_flat(const char *name, papcoll_schedule *out) {
-    return compose_check_flat(name, out);
-}
-
 static int32_t group_size(const hierarchy *h, int32_t g) {
     return h->group_first[g + 1] - h->group_first[g];
 }
@@ -104,7 +98,8 @@ int hierarchical_reduce_build(int32_t ranks, int32_t rank, int64_t count, int32_
                               const papcoll_context *context, const char *outer,
                               papcoll_schedule *out) {
     hierarchy h;
-    if (check_flat(outer, out) != PAPCOLL_OK) return sched_finish(out);
+    /* checked up front: a layout where a phase is skipped must not hide a bad choice */
+    if (compose_check_flat(outer, out) != PAPCOLL_OK) return sched_finish(out);
     if (!hierarchy_of(ranks, rank, context, &h, out)) return sched_finish(out);
     const int32_t g = h.my_group, i = h.my_index, n = group_size(&h, g);
     const sched_region all = SCHED_RECV_REGION(0, count);
@@ -156,7 +151,8 @@ int hierarchical_allreduce_build(int32_t ranks, int32_t rank, int64_t count, int
                                  const papcoll_context *context, const char *inner,
                                  const char *outer, papcoll_schedule *out) {
     hierarchy h;
-    if (check_flat(inner, out) != PAPCOLL_OK || check_flat(outer, out) != PAPCOLL_OK)
+    if (compose_check_flat(inner, out) != PAPCOLL_OK ||
+        compose_check_flat(outer, out) != PAPCOLL_OK)
         return sched_finish(out);
     if (!hierarchy_of(ranks, rank, context, &h, out)) return sched_finish(out);
     const int32_t g = h.my_group, i = h.my_index, n = group_size(&h, g);

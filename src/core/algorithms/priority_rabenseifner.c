@@ -17,14 +17,6 @@
 
 #include "halving.h"
 
-static int32_t exchange_rank_of(int32_t rank, int32_t surplus) {
-    return rank < 2 * surplus ? rank / 2 : rank - surplus;
-}
-
-static int32_t real_rank_of(int32_t exchange_rank, int32_t surplus) {
-    return exchange_rank < surplus ? 2 * exchange_rank + 1 : exchange_rank + surplus;
-}
-
 
 static int priority_rabenseifner_build(int32_t ranks, int32_t rank, int64_t count,
                                        int32_t elem_size, const papcoll_context *context,
@@ -60,8 +52,8 @@ static int priority_rabenseifner_build(int32_t ranks, int32_t rank, int64_t coun
         free(after);
         return sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory");
     }
-    for (int32_t e = 0; e < exchange; e++) real[e] = real_rank_of(e, surplus);
-    const int32_t me = exchange_rank_of(rank, surplus);
+    for (int32_t e = 0; e < exchange; e++) real[e] = sched_fold_real_rank(e, surplus);
+    const int32_t me = sched_fold_exchange_rank(rank, surplus);
     halving_state state;
     if (halving_reduce_scatter(out, exchange, me, real, count, start, 1, &state)) {
         /* all-gather: the reduce-scatter's rounds backwards, each pair swapping the halves

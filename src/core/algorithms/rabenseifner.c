@@ -32,17 +32,6 @@
 
 #define MAX_HALVINGS 31 /* pof2 <= 2^30 for a 32-bit P */
 
-/* Ranks below 2 x surplus pair up as (2i, 2i+1): the odd one takes part as exchange rank i,
- * the even one waits. Ranks from 2 x surplus on are exchange rank rank - surplus. Both maps
- * are increasing, which is what keeps the operand order. */
-static int32_t exchange_rank_of(int32_t rank, int32_t surplus) {
-    return rank < 2 * surplus ? rank / 2 : rank - surplus;
-}
-
-static int32_t real_rank_of(int32_t exchange_rank, int32_t surplus) {
-    return exchange_rank < surplus ? 2 * exchange_rank + 1 : exchange_rank + surplus;
-}
-
 /* One round of the halving, as blocks [first, end); the all-gather replays it backwards. */
 typedef struct halving_round {
     int32_t partner;              /* real rank */
@@ -85,14 +74,14 @@ static int rabenseifner_build(int32_t ranks, int32_t rank, int64_t count, int32_
 
     /* Plan the halving: at mask m, exchange rank `me` talks to me ^ m and keeps the lower
      * half of its blocks if the partner is above, the upper half otherwise. */
-    const int32_t me = exchange_rank_of(rank, surplus);
+    const int32_t me = sched_fold_exchange_rank(rank, surplus);
     halving_round plan[MAX_HALVINGS] = {{0}};
     int32_t halvings = 0;
     int32_t kept_first = 0, kept_end = blocks;
     for (int32_t mask = 1; mask < blocks; mask <<= 1, halvings++) {
         halving_round *round = &plan[halvings];
         const int32_t middle = kept_first + (kept_end - kept_first) / 2;
-        round->partner = real_rank_of(me ^ mask, surplus);
+        round->partner = sched_fold_real_rank(me ^ mask, surplus);
         if (round->partner > rank) {
             round->sent_first = middle, round->sent_end = kept_end;
             kept_end = middle;

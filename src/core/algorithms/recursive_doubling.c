@@ -28,17 +28,6 @@
  */
 #include "../schedule.h"
 
-/* Ranks below 2 x surplus pair up as (2i, 2i+1): the odd one takes part in the exchange as
- * exchange rank i, the even one waits. Ranks from 2 x surplus on are exchange rank
- * rank - surplus. Both maps are increasing, which is what keeps the operand order. */
-static int32_t exchange_rank_of(int32_t rank, int32_t surplus) {
-    return rank < 2 * surplus ? rank / 2 : rank - surplus;
-}
-
-static int32_t real_rank_of(int32_t exchange_rank, int32_t surplus) {
-    return exchange_rank < surplus ? 2 * exchange_rank + 1 : exchange_rank + surplus;
-}
-
 static sched_region whole(int32_t buffer, int64_t count) {
     return sched_region_of(buffer, 0, count);
 }
@@ -68,7 +57,7 @@ static int recursive_doubling_build(int32_t ranks, int32_t rank, int64_t count,
         return sched_finish(out);
     }
 
-    const int32_t me = exchange_rank_of(rank, surplus);
+    const int32_t me = sched_fold_exchange_rank(rank, surplus);
     const int32_t scratch = sched_add_scratch(out, count);
     /* The accumulator moves once per round whose partner lies above (bit of `me` clear). */
     int32_t moves = 0;
@@ -85,7 +74,7 @@ static int recursive_doubling_build(int32_t ranks, int32_t rank, int64_t count,
                             SCHED_SOURCE_LEFT, SCHED_AFTER(received));
     }
     for (int32_t mask = 1; mask < exchange_ranks; mask <<= 1) {
-        const int32_t partner = real_rank_of(me ^ mask, surplus);
+        const int32_t partner = sched_fold_real_rank(me ^ mask, surplus);
         const int32_t spare = spare_of(accumulator, scratch);
         /* Send and receive both wait only for earlier ops, never for each other, so the
          * exchange cannot deadlock even when every send blocks until its receive is posted. */

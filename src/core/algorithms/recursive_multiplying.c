@@ -405,19 +405,22 @@ typedef struct rm_builder {
     int failed;
 } rm_builder;
 
-static void need(rm_builder *b, int32_t op) {
-    if (op == SCHED_NONE) return;
-    if (b->after_count == b->after_capacity) {
-        int32_t capacity = b->after_capacity ? 2 * b->after_capacity : 64;
-        int32_t *larger = realloc(b->after, (size_t)capacity * sizeof *larger);
-        if (larger == NULL) {
-            b->failed = 1;
-            return;
-        }
-        b->after = larger;
-        b->after_capacity = capacity;
+/* Appends op to a growing list; 0 when out of memory. */
+static int append_op(int32_t **list, int32_t *count, int32_t *capacity, int32_t op) {
+    if (*count == *capacity) {
+        int32_t larger_capacity = *capacity ? 2 * *capacity : 16;
+        int32_t *larger = realloc(*list, (size_t)larger_capacity * sizeof *larger);
+        if (larger == NULL) return 0;
+        *list = larger;
+        *capacity = larger_capacity;
     }
-    b->after[b->after_count++] = op;
+    (*list)[(*count)++] = op;
+    return 1;
+}
+
+static void need(rm_builder *b, int32_t op) {
+    if (op != SCHED_NONE && !append_op(&b->after, &b->after_count, &b->after_capacity, op))
+        b->failed = 1;
 }
 
 static void need_written(rm_builder *b, int32_t region) { need(b, b->regions[region].writer); }
@@ -430,17 +433,7 @@ static void need_all(rm_builder *b, int32_t region) {
 
 static void note_read(rm_builder *b, int32_t region, int32_t op) {
     rm_region *r = &b->regions[region];
-    if (r->reader_count == r->reader_capacity) {
-        int32_t capacity = r->reader_capacity ? 2 * r->reader_capacity : 16;
-        int32_t *larger = realloc(r->readers, (size_t)capacity * sizeof *larger);
-        if (larger == NULL) {
-            b->failed = 1;
-            return;
-        }
-        r->readers = larger;
-        r->reader_capacity = capacity;
-    }
-    r->readers[r->reader_count++] = op;
+    if (!append_op(&r->readers, &r->reader_count, &r->reader_capacity, op)) b->failed = 1;
 }
 
 static void note_written(rm_builder *b, int32_t region, int32_t op) {

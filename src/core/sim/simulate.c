@@ -56,10 +56,6 @@
 #include "../schedule.h"
 #include "../tree.h"
 
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
-
 /* ---- what the engine keeps of each op -------------------------------------------------- */
 
 typedef struct sim_op {
@@ -549,27 +545,12 @@ static int complete(simulation *s, uint32_t index, double time) {
 
 /* ---- building: every rank's schedule, converted and freed one after the other ----------- */
 
-/* Large engine arrays are read at random (one rank after another), so TLB misses count:
- * ask Linux for huge pages where it offers them on request (transparent_hugepage=madvise). */
-static void prefer_huge_pages(void *array, size_t bytes) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    const uintptr_t huge = (uintptr_t)2 << 20;
-    uintptr_t begin = ((uintptr_t)array + huge - 1) & ~(huge - 1);
-    uintptr_t end = ((uintptr_t)array + bytes) & ~(huge - 1);
-    if (end > begin) (void)madvise((void *)begin, end - begin, MADV_HUGEPAGE);
-#else
-    (void)array;
-    (void)bytes;
-#endif
-}
-
 static int reserve64(void **array, int64_t *capacity, size_t element, int64_t least) {
     if (*capacity >= least) return 1;
     int64_t larger = *capacity ? 2 * *capacity : 4096;
     while (larger < least) larger *= 2;
     void *bigger = realloc(*array, (size_t)larger * element);
     if (bigger == NULL) return 0;
-    prefer_huge_pages(bigger, (size_t)larger * element);
     *array = bigger;
     *capacity = larger;
     return 1;
