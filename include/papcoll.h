@@ -8,6 +8,10 @@
  *
  * Every function returns MPI_SUCCESS or an MPI error class (MPI_ERR_COUNT, MPI_ERR_TYPE,
  * MPI_ERR_OP, MPI_ERR_ARG, ...); papcoll_error_string(code) then says what was wrong.
+ *
+ * Python binds the parts between the cffi markers (python/papcoll/_core.py reads them from
+ * this file). The functions outside them take MPI types, whose C definitions differ from one
+ * MPI library to another; each has a twin at the end that takes the handle's address.
  */
 #ifndef PAPCOLL_H
 #define PAPCOLL_H
@@ -21,6 +25,7 @@
 extern "C" {
 #endif
 
+/* cffi-begin */
 typedef struct papcoll_comm papcoll_comm;
 
 /* Where the PAP-aware algorithms (slt, prr) get each rank's predicted arrival time. */
@@ -66,9 +71,11 @@ typedef struct papcoll_config {
 } papcoll_config;
 
 void papcoll_config_init(papcoll_config *config);
+/* cffi-end */
 
 /* Creates a papcoll communicator over a private duplicate of comm (collective over comm). */
 int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_comm **out);
+/* cffi-begin */
 /* Frees it and sets *pc to NULL (collective, as it frees the duplicate communicator). */
 int papcoll_comm_free(papcoll_comm **pc);
 
@@ -80,6 +87,7 @@ const char *papcoll_get_algorithm(const papcoll_comm *pc);
 /* Sets the recursive_multiplying schedule of later calls (NULL or "": the default); checked
  * against the communicator's size. Must be the same on every rank. */
 int papcoll_set_schedule(papcoll_comm *pc, const char *schedule);
+/* cffi-end */
 /* The algorithm a call with these arguments would run (resolves "auto"). */
 int papcoll_resolve_algorithm(papcoll_comm *pc, int64_t count, MPI_Datatype datatype, MPI_Op op,
                               const char **name);
@@ -93,6 +101,7 @@ int papcoll_allreduce(papcoll_comm *pc, const void *sendbuf, void *recvbuf, int 
 int papcoll_allreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf, MPI_Count count,
                         MPI_Datatype datatype, MPI_Op op);
 
+/* cffi-begin */
 /* ---- the arrival monitor (seed 000 S3): predictions for slt and prr ---------------------
  * In a loop of compute phases each followed by an all-reduce on pc:
  *   papcoll_compute_begin(pc);  ...half the work...  papcoll_edge(pc, 0.5);  ...rest...
@@ -119,6 +128,28 @@ int papcoll_last_prediction(const papcoll_comm *pc, int *predicted, double *arri
 /* What the last error with this code (in this thread) was about, or a generic description
  * of the MPI error class. Never NULL. */
 const char *papcoll_error_string(int code);
+
+/* ---- for language bindings: MPI handles by address -------------------------------------
+ * A binding that knows no mpi.h (Python's cffi in ABI mode, over mpi4py) cannot pass an
+ * MPI_Comm by value: it is an int in MPICH and a pointer in Open MPI. It passes the address
+ * where the handle is stored instead (mpi4py: MPI._addressof(handle)); these read the
+ * handle there and call the function of the same name above. A NULL address is
+ * MPI_ERR_ARG. */
+int papcoll_comm_create_from_handle(const void *comm_handle, const papcoll_config *config,
+                                    papcoll_comm **out);
+int papcoll_allreduce_from_handles(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
+                                   int64_t count, const void *datatype_handle,
+                                   const void *op_handle);
+int papcoll_resolve_algorithm_from_handles(papcoll_comm *pc, int64_t count,
+                                           const void *datatype_handle, const void *op_handle,
+                                           const char **name);
+/* MPI_IN_PLACE of the MPI papcoll was built with, to pass as sendbuf. */
+const void *papcoll_in_place(void);
+/* MPI_Get_library_version of the MPI papcoll was built with, copied into text (size bytes,
+ * always terminated). It may be called before MPI_Init: a binding compares it with the MPI
+ * it loaded to make sure both are one library. */
+int papcoll_mpi_library_version(char *text, int size);
+/* cffi-end */
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,12 @@
 """papcoll: all-reduce for MPI programs whose processes do not arrive at the collective
-together. This package binds the MPI-free core (algorithms as schedules, the verifier)."""
+together. This package binds the MPI-free core (algorithms as schedules, the verifier, the
+simulator) and, for mpi4py programs, the MPI library: `papcoll.Communicator`.
+
+`Communicator`, `Config` and `Prediction` are imported on first use, so that `import papcoll`
+(the simulator, the verifier, the command line) neither needs mpi4py nor starts MPI.
+"""
+
+from typing import TYPE_CHECKING, Any
 
 from .core import (
     AlgorithmInfo,
@@ -13,12 +20,29 @@ from .core import (
     verify_texts,
 )
 
+if TYPE_CHECKING:
+    from .communicator import Communicator, Config, Prediction
+
 __version__ = "0.1.0"
+
+_MPI_NAMES = ("Communicator", "Config", "Prediction")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MPI_NAMES:
+        from . import communicator
+
+        return getattr(communicator, name)
+    raise AttributeError(f"module 'papcoll' has no attribute {name!r}")
+
 
 __all__ = [
     "AlgorithmInfo",
+    "Communicator",
+    "Config",
     "Context",
     "PapcollError",
+    "Prediction",
     "VerifyReport",
     "algorithm",
     "algorithms",

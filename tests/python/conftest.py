@@ -42,3 +42,10 @@ def run_papcoll(*arguments: str) -> subprocess.CompletedProcess[str]:
 @pytest.fixture
 def papcoll_command():  # noqa: ANN201 - returns the helper above
     return run_papcoll
+
+
+def passed_failed(output: str) -> tuple[int, int]:
+    """The counts of the last "N passed, M failed" line a test program printed."""
+    last = [line for line in output.splitlines() if line.endswith("failed")][-1]
+    passed, failed = (int(part.split()[0]) for part in last.split(","))
+    return passed, failed

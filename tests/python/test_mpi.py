@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import passed_failed
 from papcoll.launcher import mpi_flavor, mpiexec_command
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,12 +28,6 @@ def run_mpi(ranks: int, program: str, *arguments: str) -> subprocess.CompletedPr
     argv, environment = mpiexec_command(ranks, [str(BUILD / program), *arguments])
     return subprocess.run(argv, env=environment, capture_output=True, text=True,
                           timeout=TIMEOUT_SECONDS)
-
-
-def passed_failed(output: str) -> tuple[int, int]:
-    last = [line for line in output.splitlines() if line.endswith("failed")][-1]
-    passed, failed = (int(part.split()[0]) for part in last.split(","))
-    return passed, failed
 
 
 FULL_MATRIX_RANKS = (1, 2, 3, 4)

@@ -1,0 +1,296 @@
+"""papcoll for mpi4py programs: `Communicator` runs papcoll's all-reduce on an mpi4py
+communicator, on numpy arrays, buffer-protocol objects and CPU DLPack tensors (torch).
+
+    from mpi4py import MPI
+    import numpy as np
+    import papcoll
+
+    with papcoll.Communicator(MPI.COMM_WORLD, algorithm="prr") as communicator:
+        for step in range(steps):
+            communicator.compute_begin()
+            ...half of the step's work...
+            communicator.edge(0.5)           # predicts this rank's arrival (seed 000 S3)
+            ...the rest...
+            total = communicator.allreduce(np.asarray(local), op=MPI.SUM)
+
+It calls the C library (libpapcoll) through cffi, handing it mpi4py's MPI handles by
+address (papcoll_*_from_handle), so papcoll and mpi4py must run on one MPI library: this
+module checks that at import and refuses a mismatch with a message that names both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from mpi4py import MPI
+
+from ._core import check_same_mpi, ffi, load_mpi_library, mpi_library_path
+from .core import PapcollError
+from .network import Topology
+
+_VERSION_SIZE = 8192
+
+
+def _papcoll_mpi_version(library: Any) -> str:
+    text = ffi.new("char[]", _VERSION_SIZE)
+    library.papcoll_mpi_library_version(text, _VERSION_SIZE)
+    return ffi.string(text).decode(errors="replace")
+
+
+_lib = load_mpi_library()
+check_same_mpi(_papcoll_mpi_version(_lib), MPI.Get_library_version(), mpi_library_path())
+
+
+def _check(code: int) -> None:
+    """Raises the C call's error, with the message papcoll recorded for it."""
+    if code != 0:
+        raise PapcollError(code, ffi.string(_lib.papcoll_error_string(code)).decode())
+
+
+def _address(handle: Any) -> Any:
+    """The address where mpi4py stores an MPI handle, as the C side reads it."""
+    return ffi.cast("const void *", MPI._addressof(handle))
+
+
+@dataclass(frozen=True)
+class Config:
+    """Options of a Communicator (C: papcoll_config); the defaults suit most programs.
+
+    Every field must be the same on every rank, except `group_color`.
+    """
+
+    segment_elements: int = 0        # segmented_ring: elements per segment; 0 = default
+    segment_count: int = 0           # linear_tree: number of segments; 0 = P
+    max_message_elements: int = 0    # longer messages are split; 0 = 2^30
+    # slt, prr: predictions from edge() ("edge") or from earlier calls' arrivals ("history")
+    arrival_source: Literal["edge", "history"] = "edge"
+    schedule: str | None = None      # recursive_multiplying, e.g. "a4,a2"; None: the default
+    # hr1, hr2, smp_*: one group per shared-memory node, or by group_color
+    grouping: Literal["shared_memory", "color"] = "shared_memory"
+    group_color: int = 0             # grouping="color": this rank's group, >= 0
+    inner_algorithm: str | None = None  # hr2: inside groups (None: ring)
+    outer_algorithm: str | None = None  # hr1, hr2: across groups (None: recursive_doubling)
+    tree: Topology | None = None     # ring_topology: the tree the ranks run on
+
+
+_ARRIVAL_SOURCES = {"edge": 0, "history": 1}
+_GROUPINGS = {"shared_memory": 0, "color": 1}
+
+
+def _c_config(algorithm: str, config: Config) -> tuple[Any, list[Any]]:
+    """A papcoll_config and the cffi objects that must live as long as the create call."""
+    raw = ffi.new("papcoll_config *")
+    _lib.papcoll_config_init(raw)
+    keep: list[Any] = [raw]
+
+    def text(value: str) -> Any:
+        pointer = ffi.new("char[]", value.encode())
+        keep.append(pointer)
+        return pointer
+
+    for field, table in (("arrival_source", _ARRIVAL_SOURCES), ("grouping", _GROUPINGS)):
+        value = getattr(config, field)
+        if value not in table:
+            raise ValueError(f"Config.{field} must be one of {sorted(table)}, not {value!r}")
+        setattr(raw, field, table[value])
+    raw.algorithm = text(algorithm)
+    raw.segment_elements = config.segment_elements
+    raw.segment_count = config.segment_count
+    raw.max_message_elements = config.max_message_elements
+    raw.group_color = config.group_color
+    for field in ("schedule", "inner_algorithm", "outer_algorithm"):
+        value = getattr(config, field)
+        if value is not None:
+            setattr(raw, field, text(value))
+    if config.tree is not None:
+        from .sim import _c_topology
+
+        raw.tree = _c_topology(config.tree, keep)
+    return raw, keep
+
+
+def _as_array(buffer: Any, name: str, writable: bool) -> np.ndarray:
+    """A numpy view of `buffer` (no copy): an ndarray, a DLPack tensor, or a buffer."""
+    if isinstance(buffer, np.ndarray):
+        array = buffer
+    elif hasattr(buffer, "__dlpack__"):
+        try:
+            array = np.from_dlpack(buffer)
+        except (BufferError, TypeError, RuntimeError, ValueError) as error:
+            raise TypeError(
+                f"{name}: cannot view this DLPack object in host memory ({error}); papcoll "
+                "reduces CPU memory, so move GPU tensors to the CPU (and detach tensors "
+                "that require grad) first"
+            ) from error
+    else:
+        try:
+            array = np.asarray(memoryview(buffer))
+        except TypeError:
+            raise TypeError(
+                f"{name} must be a numpy array, an object with the buffer protocol or a "
+                f"CPU DLPack tensor, not {type(buffer).__name__}"
+            ) from None
+    if not array.flags.c_contiguous:
+        raise ValueError(f"{name} is not contiguous: pass numpy.ascontiguousarray({name}) "
+                         "(or .contiguous() for a tensor)")
+    if writable and not array.flags.writeable:
+        raise ValueError(f"{name} is read-only: the result is written into it")
+    return array
+
+
+def _mpi_datatype(dtype: np.dtype, name: str) -> MPI.Datatype:
+    """The predefined MPI datatype of a numpy dtype (mpi4py's own table)."""
+    datatype = MPI._typedict.get(dtype.char) if dtype.isnative else None
+    if dtype.kind not in "biufc" or dtype.fields is not None or datatype is None:
+        raise TypeError(f"{name} has dtype {dtype}, which no predefined MPI datatype "
+                        "describes: use booleans, integers, floats or complex numbers in "
+                        "native byte order")
+    return datatype
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """What the last slt or prr call ran on (C: papcoll_last_prediction)."""
+
+    predicted: bool          # False: some rank gave no prediction, so it ran the plain ring
+    arrivals: list[float]    # seconds after the earliest predicted arrival, per rank
+    tau: float               # seconds to move and reduce one segment, as used
+
+
+class Communicator:
+    """papcoll's all-reduce over an mpi4py intra-communicator (a private duplicate of it).
+
+    Creating and freeing are collective over `comm`. Use it as a context manager, or call
+    `free()` before MPI is finalized: it is not freed by the garbage collector, whose order
+    differs between ranks (freeing is collective).
+    """
+
+    def __init__(self, comm: MPI.Intracomm | None = None, algorithm: str = "auto",
+                 config: Config | None = None) -> None:
+        comm = MPI.COMM_WORLD if comm is None else comm
+        if not isinstance(comm, MPI.Intracomm) or comm == MPI.COMM_NULL:
+            raise TypeError(f"comm must be an mpi4py intra-communicator (such as "
+                            f"MPI.COMM_WORLD), not {comm!r}")
+        if not isinstance(algorithm, str):
+            raise TypeError(f"algorithm must be a string, not {type(algorithm).__name__}")
+        raw_config, _keep = _c_config(algorithm, config or Config())
+        out = ffi.new("papcoll_comm **")
+        _check(_lib.papcoll_comm_create_from_handle(_address(comm), raw_config, out))
+        self._handle: Any = out[0]
+        self.comm = comm
+        self.size: int = comm.Get_size()
+        self.rank: int = comm.Get_rank()
+
+    # ---- life cycle ----------------------------------------------------------------------
+
+    def _live(self) -> Any:
+        if self._handle is None:
+            raise ValueError("this papcoll Communicator has been freed")
+        return self._handle
+
+    def free(self) -> None:
+        """Frees the C communicator (collective). Calling it again does nothing."""
+        if self._handle is None or MPI.Is_finalized():
+            self._handle = None
+            return
+        handle = ffi.new("papcoll_comm **", self._handle)
+        self._handle = None
+        _check(_lib.papcoll_comm_free(handle))
+
+    def __enter__(self) -> Communicator:
+        return self
+
+    def __exit__(self, *exception: object) -> None:
+        self.free()
+
+    # ---- the algorithm -------------------------------------------------------------------
+
+    @property
+    def algorithm(self) -> str:
+        """The algorithm of later calls: a name from `papcoll algorithms`, or "auto"."""
+        return ffi.string(_lib.papcoll_get_algorithm(self._live())).decode()
+
+    @algorithm.setter
+    def algorithm(self, name: str) -> None:
+        _check(_lib.papcoll_set_algorithm(self._live(), str(name).encode()))
+
+    def set_schedule(self, schedule: str | None) -> None:
+        """The recursive_multiplying schedule of later calls (None: the default for P)."""
+        _check(_lib.papcoll_set_schedule(self._live(),
+                                         schedule.encode() if schedule else ffi.NULL))
+
+    def resolve(self, count: int, dtype: Any = np.float64, op: MPI.Op = MPI.SUM) -> str:
+        """The algorithm an all-reduce of `count` elements of `dtype` with `op` would run."""
+        datatype = _mpi_datatype(np.dtype(dtype), "dtype")
+        name = ffi.new("const char **")
+        _check(_lib.papcoll_resolve_algorithm_from_handles(
+            self._live(), int(count), _address(datatype), _address(_checked_op(op)), name))
+        return ffi.string(name[0]).decode()
+
+    # ---- all-reduce ----------------------------------------------------------------------
+
+    def allreduce(self, sendbuf: Any, recvbuf: Any = None, op: MPI.Op = MPI.SUM) -> Any:
+        """MPI_Allreduce through papcoll: every rank gets the bitwise identical reduction.
+
+        sendbuf: a numpy array, a buffer-protocol object or a CPU DLPack tensor, or
+        MPI.IN_PLACE (then recvbuf holds the input and receives the result). recvbuf: the
+        same dtype and number of elements, writable, not overlapping sendbuf; None makes a
+        new array. Returns the result: recvbuf as given, or the new array.
+        """
+        handle = self._live()
+        if sendbuf is MPI.IN_PLACE:
+            if recvbuf is None:
+                raise ValueError("with MPI.IN_PLACE as sendbuf, recvbuf holds the input and "
+                                 "receives the result: pass it")
+            receive = _as_array(recvbuf, "recvbuf", writable=True)
+            send_pointer = _lib.papcoll_in_place()
+        else:
+            send = _as_array(sendbuf, "sendbuf", writable=False)
+            if recvbuf is None:
+                receive = np.empty_like(send, order="C")
+            else:
+                receive = _as_array(recvbuf, "recvbuf", writable=True)
+                if receive.dtype != send.dtype or receive.size != send.size:
+                    raise ValueError(
+                        f"recvbuf ({receive.size} x {receive.dtype}) does not match sendbuf "
+                        f"({send.size} x {send.dtype})")
+                if send.size and np.shares_memory(send, receive):
+                    raise ValueError("sendbuf and recvbuf overlap: pass MPI.IN_PLACE as "
+                                     "sendbuf to reduce in place")
+            send_pointer = ffi.cast("const void *", send.ctypes.data)
+        datatype = _mpi_datatype(receive.dtype, "recvbuf" if recvbuf is not None else "sendbuf")
+        _check(_lib.papcoll_allreduce_from_handles(
+            handle, send_pointer, ffi.cast("void *", receive.ctypes.data), receive.size,
+            _address(datatype), _address(_checked_op(op))))
+        return receive if recvbuf is None else recvbuf
+
+    # ---- the arrival monitor (seed 000 S3) ------------------------------------------------
+
+    def compute_begin(self) -> None:
+        """Marks the start of a compute phase (before edge() and the next all-reduce)."""
+        _check(_lib.papcoll_compute_begin(self._live()))
+
+    def edge(self, fraction: float) -> None:
+        """Says `fraction` (0 < fraction <= 1) of this compute phase is done: predicts this
+        rank's arrival at the next all-reduce and sends the prediction to every rank."""
+        _check(_lib.papcoll_edge(self._live(), float(fraction)))
+
+    def predict_arrival(self, seconds: float) -> None:
+        """A prediction made by the caller: the next all-reduce comes in `seconds`."""
+        _check(_lib.papcoll_predict_arrival(self._live(), float(seconds)))
+
+    def last_prediction(self) -> Prediction:
+        """What the last slt or prr call ran on."""
+        predicted = ffi.new("int *")
+        arrivals = ffi.new("double[]", self.size)
+        tau = ffi.new("double *")
+        _check(_lib.papcoll_last_prediction(self._live(), predicted, arrivals, tau))
+        return Prediction(bool(predicted[0]), list(arrivals), float(tau[0]))
+
+
+def _checked_op(op: Any) -> MPI.Op:
+    if not isinstance(op, MPI.Op) or op == MPI.OP_NULL:
+        raise TypeError(f"op must be an mpi4py MPI.Op such as MPI.SUM, not {op!r}")
+    return op

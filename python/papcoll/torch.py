@@ -1,0 +1,172 @@
+"""PyTorch integration: papcoll's all-reduce behind DistributedDataParallel (CPU tensors).
+
+DDP averages each bucket of gradients with an all-reduce after the backward pass reaches it;
+a communication hook replaces that all-reduce (PyTorch's own `allreduce_hook` calls the
+process group's). Ours calls papcoll, so a data-parallel training loop whose ranks do not
+arrive together (one slow rank stalls every step: seed 000 S6) can run PRR or SLT:
+
+    import papcoll, papcoll.torch
+    papcoll.torch.init_process_group()              # gloo, only for DDP's own set-up
+    model = DistributedDataParallel(net)
+    communicator = papcoll.Communicator(MPI.COMM_WORLD, algorithm="prr")
+    predictor = papcoll.torch.ArrivalPredictor(communicator, net.fc1)
+    model.register_comm_hook(papcoll.torch.HookState(communicator, predictor),
+                             papcoll.torch.allreduce_hook)
+    for inputs, labels in batches:
+        predictor.step_begin()                      # compute_begin()
+        loss_function(model(inputs), labels).backward()   # edge() at net.fc1, then the hook
+        optimizer.step(); optimizer.zero_grad()
+
+The PAP-aware algorithms need each rank's predicted arrival before the all-reduce (seed
+000 S3): `ArrivalPredictor` calls `compute_begin()` when a step begins and `edge(fraction)`
+when the backward pass reaches a chosen layer (the paper does it before the last layer, at
+about 44 % of an iteration). The fraction is given, or measured: the share of the step this
+rank had done at that layer in its recent steps. Measuring it per rank is our choice (the
+paper fixes 44 %): a slow rank's share differs from a fast one's, and a wrong fraction
+misplaces the prediction by (1/fraction - 1) x the time already spent.
+
+The hook runs the all-reduce to completion before it returns an already-completed Future:
+the paper's all-reduce is blocking, and papcoll's executor runs on the caller's thread.
+"""
+
+from __future__ import annotations
+
+import collections
+import socket
+import time
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from mpi4py import MPI
+
+from .communicator import Communicator
+
+
+@dataclass
+class HookState:
+    """The state of `allreduce_hook`: the communicator, an optional ArrivalPredictor (told
+    when each step's all-reduce begins), and the seconds each all-reduce call took."""
+
+    communicator: Communicator
+    predictor: ArrivalPredictor | None = None
+    allreduce_seconds: list[float] = field(default_factory=list)
+
+
+def allreduce_hook(state: Communicator | HookState,
+                   bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
+    """A DDP communication hook: averages the bucket's gradients through papcoll.
+
+    Like PyTorch's `allreduce_hook` it divides by the number of ranks, then sums; the
+    Future it returns is already complete. `state` is a Communicator (spanning the same
+    ranks as DDP's process group) or a HookState.
+    """
+    hook_state = state if isinstance(state, HookState) else HookState(state)
+    communicator = hook_state.communicator
+    if not isinstance(communicator, Communicator):
+        raise TypeError("allreduce_hook's state must be a papcoll Communicator or a "
+                        f"papcoll.torch.HookState, not {type(state).__name__}")
+    tensor = bucket.buffer()
+    if tensor.device.type != "cpu":
+        raise ValueError(f"papcoll reduces CPU tensors; this gradient bucket is on "
+                         f"{tensor.device}")
+    if hook_state.predictor is not None:
+        hook_state.predictor.arrived()
+    start = time.perf_counter()
+    tensor.div_(communicator.size)
+    communicator.allreduce(MPI.IN_PLACE, tensor.detach())
+    hook_state.allreduce_seconds.append(time.perf_counter() - start)
+    future: torch.futures.Future[torch.Tensor] = torch.futures.Future()
+    future.set_result(tensor)
+    return future
+
+
+# DDP checks a hook's annotations when it is registered, comparing them with the objects;
+# under `from __future__ import annotations` they are strings, so give it the objects.
+allreduce_hook.__annotations__.update(bucket=dist.GradBucket,
+                                      state=Any, **{"return": torch.futures.Future[torch.Tensor]})
+
+
+class ArrivalPredictor:
+    """Feeds papcoll's arrival monitor from a training loop (seed 000 S3).
+
+    step_begin() at the start of each step calls compute_begin(); a backward pre-hook on
+    `layer` calls edge(fraction) the first time the backward pass reaches it in the step.
+    With `fraction` None it is measured: the mean, over this rank's last `window` steps, of
+    (time at the layer) / (time at the all-reduce), both counted from step_begin(). Until
+    one step has been measured no prediction is made (papcoll then runs the plain ring on
+    every rank). The all-reduce's begin is reported by `allreduce_hook` (through HookState)
+    or by calling arrived().
+    """
+
+    def __init__(self, communicator: Communicator, layer: torch.nn.Module,
+                 fraction: float | None = None, window: int = 8) -> None:
+        if fraction is not None and not 0.0 < fraction <= 1.0:
+            raise ValueError(f"fraction must be in (0, 1], not {fraction}")
+        if window < 1:
+            raise ValueError(f"window must be at least 1, not {window}")
+        self.communicator = communicator
+        self.fixed_fraction = fraction
+        self._shares: collections.deque[float] = collections.deque(maxlen=window)
+        self._begin: float | None = None
+        self._edge_time: float | None = None
+        self._arrived = True
+        self._handle = layer.register_full_backward_pre_hook(self._on_backward)
+
+    @property
+    def fraction(self) -> float | None:
+        """The fraction edge() is called with (None: not measured yet)."""
+        if self.fixed_fraction is not None:
+            return self.fixed_fraction
+        return sum(self._shares) / len(self._shares) if self._shares else None
+
+    def step_begin(self) -> None:
+        """A step (compute phase) begins: calls compute_begin()."""
+        self.communicator.compute_begin()
+        self._begin, self._edge_time, self._arrived = time.perf_counter(), None, False
+
+    def _on_backward(self, module: torch.nn.Module, grad_output: Any) -> None:
+        if self._begin is None or self._edge_time is not None or self._arrived:
+            return
+        self._edge_time = time.perf_counter()
+        fraction = self.fraction
+        if fraction is not None:
+            self.communicator.edge(fraction)
+
+    def arrived(self) -> None:
+        """This step's all-reduce begins: measures the step's share done at the layer."""
+        if self._arrived or self._begin is None:
+            return
+        self._arrived = True
+        if self._edge_time is not None:
+            elapsed = time.perf_counter() - self._begin
+            share = (self._edge_time - self._begin) / elapsed if elapsed > 0 else 1.0
+            self._shares.append(min(1.0, max(share, 1e-3)))
+
+    def remove(self) -> None:
+        """Removes the backward hook from the layer."""
+        self._handle.remove()
+
+
+def init_process_group(comm: MPI.Intracomm | None = None, backend: str = "gloo",
+                       timeout_seconds: float = 300.0) -> None:
+    """torch.distributed's process group over the ranks of `comm` (default COMM_WORLD),
+    for programs started by mpiexec (no MASTER_ADDR to read): rank 0 opens a TCP store and
+    sends its address to the others through MPI. DDP needs the group for its own set-up
+    (broadcasting the initial parameters); the gradients then go through papcoll."""
+    comm = MPI.COMM_WORLD if comm is None else comm
+    hosts = comm.allgather(socket.gethostname())
+    host = "127.0.0.1" if len(set(hosts)) == 1 else hosts[0]
+    timeout = timedelta(seconds=timeout_seconds)
+    store = None
+    if comm.Get_rank() == 0:
+        # wait_for_workers=False: the others learn the port only after this returns
+        store = dist.TCPStore(host, 0, comm.Get_size(), is_master=True, timeout=timeout,
+                              wait_for_workers=False)
+    port = comm.bcast(store.port if store is not None else None, root=0)
+    if store is None:
+        store = dist.TCPStore(host, port, comm.Get_size(), is_master=False, timeout=timeout)
+    dist.init_process_group(backend, store=store, rank=comm.Get_rank(),
+                            world_size=comm.Get_size(), timeout=timeout)

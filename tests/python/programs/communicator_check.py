@@ -1,0 +1,191 @@
+"""Run under mpiexec: papcoll.Communicator against mpi4py's own Allreduce.
+
+Each case compares papcoll's result with comm.Allreduce on the same input (bitwise for
+integers and for max/min, within rounding for floating-point sums, whose order differs
+between algorithms) and checks that every rank holds the bitwise identical result. Errors
+must be raised as the documented exception with a message naming the problem. Prints
+"N passed, M failed" and exits 1 if any failed.
+"""
+
+from __future__ import annotations
+
+import array
+from typing import Any
+
+import numpy as np
+import papcoll
+from mpi4py import MPI
+from tally import Tally
+
+world = MPI.COMM_WORLD
+rank, size = world.Get_rank(), world.Get_size()
+tally = Tally(world)
+check, expect_error = tally.check, tally.expect_error
+
+
+def same_on_every_rank(result: np.ndarray) -> bool:
+    gathered = world.allgather(result.tobytes())
+    return all(item == gathered[0] for item in gathered)
+
+
+class DLPackOnly:
+    """An object that offers only DLPack (as a CPU torch tensor does)."""
+
+    def __init__(self, array: np.ndarray) -> None:
+        self._array = array
+
+    def __dlpack__(self, **keywords: Any) -> Any:
+        return self._array.__dlpack__(**keywords)
+
+    def __dlpack_device__(self) -> Any:
+        return self._array.__dlpack_device__()
+
+
+ALGORITHMS = ["auto", "ring", "recursive_doubling", "rabenseifner", "binomial", "prr", "slt"]
+DTYPES = [np.float64, np.float32, np.int32, np.int64, np.uint8, np.complex128]
+OPS = [("sum", MPI.SUM), ("max", MPI.MAX), ("prod", MPI.PROD)]
+
+
+def predict(algorithm: str) -> None:
+    """A compute phase with a prediction before each slt/prr call (only the phase's first
+    edge() counts, and a call without one runs the plain ring)."""
+    if algorithm in ("prr", "slt"):
+        communicator.compute_begin()
+        communicator.edge(0.5)
+
+
+def data(dtype: Any, count: int, salt: int) -> np.ndarray:
+    generator = np.random.default_rng([rank, count, salt])
+    if np.dtype(dtype).kind == "c":
+        return (generator.standard_normal(count) + 1j * generator.standard_normal(count))
+    if np.dtype(dtype).kind == "f":
+        return generator.standard_normal(count).astype(dtype)
+    return generator.integers(0, 3, count).astype(dtype)
+
+
+def reference(sendbuf: np.ndarray, op: MPI.Op) -> np.ndarray:
+    result = np.empty_like(sendbuf)
+    world.Allreduce(sendbuf, result, op=op)
+    return result
+
+
+def agrees(result: np.ndarray, expected: np.ndarray, op: MPI.Op) -> bool:
+    if result.dtype.kind in "fc" and op in (MPI.SUM, MPI.PROD):
+        return bool(np.allclose(result, expected, rtol=1e-5, atol=1e-5))
+    return bool(np.array_equal(result, expected))
+
+
+with papcoll.Communicator(world) as communicator:
+    # ---- results: algorithms x dtypes x ops x counts, MPI_IN_PLACE, recvbuf None ---------
+    for algorithm in ALGORITHMS:
+        communicator.algorithm = algorithm
+        check("algorithm property", communicator.algorithm == algorithm)
+        for dtype in DTYPES:
+            for op_name, op in OPS:
+                if np.dtype(dtype).kind == "c" and op is MPI.MAX:
+                    continue  # MPI defines no MAX on complex numbers
+                for count in (0, 1, size + 1, 1009):
+                    label = f"{algorithm} {np.dtype(dtype)} {op_name} n={count}"
+                    sendbuf = data(dtype, count, 1)
+                    expected = reference(sendbuf, op)
+                    predict(algorithm)
+                    result = communicator.allreduce(sendbuf, op=op)
+                    check(label + " (new array)", agrees(result, expected, op))
+                    check(label + " identical on all ranks", same_on_every_rank(result))
+                    inplace = sendbuf.copy()
+                    predict(algorithm)
+                    returned = communicator.allreduce(MPI.IN_PLACE, inplace, op=op)
+                    check(label + " in place", returned is inplace
+                          and agrees(inplace, expected, op) and same_on_every_rank(inplace))
+        if algorithm in ("prr", "slt"):
+            check(f"{algorithm} ran on predictions",
+                  communicator.last_prediction().predicted)
+
+    # ---- buffer kinds: buffer protocol, DLPack, 2-D arrays, given recvbuf ----------------
+    communicator.algorithm = "ring"
+    sendbuf = data(np.float64, 37, 2)
+    expected = reference(sendbuf, MPI.SUM)
+    recv = array.array("d", bytes(8 * 37))
+    returned = communicator.allreduce(array.array("d", sendbuf.tobytes()), recv)
+    check("array.array in and out", returned is recv
+          and np.allclose(np.frombuffer(recv), expected))
+    out = np.empty(37)
+    communicator.allreduce(DLPackOnly(sendbuf), DLPackOnly(out))
+    check("DLPack in and out", np.allclose(out, expected))
+    matrix = sendbuf[:36].reshape(6, 6)
+    check("2-D array", np.allclose(communicator.allreduce(matrix).ravel(),
+                                   reference(np.ascontiguousarray(matrix), MPI.SUM).ravel()))
+    buffer = bytearray(np.arange(8, dtype=np.uint8).tobytes())
+    communicator.allreduce(MPI.IN_PLACE, buffer, op=MPI.MAX)
+    check("bytearray in place", bytes(buffer) == bytes(range(8)))
+    check("resolve names an algorithm", communicator.resolve(1000) == "ring")
+    communicator.algorithm = "auto"
+    check("resolve follows auto", communicator.resolve(1000, np.float32, MPI.SUM)
+          in {info.name for info in papcoll.algorithms()})
+
+    # ---- a user-defined op, and a non-commutative one refused by reordering algorithms ---
+    def first_minus(invec: Any, inoutvec: Any, datatype: MPI.Datatype) -> None:
+        a = np.frombuffer(invec, dtype=np.float64)
+        b = np.frombuffer(inoutvec, dtype=np.float64)
+        b[:] = a - b
+
+    subtract = MPI.Op.Create(first_minus, commute=False)
+    communicator.algorithm = "recursive_doubling"
+    values = np.full(3, float(rank + 1))
+    check("non-commutative op in rank order",
+          np.array_equal(communicator.allreduce(values, op=subtract),
+                         reference(values, subtract)))
+    communicator.algorithm = "ring"
+    expect_error("non-commutative op refused by ring", papcoll.PapcollError, "commutative",
+                 lambda: communicator.allreduce(values, op=subtract))
+    subtract.Free()
+
+    # ---- bad input: clear errors, never a hang ------------------------------------------
+    x = np.ones(10)
+    expect_error("unknown algorithm", papcoll.PapcollError, "unknown algorithm 'nope'",
+                 lambda: setattr(communicator, "algorithm", "nope"))
+    expect_error("in place without recvbuf", ValueError, "MPI.IN_PLACE",
+                 lambda: communicator.allreduce(MPI.IN_PLACE))
+    expect_error("recvbuf size", ValueError, "does not match",
+                 lambda: communicator.allreduce(x, np.empty(9)))
+    expect_error("recvbuf dtype", ValueError, "does not match",
+                 lambda: communicator.allreduce(x, np.empty(10, dtype=np.float32)))
+    expect_error("overlap", ValueError, "overlap",
+                 lambda: communicator.allreduce(x, x))
+    expect_error("non-contiguous", ValueError, "not contiguous",
+                 lambda: communicator.allreduce(np.ones(20)[::2]))
+    readonly = np.ones(10)
+    readonly.flags.writeable = False
+    expect_error("read-only recvbuf", ValueError, "read-only",
+                 lambda: communicator.allreduce(x, readonly))
+    expect_error("object dtype", TypeError, "dtype object",
+                 lambda: communicator.allreduce(np.array([1, "a"], dtype=object)))
+    expect_error("big-endian dtype", TypeError, "native byte order",
+                 lambda: communicator.allreduce(np.ones(3, dtype=">f8")))
+    expect_error("not a buffer", TypeError, "not list",
+                 lambda: communicator.allreduce([1.0, 2.0]))
+    expect_error("op not an MPI.Op", TypeError, "op must be",
+                 lambda: communicator.allreduce(x, op="sum"))
+    expect_error("edge fraction", papcoll.PapcollError, "not in (0, 1]",
+                 lambda: communicator.edge(1.5))
+    expect_error("bad config", ValueError, "arrival_source",
+                 lambda: papcoll.Communicator(world, config=papcoll.Config(
+                     arrival_source="guess")))  # type: ignore[arg-type]
+    expect_error("bad schedule", papcoll.PapcollError, "schedule",
+                 lambda: communicator.set_schedule("a0"))
+    expect_error("not a communicator", TypeError, "intra-communicator",
+                 lambda: papcoll.Communicator("world"))  # type: ignore[arg-type]
+
+# ---- after the with block the C communicator is freed --------------------------------
+expect_error("use after free", ValueError, "freed", lambda: communicator.allreduce(x))
+communicator.free()  # a second free does nothing
+check("second free is harmless", True)
+
+# ---- a hierarchy from Config (grouping by color) --------------------------------------
+config = papcoll.Config(grouping="color", group_color=rank % 2)
+with papcoll.Communicator(world, algorithm="hr2", config=config) as hierarchical:
+    sendbuf = data(np.int64, 100, 3)
+    check("hr2 by color", np.array_equal(hierarchical.allreduce(sendbuf),
+                                         reference(sendbuf, MPI.SUM)))
+
+tally.finish()

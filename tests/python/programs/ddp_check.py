@@ -1,0 +1,95 @@
+"""Run under mpiexec: papcoll.torch's DDP hook and ArrivalPredictor on CPU tensors.
+
+For ring and prr: a DDP model whose gradients go through papcoll.torch.allreduce_hook must
+get, after each backward pass, the mean over ranks of the gradients each rank computes on
+its own batch (computed here on a plain copy of the model and averaged with mpi4py), and
+all ranks must hold bitwise identical weights after the SGD steps. With prr the
+ArrivalPredictor must have measured a fraction in (0, 1] and the calls after the first
+must have run on predictions. Prints "N passed, M failed"; exits 1 if any failed.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+
+import numpy as np
+import papcoll
+import papcoll.torch
+import torch
+from mpi4py import MPI
+from tally import Tally
+from torch.nn.parallel import DistributedDataParallel
+
+world = MPI.COMM_WORLD
+rank, size = world.Get_rank(), world.Get_size()
+torch.set_num_threads(1)
+papcoll.torch.init_process_group(world)
+tally = Tally(world)
+check, expect_error = tally.check, tally.expect_error
+
+
+def mean_over_ranks(tensor: torch.Tensor) -> np.ndarray:
+    local = tensor.detach().numpy().astype(np.float64)
+    total = np.empty_like(local)
+    world.Allreduce(local, total, op=MPI.SUM)
+    return total / size
+
+
+STEPS = 4
+for algorithm in ("ring", "prr"):
+    torch.manual_seed(0)
+    network = torch.nn.Sequential(torch.nn.Linear(12, 32), torch.nn.ReLU(),
+                                  torch.nn.Linear(32, 3))
+    reference = copy.deepcopy(network)  # the same weights, no DDP: local gradients only
+    model = DistributedDataParallel(network)
+    communicator = papcoll.Communicator(world, algorithm=algorithm)
+    predictor = papcoll.torch.ArrivalPredictor(communicator, network[2])
+    state = papcoll.torch.HookState(communicator, predictor)
+    model.register_comm_hook(state, papcoll.torch.allreduce_hook)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    reference_optimizer = torch.optim.SGD(reference.parameters(), lr=0.1)
+    predictions = []
+    for step in range(STEPS):
+        generator = torch.Generator().manual_seed(1000 * step + rank)
+        inputs = torch.randn(8, 12, generator=generator)
+        labels = torch.randint(0, 3, (8,), generator=generator)
+        predictor.step_begin()
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(model(inputs), labels).backward()
+        reference_optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(reference(inputs), labels).backward()
+        for (name, parameter), local in zip(network.named_parameters(),
+                                            reference.parameters()):
+            expected = mean_over_ranks(local.grad)
+            check(f"{algorithm} step {step} {name}: gradient is the mean over ranks",
+                  np.allclose(parameter.grad.numpy(), expected, rtol=1e-5, atol=1e-6),
+                  f"max error {np.abs(parameter.grad.numpy() - expected).max()}")
+            local.grad.copy_(parameter.grad)  # keep the two models in step
+        optimizer.step()
+        reference_optimizer.step()
+        predictions.append(communicator.last_prediction().predicted)
+    digest = hashlib.sha256(b"".join(p.detach().numpy().tobytes()
+                                     for p in network.parameters())).hexdigest()
+    check(f"{algorithm}: identical weights on every rank",
+          len(set(world.allgather(digest))) == 1)
+    check(f"{algorithm}: one all-reduce per step", len(state.allreduce_seconds) == STEPS,
+          str(len(state.allreduce_seconds)))
+    fraction = predictor.fraction
+    check(f"{algorithm}: measured edge fraction in (0, 1]",
+          fraction is not None and 0 < fraction <= 1, str(fraction))
+    if algorithm == "prr":
+        check("prr: the first step has no measured fraction, so it runs the ring",
+              not predictions[0])
+        check("prr: later steps ran on predictions", all(predictions[1:]), str(predictions))
+    predictor.remove()
+    communicator.free()
+
+with papcoll.Communicator(world) as spare:
+    try:
+        papcoll.torch.ArrivalPredictor(spare, torch.nn.Linear(1, 1), fraction=1.5)
+        check("fraction 1.5 refused", False)
+    except ValueError as error:
+        check("fraction 1.5 refused", "(0, 1]" in str(error), str(error))
+
+tally.finish()

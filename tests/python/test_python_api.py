@@ -1,0 +1,88 @@
+"""The Python API over mpi4py (papcoll.Communicator), the PyTorch DDP hook and the SGD
+example, each run under real mpiexec with a timeout (programs in tests/python/programs)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import passed_failed
+from papcoll._core import check_same_mpi
+from papcoll.launcher import mpiexec_command
+
+ROOT = Path(__file__).resolve().parents[2]
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+TIMEOUT_SECONDS = 240
+
+
+def run_python_mpi(ranks: int, script: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
+    argv, environment = mpiexec_command(ranks, [sys.executable, str(script), *arguments])
+    return subprocess.run(argv, env=environment, capture_output=True, text=True,
+                          timeout=TIMEOUT_SECONDS)
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 3, 4])
+def test_communicator_agrees_with_mpi4py_allreduce(ranks):
+    result = run_python_mpi(ranks, PROGRAMS / "communicator_check.py")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    passed, failed = passed_failed(result.stdout)
+    assert failed == 0 and passed > 1000 * ranks
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_ddp_hook_averages_gradients(ranks):
+    result = run_python_mpi(ranks, PROGRAMS / "ddp_check.py")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    passed, failed = passed_failed(result.stdout)
+    assert failed == 0 and passed > 40 * ranks
+
+
+def test_sgd_example_trains_and_prints_table_5(tmp_path):
+    output = tmp_path / "train.json"
+    result = run_python_mpi(2, ROOT / "examples" / "train_sgd.py", "--epochs", "3",
+                            "--algorithm", "prr", "--straggler", "1:2", "--json", str(output))
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    for column in ("e-bar", "speedup", "training time", "test accuracy", "identical"):
+        assert column in result.stdout
+    runs = json.loads(output.read_text())["runs"]
+    assert [run["algorithm"] for run in runs] == ["ring", "prr"]  # ring: always the baseline
+    for run in runs:
+        assert run["test_accuracy"] > 0.6  # 10 classes: chance is 0.1
+        assert run["identical_weights"]
+        assert run["ebar_seconds"] > 0 and run["training_seconds"] > 0
+    steps = runs[1]["steps"]
+    assert runs[1]["predicted_calls"] >= steps - 1  # all but the first step predicted
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    (["--straggler", "5:10"], "the rank must be in 0..1"),
+    (["--straggler", "1:x"], "RANK:MS"),
+    (["--algorithm", "nope"], "unknown algorithm 'nope'"),
+])
+def test_sgd_example_bad_input_names_the_problem(arguments, message):
+    result = run_python_mpi(2, ROOT / "examples" / "train_sgd.py", "--epochs", "1", *arguments)
+    assert result.returncode != 0
+    assert message in result.stderr
+
+
+def test_different_mpi_libraries_are_refused_with_both_names():
+    mpich = "MPICH Version:      5.0.2\nMPICH Release date: ..."
+    open_mpi = "Open MPI v5.0.8, package: Open MPI ..."
+    check_same_mpi(mpich, mpich + "  ", Path("/lib/libpapcoll.so"))  # same: no error
+    with pytest.raises(ImportError) as caught:
+        check_same_mpi(mpich, open_mpi, Path("/lib/libpapcoll.so"))
+    text = str(caught.value)
+    assert "MPICH Version: 5.0.2" in text and "Open MPI v5.0.8" in text
+    assert "/lib/libpapcoll.so" in text and "make build MPI=" in text
+
+
+def test_import_papcoll_neither_needs_mpi4py_nor_starts_mpi():
+    code = ("import sys, papcoll; papcoll.algorithms(); "
+            "assert 'mpi4py' not in sys.modules, 'mpi4py imported'; "
+            "assert papcoll.Communicator.__name__ == 'Communicator'")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=TIMEOUT_SECONDS)
+    assert result.returncode == 0, result.stderr
