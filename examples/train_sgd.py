@@ -82,6 +82,7 @@ class RunResult:
     algorithm: str
     repeat: int
     ebar_seconds: float          # the all-reduce's average elapsed time, over ranks and steps
+    ebar_seconds_per_rank: list[float]  # the same per rank (the late rank waits least)
     training_seconds: float      # the training loop, from a barrier to a barrier
     test_accuracy: float
     identical_weights: bool
@@ -180,7 +181,8 @@ def train_once(algorithm: str, repeat: int, data: tuple[Any, Any, Any, Any],
     network = make_network()
     model = DistributedDataParallel(network)
     communicator = papcoll.Communicator(world, algorithm=algorithm)
-    needs_arrivals = algorithm == "auto" or papcoll.algorithm(algorithm).needs_arrivals
+    # "auto" never picks slt or prr, and only they take predictions.
+    needs_arrivals = algorithm != "auto" and papcoll.algorithm(algorithm).needs_arrivals
     predictor = (papcoll.torch.ArrivalPredictor(communicator, network.fc1,
                                                 fraction=arguments.edge_fraction)
                  if needs_arrivals else None)
@@ -220,13 +222,13 @@ def train_once(algorithm: str, repeat: int, data: tuple[Any, Any, Any, Any],
     digest = hashlib.sha256(b"".join(p.detach().numpy().tobytes()
                                      for p in network.parameters())).hexdigest()
     identical = len(set(world.allgather(digest))) == 1
-    mean_allreduce = statistics.fmean(state.allreduce_seconds)
-    ebar = world.allreduce(mean_allreduce, op=MPI.SUM) / size
+    per_rank = world.allgather(statistics.fmean(state.allreduce_seconds))
+    ebar = statistics.fmean(per_rank)
     if predictor is not None:
         predictor.remove()
     communicator.free()
-    return RunResult(algorithm, repeat, ebar, training_seconds, accuracy, identical, step,
-                     predicted_calls)
+    return RunResult(algorithm, repeat, ebar, per_rank, training_seconds, accuracy, identical,
+                     step, predicted_calls)
 
 
 def print_table(results: list[RunResult], arguments: argparse.Namespace, ranks: int) -> None:

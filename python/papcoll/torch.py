@@ -43,6 +43,7 @@ import torch.distributed as dist
 from mpi4py import MPI
 
 from .communicator import Communicator
+from .core import algorithm
 
 
 @dataclass
@@ -92,8 +93,10 @@ allreduce_hook.__annotations__.update(bucket=dist.GradBucket,
 class ArrivalPredictor:
     """Feeds papcoll's arrival monitor from a training loop (seed 000 S3).
 
-    step_begin() at the start of each step calls compute_begin(); a backward pre-hook on
-    `layer` calls edge(fraction) the first time the backward pass reaches it in the step.
+    For slt and prr (it refuses a communicator running anything else, which would leave the
+    predictions unreceived). step_begin() at the start of each step calls compute_begin();
+    a backward pre-hook on `layer` calls edge(fraction) the first time the backward pass
+    reaches it in the step.
     With `fraction` None it is measured: the mean, over this rank's last `window` steps, of
     (time at the layer) / (time at the all-reduce), both counted from step_begin(). Until
     one step has been measured no prediction is made (papcoll then runs the plain ring on
@@ -113,6 +116,7 @@ class ArrivalPredictor:
         self._begin: float | None = None
         self._edge_time: float | None = None
         self._arrived = True
+        self._checked_algorithm = ""
         self._handle = layer.register_full_backward_pre_hook(self._on_backward)
 
     @property
@@ -124,6 +128,7 @@ class ArrivalPredictor:
 
     def step_begin(self) -> None:
         """A step (compute phase) begins: calls compute_begin()."""
+        self._check_algorithm()
         self.communicator.compute_begin()
         self._begin, self._edge_time, self._arrived = time.perf_counter(), None, False
 
@@ -134,6 +139,17 @@ class ArrivalPredictor:
         fraction = self.fraction
         if fraction is not None:
             self.communicator.edge(fraction)
+
+    def _check_algorithm(self) -> None:
+        """Only slt and prr consume predictions: edge() before any other call would leave
+        its messages unreceived (the monitor's protocol counts slt/prr calls only)."""
+        name = self.communicator.algorithm
+        if name != self._checked_algorithm:
+            if name == "auto" or not algorithm(name).needs_arrivals:
+                raise ValueError(f"ArrivalPredictor feeds the PAP-aware algorithms (slt, "
+                                 f"prr); the communicator runs '{name}', which takes no "
+                                 "predictions: set its algorithm or drop the predictor")
+            self._checked_algorithm = name
 
     def arrived(self) -> None:
         """This step's all-reduce begins: measures the step's share done at the layer."""

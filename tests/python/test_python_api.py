@@ -86,3 +86,15 @@ def test_import_papcoll_neither_needs_mpi4py_nor_starts_mpi():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             timeout=TIMEOUT_SECONDS)
     assert result.returncode == 0, result.stderr
+
+
+def test_docs_example_is_the_example_file_and_runs():
+    example = ROOT / "examples" / "python_allreduce.py"
+    docs = (ROOT / "docs" / "python.md").read_text()
+    code = example.read_text()
+    body = code[code.index("import numpy"):]
+    assert body.strip() in docs, "docs/python.md's example differs from " + example.name
+    result = run_python_mpi(3, example)
+    assert result.returncode == 0, result.stderr[-3000:]
+    for rank in range(3):  # rank, algorithm, the right sum, ran on predictions
+        assert f"{rank} prr True True" in result.stdout, result.stdout
