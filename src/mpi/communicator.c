@@ -179,6 +179,8 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
                             (int)config->arrival_source);
     papcoll_comm *pc = calloc(1, sizeof *pc);
     if (pc == NULL) return record_error(MPI_ERR_NO_MEM, "papcoll_comm_create: out of memory");
+    pc->checked_datatype = MPI_DATATYPE_NULL;
+    pc->checked_op = MPI_OP_NULL;
     pc->config = *config;
     pc->config.algorithm = NULL; /* the name lives in pc->algorithm, not in caller memory */
     pc->config.schedule = NULL;  /* and the schedule in pc->schedule */
@@ -269,6 +271,62 @@ static int check_op(MPI_Op op, int *commutative) {
         return record_error(MPI_ERR_OP, "papcoll_allreduce: op is MPI_OP_NULL");
     if (MPI_Op_commutative(op, commutative) != MPI_SUCCESS)
         return record_error(MPI_ERR_OP, "papcoll_allreduce: invalid op");
+    return MPI_SUCCESS;
+}
+
+/* MPI defines each predefined op on some datatypes only (MPI_BAND on integers, MPI_SUM not
+ * on MPI_C_BOOL, ...). A wrong pair fails in MPI_Reduce_local, which only some ranks call
+ * in most schedules (a binomial tree's leaves never reduce): those would wait forever for
+ * a rank that gave up. So every rank tries the pair on one zeroed element before the
+ * schedule runs, and all return the same error. MPI_Reduce_local reports through
+ * MPI_COMM_SELF's error handler, which may be fatal: it is set to return for the try.
+ * User-defined ops are the user's function and are not tried (the element is garbage to
+ * them). The last pair found good is remembered, so a loop of calls pays once. */
+static int check_pair(papcoll_comm *pc, MPI_Datatype datatype, MPI_Op op, int64_t extent) {
+    static const struct { MPI_Op op; const char *name; } predefined[] = {
+        {MPI_MAX, "MPI_MAX"},   {MPI_MIN, "MPI_MIN"},       {MPI_SUM, "MPI_SUM"},
+        {MPI_PROD, "MPI_PROD"}, {MPI_LAND, "MPI_LAND"},     {MPI_BAND, "MPI_BAND"},
+        {MPI_LOR, "MPI_LOR"},   {MPI_BOR, "MPI_BOR"},       {MPI_LXOR, "MPI_LXOR"},
+        {MPI_BXOR, "MPI_BXOR"}, {MPI_MINLOC, "MPI_MINLOC"}, {MPI_MAXLOC, "MPI_MAXLOC"}};
+    if (datatype == pc->checked_datatype && op == pc->checked_op) return MPI_SUCCESS;
+    const char *op_name = NULL;
+    for (size_t i = 0; i < sizeof predefined / sizeof predefined[0]; i++)
+        if (op == predefined[i].op) op_name = predefined[i].name;
+    if (op_name != NULL) {
+        char stack[2][64];
+        char *in = stack[0], *inout = stack[1];
+        if (extent > (int64_t)sizeof stack[0]) {
+            in = calloc(2, (size_t)extent);
+            if (in == NULL)
+                return record_error(MPI_ERR_NO_MEM, "papcoll_allreduce: out of memory");
+            inout = in + extent;
+        } else {
+            memset(stack, 0, sizeof stack);
+        }
+        MPI_Errhandler previous;
+        MPI_Comm_get_errhandler(MPI_COMM_SELF, &previous);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+        int code = MPI_Reduce_local(in, inout, 1, datatype, op);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, previous);
+        MPI_Errhandler_free(&previous);
+        if (in != stack[0]) free(in);
+        if (code != MPI_SUCCESS) {
+            char name[MPI_MAX_OBJECT_NAME] = "";
+            int length = 0;
+            MPI_Type_get_name(datatype, name, &length);
+            return record_error(MPI_ERR_OP, "papcoll_allreduce: %s is not defined on "
+                                "datatype %s (MPI defines each predefined op on some "
+                                "datatypes only: MPI_BAND on integers, MPI_SUM not on "
+                                "MPI_C_BOOL, ...)", op_name, length > 0 ? name : "(unnamed)");
+        }
+    }
+    /* A derived datatype's handle may come back for another type once it is freed. */
+    int integers, addresses, datatypes, combiner;
+    MPI_Type_get_envelope(datatype, &integers, &addresses, &datatypes, &combiner);
+    if (combiner == MPI_COMBINER_NAMED) {
+        pc->checked_datatype = datatype;
+        pc->checked_op = op;
+    }
     return MPI_SUCCESS;
 }
 
@@ -373,6 +431,7 @@ int papcoll_allreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf, MP
                             (long long)count);
     if ((code = check_datatype(datatype, &extent)) != MPI_SUCCESS) return code;
     if ((code = check_op(op, &commutative)) != MPI_SUCCESS) return code;
+    if ((code = check_pair(pc, datatype, op, extent)) != MPI_SUCCESS) return code;
     if (count > 0 && (recvbuf == NULL || sendbuf == NULL))
         return record_error(MPI_ERR_BUFFER,
                             "papcoll_allreduce: %s is NULL with count %lld > 0",

@@ -68,6 +68,9 @@ struct papcoll_comm {
     executor_plan plan;
     executor_workspace workspace;
     monitor_state monitor;
+    /* The last (datatype, op) pair found compatible (communicator.c: check_pair). */
+    MPI_Datatype checked_datatype;
+    MPI_Op checked_op;
 };
 
 /* monitor.c. Created with the communicator (measures clock offsets: collective); cleans up

@@ -98,6 +98,20 @@ int main(int argc, char **argv) {
     expect("set a NULL algorithm", papcoll_set_algorithm(pc, NULL), MPI_ERR_ARG,
            "unknown algorithm");
 
+    /* An op MPI does not define on the datatype: every rank must get the error, not only
+     * the ranks that reduce (a binomial tree's leaves would wait forever for the root). */
+    const char *trees[] = {"binomial", "linear", "ring"};
+    double doubles[4] = {1, 2, 3, 4}, double_output[4];
+    for (int k = 0; k < 3; k++) {
+        papcoll_set_algorithm(pc, trees[k]);
+        expect("MPI_BAND on MPI_DOUBLE",
+               papcoll_allreduce(pc, doubles, double_output, 4, MPI_DOUBLE, MPI_BAND),
+               MPI_ERR_OP, "MPI_BAND is not defined on datatype MPI_DOUBLE");
+        expect("MPI_SUM on MPI_C_BOOL",
+               papcoll_allreduce(pc, input, output, 1, MPI_C_BOOL, MPI_SUM), MPI_ERR_OP,
+               "MPI_SUM is not defined on datatype MPI_C_BOOL");
+    }
+
     MPI_Op op;
     MPI_Op_create(noncommutative, 0, &op);
     papcoll_set_algorithm(pc, "ring");

@@ -166,6 +166,13 @@ with papcoll.Communicator(world) as communicator:
                  lambda: communicator.allreduce([1.0, 2.0]))
     expect_error("op not an MPI.Op", TypeError, "op must be",
                  lambda: communicator.allreduce(x, op="sum"))
+    communicator.algorithm = "binomial"  # leaves never reduce: all must see the error
+    expect_error("sum of booleans", papcoll.PapcollError,
+                 "MPI_SUM is not defined on datatype MPI_C_BOOL",
+                 lambda: communicator.allreduce(np.ones(4, dtype=bool)))
+    check("or of booleans", bool(communicator.allreduce(np.array([rank == 0]),
+                                                        op=MPI.LOR)[0]))
+    communicator.algorithm = "ring"
     expect_error("edge fraction", papcoll.PapcollError, "not in (0, 1]",
                  lambda: communicator.edge(1.5))
     expect_error("bad config", ValueError, "arrival_source",

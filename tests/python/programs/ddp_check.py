@@ -94,5 +94,16 @@ with papcoll.Communicator(world, algorithm="ring") as spare:
     ring_predictor = papcoll.torch.ArrivalPredictor(spare, layer)
     expect_error("a predictor on a ring communicator refused", ValueError,
                  "runs 'ring', which takes no predictions", ring_predictor.step_begin)
+    # torch tensors straight into Communicator.allreduce, through DLPack
+    tensor = torch.arange(5, dtype=torch.float32) + rank
+    expected = np.arange(5) * size + size * (size - 1) / 2
+    result = spare.allreduce(tensor)
+    check("torch tensor in, numpy array out", isinstance(result, np.ndarray)
+          and np.array_equal(result, expected), str(result))
+    returned = spare.allreduce(MPI.IN_PLACE, tensor)
+    check("torch tensor in place", returned is tensor
+          and np.array_equal(tensor.numpy(), expected), str(tensor))
+    expect_error("a tensor that requires grad", TypeError, "detach",
+                 lambda: spare.allreduce(torch.ones(3, requires_grad=True)))
 
 tally.finish()
