@@ -71,7 +71,12 @@ def check_same_mpi(papcoll_version: str, mpi4py_version: str, library: Path) -> 
     def first_line(text: str) -> str:
         return " ".join(text.strip().splitlines()[0].split()) if text.strip() else "(empty)"
 
-    if " ".join(papcoll_version.split()) == " ".join(mpi4py_version.split()):
+    def normalized(text: str) -> str:
+        # Open MPI counts the terminating NUL in the version's length, so mpi4py's string
+        # ends with one; whitespace may differ too.
+        return " ".join(text.replace("\0", " ").split())
+
+    if normalized(papcoll_version) == normalized(mpi4py_version):
         return
     raise ImportError(
         "papcoll and mpi4py use different MPI libraries:\n"

@@ -278,8 +278,8 @@ static int check_op(MPI_Op op, int *commutative) {
  * on MPI_C_BOOL, ...). A wrong pair fails in MPI_Reduce_local, which only some ranks call
  * in most schedules (a binomial tree's leaves never reduce): those would wait forever for
  * a rank that gave up. So every rank tries the pair on one zeroed element before the
- * schedule runs, and all return the same error. MPI_Reduce_local reports through
- * MPI_COMM_SELF's error handler, which may be fatal: it is set to return for the try.
+ * schedule runs, and all return the same error (the handler that MPI_Reduce_local
+ * raises it on, which may be fatal, is set to return for the try).
  * User-defined ops are the user's function and are not tried (the element is garbage to
  * them). The last pair found good is remembered, so a loop of calls pays once. */
 static int check_pair(papcoll_comm *pc, MPI_Datatype datatype, MPI_Op op, int64_t extent) {
@@ -303,12 +303,20 @@ static int check_pair(papcoll_comm *pc, MPI_Datatype datatype, MPI_Op op, int64_
         } else {
             memset(stack, 0, sizeof stack);
         }
-        MPI_Errhandler previous;
-        MPI_Comm_get_errhandler(MPI_COMM_SELF, &previous);
-        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+        /* Which communicator's handler MPI_Reduce_local raises its error on differs: MPICH
+         * returns, Open MPI 5 raises it on MPI_COMM_WORLD. Both are set to return for the
+         * try and restored after. */
+        MPI_Comm raisers[2] = {MPI_COMM_SELF, MPI_COMM_WORLD};
+        MPI_Errhandler previous[2];
+        for (int k = 0; k < 2; k++) {
+            MPI_Comm_get_errhandler(raisers[k], &previous[k]);
+            MPI_Comm_set_errhandler(raisers[k], MPI_ERRORS_RETURN);
+        }
         int code = MPI_Reduce_local(in, inout, 1, datatype, op);
-        MPI_Comm_set_errhandler(MPI_COMM_SELF, previous);
-        MPI_Errhandler_free(&previous);
+        for (int k = 0; k < 2; k++) {
+            MPI_Comm_set_errhandler(raisers[k], previous[k]);
+            MPI_Errhandler_free(&previous[k]);
+        }
         if (in != stack[0]) free(in);
         if (code != MPI_SUCCESS) {
             char name[MPI_MAX_OBJECT_NAME] = "";

@@ -72,6 +72,7 @@ def test_different_mpi_libraries_are_refused_with_both_names():
     mpich = "MPICH Version:      5.0.2\nMPICH Release date: ..."
     open_mpi = "Open MPI v5.0.8, package: Open MPI ..."
     check_same_mpi(mpich, mpich + "  ", Path("/lib/libpapcoll.so"))  # same: no error
+    check_same_mpi(open_mpi, open_mpi + "\0", Path("/lib/libpapcoll.so"))  # Open MPI's NUL
     with pytest.raises(ImportError) as caught:
         check_same_mpi(mpich, open_mpi, Path("/lib/libpapcoll.so"))
     text = str(caught.value)
