@@ -256,7 +256,8 @@ class Communicator:
                     raise ValueError(
                         f"recvbuf ({receive.size} x {receive.dtype}) does not match sendbuf "
                         f"({send.size} x {send.dtype})")
-                if send.size and np.shares_memory(send, receive):
+                # Both are contiguous, so overlapping bounds mean shared elements.
+                if send.size and np.may_share_memory(send, receive):
                     raise ValueError("sendbuf and recvbuf overlap: pass MPI.IN_PLACE as "
                                      "sendbuf to reduce in place")
             send_pointer = ffi.cast("const void *", send.ctypes.data)

@@ -10,11 +10,13 @@ must be raised as the documented exception with a message naming the problem. Pr
 from __future__ import annotations
 
 import array
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import papcoll
 from mpi4py import MPI
+from papcoll.network import load_network
 from tally import Tally
 
 world = MPI.COMM_WORLD
@@ -187,6 +189,16 @@ with papcoll.Communicator(world) as communicator:
 expect_error("use after free", ValueError, "freed", lambda: communicator.allreduce(x))
 communicator.free()  # a second free does nothing
 check("second free is harmless", True)
+
+# ---- ring_topology on a tree from a network file (Config.tree) -------------------------
+layout = load_network(str(Path(__file__).resolve().parents[3] / "docs" / "networks"
+                          / "two-switch-32.json"))
+with papcoll.Communicator(world, algorithm="ring_topology",
+                          config=papcoll.Config(tree=layout.topology(size))) as on_tree:
+    sendbuf = data(np.float64, 1000, 4)
+    result = on_tree.allreduce(sendbuf)
+    check("ring_topology on a tree", agrees(result, reference(sendbuf, MPI.SUM), MPI.SUM)
+          and same_on_every_rank(result))
 
 # ---- a hierarchy from Config (grouping by color) --------------------------------------
 config = papcoll.Config(grouping="color", group_color=rank % 2)
