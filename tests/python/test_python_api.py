@@ -61,6 +61,8 @@ def test_sgd_example_trains_and_prints_table_5(tmp_path):
     (["--straggler", "5:10"], "the rank must be in 0..1"),
     (["--straggler", "1:x"], "RANK:MS"),
     (["--algorithm", "nope"], "unknown algorithm 'nope'"),
+    (["--algorithm", "rs_halving"], "'rs_halving' is a reduce-scatter"),
+    (["--batch-size", "1000"], "exceeds the 1437 training images"),
 ])
 def test_sgd_example_bad_input_names_the_problem(arguments, message):
     result = run_python_mpi(2, ROOT / "examples" / "train_sgd.py", "--epochs", "1", *arguments)
