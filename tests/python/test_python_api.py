@@ -58,14 +58,14 @@ def test_sgd_example_trains_and_prints_table_5(tmp_path):
 
 
 @pytest.mark.parametrize(("arguments", "message"), [
-    (["--straggler", "5:10"], "the rank must be in 0..1"),
+    (["--straggler", "5:10"], "the rank must be in 0..0"),
     (["--straggler", "1:x"], "RANK:MS"),
     (["--algorithm", "nope"], "unknown algorithm 'nope'"),
     (["--algorithm", "rs_halving"], "'rs_halving' is a reduce-scatter"),
-    (["--batch-size", "1000"], "exceeds the 1437 training images"),
+    (["--batch-size", "2000"], "exceeds the 1437 training images"),
 ])
 def test_sgd_example_bad_input_names_the_problem(arguments, message):
-    result = run_python_mpi(2, ROOT / "examples" / "train_sgd.py", "--epochs", "1", *arguments)
+    result = run_python_mpi(1, ROOT / "examples" / "train_sgd.py", "--epochs", "1", *arguments)
     assert result.returncode != 0
     assert message in result.stderr
 
@@ -101,3 +101,22 @@ def test_docs_example_is_the_example_file_and_runs():
     assert result.returncode == 0, result.stderr[-3000:]
     for rank in range(3):  # rank, algorithm, the right sum, ran on predictions
         assert f"{rank} prr True True" in result.stdout, result.stdout
+
+
+def test_straggler_choice_is_one_seeded_rank_per_step():
+    sys.path.insert(0, str(ROOT / "examples"))
+    try:
+        import train_sgd
+    finally:
+        sys.path.pop(0)
+    fixed = train_sgd.Straggler.parse("2:10", 4)
+    assert [fixed.delay(rank, 7, seed=1) for rank in range(4)] == [0, 0, 0.01, 0]
+    randomly = train_sgd.Straggler.parse("random:5", 4)
+    late = []
+    for step in range(40):
+        delays = [randomly.delay(rank, step, seed=3) for rank in range(4)]
+        assert sorted(delays) == [0, 0, 0, 0.005]  # exactly one rank late, by 5 ms
+        late.append(delays.index(0.005))
+        assert [randomly.delay(rank, step, seed=3) for rank in range(4)] == delays  # seeded
+    assert len(set(late)) == 4  # every rank is the late one at some step
+    assert train_sgd.Straggler.parse("none", 4) is None
