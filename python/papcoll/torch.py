@@ -22,8 +22,8 @@ The PAP-aware algorithms need each rank's predicted arrival before the all-reduc
 when the backward pass reaches a chosen layer (the paper does it before the last layer, at
 about 44 % of an iteration). The fraction is given, or measured: the share of the step this
 rank had done at that layer in its recent steps. Measuring it per rank is our choice (the
-paper fixes 44 %): a slow rank's share differs from a fast one's, and a wrong fraction
-misplaces the prediction by (1/fraction - 1) x the time already spent.
+paper fixes 44 %): a slow rank's share differs from a fast one's, and a fraction f used
+where the true share is s misplaces the prediction by (time spent) x |1/f - 1/s|.
 
 The hook runs the all-reduce to completion before it returns an already-completed Future:
 the paper's all-reduce is blocking, and papcoll's executor runs on the caller's thread.
