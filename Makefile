@@ -27,8 +27,9 @@ $(INSTALLED): pyproject.toml | $(PYTHON)
 	$(PYTHON) -m pip uninstall --quiet --yes $(OTHER_MPI) >/dev/null 2>&1 || true
 	$(PYTHON) -m pip install --quiet $(MPI) mpi4py numpy cffi pytest ruff rich matplotlib uv
 	@# torch and scikit-learn (the papcoll[torch] and [examples] extras): PyPI's Linux torch
-	@# brings its CUDA libraries, some 5 GB; uv installs them in about 35 s (pip: 2 min),
-	@# and in seconds from its cache when the venv is made again.
+	@# brings its CUDA libraries, some 5 GB (the CPU-only wheels are on PyTorch's own index,
+	@# which these machines cannot reach); uv installs them in about 35 s (pip: 2 min), and
+	@# in seconds from its cache when the venv is made again.
 	$(VENV)/bin/uv pip install --quiet --python $(PYTHON) -r pyproject.toml \
 		--extra torch --extra examples
 	$(PYTHON) -m pip install --quiet --no-deps --editable .

@@ -21,10 +21,13 @@ from .core import (
 )
 
 if TYPE_CHECKING:
-    from .communicator import Communicator, Config, Prediction
+    from .communicator import Communicator as Communicator
+    from .communicator import Config as Config
+    from .communicator import Prediction as Prediction
 
 __version__ = "0.1.0"
 
+# Not in __all__: `from papcoll import *` must not start MPI either.
 _MPI_NAMES = ("Communicator", "Config", "Prediction")
 
 
@@ -38,11 +41,8 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "AlgorithmInfo",
-    "Communicator",
-    "Config",
     "Context",
     "PapcollError",
-    "Prediction",
     "VerifyReport",
     "algorithm",
     "algorithms",

@@ -111,19 +111,24 @@ def _c_config(algorithm: str, config: Config) -> tuple[Any, list[Any]]:
     return raw, keep
 
 
+# DLPack device types in host memory: CPU, CUDA host-pinned, ROCm host-pinned.
+_DLPACK_HOST_DEVICES = (1, 3, 11)
+
+
 def _as_array(buffer: Any, name: str, writable: bool) -> np.ndarray:
     """A numpy view of `buffer` (no copy): an ndarray, a DLPack tensor, or a buffer."""
     if isinstance(buffer, np.ndarray):
         array = buffer
     elif hasattr(buffer, "__dlpack__"):
+        device = buffer.__dlpack_device__() if hasattr(buffer, "__dlpack_device__") else None
+        if device is not None and int(device[0]) not in _DLPACK_HOST_DEVICES:
+            raise TypeError(f"{name} is in device memory (DLPack device {tuple(device)}); "
+                            "papcoll reduces host memory: move the tensor to the CPU first")
         try:
             array = np.from_dlpack(buffer)
         except (BufferError, TypeError, RuntimeError, ValueError) as error:
-            raise TypeError(
-                f"{name}: cannot view this DLPack object in host memory ({error}); papcoll "
-                "reduces CPU memory, so move GPU tensors to the CPU (and detach tensors "
-                "that require grad) first"
-            ) from error
+            raise TypeError(f"{name}: numpy cannot view this DLPack object ({error})"
+                            ) from error
     else:
         try:
             array = np.asarray(memoryview(buffer))
@@ -142,11 +147,16 @@ def _as_array(buffer: Any, name: str, writable: bool) -> np.ndarray:
 
 def _mpi_datatype(dtype: np.dtype, name: str) -> MPI.Datatype:
     """The predefined MPI datatype of a numpy dtype (mpi4py's own table)."""
-    datatype = MPI._typedict.get(dtype.char) if dtype.isnative else None
-    if dtype.kind not in "biufc" or dtype.fields is not None or datatype is None:
+    if dtype.kind not in "biufc" or dtype.fields is not None:
         raise TypeError(f"{name} has dtype {dtype}, which no predefined MPI datatype "
-                        "describes: use booleans, integers, floats or complex numbers in "
-                        "native byte order")
+                        "describes: use booleans, integers, floats or complex numbers")
+    if not dtype.isnative:
+        raise TypeError(f"{name} has dtype {dtype}, not in native byte order: convert it "
+                        "with .astype(dtype.newbyteorder('='))")
+    datatype = MPI._typedict.get(dtype.char)
+    if datatype is None:
+        raise TypeError(f"{name} has dtype {dtype}, for which this MPI has no predefined "
+                        "datatype")
     return datatype
 
 

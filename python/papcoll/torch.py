@@ -34,6 +34,7 @@ from __future__ import annotations
 import collections
 import socket
 import time
+import warnings
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -117,7 +118,11 @@ class ArrivalPredictor:
         self._edge_time: float | None = None
         self._arrived = True
         self._checked_algorithm = ""
-        self._handle = layer.register_full_backward_pre_hook(self._on_backward)
+        self._warned = False
+        # A hook on the gradient of the layer's output fires when the backward pass reaches
+        # the layer. (A full backward pre-hook would wrap the output in a view, which breaks
+        # models that modify it in place, such as nn.ReLU(inplace=True).)
+        self._handle = layer.register_forward_hook(self._on_forward)
 
     @property
     def fraction(self) -> float | None:
@@ -132,7 +137,14 @@ class ArrivalPredictor:
         self.communicator.compute_begin()
         self._begin, self._edge_time, self._arrived = time.perf_counter(), None, False
 
-    def _on_backward(self, module: torch.nn.Module, grad_output: Any) -> None:
+    def _on_forward(self, module: torch.nn.Module, inputs: Any, output: Any) -> None:
+        outputs = output if isinstance(output, (tuple, list)) else (output,)
+        tensor = next((item for item in outputs
+                       if isinstance(item, torch.Tensor) and item.requires_grad), None)
+        if tensor is not None:  # None in evaluation under torch.no_grad()
+            tensor.register_hook(self._on_backward)
+
+    def _on_backward(self, gradient: torch.Tensor) -> None:
         if self._begin is None or self._edge_time is not None or self._arrived:
             return
         self._edge_time = time.perf_counter()
@@ -156,6 +168,15 @@ class ArrivalPredictor:
         if self._arrived or self._begin is None:
             return
         self._arrived = True
+        if self._edge_time is None and not self._warned:
+            self._warned = True
+            warnings.warn(
+                "papcoll ArrivalPredictor: the all-reduce began before the backward pass "
+                "reached the predictor's layer, so no prediction was made (prr/slt run the "
+                "plain ring). DDP's first gradient bucket holds only 1 MiB after the first "
+                "step unless bucket_cap_mb is given: choose a layer nearer the output, or "
+                "pass DistributedDataParallel(..., bucket_cap_mb=...) large enough for the "
+                "model", RuntimeWarning, stacklevel=2)
         if self._edge_time is not None:
             elapsed = time.perf_counter() - self._begin
             share = (self._edge_time - self._begin) / elapsed if elapsed > 0 else 1.0

@@ -269,6 +269,9 @@ static int check_datatype(MPI_Datatype datatype, int64_t *extent) {
 static int check_op(MPI_Op op, int *commutative) {
     if (op == MPI_OP_NULL)
         return record_error(MPI_ERR_OP, "papcoll_allreduce: op is MPI_OP_NULL");
+    if (op == MPI_REPLACE || op == MPI_NO_OP)
+        return record_error(MPI_ERR_OP, "papcoll_allreduce: MPI_REPLACE and MPI_NO_OP are "
+                                        "for one-sided accumulates only, not reductions");
     if (MPI_Op_commutative(op, commutative) != MPI_SUCCESS)
         return record_error(MPI_ERR_OP, "papcoll_allreduce: invalid op");
     return MPI_SUCCESS;

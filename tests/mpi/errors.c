@@ -90,6 +90,10 @@ int main(int argc, char **argv) {
            "MPI_DATATYPE_NULL");
     expect("MPI_OP_NULL", papcoll_allreduce(pc, input, output, 4, MPI_INT, MPI_OP_NULL),
            MPI_ERR_OP, "MPI_OP_NULL");
+    expect("MPI_REPLACE", papcoll_allreduce(pc, input, output, 4, MPI_INT, MPI_REPLACE),
+           MPI_ERR_OP, "one-sided accumulates only");
+    expect("MPI_NO_OP", papcoll_allreduce(pc, input, output, 4, MPI_INT, MPI_NO_OP),
+           MPI_ERR_OP, "one-sided accumulates only");
     expect("sendbuf == recvbuf without MPI_IN_PLACE",
            papcoll_allreduce(pc, output, output, 4, MPI_INT, MPI_SUM), MPI_ERR_BUFFER,
            "MPI_IN_PLACE");

@@ -43,6 +43,13 @@ class DLPackOnly:
         return self._array.__dlpack_device__()
 
 
+class DeviceTensor(DLPackOnly):
+    """A DLPack object that says it lives in CUDA memory (device type 2)."""
+
+    def __dlpack_device__(self) -> Any:
+        return (2, 0)
+
+
 ALGORITHMS = ["auto", "ring", "recursive_doubling", "rabenseifner", "binomial", "prr", "slt"]
 DTYPES = [np.float64, np.float32, np.int32, np.int64, np.uint8, np.complex128]
 OPS = [("sum", MPI.SUM), ("max", MPI.MAX), ("prod", MPI.PROD)]
@@ -162,6 +169,8 @@ with papcoll.Communicator(world) as communicator:
                  lambda: communicator.allreduce(x, readonly))
     expect_error("object dtype", TypeError, "dtype object",
                  lambda: communicator.allreduce(np.array([1, "a"], dtype=object)))
+    expect_error("a tensor in device memory", TypeError, "move the tensor to the CPU",
+                 lambda: communicator.allreduce(DeviceTensor(x)))
     expect_error("big-endian dtype", TypeError, "native byte order",
                  lambda: communicator.allreduce(np.ones(3, dtype=">f8")))
     expect_error("not a buffer", TypeError, "not list",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import warnings
 
 import numpy as np
 import papcoll
@@ -39,12 +40,13 @@ def mean_over_ranks(tensor: torch.Tensor) -> np.ndarray:
 STEPS = 4
 for algorithm in ("ring", "prr"):
     torch.manual_seed(0)
-    network = torch.nn.Sequential(torch.nn.Linear(12, 32), torch.nn.ReLU(),
+    # The predictor's layer feeds an in-place ReLU, as in torchvision's models.
+    network = torch.nn.Sequential(torch.nn.Linear(12, 32), torch.nn.ReLU(inplace=True),
                                   torch.nn.Linear(32, 3))
     reference = copy.deepcopy(network)  # the same weights, no DDP: local gradients only
     model = DistributedDataParallel(network)
     communicator = papcoll.Communicator(world, algorithm=algorithm)
-    predictor = (papcoll.torch.ArrivalPredictor(communicator, network[2])
+    predictor = (papcoll.torch.ArrivalPredictor(communicator, network[0])
                  if algorithm == "prr" else None)
     state = papcoll.torch.HookState(communicator, predictor)
     model.register_comm_hook(state, papcoll.torch.allreduce_hook)
@@ -84,6 +86,12 @@ for algorithm in ("ring", "prr"):
         check("prr: the first step has no measured fraction, so it runs the ring",
               not predictions[0])
         check("prr: later steps ran on predictions", all(predictions[1:]), str(predictions))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            predictor.step_begin()
+            predictor.arrived()  # an all-reduce before the layer was reached: warned
+        check("prr: a step without edge() before its all-reduce is warned about",
+              any("before the backward pass reached" in str(w.message) for w in caught))
         predictor.remove()
     communicator.free()
 
@@ -103,6 +111,8 @@ with papcoll.Communicator(world, algorithm="ring") as spare:
     returned = spare.allreduce(MPI.IN_PLACE, tensor)
     check("torch tensor in place", returned is tensor
           and np.array_equal(tensor.numpy(), expected), str(tensor))
+    expect_error("a bfloat16 tensor", TypeError, "numpy cannot view",
+                 lambda: spare.allreduce(torch.ones(3, dtype=torch.bfloat16)))
     expect_error("a tensor that requires grad", TypeError, "detach",
                  lambda: spare.allreduce(torch.ones(3, requires_grad=True)))
 
