@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from papcoll.launcher import mpiexec_command
 
 VENV_BIN = Path(sys.executable).parent
 # No test may hang CI: every external command runs under this many seconds.
@@ -49,3 +50,11 @@ def passed_failed(output: str) -> tuple[int, int]:
     last = [line for line in output.splitlines() if line.endswith("failed")][-1]
     passed, failed = (int(part.split()[0]) for part in last.split(","))
     return passed, failed
+
+
+def run_under_mpiexec(ranks: int, program: list[str],
+                      timeout: float = COMMAND_TIMEOUT_SECONDS) -> subprocess.CompletedProcess[str]:
+    """`program` on `ranks` processes through papcoll's launcher, killed after `timeout` s."""
+    argv, environment = mpiexec_command(ranks, program)
+    return subprocess.run(argv, env=environment, capture_output=True, text=True,
+                          timeout=timeout)

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 
-from conftest import COMMAND_TIMEOUT_SECONDS
-from papcoll.launcher import mpi_flavor, mpiexec_command
+from conftest import run_under_mpiexec
+from papcoll.launcher import mpi_flavor
 
 PROGRAM = (
     "from mpi4py import MPI\n"
@@ -19,9 +18,7 @@ PROGRAM = (
 
 def test_mpiexec_runs_eight_ranks_with_mpi4py():
     # 8 ranks on 2 cores: oversubscribed, as every MPI test in CI is
-    argv, environment = mpiexec_command(8, [sys.executable, "-c", PROGRAM])
-    result = subprocess.run(argv, capture_output=True, text=True, env=environment,
-                            timeout=COMMAND_TIMEOUT_SECONDS)
+    result = run_under_mpiexec(8, [sys.executable, "-c", PROGRAM])
     assert result.returncode == 0, result.stderr
     assert "sum 36 size 8" in result.stdout
     expected = "Open MPI" if mpi_flavor() == "openmpi" else "MPICH"

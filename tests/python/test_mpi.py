@@ -16,8 +16,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import passed_failed
-from papcoll.launcher import mpi_flavor, mpiexec_command
+from conftest import passed_failed, run_under_mpiexec
+from papcoll.launcher import mpi_flavor
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build" / os.environ.get("PAPCOLL_MPI", mpi_flavor())
@@ -25,9 +25,7 @@ TIMEOUT_SECONDS = 300
 
 
 def run_mpi(ranks: int, program: str, *arguments: str) -> subprocess.CompletedProcess[str]:
-    argv, environment = mpiexec_command(ranks, [str(BUILD / program), *arguments])
-    return subprocess.run(argv, env=environment, capture_output=True, text=True,
-                          timeout=TIMEOUT_SECONDS)
+    return run_under_mpiexec(ranks, [str(BUILD / program), *arguments], TIMEOUT_SECONDS)
 
 
 FULL_MATRIX_RANKS = (1, 2, 3, 4)

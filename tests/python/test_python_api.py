@@ -9,9 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import passed_failed
+from conftest import passed_failed, run_under_mpiexec
 from papcoll._core import check_same_mpi
-from papcoll.launcher import mpiexec_command
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = Path(__file__).resolve().parent / "programs"
@@ -19,9 +18,8 @@ TIMEOUT_SECONDS = 240
 
 
 def run_python_mpi(ranks: int, script: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
-    argv, environment = mpiexec_command(ranks, [sys.executable, str(script), *arguments])
-    return subprocess.run(argv, env=environment, capture_output=True, text=True,
-                          timeout=TIMEOUT_SECONDS)
+    return run_under_mpiexec(ranks, [sys.executable, str(script), *arguments],
+                             TIMEOUT_SECONDS)
 
 
 @pytest.mark.parametrize("ranks", [1, 2, 3, 4])
