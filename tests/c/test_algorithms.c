@@ -86,8 +86,7 @@ int main(int argc, char **argv) {
         papcoll_algorithm_get(a, &info);
         int before = failures;
         /* Arrival estimates matter only to the PAP-aware algorithms; the others ignore them. */
-        int pap_aware = strcmp(info.name, "slt") == 0 || strcmp(info.name, "prr") == 0;
-        int patterns = pap_aware ? PATTERN_COUNT : info.needs_groups ? GROUP_PATTERN_COUNT : 1;
+        int patterns = info.needs_arrivals ? PATTERN_COUNT : info.needs_groups ? GROUP_PATTERN_COUNT : 1;
         for (int pattern = 0; pattern < patterns; pattern++)
         for (int32_t ranks = 1; ranks <= 64; ranks++) {
             const int64_t counts[] = {0, 1, ranks - 1, ranks, ranks + 1, 1009, (1 << 20) + 3};

@@ -304,10 +304,11 @@ static void run_case(papcoll_comm *pc, totals *t, const char *algorithm,
     MPI_Allreduce(input, reference, (int)count, type->datatype, op->op, MPI_COMM_WORLD);
     double referenced = MPI_Wtime();
     papcoll_set_algorithm(pc, algorithm);
-    /* slt and prr build from predicted arrivals: give each rank a made-up prediction (the
-     * same on every run), so their schedules follow an arrival order that changes from
-     * case to case. */
-    int pap_aware = strcmp(algorithm, "slt") == 0 || strcmp(algorithm, "prr") == 0;
+    /* The PAP-aware algorithms build from predicted arrivals: give each rank a made-up
+     * prediction (the same on every run), so their schedules follow an arrival order that
+     * changes from case to case. */
+    papcoll_algorithm_info info;
+    int pap_aware = papcoll_algorithm_find(algorithm, &info) == PAPCOLL_OK && info.needs_arrivals;
     if (pap_aware) papcoll_predict_arrival(pc, (double)((seed * 7 + (uint64_t)rank * 13) % 5) * 1e-4);
     int code;
     if (in_place) {

@@ -89,10 +89,14 @@ static int binomial_build(int32_t ranks, int32_t rank, int64_t count, int32_t el
 }
 
 const algorithm_entry binomial_algorithm = {
-    {"binomial", "binomial-tree reduce to rank 0, then binomial-tree broadcast from rank 0",
-     "seed 000 Table 1 (Open MPI nonoverlapping: reduce followed by broadcast)",
-     "none; count elements of scratch on ranks with children; rank 0 does all the reductions "
-     "on the critical path",
-     0, 0, 0, 0},
-    binomial_build,
+    .info = {
+        .name = "binomial",
+        .description =
+            "binomial-tree reduce to rank 0, then binomial-tree broadcast from rank 0",
+        .source = "seed 000 Table 1 (Open MPI nonoverlapping: reduce followed by broadcast)",
+        .limitations =
+            "none; count elements of scratch on ranks with children; rank 0 does all the "
+            "reductions on the critical path",
+    },
+    .build = binomial_build,
 };

@@ -23,11 +23,17 @@ static int hr1_build(int32_t ranks, int32_t rank, int64_t count, int32_t elem_si
 }
 
 const algorithm_entry hr1_algorithm = {
-    {"hr1",
-     "hierarchical: reduce to each group's leader, all-reduce among leaders, broadcast back",
-     "seed 003 Section 2 (HR1) and Table 1",
-     "needs the group of every rank; the outer algorithm must be flat (not slt/prr, not "
-     "hierarchical); scratch: count elements on ranks that receive in the reduce",
-     1, 0, 1, 0},
-    hr1_build,
+    .info = {
+        .name = "hr1",
+        .description =
+            "hierarchical: reduce to each group's leader, all-reduce among leaders, broadcast "
+            "back",
+        .source = "seed 003 Section 2 (HR1) and Table 1",
+        .limitations =
+            "needs the group of every rank; the outer algorithm must be flat (not slt/prr, not "
+            "hierarchical); scratch: count elements on ranks that receive in the reduce",
+        .commutative_only = 1,
+        .needs_groups = 1,
+    },
+    .build = hr1_build,
 };

@@ -27,11 +27,16 @@ static int hr2_build(int32_t ranks, int32_t rank, int64_t count, int32_t elem_si
 }
 
 const algorithm_entry hr2_algorithm = {
-    {"hr2",
-     "hierarchical: all-reduce inside each group, then across groups index by index",
-     "seed 003 Section 2 (HR2) and Table 1",
-     "needs the group of every rank; inner and outer algorithms must be flat; unequal groups: "
-     "indices beyond the smallest group's size get the result from a group mate",
-     1, 0, 1, 0},
-    hr2_build,
+    .info = {
+        .name = "hr2",
+        .description =
+            "hierarchical: all-reduce inside each group, then across groups index by index",
+        .source = "seed 003 Section 2 (HR2) and Table 1",
+        .limitations =
+            "needs the group of every rank; inner and outer algorithms must be flat; unequal "
+            "groups: indices beyond the smallest group's size get the result from a group mate",
+        .commutative_only = 1,
+        .needs_groups = 1,
+    },
+    .build = hr2_build,
 };

@@ -55,7 +55,11 @@ static int linear_build(int32_t ranks, int32_t rank, int64_t count, int32_t elem
 }
 
 const algorithm_entry linear_algorithm = {
-    {"linear", "reduce everything at rank 0, then send the result to every rank",
-     "seed 000 Table 1 (Open MPI basic linear)", "none; the root needs 3 x count scratch", 0, 0, 0, 0},
-    linear_build,
+    .info = {
+        .name = "linear",
+        .description = "reduce everything at rank 0, then send the result to every rank",
+        .source = "seed 000 Table 1 (Open MPI basic linear)",
+        .limitations = "none; the root needs 3 x count scratch",
+    },
+    .build = linear_build,
 };

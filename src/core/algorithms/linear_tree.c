@@ -145,11 +145,16 @@ static int linear_tree_build(int32_t ranks, int32_t rank, int64_t count, int32_t
 }
 
 const algorithm_entry linear_tree_algorithm = {
-    {"linear_tree",
-     "pipeline segments down the chain 0 -> 1 -> ... -> P-1 reducing, then back to all ranks",
-     "seed 000 Table 1 (segmented linear tree, Open MPI) in the form of seed 000 Fig. 5",
-     "none; segment_count (0 = P) sets the segments; scratch 2 x ceil(count/segments) "
-     "except rank 0; segments + 2P - 3 steps, so latency grows with P",
-     0, 0, 0, 0},
-    linear_tree_build,
+    .info = {
+        .name = "linear_tree",
+        .description =
+            "pipeline segments down the chain 0 -> 1 -> ... -> P-1 reducing, then back to all "
+            "ranks",
+        .source =
+            "seed 000 Table 1 (segmented linear tree, Open MPI) in the form of seed 000 Fig. 5",
+        .limitations =
+            "none; segment_count (0 = P) sets the segments; scratch 2 x ceil(count/segments) "
+            "except rank 0; segments + 2P - 3 steps, so latency grows with P",
+    },
+    .build = linear_tree_build,
 };

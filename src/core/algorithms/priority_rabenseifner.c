@@ -95,11 +95,17 @@ static int priority_rabenseifner_build(int32_t ranks, int32_t rank, int64_t coun
 }
 
 const algorithm_entry priority_rabenseifner_algorithm = {
-    {"priority_rabenseifner",
-     "Rabenseifner's all-reduce with the priority-aware reduce-scatter (per-block messages)",
-     "seed 002 Algorithm 2 + Section II.B all-gather; MPICH fold (seed 004 Fig. 2)",
-     "commutative ops only; exchange ranks <= 16384; scratch: count / 2, or count on ranks "
-     "that take in a folded vector",
-     1, 0, 0, 0},
-    priority_rabenseifner_build,
+    .info = {
+        .name = "priority_rabenseifner",
+        .description =
+            "Rabenseifner's all-reduce with the priority-aware reduce-scatter (per-block "
+            "messages)",
+        .source =
+            "seed 002 Algorithm 2 + Section II.B all-gather; MPICH fold (seed 004 Fig. 2)",
+        .limitations =
+            "commutative ops only; exchange ranks <= 16384; scratch: count / 2, or count on "
+            "ranks that take in a folded vector",
+        .commutative_only = 1,
+    },
+    .build = priority_rabenseifner_build,
 };

@@ -29,11 +29,18 @@ static int priority_rs_build(int32_t ranks, int32_t rank, int64_t count, int32_t
 }
 
 const algorithm_entry priority_rs_algorithm = {
-    {"priority_rs",
-     "priority-aware reduce-scatter: per-block messages, the blocks needed soonest reduced first",
-     "seed 002 Section III.C, Algorithm 2, Figs. 4-6",
-     "a reduce-scatter (rank r keeps block bitreverse(r)), not an all-reduce; P must be a "
-     "power of two; scratch: count / 2 (as rs_halving); P - 1 messages instead of log2 P",
-     1, 0, 0, 1},
-    priority_rs_build,
+    .info = {
+        .name = "priority_rs",
+        .description =
+            "priority-aware reduce-scatter: per-block messages, the blocks needed soonest "
+            "reduced first",
+        .source = "seed 002 Section III.C, Algorithm 2, Figs. 4-6",
+        .limitations =
+            "a reduce-scatter (rank r keeps block bitreverse(r)), not an all-reduce; P must be "
+            "a power of two; scratch: count / 2 (as rs_halving); P - 1 messages instead of log2"
+            " P",
+        .commutative_only = 1,
+        .reduce_scatter = 1,
+    },
+    .build = priority_rs_build,
 };

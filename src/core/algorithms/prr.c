@@ -128,11 +128,17 @@ static int prr_build(int32_t ranks, int32_t rank, int64_t count, int32_t elem_si
 }
 
 const algorithm_entry prr_algorithm = {
-    {"prr",
-     "pre-reduced ring: early ranks reduce segments among themselves before late ones arrive",
-     "seed 000 S4.2, Fig. 7 and Fig. 8b (Proficz 2018)",
-     "commutative ops only; needs one arrival estimate per rank and tau > 0, identical on "
-     "all ranks; scratch = count elements; at most 16384 ranks",
-     1, 1, 0, 0},
-    prr_build,
+    .info = {
+        .name = "prr",
+        .description =
+            "pre-reduced ring: early ranks reduce segments among themselves before late ones "
+            "arrive",
+        .source = "seed 000 S4.2, Fig. 7 and Fig. 8b (Proficz 2018)",
+        .limitations =
+            "commutative ops only; needs one arrival estimate per rank and tau > 0, identical "
+            "on all ranks; scratch = count elements; at most 16384 ranks",
+        .commutative_only = 1,
+        .needs_arrivals = 1,
+    },
+    .build = prr_build,
 };

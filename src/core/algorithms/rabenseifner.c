@@ -172,11 +172,16 @@ static int rabenseifner_build(int32_t ranks, int32_t rank, int64_t count, int32_
 }
 
 const algorithm_entry rabenseifner_algorithm = {
-    {"rabenseifner",
-     "reduce-scatter by recursive halving, then all-gather by recursive doubling (MPICH)",
-     "seed 002 Section II.B and Algorithm 1, seed 000 Table 1 (Rabenseifner); seed 004 "
-     "Fig. 2 for P not a power of two",
-     "none; scratch of about count/2 elements (count on ranks that take in a folded vector)",
-     0, 0, 0, 0},
-    rabenseifner_build,
+    .info = {
+        .name = "rabenseifner",
+        .description =
+            "reduce-scatter by recursive halving, then all-gather by recursive doubling (MPICH)",
+        .source =
+            "seed 002 Section II.B and Algorithm 1, seed 000 Table 1 (Rabenseifner); seed 004 "
+            "Fig. 2 for P not a power of two",
+        .limitations =
+            "none; scratch of about count/2 elements (count on ranks that take in a folded "
+            "vector)",
+    },
+    .build = rabenseifner_build,
 };

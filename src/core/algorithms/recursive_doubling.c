@@ -96,10 +96,15 @@ static int recursive_doubling_build(int32_t ranks, int32_t rank, int64_t count,
 }
 
 const algorithm_entry recursive_doubling_algorithm = {
-    {"recursive_doubling",
-     "pairwise exchange of the whole vector in log2 P rounds (MPICH), non-powers of two folded",
-     "seed 004 Section 2, Algorithm 1 and Fig. 2 (MPICH recursive doubling)",
-     "none; count elements of scratch per exchanging rank; every round moves the whole vector",
-     0, 0, 0, 0},
-    recursive_doubling_build,
+    .info = {
+        .name = "recursive_doubling",
+        .description =
+            "pairwise exchange of the whole vector in log2 P rounds (MPICH), non-powers of two "
+            "folded",
+        .source = "seed 004 Section 2, Algorithm 1 and Fig. 2 (MPICH recursive doubling)",
+        .limitations =
+            "none; count elements of scratch per exchanging rank; every round moves the whole "
+            "vector",
+    },
+    .build = recursive_doubling_build,
 };

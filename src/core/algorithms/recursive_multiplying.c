@@ -700,13 +700,18 @@ static int recursive_multiplying_build(int32_t ranks, int32_t rank, int64_t coun
 }
 
 const algorithm_entry recursive_multiplying_algorithm = {
-    {"recursive_multiplying",
-     "recursive doubling generalised: stage i exchanges with B_i - 1 peers at once, from a "
-     "schedule such as a4,a3 or c6m2,a2,a2,e6m2",
-     "seed 004 Section 4 (schedule language of Section 4.2), Table 2, Figs. 5-7 and 17-22",
-     "the schedule's bases must multiply to P (see `papcoll schedules`); merge schedules "
-     "(mRgGaB / nRgGaB) reorder operands and are refused for a non-commutative op; scratch: "
-     "(most vectors received in one stage) x count",
-     0, 0, 0, 0},
-    recursive_multiplying_build,
+    .info = {
+        .name = "recursive_multiplying",
+        .description =
+            "recursive doubling generalised: stage i exchanges with B_i - 1 peers at once, from"
+            " a schedule such as a4,a3 or c6m2,a2,a2,e6m2",
+        .source =
+            "seed 004 Section 4 (schedule language of Section 4.2), Table 2, Figs. 5-7 and "
+            "17-22",
+        .limitations =
+            "the schedule's bases must multiply to P (see `papcoll schedules`); merge schedules"
+            " (mRgGaB / nRgGaB) reorder operands and are refused for a non-commutative op; "
+            "scratch: (most vectors received in one stage) x count",
+    },
+    .build = recursive_multiplying_build,
 };

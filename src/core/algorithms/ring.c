@@ -235,10 +235,15 @@ static int ring_build(int32_t ranks, int32_t rank, int64_t count, int32_t elem_s
 }
 
 const algorithm_entry ring_algorithm = {
-    {"ring", "ring reduce-scatter then ring all-gather; bandwidth optimal, P-1 + P-1 steps",
-     "seed 001 S4.1 (Patarasuk & Yuan ring); seed 000 Table 1",
-     "commutative ops only (blocks are reduced in different orders); optional rank_order "
-     "must be a permutation; scratch 2 x ceil(count/P)",
-     1, 0, 0, 0},
-    ring_build,
+    .info = {
+        .name = "ring",
+        .description =
+            "ring reduce-scatter then ring all-gather; bandwidth optimal, P-1 + P-1 steps",
+        .source = "seed 001 S4.1 (Patarasuk & Yuan ring); seed 000 Table 1",
+        .limitations =
+            "commutative ops only (blocks are reduced in different orders); optional rank_order"
+            " must be a permutation; scratch 2 x ceil(count/P)",
+        .commutative_only = 1,
+    },
+    .build = ring_build,
 };

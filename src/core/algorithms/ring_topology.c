@@ -33,10 +33,13 @@ static int ring_topology_build(int32_t ranks, int32_t rank, int64_t count, int32
 }
 
 const algorithm_entry ring_topology_algorithm = {
-    {"ring_topology",
-     "ring all-reduce in the contention-free order of a tree of switches (depth-first)",
-     "seed 001 Section 4 (contention-free logical ring, Lemmas 5-6)",
-     "commutative ops only (a ring); without a tree the rank order is used",
-     1, 0, 0, 0},
-    ring_topology_build,
+    .info = {
+        .name = "ring_topology",
+        .description =
+            "ring all-reduce in the contention-free order of a tree of switches (depth-first)",
+        .source = "seed 001 Section 4 (contention-free logical ring, Lemmas 5-6)",
+        .limitations = "commutative ops only (a ring); without a tree the rank order is used",
+        .commutative_only = 1,
+    },
+    .build = ring_topology_build,
 };

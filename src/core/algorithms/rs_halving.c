@@ -52,11 +52,17 @@ static int rs_halving_build(int32_t ranks, int32_t rank, int64_t count, int32_t 
 }
 
 const algorithm_entry rs_halving_algorithm = {
-    {"rs_halving",
-     "reduce-scatter by recursive vector halving, one message and one reduction per round",
-     "seed 002 Section III.C, Algorithm 1 (naive reduce-scatter)",
-     "a reduce-scatter (rank r keeps block bitreverse(r)), not an all-reduce; P must be a "
-     "power of two; scratch: count / 2",
-     1, 0, 0, 1},
-    rs_halving_build,
+    .info = {
+        .name = "rs_halving",
+        .description =
+            "reduce-scatter by recursive vector halving, one message and one reduction per "
+            "round",
+        .source = "seed 002 Section III.C, Algorithm 1 (naive reduce-scatter)",
+        .limitations =
+            "a reduce-scatter (rank r keeps block bitreverse(r)), not an all-reduce; P must be "
+            "a power of two; scratch: count / 2",
+        .commutative_only = 1,
+        .reduce_scatter = 1,
+    },
+    .build = rs_halving_build,
 };

@@ -38,11 +38,15 @@ static int segmented_ring_build(int32_t ranks, int32_t rank, int64_t count, int3
 }
 
 const algorithm_entry segmented_ring_algorithm = {
-    {"segmented_ring",
-     "ring all-reduce whose blocks are cut into segments that pipeline through the steps",
-     "seed 000 Table 1 (segmented ring, Open MPI); ring of seed 001 S4.1",
-     "commutative ops only; segment_elements (0 = 65536 bytes' worth) sets the segment; "
-     "optional rank_order must be a permutation; scratch 4 segments",
-     1, 0, 0, 0},
-    segmented_ring_build,
+    .info = {
+        .name = "segmented_ring",
+        .description =
+            "ring all-reduce whose blocks are cut into segments that pipeline through the steps",
+        .source = "seed 000 Table 1 (segmented ring, Open MPI); ring of seed 001 S4.1",
+        .limitations =
+            "commutative ops only; segment_elements (0 = 65536 bytes' worth) sets the segment; "
+            "optional rank_order must be a permutation; scratch 4 segments",
+        .commutative_only = 1,
+    },
+    .build = segmented_ring_build,
 };

@@ -38,11 +38,18 @@ static int slt_build(int32_t ranks, int32_t rank, int64_t count, int32_t elem_si
 }
 
 const algorithm_entry slt_algorithm = {
-    {"slt",
-     "sorted linear tree: the linear-tree pipeline along the ranks sorted by predicted arrival",
-     "seed 000 S4.1, Fig. 5 and Fig. 6b (Proficz 2018)",
-     "commutative ops only (contributions combine in arrival order); needs one arrival "
-     "estimate per rank, identical on all ranks; segment_count (0 = P); latency grows with P",
-     1, 1, 0, 0},
-    slt_build,
+    .info = {
+        .name = "slt",
+        .description =
+            "sorted linear tree: the linear-tree pipeline along the ranks sorted by predicted "
+            "arrival",
+        .source = "seed 000 S4.1, Fig. 5 and Fig. 6b (Proficz 2018)",
+        .limitations =
+            "commutative ops only (contributions combine in arrival order); needs one arrival "
+            "estimate per rank, identical on all ranks; segment_count (0 = P); latency grows "
+            "with P",
+        .commutative_only = 1,
+        .needs_arrivals = 1,
+    },
+    .build = slt_build,
 };

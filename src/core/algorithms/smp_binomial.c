@@ -15,10 +15,14 @@ static int smp_binomial_build(int32_t ranks, int32_t rank, int64_t count, int32_
 }
 
 const algorithm_entry smp_binomial_algorithm = {
-    {"smp_binomial",
-     "node reduce, binomial reduce + broadcast among node leaders, node broadcast",
-     "seed 001 Section 5 (SMP-binomial baseline)",
-     "needs the node of every rank (groups)",
-     1, 0, 1, 0},
-    smp_binomial_build,
+    .info = {
+        .name = "smp_binomial",
+        .description =
+            "node reduce, binomial reduce + broadcast among node leaders, node broadcast",
+        .source = "seed 001 Section 5 (SMP-binomial baseline)",
+        .limitations = "needs the node of every rank (groups)",
+        .commutative_only = 1,
+        .needs_groups = 1,
+    },
+    .build = smp_binomial_build,
 };

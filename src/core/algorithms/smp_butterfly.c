@@ -18,10 +18,14 @@ static int smp_butterfly_build(int32_t ranks, int32_t rank, int64_t count, int32
 }
 
 const algorithm_entry smp_butterfly_algorithm = {
-    {"smp_butterfly",
-     "node reduce, butterfly (recursive doubling) among node leaders, node broadcast",
-     "seed 001 Section 5 (SMP-butterfly baseline)",
-     "needs the node of every rank (groups)",
-     1, 0, 1, 0},
-    smp_butterfly_build,
+    .info = {
+        .name = "smp_butterfly",
+        .description =
+            "node reduce, butterfly (recursive doubling) among node leaders, node broadcast",
+        .source = "seed 001 Section 5 (SMP-butterfly baseline)",
+        .limitations = "needs the node of every rank (groups)",
+        .commutative_only = 1,
+        .needs_groups = 1,
+    },
+    .build = smp_butterfly_build,
 };
