@@ -123,7 +123,7 @@ int main(int argc, char **argv) {
                     }
                     expect(status == PAPCOLL_OK, info.name, ranks, count, elem_size,
                            "could not build:", error);
-                    if (pap_aware && (status != PAPCOLL_OK || !report.ok))
+                    if (info.needs_arrivals && (status != PAPCOLL_OK || !report.ok))
                         printf("  (arrival pattern: %s)\n", pattern_names[pattern]);
                     if (info.needs_groups && (status != PAPCOLL_OK || !report.ok))
                         printf("  (groups: %s)\n", group_pattern_names[pattern]);
