@@ -307,7 +307,7 @@ static void open_contender(const char *name, const char *schedule, contender *c)
     papcoll_config config;
     papcoll_config_init(&config);
     config.algorithm = name;
-    if (strcmp(name, "recursive_multiplying") == 0) config.schedule = schedule;
+    if (strcmp(name, "recursive_multiplying") == 0) config.parameters.schedule = schedule;
     int code = papcoll_comm_create(MPI_COMM_WORLD, &config, &c->papcoll);
     if (code != MPI_SUCCESS) usage_error("%s", papcoll_error_string(code));
 }

@@ -17,5 +17,6 @@ with papcoll.Communicator(MPI.COMM_WORLD, algorithm="prr") as communicator:
         # ... the rest ...
         total = communicator.allreduce(local)  # a new array: the sum over ranks
     expected = communicator.size * (communicator.size + 1) / 2
-    print(rank, communicator.algorithm, total[0] == expected,
-          communicator.last_prediction().predicted, flush=True)
+    # one string, so the lines of different ranks cannot interleave word by word
+    print(f"{rank} {communicator.algorithm} {total[0] == expected} "
+          f"{communicator.last_prediction().predicted}", flush=True)

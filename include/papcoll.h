@@ -47,27 +47,23 @@ typedef enum papcoll_grouping {
     PAPCOLL_GROUPS_COLOR = 1
 } papcoll_grouping;
 
-/* Options of a papcoll communicator. Start from papcoll_config_init() (or pass NULL). */
+/* Options of a papcoll communicator. Start from papcoll_config_init() (or pass NULL). The
+ * algorithm's parameters live in the embedded papcoll_parameters (papcoll_core.h), the same
+ * struct a schedule is built from; the rest is what needs MPI. Every field must be the same
+ * on every rank, except group_color. Whatever the config points to is copied at create. */
 typedef struct papcoll_config {
     const char *algorithm;         /* a name from `papcoll algorithms`, or "auto" (default) */
-    int64_t segment_elements;      /* segmented_ring: elements per segment; 0 = default */
-    int32_t segment_count;         /* linear_tree: number of segments; 0 = P */
+    /* segments, rank order, recursive_multiplying's schedule (`papcoll schedules --ranks P`
+     * lists them), hr1/hr2's inner and outer algorithms, ring_topology's tree: checked
+     * against the communicator's size at create (papcoll_parameters_check). */
+    papcoll_parameters parameters;
     /* Messages longer than this many elements are sent as several MPI messages, so counts
      * beyond INT_MAX work with MPI's int-count calls; 0 = 2^30. Tests lower it to exercise
      * the split on small buffers. */
     int64_t max_message_elements;
     papcoll_arrival_source arrival_source; /* slt, prr: default PAPCOLL_ARRIVALS_EDGE */
-    /* recursive_multiplying: the schedule in seed 004's language, e.g. "a4,a3" or
-     * "c6m2,a2,a2,e6m2" (`papcoll schedules --ranks P` lists them); NULL or "": the default
-     * for P. Copied and checked against the communicator's size at create. */
-    const char *schedule;
     papcoll_grouping grouping;     /* hr1, hr2, smp_*: default PAPCOLL_GROUPS_SHARED_MEMORY */
     int32_t group_color;           /* PAPCOLL_GROUPS_COLOR: this rank's group, >= 0 */
-    const char *inner_algorithm;   /* hr2: inside groups; NULL: ring */
-    const char *outer_algorithm;   /* hr1, hr2: across groups; NULL: recursive_doubling */
-    /* ring_topology: the tree the ranks run on (parent and rank_vertex are used; copied at
-     * create; the same on every rank); NULL: the rank order (seed 001 Lemma 6). */
-    const papcoll_sim_topology *tree;
 } papcoll_config;
 
 void papcoll_config_init(papcoll_config *config);

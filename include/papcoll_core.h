@@ -50,28 +50,42 @@ typedef struct papcoll_sim_topology {
     double local_seconds_per_byte;
 } papcoll_sim_topology;
 
-/* Everything that may shape a schedule besides (P, rank, count, elem_size). It must be
- * identical on every rank, or the ranks build schedules that do not match. Fields an
- * algorithm does not use are ignored; a zero-filled context means "defaults". */
-typedef struct papcoll_context {
-    const double *arrivals;       /* predicted arrival time per rank (seconds), or NULL */
-    int32_t arrival_count;        /* entries in arrivals: 0 or P */
-    double tau;                   /* time to transfer and reduce one segment (seconds) */
-    int64_t segment_elements;     /* segmented algorithms: elements per segment; 0 = default */
-    int32_t segment_count;        /* linear_tree: segments the vector is cut into; 0 = P */
-    const int32_t *rank_order;    /* ring: the ranks in ring order (a permutation), or NULL */
+/* The parameters a user chooses for an algorithm: the one home of every tunable. The
+ * C config of a communicator (papcoll_config in papcoll.h) and the Python Config embed it,
+ * and so does the context a schedule is built from. A zero-filled struct means "defaults";
+ * fields an algorithm does not use are ignored. It must be identical on every rank.
+ * A new parameter is a field here, its check in papcoll_parameters_check (build.c), its copy
+ * in parameters.c when it points to memory, and its use in its algorithm's file. */
+typedef struct papcoll_parameters {
+    int64_t segment_elements;     /* segmented_ring: elements per segment; 0 = default */
+    int32_t segment_count;        /* linear_tree, slt: segments the vector is cut into; 0 = P */
+    const int32_t *rank_order;    /* ring, segmented_ring: the ranks in ring order (a
+                                     permutation), or NULL */
     int32_t rank_order_count;     /* entries in rank_order: 0 or P */
-    const char *schedule_string;  /* recursive_multiplying: the schedule, e.g. "a4,a3"; NULL
-                                     or "": the default schedule for P */
-    int32_t keep_order;           /* 1: the op is not commutative, so refuse schedules that
-                                     reorder operands (recursive_multiplying with merges) */
-    const int32_t *groups;        /* hr1, hr2, smp_*: the group of each rank (any ids >= 0:
-                                     a site, a node), or NULL */
-    int32_t group_count;          /* entries in groups: 0 or P */
+    const char *schedule;         /* recursive_multiplying: the schedule in seed 004's
+                                     language, e.g. "a4,a3"; NULL or "": the default for P */
     const char *inner_algorithm;  /* hr2: the all-reduce inside groups (NULL: ring) */
     const char *outer_algorithm;  /* hr1, hr2: the all-reduce across groups (NULL:
                                      recursive_doubling) */
     const papcoll_sim_topology *tree; /* ring_topology: the tree the ranks run on, or NULL */
+} papcoll_parameters;
+
+/* Everything that may shape a schedule besides (P, rank, count, elem_size): the user's
+ * parameters, and what the caller learns per communicator or per call. It must be identical
+ * on every rank, or the ranks build schedules that do not match. A zero-filled context
+ * means "defaults". */
+typedef struct papcoll_context {
+    papcoll_parameters parameters;
+    const double *arrivals;       /* per call: predicted arrival time per rank (seconds), or
+                                     NULL (slt, prr) */
+    int32_t arrival_count;        /* entries in arrivals: 0 or P */
+    double tau;                   /* per call: time to transfer and reduce one segment (s) */
+    int32_t keep_order;           /* per call: 1 when the op is not commutative, so schedules
+                                     that reorder operands are refused (recursive_multiplying
+                                     with merges) */
+    const int32_t *groups;        /* per communicator: the group of each rank (any ids >= 0:
+                                     a site, a node) for hr1, hr2, smp_*, or NULL */
+    int32_t group_count;          /* entries in groups: 0 or P */
 } papcoll_context;
 
 typedef struct papcoll_algorithm_info {
@@ -94,6 +108,14 @@ int papcoll_algorithm_get(int32_t index, papcoll_algorithm_info *info);
 int papcoll_algorithm_find(const char *name, papcoll_algorithm_info *info);
 
 typedef struct papcoll_schedule papcoll_schedule;
+
+/* Checks parameters for P ranks (counts, a rank order that is a permutation, a
+ * recursive_multiplying schedule that fits P, inner and outer algorithms that are flat
+ * all-reduces, a tree that places P ranks): PAPCOLL_OK, or PAPCOLL_ERR_ARGUMENT (or
+ * PAPCOLL_ERR_UNKNOWN_ALGORITHM) with a message naming the field. papcoll_schedule_build and
+ * papcoll_comm_create run it, so a bad parameter is refused before any schedule is built. */
+int papcoll_parameters_check(const papcoll_parameters *parameters, int32_t ranks, char *error,
+                             size_t error_size);
 
 /* Builds the schedule of one rank. On failure *out is NULL and error (if not NULL) holds a
  * message naming the problem. Free the result with papcoll_schedule_free. */

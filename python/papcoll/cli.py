@@ -191,7 +191,7 @@ def _tau(text: str) -> float:
 
 
 def _context_of(arguments: argparse.Namespace) -> object:
-    from .core import Context
+    from .core import Context, Parameters
 
     arrivals = arguments.arrivals
     if isinstance(arrivals, str):
@@ -207,11 +207,12 @@ def _context_of(arguments: argparse.Namespace) -> object:
         from .network import load_network
 
         tree = load_network(arguments.tree).topology(arguments.ranks)
-    return Context(segment_elements=arguments.segment_elements,
-                   segment_count=arguments.segment_count, arrivals=arrivals, tau=arguments.tau,
-                   schedule_string=arguments.schedule, tree=tree,
-                   groups=groups_for(arguments.groups, arguments.ranks, tree),
-                   inner_algorithm=arguments.inner, outer_algorithm=arguments.outer)
+    parameters = Parameters(segment_elements=arguments.segment_elements,
+                            segment_count=arguments.segment_count, schedule=arguments.schedule,
+                            tree=tree, inner_algorithm=arguments.inner,
+                            outer_algorithm=arguments.outer)
+    return Context(parameters=parameters, arrivals=arrivals, tau=arguments.tau,
+                   groups=groups_for(arguments.groups, arguments.ranks, tree))
 
 
 def command_algorithms(arguments: argparse.Namespace) -> int:

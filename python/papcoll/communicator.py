@@ -27,8 +27,7 @@ import numpy as np
 from mpi4py import MPI
 
 from ._core import check_same_mpi, ffi, load_mpi_library, mpi_library_path
-from .core import PapcollError
-from .network import Topology
+from .core import PapcollError, Parameters, c_parameters
 
 _VERSION_SIZE = 8192
 
@@ -58,21 +57,18 @@ def _address(handle: Any) -> Any:
 class Config:
     """Options of a Communicator (C: papcoll_config); the defaults suit most programs.
 
-    Every field must be the same on every rank, except `group_color`.
+    The algorithms' parameters are a core.Parameters (the one home they share with the
+    simulator and the verifier); the rest is what needs MPI. Every field must be the same on
+    every rank, except `group_color`.
     """
 
-    segment_elements: int = 0        # segmented_ring: elements per segment; 0 = default
-    segment_count: int = 0           # linear_tree: number of segments; 0 = P
+    parameters: Parameters = Parameters()  # segments, rank order, schedule, inner/outer, tree
     max_message_elements: int = 0    # longer messages are split; 0 = 2^30
     # slt, prr: predictions from edge() ("edge") or from earlier calls' arrivals ("history")
     arrival_source: Literal["edge", "history"] = "edge"
-    schedule: str | None = None      # recursive_multiplying, e.g. "a4,a2"; None: the default
     # hr1, hr2, smp_*: one group per shared-memory node, or by group_color
     grouping: Literal["shared_memory", "color"] = "shared_memory"
     group_color: int = 0             # grouping="color": this rank's group, >= 0
-    inner_algorithm: str | None = None  # hr2: inside groups (None: ring)
-    outer_algorithm: str | None = None  # hr1, hr2: across groups (None: recursive_doubling)
-    tree: Topology | None = None     # ring_topology: the tree the ranks run on
 
 
 _ARRIVAL_SOURCES = {"edge": 0, "history": 1}
@@ -96,18 +92,9 @@ def _c_config(algorithm: str, config: Config) -> tuple[Any, list[Any]]:
             raise ValueError(f"Config.{field} must be one of {sorted(table)}, not {value!r}")
         setattr(raw, field, table[value])
     raw.algorithm = text(algorithm)
-    raw.segment_elements = config.segment_elements
-    raw.segment_count = config.segment_count
+    c_parameters(config.parameters, raw.parameters, keep)
     raw.max_message_elements = config.max_message_elements
     raw.group_color = config.group_color
-    for field in ("schedule", "inner_algorithm", "outer_algorithm"):
-        value = getattr(config, field)
-        if value is not None:
-            setattr(raw, field, text(value))
-    if config.tree is not None:
-        from .sim import _c_topology
-
-        raw.tree = _c_topology(config.tree, keep)
     return raw, keep
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ._core import ffi, lib
 
@@ -32,24 +32,40 @@ class AlgorithmInfo:
     reduce_scatter: bool = False
 
 
-@dataclass(frozen=True)
-class Context:
-    """Everything besides (P, rank, count, elem_size) that may shape a schedule.
+class CStructure(Protocol):
+    """What can fill a C struct: a network.Topology (papcoll_sim_topology) does."""
 
-    It must be identical on every rank. Fields an algorithm does not use are ignored.
+    def c_struct(self, keep: list[Any]) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Parameters:
+    """The parameters a user chooses for an algorithm (C: papcoll_parameters), the one home
+    of every tunable: Context and communicator.Config both hold one. Fields an algorithm
+    does not use are ignored; the defaults are the algorithms' own. Identical on every rank.
     """
 
-    arrivals: Sequence[float] | None = None
-    tau: float = 0.0
-    segment_elements: int = 0
-    segment_count: int = 0
-    rank_order: Sequence[int] | None = None
-    schedule_string: str | None = None
-    keep_order: bool = False  # the op is not commutative: refuse reordering schedules
-    groups: Sequence[int] | None = None  # hr1, hr2, smp_*: the group of each rank
+    segment_elements: int = 0            # segmented_ring: elements per segment; 0 = default
+    segment_count: int = 0               # linear_tree, slt: number of segments; 0 = P
+    rank_order: Sequence[int] | None = None  # ring, segmented_ring: the ranks in ring order
+    schedule: str | None = None          # recursive_multiplying, e.g. "a4,a3"; None: default
     inner_algorithm: str | None = None   # hr2: inside groups (None: ring)
     outer_algorithm: str | None = None   # hr1, hr2: across groups (None: recursive_doubling)
-    tree: Any = None                     # ring_topology: a network.Topology, or None
+    tree: CStructure | None = None       # ring_topology: a network.Topology, or None
+
+
+@dataclass(frozen=True)
+class Context:
+    """Everything besides (P, rank, count, elem_size) that may shape a schedule (C:
+    papcoll_context): the user's parameters, and what is known per call (predicted arrivals,
+    tau, whether the op keeps order) or per communicator (groups). Identical on every rank.
+    """
+
+    parameters: Parameters = Parameters()
+    arrivals: Sequence[float] | None = None  # slt, prr: predicted arrival per rank (s)
+    tau: float = 0.0                     # prr: seconds to move and reduce one segment
+    keep_order: bool = False             # the op is not commutative: refuse reordering
+    groups: Sequence[int] | None = None  # hr1, hr2, smp_*: the group of each rank
 
 
 @dataclass(frozen=True)
@@ -107,39 +123,57 @@ def algorithm(name: str) -> AlgorithmInfo:
     return _info(raw)
 
 
+def c_parameters(parameters: Parameters, raw: Any, keep: list[Any]) -> None:
+    """Fills the papcoll_parameters `raw` (embedded in a context or a config); the cffi
+    objects it points to are appended to `keep`, which must outlive it."""
+
+    def array(kind: str, values: Any) -> Any:
+        pointer = ffi.new(f"{kind}[]", values)
+        keep.append(pointer)
+        return pointer
+
+    raw.segment_elements = parameters.segment_elements
+    raw.segment_count = parameters.segment_count
+    if parameters.rank_order is not None:
+        raw.rank_order = array("int32_t", [int(r) for r in parameters.rank_order])
+        raw.rank_order_count = len(parameters.rank_order)
+    for field in ("schedule", "inner_algorithm", "outer_algorithm"):
+        value = getattr(parameters, field)
+        if value is not None:
+            setattr(raw, field, array("char", value.encode()))
+    if parameters.tree is not None:
+        raw.tree = parameters.tree.c_struct(keep)
+
+
 def _c_context(context: Context | None) -> tuple[Any, list[Any]]:
     """A papcoll_context and the cffi objects that must outlive it."""
     raw = ffi.new("papcoll_context *")
     keep: list[Any] = [raw]
     if context is None:
         return raw, keep
+    c_parameters(context.parameters, raw.parameters, keep)
     if context.arrivals is not None:
         arrivals = ffi.new("double[]", [float(a) for a in context.arrivals])
         keep.append(arrivals)
         raw.arrivals, raw.arrival_count = arrivals, len(context.arrivals)
     raw.tau = context.tau
     raw.keep_order = int(context.keep_order)
-    raw.segment_elements = context.segment_elements
-    raw.segment_count = context.segment_count
-    if context.rank_order is not None:
-        order = ffi.new("int32_t[]", [int(r) for r in context.rank_order])
-        keep.append(order)
-        raw.rank_order, raw.rank_order_count = order, len(context.rank_order)
     if context.groups is not None:
         groups = ffi.new("int32_t[]", [int(g) for g in context.groups])
         keep.append(groups)
         raw.groups, raw.group_count = groups, len(context.groups)
-    if context.tree is not None:
-        from .sim import _c_topology
-
-        raw.tree = _c_topology(context.tree, keep)
-    for field in ("schedule_string", "inner_algorithm", "outer_algorithm"):
-        value = getattr(context, field)
-        if value is not None:
-            text = ffi.new("char[]", value.encode())
-            keep.append(text)
-            setattr(raw, field, text)
     return raw, keep
+
+
+def check_parameters(parameters: Parameters, ranks: int) -> None:
+    """Raises PapcollError naming the field when `parameters` do not suit `ranks` ranks (C:
+    papcoll_parameters_check: a permutation, a schedule that fits P, flat inner and outer
+    algorithms, a tree placing P ranks)."""
+    raw = ffi.new("papcoll_parameters *")
+    keep: list[Any] = [raw]
+    c_parameters(parameters, raw, keep)
+    error = ffi.new("char[]", _ERROR_SIZE)
+    _raise(lib.papcoll_parameters_check(raw, ranks, error, _ERROR_SIZE), error)
 
 
 def _raise(status: int, error: Any) -> None:

@@ -21,7 +21,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from ._core import ffi, lib
-from .core import _ERROR_SIZE, Context, PapcollError, _text
+from .core import _ERROR_SIZE, Context, PapcollError, Parameters, _text
 from .sim import SimModel, simulate
 
 if TYPE_CHECKING:
@@ -129,7 +129,7 @@ def simulate_schedule(schedule: str, ranks: int, count: int, elem_size: int, mod
                       topology: Topology | None = None) -> float:
     """e-bar (seconds) of recursive_multiplying with `schedule`, balanced arrivals."""
     return simulate("recursive_multiplying", ranks, count, elem_size, model, topology=topology,
-                    context=Context(schedule_string=schedule)).average_elapsed
+                    context=Context(parameters=Parameters(schedule=schedule))).average_elapsed
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,8 @@ from typing import Any
 
 import tomllib
 
+from ._core import ffi, lib
+from .core import _ERROR_SIZE, _raise
 from .sim import PRESETS, SimModel, with_parameters
 
 
@@ -64,14 +66,29 @@ class Topology:
         return (f"{self.names[vertex]}->{above}" if index % 2 == 0
                 else f"{above}->{self.names[vertex]}")
 
+    def c_struct(self, keep: list[Any]) -> Any:
+        """This tree as a papcoll_sim_topology; the cffi objects it points to go to `keep`,
+        which must outlive it."""
+        raw = ffi.new("papcoll_sim_topology *")
+        arrays = {
+            "parent": ffi.new("int32_t[]", self.parent),
+            "link_latency": ffi.new("double[]", self.link_latency),
+            "link_seconds_per_byte": ffi.new("double[]", self.link_seconds_per_byte),
+            "rank_vertex": ffi.new("int32_t[]", self.rank_vertex),
+        }
+        keep.extend([raw, *arrays.values()])
+        for name, array in arrays.items():
+            setattr(raw, name, array)
+        raw.vertex_count = len(self.parent)
+        raw.rank_count = len(self.rank_vertex)
+        raw.local_latency = self.local_latency
+        raw.local_seconds_per_byte = self.local_seconds_per_byte
+        return raw
+
     def ring_order(self) -> list[int]:
         """seed 001's contention-free ring on this tree (C: papcoll_tree_ring_order)."""
-        from ._core import ffi, lib
-        from .core import _ERROR_SIZE, _raise
-        from .sim import _c_topology
-
         keep: list[Any] = []
-        raw = _c_topology(self, keep)
+        raw = self.c_struct(keep)
         order = ffi.new("int32_t[]", max(1, len(self.rank_vertex)))
         error = ffi.new("char[]", _ERROR_SIZE)
         _raise(lib.papcoll_tree_ring_order(raw, order, error, _ERROR_SIZE), error)

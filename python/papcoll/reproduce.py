@@ -27,7 +27,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from .core import Context
+from .core import Context, Parameters
 from .multiplying import enumerate_schedules, recursive_doubling_schedule, simulate_schedule
 from .network import Network, load_network, parse_topology
 from .sim import arrival_pattern, simulate, tau
@@ -84,8 +84,8 @@ def _elapsed_ms(name: str, ranks: int, count: int, network: Any,
     topology = network.topology(ranks)
     groups = [topology.parent[v] for v in topology.rank_vertex] if topology else None
     arrivals = arrivals or [0.0] * ranks
-    context = Context(arrivals=arrivals, tau=tau(network.model, ranks, count, 4), groups=groups,
-                      tree=topology)
+    context = Context(parameters=Parameters(tree=topology), arrivals=arrivals,
+                      tau=tau(network.model, ranks, count, 4), groups=groups)
     return simulate(name, ranks, count, 4, network.model, arrivals, context,
                     topology=topology).average_elapsed * 1e3
 

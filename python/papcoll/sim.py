@@ -18,7 +18,7 @@ import math
 import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ._core import ffi, lib
 from .core import _ERROR_SIZE, Context, _c_context, _raise
@@ -145,24 +145,6 @@ def tau(model: SimModel, ranks: int, count: int, elem_size: int) -> float:
             + segment * (model.seconds_per_byte + model.reduce_seconds_per_byte)) or 1e-9
 
 
-def _c_topology(topology: Topology, keep: list[Any]) -> Any:
-    raw = ffi.new("papcoll_sim_topology *")
-    arrays = {
-        "parent": ffi.new("int32_t[]", topology.parent),
-        "link_latency": ffi.new("double[]", topology.link_latency),
-        "link_seconds_per_byte": ffi.new("double[]", topology.link_seconds_per_byte),
-        "rank_vertex": ffi.new("int32_t[]", topology.rank_vertex),
-    }
-    keep.extend([raw, *arrays.values()])
-    for name, array in arrays.items():
-        setattr(raw, name, array)
-    raw.vertex_count = len(topology.parent)
-    raw.rank_count = len(topology.rank_vertex)
-    raw.local_latency = topology.local_latency
-    raw.local_seconds_per_byte = topology.local_seconds_per_byte
-    return raw
-
-
 def simulate(
     algorithm_name: str,
     ranks: int,
@@ -194,7 +176,7 @@ def simulate(
     options.record_timeline = int(timeline)
     options.max_operations = max_operations
     if topology is not None:
-        options.topology = _c_topology(topology, keep)
+        options.topology = topology.c_struct(keep)
     raw_arrivals = ffi.new("double[]", [float(a) for a in arrivals]) if arrivals else ffi.NULL
     finish = ffi.new("double[]", ranks)
     result = ffi.new("papcoll_sim_result *")

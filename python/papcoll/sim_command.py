@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .cli import groups_for
-from .core import Context, PapcollError
+from .core import Context, PapcollError, Parameters
 from .network import Network, Topology, load_network
 from .sim import SimModel, SimResult, arrival_pattern, simulate, tau
 
@@ -132,7 +132,7 @@ def _export_goal(arguments: argparse.Namespace, network: Network, elem_size: int
                        "--algorithms")
     name = arguments.algorithms[0]
     arrivals = _scenarios(arguments)[0][1]
-    context = Context(arrivals=arrivals, schedule_string=arguments.schedule,
+    context = Context(parameters=Parameters(schedule=arguments.schedule), arrivals=arrivals,
                       tau=tau(network.model, arguments.ranks, arguments.count, elem_size))
     text = goal_text(name, arguments.ranks, arguments.count, elem_size, network.model, context)
     if arguments.export_goal == "-":
@@ -268,11 +268,12 @@ def _run(arguments: argparse.Namespace, console: Console) -> int:
     groups = groups_for(arguments.groups, arguments.ranks, topology)
     for delay, arrivals in scenarios:
         for label, name, schedule in variants:
-            context = Context(arrivals=arrivals, schedule_string=schedule,
+            parameters = Parameters(schedule=schedule, tree=topology,
+                                    inner_algorithm=arguments.inner,
+                                    outer_algorithm=arguments.outer)
+            context = Context(parameters=parameters, arrivals=arrivals, groups=groups,
                               tau=tau(network.model, arguments.ranks, arguments.count,
-                                      elem_size),
-                              groups=groups, tree=topology, inner_algorithm=arguments.inner,
-                              outer_algorithm=arguments.outer)
+                                      elem_size))
             began = time.perf_counter()
             result = simulate(name, arguments.ranks, arguments.count, elem_size, network.model,
                               arrivals, context, topology=topology, noise_mean=arguments.noise,

@@ -1,5 +1,6 @@
 /* registry.c - name -> builder. Each algorithm file defines its entry (name, one-line
- * description, source, limitations); this list is the one place they are registered. */
+ * description, source, limitations, flags by name); this list is the one place they are
+ * registered. Building a schedule by name, with the checks of its context, is in build.c. */
 #include <string.h>
 
 #include "schedule.h"
@@ -38,6 +39,10 @@ const algorithm_entry *registry_find(const char *name) {
     for (int32_t i = 0; i < algorithm_total; i++)
         if (strcmp(algorithms[i]->info.name, name) == 0) return algorithms[i];
     return NULL;
+}
+
+int registry_is_flat(const algorithm_entry *entry) {
+    return !entry->info.needs_arrivals && !entry->info.needs_groups && !entry->info.reduce_scatter;
 }
 
 int32_t papcoll_algorithm_count(void) { return algorithm_total; }

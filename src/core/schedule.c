@@ -1,5 +1,5 @@
-/* schedule.c - building, dumping and parsing schedules (the IR of schedule.h), and the
- * public entry point that builds one rank's schedule through the registry. */
+/* schedule.c - building, dumping and parsing schedules (the IR of schedule.h). Building one
+ * rank's schedule by algorithm name is in build.c, beside the registry. */
 #include "schedule.h"
 
 #include <ctype.h>
@@ -225,77 +225,6 @@ int sched_dependents(const papcoll_schedule *schedule, int32_t *pending,
 }
 
 /* ---- public API ---------------------------------------------------------------------- */
-
-int papcoll_schedule_build(const char *algorithm, int32_t ranks, int32_t rank, int64_t count,
-                           int32_t elem_size, const papcoll_context *context,
-                           papcoll_schedule **out, char *error, size_t error_size) {
-    char message[256];
-    if (out == NULL) {
-        copy_message(error, error_size, "no place to store the schedule (out is NULL)");
-        return PAPCOLL_ERR_ARGUMENT;
-    }
-    *out = NULL;
-    const algorithm_entry *entry = algorithm ? registry_find(algorithm) : NULL;
-    if (entry == NULL) {
-        snprintf(message, sizeof message, "unknown algorithm '%s' (papcoll algorithms lists them)",
-                 algorithm ? algorithm : "(null)");
-        copy_message(error, error_size, message);
-        return PAPCOLL_ERR_UNKNOWN_ALGORITHM;
-    }
-    const char *problem = NULL;
-    if (ranks < 1) problem = "the number of ranks must be at least 1";
-    else if (rank < 0 || rank >= ranks) problem = "rank must lie in 0 .. ranks-1";
-    else if (count < 0) problem = "count must not be negative";
-    else if (elem_size < 1) problem = "element size must be at least 1 byte";
-    else if (count > INT64_MAX / elem_size) problem = "count x element size overflows 64 bits";
-    else if (context && context->arrival_count != 0 && context->arrival_count != ranks)
-        problem = "arrival estimates must give one time per rank";
-    else if (context && context->arrival_count != 0 && context->arrivals == NULL)
-        problem = "arrival_count is set but arrivals is NULL";
-    else if (context && context->rank_order_count != 0 && context->rank_order_count != ranks)
-        problem = "rank order must list every rank once";
-    else if (context && context->rank_order_count != 0 && context->rank_order == NULL)
-        problem = "rank_order_count is set but rank_order is NULL";
-    else if (context && context->segment_elements < 0)
-        problem = "segment size must not be negative";
-    else if (context && context->segment_count < 0)
-        problem = "segment count must not be negative";
-    else if (context && context->group_count != 0 && context->group_count != ranks)
-        problem = "groups must give the group of every rank (group_count 0 or P)";
-    else if (context && context->group_count != 0 && context->groups == NULL)
-        problem = "group_count is set but groups is NULL";
-    else if (entry->info.needs_groups && (context == NULL || context->group_count == 0))
-        problem = "this algorithm needs the group of every rank (context groups; `papcoll` "
-                  "commands: --groups)";
-    for (int32_t r = 0; problem == NULL && context && r < context->group_count; r++)
-        if (context->groups[r] < 0) problem = "group ids must not be negative";
-    if (problem != NULL) {
-        copy_message(error, error_size, problem);
-        return PAPCOLL_ERR_ARGUMENT;
-    }
-    papcoll_context defaults;
-    if (context == NULL) {
-        memset(&defaults, 0, sizeof defaults);
-        context = &defaults;
-    }
-    papcoll_schedule *schedule = malloc(sizeof *schedule);
-    if (schedule == NULL) {
-        copy_message(error, error_size, "out of memory");
-        return PAPCOLL_ERR_NO_MEMORY;
-    }
-    sched_init(schedule, ranks, rank, count, elem_size);
-    int status = entry->build(ranks, rank, count, elem_size, context, schedule);
-    if (status == PAPCOLL_OK) status = schedule->status;
-    if (status != PAPCOLL_OK) {
-        snprintf(message, sizeof message, "%.40s: %.200s", entry->info.name,
-                 schedule->error[0] ? schedule->error : papcoll_status_name(status));
-        copy_message(error, error_size, message);
-        papcoll_schedule_free(schedule);
-        return status;
-    }
-    *out = schedule;
-    return PAPCOLL_OK;
-}
 
 void papcoll_schedule_free(papcoll_schedule *schedule) {
     if (schedule == NULL) return;

@@ -171,6 +171,9 @@ typedef struct algorithm_entry {
 } algorithm_entry;
 
 const algorithm_entry *registry_find(const char *name);
+/* A flat all-reduce: not PAP-aware, not hierarchical, not a reduce-scatter. Only those can
+ * run inside a hierarchy (hr1, hr2, smp_*), as its inner or outer algorithm. */
+int registry_is_flat(const algorithm_entry *entry);
 
 /* Copies a message into a caller's buffer (NULL or size 0: nothing). */
 void copy_message(char *destination, size_t size, const char *message);

@@ -51,18 +51,16 @@ static int valid_algorithm(const char *name) {
     return name != NULL && (strcmp(name, "auto") == 0 || registry_find(name) != NULL);
 }
 
-/* Copies a recursive multiplying schedule into pc after checking it for pc's size. */
-static int store_schedule(papcoll_comm *pc, const char *schedule, const char *caller) {
-    char error[200];
-    if (schedule == NULL) schedule = "";
-    if (strlen(schedule) >= sizeof pc->schedule)
-        return record_error(MPI_ERR_ARG, "%s: the schedule is longer than %d characters",
-                            caller, (int)sizeof pc->schedule - 1);
-    if (schedule[strspn(schedule, " ")] != '\0' &&
-        papcoll_rm_check(schedule, pc->size, NULL, error, sizeof error) != PAPCOLL_OK)
-        return record_error(MPI_ERR_ARG, "%s: schedule '%.60s': %s", caller, schedule, error);
-    snprintf(pc->schedule, sizeof pc->schedule, "%s", schedule);
-    executor_plan_release(&pc->plan); /* the next call builds from the new schedule */
+/* Checks parameters for pc's size and makes them pc's own copy; the next call builds anew. */
+static int store_parameters(papcoll_comm *pc, const papcoll_parameters *parameters,
+                            const char *caller) {
+    char error[240];
+    int status = papcoll_parameters_check(parameters, pc->size, error, sizeof error);
+    if (status == PAPCOLL_OK) status = owned_parameters_set(&pc->parameters, parameters, pc->size);
+    if (status == PAPCOLL_ERR_NO_MEMORY)
+        return record_error(MPI_ERR_NO_MEM, "%s: out of memory", caller);
+    if (status != PAPCOLL_OK) return record_error(MPI_ERR_ARG, "%s: %s", caller, error);
+    executor_plan_release(&pc->plan);
     return MPI_SUCCESS;
 }
 
@@ -95,38 +93,9 @@ static int compute_groups(papcoll_comm *pc, const papcoll_config *config) {
     return MPI_SUCCESS;
 }
 
-/* Copies config->tree (parent and rank_vertex) after checking it for pc's size. */
-static int copy_tree(papcoll_comm *pc, const papcoll_sim_topology *tree) {
-    if (tree == NULL) return MPI_SUCCESS;
-    char error[200];
-    int32_t *order = malloc((size_t)pc->size * sizeof *order);
-    if (order == NULL) return record_error(MPI_ERR_NO_MEM, "papcoll_comm_create: out of memory");
-    int status = tree->rank_count == pc->size
-                     ? papcoll_tree_ring_order(tree, order, error, sizeof error)
-                     : PAPCOLL_ERR_ARGUMENT;
-    free(order);
-    if (tree->rank_count != pc->size)
-        return record_error(MPI_ERR_ARG, "papcoll_comm_create: the tree places %d ranks, the "
-                            "communicator has %d", tree->rank_count, pc->size);
-    if (status != PAPCOLL_OK)
-        return record_error(MPI_ERR_ARG, "papcoll_comm_create: %s", error);
-    pc->tree_parent = malloc((size_t)tree->vertex_count * sizeof(int32_t));
-    pc->tree_rank_vertex = malloc((size_t)pc->size * sizeof(int32_t));
-    if (pc->tree_parent == NULL || pc->tree_rank_vertex == NULL)
-        return record_error(MPI_ERR_NO_MEM, "papcoll_comm_create: out of memory");
-    memcpy(pc->tree_parent, tree->parent, (size_t)tree->vertex_count * sizeof(int32_t));
-    memcpy(pc->tree_rank_vertex, tree->rank_vertex, (size_t)pc->size * sizeof(int32_t));
-    pc->tree.vertex_count = tree->vertex_count;
-    pc->tree.parent = pc->tree_parent;
-    pc->tree.rank_vertex = pc->tree_rank_vertex;
-    pc->tree.rank_count = pc->size;
-    return MPI_SUCCESS;
-}
-
 static void release_communicator(papcoll_comm *pc) {
     free(pc->groups);
-    free(pc->tree_parent);
-    free(pc->tree_rank_vertex);
+    owned_parameters_release(&pc->parameters);
     if (pc->comm != MPI_COMM_NULL) MPI_Comm_free(&pc->comm);
     free(pc);
 }
@@ -148,29 +117,14 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
     if (config == NULL) config = &defaults;
     const char *algorithm = config->algorithm ? config->algorithm : "auto";
     if (!valid_algorithm(algorithm)) return unknown_algorithm(algorithm);
-    if (config->segment_elements < 0 || config->segment_count < 0 ||
-        config->max_message_elements < 0)
-        return record_error(MPI_ERR_ARG, "papcoll_comm_create: segment_elements, "
-                                         "segment_count and max_message_elements must not be "
-                                         "negative");
+    if (config->max_message_elements < 0)
+        return record_error(MPI_ERR_ARG, "papcoll_comm_create: max_message_elements must not "
+                                         "be negative");
     if (config->grouping != PAPCOLL_GROUPS_SHARED_MEMORY &&
         config->grouping != PAPCOLL_GROUPS_COLOR)
         return record_error(MPI_ERR_ARG, "papcoll_comm_create: grouping %d is neither "
                             "PAPCOLL_GROUPS_SHARED_MEMORY nor PAPCOLL_GROUPS_COLOR",
                             (int)config->grouping);
-    const char *flat[2] = {config->inner_algorithm, config->outer_algorithm};
-    for (int k = 0; k < 2; k++) {
-        const algorithm_entry *entry = flat[k] ? registry_find(flat[k]) : NULL;
-        if (flat[k] && (entry == NULL || strlen(flat[k]) >= 64))
-            return record_error(MPI_ERR_ARG, "papcoll_comm_create: unknown %s algorithm "
-                                "'%.64s'", k ? "outer" : "inner", flat[k]);
-        if (entry && (entry->info.needs_arrivals || entry->info.needs_groups ||
-                      entry->info.reduce_scatter))
-            return record_error(MPI_ERR_ARG, "papcoll_comm_create: '%s' cannot be the %s "
-                                "algorithm of a hierarchy: it must be a flat all-reduce (not "
-                                "PAP-aware, not hierarchical, not a reduce-scatter)", flat[k],
-                                k ? "outer" : "inner");
-    }
     if (config->arrival_source != PAPCOLL_ARRIVALS_EDGE &&
         config->arrival_source != PAPCOLL_ARRIVALS_HISTORY)
         return record_error(MPI_ERR_ARG,
@@ -183,11 +137,7 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
     pc->checked_op = MPI_OP_NULL;
     pc->config = *config;
     pc->config.algorithm = NULL; /* the name lives in pc->algorithm, not in caller memory */
-    pc->config.schedule = NULL;  /* and the schedule in pc->schedule */
-    pc->config.inner_algorithm = pc->config.outer_algorithm = NULL; /* in pc->inner, outer */
-    pc->config.tree = NULL;      /* in pc->tree */
-    snprintf(pc->inner, sizeof pc->inner, "%s", config->inner_algorithm ? config->inner_algorithm : "");
-    snprintf(pc->outer, sizeof pc->outer, "%s", config->outer_algorithm ? config->outer_algorithm : "");
+    memset(&pc->config.parameters, 0, sizeof pc->config.parameters); /* in pc->parameters */
     if (pc->config.max_message_elements == 0) pc->config.max_message_elements = 1 << 30;
     if (pc->config.max_message_elements > INT32_MAX) pc->config.max_message_elements = INT32_MAX;
     snprintf(pc->algorithm, sizeof pc->algorithm, "%s", algorithm);
@@ -200,9 +150,9 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
     MPI_Comm_set_errhandler(pc->comm, MPI_ERRORS_RETURN);
     MPI_Comm_size(pc->comm, &pc->size);
     MPI_Comm_rank(pc->comm, &pc->rank);
-    if ((code = store_schedule(pc, config->schedule, "papcoll_comm_create")) != MPI_SUCCESS ||
-        (code = compute_groups(pc, config)) != MPI_SUCCESS ||
-        (code = copy_tree(pc, config->tree)) != MPI_SUCCESS) {
+    if ((code = store_parameters(pc, &config->parameters, "papcoll_comm_create")) !=
+            MPI_SUCCESS ||
+        (code = compute_groups(pc, config)) != MPI_SUCCESS) {
         release_communicator(pc);
         return code;
     }
@@ -236,7 +186,9 @@ const char *papcoll_get_algorithm(const papcoll_comm *pc) { return pc ? pc->algo
 
 int papcoll_set_schedule(papcoll_comm *pc, const char *schedule) {
     if (pc == NULL) return record_error(MPI_ERR_ARG, "papcoll_set_schedule: pc is NULL");
-    return store_schedule(pc, schedule, "papcoll_set_schedule");
+    papcoll_parameters parameters = pc->parameters.parameters;
+    parameters.schedule = schedule;
+    return store_parameters(pc, &parameters, "papcoll_set_schedule");
 }
 
 /* ---- arguments ------------------------------------------------------------------------- */
@@ -377,14 +329,9 @@ static int prepare_plan(papcoll_comm *pc, const algorithm_entry *algorithm, int6
     papcoll_context context;
     if (arrivals_context) context = *arrivals_context;
     else memset(&context, 0, sizeof context);
-    context.segment_elements = pc->config.segment_elements;
-    context.segment_count = pc->config.segment_count;
-    context.schedule_string = pc->schedule[0] ? pc->schedule : NULL;
+    context.parameters = pc->parameters.parameters;
     context.groups = pc->groups;
     context.group_count = pc->size;
-    context.inner_algorithm = pc->inner[0] ? pc->inner : NULL;
-    context.outer_algorithm = pc->outer[0] ? pc->outer : NULL;
-    context.tree = pc->tree.vertex_count > 0 ? &pc->tree : NULL;
     context.keep_order = keep_order;
     char error[256];
     /* elem_size only sizes byte counts in the schedule; cap it so huge extents still fit */

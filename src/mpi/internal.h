@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "papcoll.h"
+#include "parameters.h"
 #include "schedule.h"
 
 /* A schedule ready to run, kept across calls with the same shape (the common case in a
@@ -59,12 +60,9 @@ struct papcoll_comm {
     MPI_Comm comm;             /* private duplicate: our tags never meet the user's */
     int size, rank;
     char algorithm[64];        /* "auto" or a registered name */
-    char schedule[256];        /* recursive_multiplying's schedule, "" for the default */
+    owned_parameters parameters; /* the algorithms' parameters, copied from the config */
     int32_t *groups;           /* the group of every rank (hierarchical algorithms) */
-    char inner[64], outer[64]; /* hr1/hr2's inner and outer algorithms, "" for defaults */
-    papcoll_sim_topology tree; /* ring_topology's tree (tree.vertex_count 0: none) */
-    int32_t *tree_parent, *tree_rank_vertex;
-    papcoll_config config;
+    papcoll_config config;     /* the rest of the config (its parameters zeroed: see above) */
     executor_plan plan;
     executor_workspace workspace;
     monitor_state monitor;

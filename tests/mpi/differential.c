@@ -463,9 +463,9 @@ int main(int argc, char **argv) {
     papcoll_config config;
     papcoll_config_init(&config);
     config.max_message_elements = o.max_message_elements;
-    config.schedule = schedule_option;
-    config.inner_algorithm = inner_option;
-    config.outer_algorithm = outer_option;
+    config.parameters.schedule = schedule_option;
+    config.parameters.inner_algorithm = inner_option;
+    config.parameters.outer_algorithm = outer_option;
     if (color_blocks != 0) {
         config.grouping = PAPCOLL_GROUPS_COLOR;
         if (color_blocks > 0) {
@@ -492,7 +492,7 @@ int main(int argc, char **argv) {
         tree.parent = tree_parent;
         tree.rank_vertex = tree_ranks;
         tree.rank_count = ranks;
-        config.tree = &tree;
+        config.parameters.tree = &tree;
     }
     papcoll_comm *pc;
     if (papcoll_comm_create(MPI_COMM_WORLD, &config, &pc) != MPI_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 2);

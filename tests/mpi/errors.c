@@ -44,22 +44,22 @@ int main(int argc, char **argv) {
            papcoll_comm_create(MPI_COMM_WORLD, &config, &pc), MPI_ERR_ARG,
            "colors must be >= 0");
     papcoll_config_init(&config);
-    config.outer_algorithm = "teleport";
+    config.parameters.outer_algorithm = "teleport";
     expect("create with an unknown outer algorithm",
            papcoll_comm_create(MPI_COMM_WORLD, &config, &pc), MPI_ERR_ARG,
            "unknown outer algorithm 'teleport'");
     papcoll_config_init(&config);
-    config.schedule = "a2,x";
+    config.parameters.schedule = "a2,x";
     expect("create with a bad recursive multiplying schedule",
            papcoll_comm_create(MPI_COMM_WORLD, &config, &pc), MPI_ERR_ARG, "schedule 'a2,x'");
     papcoll_config_init(&config);
     config.algorithm = "hr1";
-    config.outer_algorithm = "prr";
+    config.parameters.outer_algorithm = "prr";
     expect("create hr1 with a PAP-aware outer algorithm",
            papcoll_comm_create(MPI_COMM_WORLD, &config, &pc), MPI_ERR_ARG,
            "cannot be the outer algorithm of a hierarchy");
     papcoll_config_init(&config);
-    config.inner_algorithm = "rs_halving";
+    config.parameters.inner_algorithm = "rs_halving";
     expect("create with a reduce-scatter inside a hierarchy",
            papcoll_comm_create(MPI_COMM_WORLD, &config, &pc), MPI_ERR_ARG,
            "cannot be the inner algorithm of a hierarchy");

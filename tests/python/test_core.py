@@ -9,7 +9,7 @@ from pathlib import Path
 
 import papcoll
 import pytest
-from papcoll import Context, PapcollError
+from papcoll import Context, PapcollError, Parameters
 from papcoll.launcher import mpi_flavor
 
 ALGORITHMS = [info.name for info in papcoll.algorithms()]
@@ -44,14 +44,15 @@ def test_ring_follows_a_given_rank_order():
     for ranks in (2, 5, 9, 16):
         order = list(range(ranks))
         generator.shuffle(order)
-        report = papcoll.verify("ring", ranks, 1000, context=Context(rank_order=order))
+        report = papcoll.verify("ring", ranks, 1000,
+                                context=Context(parameters=Parameters(rank_order=order)))
         assert report.ok, report.reason
         # each rank's first send goes to its successor in the ring order
         position = order.index(0)
         successor = order[(position + 1) % ranks]
         if ranks > 1:
             text = papcoll.schedule_text("ring", ranks, 0, 1000,
-                                         context=Context(rank_order=order))
+                                         context=Context(parameters=Parameters(rank_order=order)))
             first_send = next(line for line in text.splitlines() if " SEND " in line)
             assert f"to={successor} " in first_send
 
@@ -59,7 +60,7 @@ def test_ring_follows_a_given_rank_order():
 @pytest.mark.parametrize("order", [[0, 1, 1], [0, 1, 5], [2, 1]])
 def test_ring_refuses_an_order_that_is_not_a_permutation(order):
     with pytest.raises(PapcollError) as caught:
-        papcoll.verify("ring", 3, 10, context=Context(rank_order=order))
+        papcoll.verify("ring", 3, 10, context=Context(parameters=Parameters(rank_order=order)))
     assert "order" in caught.value.message
 
 
@@ -67,14 +68,16 @@ def test_ring_refuses_an_order_that_is_not_a_permutation(order):
 @pytest.mark.parametrize("ranks", [2, 5, 8])
 def test_segmented_ring_any_segment_size(segment_elements, ranks):
     report = papcoll.verify("segmented_ring", ranks, 4099,
-                            context=Context(segment_elements=segment_elements))
+                            context=Context(parameters=Parameters(segment_elements=segment_elements)))
     assert report.ok, report.reason
     assert report.max_bytes_sent == pytest.approx(report.lower_bound_bytes, abs=8 * ranks)
 
 
 def test_segmented_ring_pipelines_segments():
-    coarse = papcoll.verify("segmented_ring", 4, 4096, context=Context(segment_elements=1024))
-    fine = papcoll.verify("segmented_ring", 4, 4096, context=Context(segment_elements=64))
+    coarse = papcoll.verify("segmented_ring", 4, 4096,
+                            context=Context(parameters=Parameters(segment_elements=1024)))
+    fine = papcoll.verify("segmented_ring", 4, 4096,
+                          context=Context(parameters=Parameters(segment_elements=64)))
     assert fine.max_ops > coarse.max_ops
     # 16 segments per block pipelined: more, shorter rounds than one message per block
     assert fine.rounds > coarse.rounds
@@ -83,7 +86,8 @@ def test_segmented_ring_pipelines_segments():
 @pytest.mark.parametrize("segments", [1, 2, 5, 40])
 @pytest.mark.parametrize("ranks", [2, 3, 6])
 def test_linear_tree_any_segment_count(segments, ranks):
-    report = papcoll.verify("linear_tree", ranks, 1009, context=Context(segment_count=segments))
+    report = papcoll.verify("linear_tree", ranks, 1009,
+                            context=Context(parameters=Parameters(segment_count=segments)))
     assert report.ok, report.reason
     assert report.order_preserved
 
@@ -131,7 +135,7 @@ def test_random_sweep(name):
 def test_races_are_caught_in_schedules_too_large_for_bitsets():
     # Segments of one element make > 8192 ops per rank: the verifier answers ancestry
     # questions by searching the DAG instead of bitsets, and must still catch a race.
-    context = Context(segment_elements=1)
+    context = Context(parameters=Parameters(segment_elements=1))
     texts = [papcoll.schedule_text("segmented_ring", 2, rank, 9000, context=context)
              for rank in range(2)]
     assert len(texts[0].splitlines()) > 8192

@@ -11,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from papcoll import Context, PapcollError, verify
+from papcoll import Context, PapcollError, Parameters, verify
 from papcoll.network import load_network, parse_topology
 from papcoll.reproduce import seed001_crossover, seed002_tables, seed003_table1
 from papcoll.sim import SimModel, simulate
@@ -66,7 +66,7 @@ def interleaved_two_switch():
 def test_ring_topology_reorders_the_ring_onto_the_tree():
     network, topology = interleaved_two_switch()
     count = 1 << 18
-    context = Context(tree=topology)
+    context = Context(parameters=Parameters(tree=topology))
     ordered = simulate("ring_topology", 32, count, 4, network.model, topology=topology,
                        context=context)
     plain = simulate("ring", 32, count, 4, network.model, topology=topology)
@@ -87,7 +87,8 @@ def test_hierarchical_algorithms_verify_under_many_layouts(name, inner_outer):
     for ranks in (1, 2, 5, 9, 16, 23, 40, 64):
         for _ in range(3):
             groups = [generator.randrange(1 + ranks // 4) * 3 for _ in range(ranks)]
-            context = Context(groups=groups, inner_algorithm=inner, outer_algorithm=outer)
+            context = Context(parameters=Parameters(inner_algorithm=inner, outer_algorithm=outer),
+                              groups=groups)
             report = verify(name, ranks, 101, 4, context)
             assert report.ok, (ranks, groups, report.reason)
 
@@ -96,15 +97,18 @@ def test_hierarchical_refusals_name_the_problem():
     with pytest.raises(PapcollError, match="needs the group of every rank"):
         verify("hr1", 4, 10, 4)
     with pytest.raises(PapcollError, match="cannot run inside a hierarchy"):
-        verify("hr2", 4, 10, 4, Context(groups=[0, 0, 1, 1], inner_algorithm="prr"))
+        verify("hr2", 4, 10, 4, Context(parameters=Parameters(inner_algorithm="prr"),
+                                        groups=[0, 0, 1, 1]))
     with pytest.raises(PapcollError, match="cannot run inside a hierarchy"):
-        verify("hr1", 4, 10, 4, Context(groups=[0, 0, 1, 1], outer_algorithm="hr2"))
+        verify("hr1", 4, 10, 4, Context(parameters=Parameters(outer_algorithm="hr2"),
+                                        groups=[0, 0, 1, 1]))
     with pytest.raises(PapcollError, match="not a reduce-scatter"):
-        verify("hr2", 8, 16, 4, Context(groups=[0] * 4 + [1] * 4, inner_algorithm="rs_halving"))
+        verify("hr2", 8, 16, 4, Context(parameters=Parameters(inner_algorithm="rs_halving"),
+                                        groups=[0] * 4 + [1] * 4))
     # priority_rabenseifner's tags fit in a phase of a hierarchy
-    assert verify("hr2", 8, 16, 4, Context(groups=[0] * 4 + [1] * 4,
-                                           inner_algorithm="priority_rabenseifner",
-                                           outer_algorithm="priority_rabenseifner")).ok
+    priority = Parameters(inner_algorithm="priority_rabenseifner",
+                          outer_algorithm="priority_rabenseifner")
+    assert verify("hr2", 8, 16, 4, Context(parameters=priority, groups=[0] * 4 + [1] * 4)).ok
     with pytest.raises(PapcollError, match="group ids must not be negative"):
         verify("hr1", 2, 10, 4, Context(groups=[0, -1]))
     with pytest.raises(PapcollError, match="group of every rank"):

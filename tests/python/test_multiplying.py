@@ -10,7 +10,7 @@ import random
 import re
 
 import pytest
-from papcoll import Context, PapcollError, verify
+from papcoll import Context, PapcollError, Parameters, verify
 from papcoll.multiplying import (
     check,
     default_schedule,
@@ -57,7 +57,7 @@ def test_the_parser_names_the_problem(schedule, ranks, message):
     with pytest.raises(PapcollError, match=re.escape(message)):
         check(schedule, ranks)
     with pytest.raises(PapcollError, match="schedule '"):
-        verify(NAME, ranks, 10, 4, Context(schedule_string=schedule))
+        verify(NAME, ranks, 10, 4, Context(parameters=Parameters(schedule=schedule)))
 
 
 def test_the_parser_survives_fuzzing():
@@ -73,7 +73,7 @@ def test_the_parser_survives_fuzzing():
             assert error.message  # every refusal explains itself
             continue
         accepted += 1
-        report = verify(NAME, ranks, 5, 4, Context(schedule_string=text))
+        report = verify(NAME, ranks, 5, 4, Context(parameters=Parameters(schedule=text)))
         assert report.ok, (text, ranks, report.reason)
     # mutations of valid schedules: digits changed, stages dropped or swapped
     for _ in range(2000):
@@ -95,7 +95,8 @@ def test_the_parser_survives_fuzzing():
             check(mutated, ranks)
         except PapcollError:
             continue
-        assert verify(NAME, ranks, 3, 4, Context(schedule_string=mutated)).ok, mutated
+        mutant = Context(parameters=Parameters(schedule=mutated))
+        assert verify(NAME, ranks, 3, 4, mutant).ok, mutated
     assert accepted > 0
 
 
@@ -104,7 +105,7 @@ def _verify_space(ranks: int) -> int:
     for kind, schedule in enumerate_schedules(ranks):
         reorders = check(schedule, ranks)
         assert reorders == (kind == "merged")
-        report = verify(NAME, ranks, 7, 4, Context(schedule_string=schedule))
+        report = verify(NAME, ranks, 7, 4, Context(parameters=Parameters(schedule=schedule)))
         assert report.ok, (schedule, report.reason)
         assert report.order_preserved == (not reorders), schedule
         checked += 1
@@ -123,7 +124,7 @@ def test_mpich_recursive_doubling_is_a_schedule(ranks):
     assert all(stage == "a2" for stage in schedule.split(",")
                if stage.startswith("a"))
     model = preset("aries")
-    context = Context(schedule_string=schedule)
+    context = Context(parameters=Parameters(schedule=schedule))
     native = simulate("recursive_doubling", ranks, 2, 4, model)
     ours = simulate(NAME, ranks, 2, 4, model, context=context)
     # the same messages in the same rounds; ours may end with one 8-byte copy
@@ -146,10 +147,10 @@ def test_defaults_and_the_paper_schedules():
 
 
 def test_merges_are_refused_for_a_non_commutative_op():
-    merged = Context(schedule_string="m1g2a3,n1g3a2", keep_order=True)
+    merged = Context(parameters=Parameters(schedule="m1g2a3,n1g3a2"), keep_order=True)
     with pytest.raises(PapcollError, match="needs a commutative op"):
         verify(NAME, 7, 10, 4, merged)
-    split = Context(schedule_string="c6m2,a2,a2,e6m2", keep_order=True)
+    split = Context(parameters=Parameters(schedule="c6m2,a2,a2,e6m2"), keep_order=True)
     assert verify(NAME, 7, 10, 4, split).order_preserved
 
 

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from papcoll import Context, PapcollError
+from papcoll import Context, PapcollError, Parameters
 from papcoll.goal import goal_text
 from papcoll.network import NetworkError, Topology, load_network, parse_topology
 from papcoll.sim import SimModel, simulate
@@ -58,7 +58,7 @@ def test_a_star_topology_gives_the_crossbar_closed_forms(name, ranks):
 def ring_on(topology: Topology, order: list[int], count: int = 4096) -> float:
     model = SimModel(eager_limit_bytes=-1)  # pure bandwidth: only the links cost time
     result = simulate("ring", len(order), count, 1, model, topology=topology,
-                      context=Context(rank_order=order))
+                      context=Context(parameters=Parameters(rank_order=order)))
     return result.makespan, result.link_bytes
 
 
@@ -85,7 +85,7 @@ def test_a_contention_free_ring_order_beats_a_crossing_one_on_the_32_host_file()
     times = {}
     for label, order in (("depth-first", depth_first), ("alternating", alternating)):
         times[label] = simulate("ring", 32, 1 << 20, 4, network.model, topology=topology,
-                                context=Context(rank_order=order)).makespan
+                                context=Context(parameters=Parameters(rank_order=order))).makespan
     assert times["alternating"] > 1.5 * times["depth-first"]
 
 

@@ -11,7 +11,7 @@ int compose_check_flat(const char *algorithm, papcoll_schedule *out) {
     if (entry == NULL)
         return sched_fail(out, PAPCOLL_ERR_UNKNOWN_ALGORITHM, "unknown inner or outer "
                           "algorithm '%.40s'", algorithm);
-    if (entry->info.needs_arrivals || entry->info.needs_groups || entry->info.reduce_scatter)
+    if (!registry_is_flat(entry))
         return sched_fail(out, PAPCOLL_ERR_UNSUPPORTED, "'%s' cannot run inside a hierarchy: "
                           "inner and outer algorithms must be flat all-reduces (not PAP-aware, "
                           "not hierarchical, not a reduce-scatter)", algorithm);

@@ -4,7 +4,7 @@
  *
  * Groups come from context->groups (the topology, MPI_Comm_split_type, or a user's color);
  * unequal sizes are fine. Inside a group: binomial reduce to the leader (its lowest rank),
- * binomial broadcast back; across: context->outer_algorithm among the leaders (default
+ * binomial broadcast back; across: context->parameters.outer_algorithm among the leaders (default
  * recursive_doubling, seed 003's butterfly).
  *
  * Worked example, P = 6, groups {0,1,2} and {3,4,5} (x_r: rank r's vector):
@@ -17,8 +17,8 @@
 
 static int hr1_build(int32_t ranks, int32_t rank, int64_t count, int32_t elem_size,
                      const papcoll_context *context, papcoll_schedule *out) {
-    const char *outer = context->outer_algorithm ? context->outer_algorithm
-                                                 : "recursive_doubling";
+    const char *outer = context->parameters.outer_algorithm;
+    if (outer == NULL) outer = "recursive_doubling";
     return hierarchical_reduce_build(ranks, rank, count, elem_size, context, outer, out);
 }
 

@@ -3,7 +3,7 @@
  * counterparts"): every rank works in both phases, so the slow links carry one message per
  * column instead of one per group, in parallel.
  *
- * Inside: context->inner_algorithm (default ring); across: context->outer_algorithm
+ * Inside: the parameters' inner_algorithm (default ring); across: their outer_algorithm
  * (default recursive_doubling) among the ranks with the same index in their groups.
  * Unequal groups (choice: seed 003 used equal ones): with m the smallest group's size,
  * indices 0..m-1 form the columns; a member with index j >= m receives the result from
@@ -19,9 +19,10 @@
 
 static int hr2_build(int32_t ranks, int32_t rank, int64_t count, int32_t elem_size,
                      const papcoll_context *context, papcoll_schedule *out) {
-    const char *inner = context->inner_algorithm ? context->inner_algorithm : "ring";
-    const char *outer = context->outer_algorithm ? context->outer_algorithm
-                                                 : "recursive_doubling";
+    const papcoll_parameters *parameters = &context->parameters;
+    const char *inner = parameters->inner_algorithm ? parameters->inner_algorithm : "ring";
+    const char *outer = parameters->outer_algorithm ? parameters->outer_algorithm
+                                                    : "recursive_doubling";
     return hierarchical_allreduce_build(ranks, rank, count, elem_size, context, inner, outer,
                                         out);
 }

@@ -141,7 +141,8 @@ int linear_tree_build_with_order(int32_t ranks, int32_t rank, int64_t count,
 static int linear_tree_build(int32_t ranks, int32_t rank, int64_t count, int32_t elem_size,
                              const papcoll_context *context, papcoll_schedule *out) {
     (void)elem_size;
-    return linear_tree_build_with_order(ranks, rank, count, NULL, context->segment_count, out);
+    return linear_tree_build_with_order(ranks, rank, count, NULL,
+                                        context->parameters.segment_count, out);
 }
 
 const algorithm_entry linear_tree_algorithm = {

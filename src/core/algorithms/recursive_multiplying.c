@@ -655,7 +655,7 @@ static int recursive_multiplying_build(int32_t ranks, int32_t rank, int64_t coun
                                        papcoll_schedule *out) {
     (void)elem_size;
     char fallback[256], message[200];
-    const char *text = context ? context->schedule_string : NULL;
+    const char *text = context ? context->parameters.schedule : NULL;
     if (text == NULL || text[strspn(text, " ")] == '\0') {
         papcoll_rm_default(ranks, fallback, sizeof fallback);
         text = fallback;

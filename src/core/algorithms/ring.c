@@ -230,7 +230,8 @@ int ring_build_with_order(int32_t ranks, int32_t rank, int64_t count, const int3
 static int ring_build(int32_t ranks, int32_t rank, int64_t count, int32_t elem_size,
                       const papcoll_context *context, papcoll_schedule *out) {
     (void)elem_size;
-    const int32_t *order = context->rank_order_count == ranks ? context->rank_order : NULL;
+    const papcoll_parameters *parameters = &context->parameters;
+    const int32_t *order = parameters->rank_order_count == ranks ? parameters->rank_order : NULL;
     return ring_build_with_order(ranks, rank, count, order, 0, out);
 }
 

@@ -2,7 +2,7 @@
  * logical ring on a tree of switches (Patarasuk & Yuan): the ranks in depth-first order of
  * the tree (papcoll_tree_ring_order, src/core/tree.c), so every link carries at most one
  * ring message in each direction per step and the ring runs at full link bandwidth. With no
- * tree (context->tree NULL) the ranks keep their order, which is contention-free on a
+ * tree (context->parameters.tree NULL) the ranks keep their order, which is contention-free on a
  * two-level SMP tree when consecutive ranks share a node (seed 001 Lemma 6).
  *
  * Worked example: hosts a0, a1 under switch L, b0, b1 under switch R, L and R under a root;
@@ -18,14 +18,15 @@
 static int ring_topology_build(int32_t ranks, int32_t rank, int64_t count, int32_t elem_size,
                                const papcoll_context *context, papcoll_schedule *out) {
     (void)elem_size;
-    if (context->tree == NULL) return ring_build_with_order(ranks, rank, count, NULL, 0, out);
-    if (context->tree->rank_count != ranks)
+    const papcoll_sim_topology *tree = context->parameters.tree;
+    if (tree == NULL) return ring_build_with_order(ranks, rank, count, NULL, 0, out);
+    if (tree->rank_count != ranks)
         return sched_fail(out, PAPCOLL_ERR_ARGUMENT, "the tree places %d ranks, not P = %d",
-                          context->tree->rank_count, ranks);
+                          tree->rank_count, ranks);
     int32_t *order = malloc((size_t)ranks * sizeof *order);
     if (order == NULL) return sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory");
     char error[200];
-    int status = papcoll_tree_ring_order(context->tree, order, error, sizeof error);
+    int status = papcoll_tree_ring_order(tree, order, error, sizeof error);
     if (status == PAPCOLL_OK) status = ring_build_with_order(ranks, rank, count, order, 0, out);
     else sched_fail(out, status, "%s", error);
     free(order);

@@ -18,8 +18,8 @@
  * Scratch: 4 slots of one segment (not whole blocks), used round-robin by incoming
  * reduce-scatter segments. Default segment: 65536 bytes / elem_size elements (at least 1),
  * chosen as a size well past the latency-dominated range yet small enough that a block of
- * a large vector spans several segments; context->segment_elements overrides it. A segment
- * as large as a block makes this the plain ring (with 2 slots). Optional context->rank_order
+ * a large vector spans several segments; the parameters' segment_elements overrides it. A
+ * segment as large as a block makes this the plain ring (with 2 slots). Optional rank_order
  * as for ring. Commutative only, like ring.
  */
 #include "ring.h"
@@ -28,12 +28,13 @@ enum { SEGMENTED_RING_DEFAULT_SEGMENT_BYTES = 65536 };
 
 static int segmented_ring_build(int32_t ranks, int32_t rank, int64_t count, int32_t elem_size,
                                 const papcoll_context *context, papcoll_schedule *out) {
-    int64_t segment_elements = context->segment_elements;
+    int64_t segment_elements = context->parameters.segment_elements;
     if (segment_elements == 0) {
         segment_elements = SEGMENTED_RING_DEFAULT_SEGMENT_BYTES / (elem_size > 0 ? elem_size : 1);
         if (segment_elements < 1) segment_elements = 1;
     }
-    const int32_t *order = context->rank_order_count == ranks ? context->rank_order : NULL;
+    const papcoll_parameters *parameters = &context->parameters;
+    const int32_t *order = parameters->rank_order_count == ranks ? parameters->rank_order : NULL;
     return ring_build_with_order(ranks, rank, count, order, segment_elements, out);
 }
 

@@ -32,7 +32,8 @@ static int slt_build(int32_t ranks, int32_t rank, int64_t count, int32_t elem_si
     int32_t *order = malloc((size_t)ranks * sizeof *order);
     if (order == NULL) return sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory in slt");
     if (arrival_order(context, ranks, "slt", order, NULL, out))
-        linear_tree_build_with_order(ranks, rank, count, order, context->segment_count, out);
+        linear_tree_build_with_order(ranks, rank, count, order,
+                                     context->parameters.segment_count, out);
     free(order);
     return sched_finish(out);
 }

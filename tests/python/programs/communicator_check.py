@@ -202,7 +202,8 @@ communicator.free()  # a second free does nothing (an exception would end the pr
 layout = load_network(str(Path(__file__).resolve().parents[3] / "docs" / "networks"
                           / "two-switch-32.json"))
 with papcoll.Communicator(world, algorithm="ring_topology",
-                          config=papcoll.Config(tree=layout.topology(size))) as on_tree:
+                          config=papcoll.Config(parameters=papcoll.Parameters(
+                              tree=layout.topology(size)))) as on_tree:
     sendbuf = data(np.float64, 1000, 4)
     result = on_tree.allreduce(sendbuf)
     check("ring_topology on a tree", agrees(result, reference(sendbuf, MPI.SUM), MPI.SUM)
