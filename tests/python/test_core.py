@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import subprocess
 from pathlib import Path
 
@@ -158,3 +159,23 @@ def test_pap_aware_algorithms_every_count_under_every_arrival_pattern():
     result = subprocess.run([str(build / "test_algorithms"), "--all-counts"],
                             capture_output=True, text=True, timeout=1800)
     assert result.returncode == 0, result.stdout[-3000:]
+
+
+@pytest.mark.parametrize(("parameters", "message"), [
+    (Parameters(segment_count=-1), "segment_count must not be negative"),
+    (Parameters(segment_elements=-5), "segment_elements must not be negative"),
+    (Parameters(rank_order=[0, 1]), "rank_order must list every rank once"),
+    (Parameters(rank_order=[0, 1, 1, 3]), "not a permutation of 0..3: entry 2 is 1"),
+    (Parameters(schedule="a3"), "schedule 'a3'"),
+    (Parameters(inner_algorithm="teleport"), "unknown inner algorithm 'teleport'"),
+    (Parameters(outer_algorithm="prr"), "parameter outer_algorithm"),
+])
+def test_parameters_are_checked_once_and_name_the_field(parameters, message):
+    with pytest.raises(PapcollError, match=re.escape(message)):
+        papcoll.check_parameters(parameters, 4)
+
+
+def test_good_parameters_pass_the_check():
+    papcoll.check_parameters(Parameters(), 4)
+    papcoll.check_parameters(Parameters(rank_order=[3, 1, 0, 2], schedule="a2,a2",
+                                        inner_algorithm="ring", segment_count=7), 4)

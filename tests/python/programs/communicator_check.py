@@ -209,6 +209,18 @@ with papcoll.Communicator(world, algorithm="ring_topology",
     check("ring_topology on a tree", agrees(result, reference(sendbuf, MPI.SUM), MPI.SUM)
           and same_on_every_rank(result))
 
+# ---- a ring in a given rank order (Config.parameters.rank_order) ------------------------
+backwards = papcoll.Parameters(rank_order=list(reversed(range(size))))
+with papcoll.Communicator(world, algorithm="ring",
+                          config=papcoll.Config(parameters=backwards)) as reordered:
+    sendbuf = data(np.float64, 1000, 5)
+    result = reordered.allreduce(sendbuf)
+    check("ring in reverse rank order", agrees(result, reference(sendbuf, MPI.SUM), MPI.SUM)
+          and same_on_every_rank(result))
+expect_error("rank order not a permutation", papcoll.PapcollError, "not a permutation",
+             lambda: papcoll.Communicator(world, config=papcoll.Config(
+                 parameters=papcoll.Parameters(rank_order=[size] * size))))
+
 # ---- a hierarchy from Config (grouping by color) --------------------------------------
 config = papcoll.Config(grouping="color", group_color=rank % 2)
 with papcoll.Communicator(world, algorithm="hr2", config=config) as hierarchical:
