@@ -1,44 +1,12 @@
 /* communicator.c - the papcoll communicator (include/papcoll.h): a private duplicate of the
  * user's communicator, the algorithm choice, the schedule of the last call kept for reuse,
  * and papcoll_allreduce with MPI_Allreduce's semantics and argument checks. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 #include "select.h"
-
-/* ---- errors ---------------------------------------------------------------------------- */
-
-/* The message of the last error, per thread, with the code it was returned with. */
-static _Thread_local char last_message[320];
-static _Thread_local int last_code = MPI_SUCCESS;
-
-int record_error(int code, const char *format, ...) {
-    va_list arguments;
-    va_start(arguments, format);
-    vsnprintf(last_message, sizeof last_message, format, arguments);
-    va_end(arguments);
-    last_code = code;
-    return code;
-}
-
-const char *papcoll_error_string(int code) {
-    if (code == last_code && code != MPI_SUCCESS) return last_message;
-    switch (code) {
-    case MPI_SUCCESS: return "success";
-    case MPI_ERR_BUFFER: return "invalid buffer";
-    case MPI_ERR_COUNT: return "invalid count";
-    case MPI_ERR_TYPE: return "invalid or unsupported datatype";
-    case MPI_ERR_OP: return "invalid op, or an op the algorithm cannot take";
-    case MPI_ERR_ARG: return "invalid argument";
-    case MPI_ERR_COMM: return "invalid communicator";
-    case MPI_ERR_NO_MEM: return "out of memory";
-    case MPI_ERR_INTERN: return "internal error";
-    default: return "MPI error (see MPI_Error_string)";
-    }
-}
 
 /* ---- life cycle ------------------------------------------------------------------------ */
 
@@ -356,6 +324,13 @@ static int prepare_plan(papcoll_comm *pc, const algorithm_entry *algorithm, int6
     return MPI_SUCCESS;
 }
 
+/* Runs the prepared plan on pc's duplicate communicator and workspace. */
+static int run_plan(papcoll_comm *pc, const void *source, void *recvbuf, MPI_Datatype datatype,
+                    MPI_Op op) {
+    return executor_run(&pc->plan, &pc->workspace, pc->comm, pc->config.max_message_elements,
+                        source, recvbuf, datatype, op);
+}
+
 /* slt and prr: gather the predicted arrivals (monitor.c), build from them, or from the
  * plain ring when some rank had no usable prediction (every rank decides alike). */
 static int run_with_arrivals(papcoll_comm *pc, const algorithm_entry *algorithm,
@@ -372,7 +347,7 @@ static int run_with_arrivals(papcoll_comm *pc, const algorithm_entry *algorithm,
         code = usable ? prepare_plan(pc, algorithm, count, extent, 0, &context)
                       : prepare_plan(pc, registry_find("ring"), count, extent, 0, NULL);
     }
-    if (code == MPI_SUCCESS) code = executor_run(pc, &pc->plan, source, recvbuf, datatype, op);
+    if (code == MPI_SUCCESS) code = run_plan(pc, source, recvbuf, datatype, op);
     if (code == MPI_SUCCESS) code = monitor_finish_call(pc);
     return code;
 }
@@ -414,7 +389,7 @@ int papcoll_allreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf, MP
         return run_with_arrivals(pc, algorithm, source, recvbuf, count, extent, datatype, op);
     if ((code = prepare_plan(pc, algorithm, count, extent, !commutative, NULL)) != MPI_SUCCESS)
         return code;
-    return executor_run(pc, &pc->plan, source, recvbuf, datatype, op);
+    return run_plan(pc, source, recvbuf, datatype, op);
 }
 
 int papcoll_allreduce(papcoll_comm *pc, const void *sendbuf, void *recvbuf, int count,

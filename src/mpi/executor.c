@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "errors.h"
+#include "executor.h"
 
 static int grow_bytes(void **buffer, size_t *capacity, size_t needed) {
     if (needed <= *capacity && *buffer != NULL) return 1;
@@ -84,7 +85,8 @@ int executor_plan_prepare(executor_plan *plan) {
 
 /* The state of one run: buffers, the ready queue and the requests in flight. */
 typedef struct run_state {
-    papcoll_comm *pc;
+    MPI_Comm comm;
+    executor_workspace *workspace;
     const executor_plan *plan;
     char *buffers[SCHED_FIRST_SCRATCH + SCHED_MAX_SCRATCH];
     int64_t extent;
@@ -101,7 +103,7 @@ static char *address(const run_state *run, int buffer, int64_t offset) {
 }
 
 static void complete(run_state *run, int32_t index) {
-    executor_workspace *w = &run->pc->workspace;
+    executor_workspace *w = run->workspace;
     const executor_plan *plan = run->plan;
     run->remaining--;
     for (int32_t d = plan->dependent_first[index]; d < plan->dependent_first[index + 1]; d++) {
@@ -127,7 +129,7 @@ static int run_reduce(run_state *run, const sched_op *op) {
     if (op->flags == SCHED_SOURCE_LEFT) return reduce_local(run, source, target, op->length);
     /* target = target (op) source: MPI_Reduce_local computes inout = in (op) inout, so
      * reduce the target into a copy of the source and copy the result back. */
-    executor_workspace *w = &run->pc->workspace;
+    executor_workspace *w = run->workspace;
     size_t bytes = (size_t)(op->length * run->extent);
     if (!grow_bytes(&w->reduce_temporary, &w->reduce_temporary_bytes, bytes))
         return record_error(MPI_ERR_NO_MEM, "papcoll: out of memory for a reduction buffer");
@@ -138,7 +140,7 @@ static int run_reduce(run_state *run, const sched_op *op) {
 }
 
 static int post_message(run_state *run, int32_t index, const sched_op *op) {
-    executor_workspace *w = &run->pc->workspace;
+    executor_workspace *w = run->workspace;
     char *base = address(run, op->buffer, op->offset);
     w->outstanding[index] = 0;
     for (int64_t done = 0; done < op->length; done += run->chunk) {
@@ -146,9 +148,9 @@ static int post_message(run_state *run, int32_t index, const sched_op *op) {
         MPI_Request *request = &w->requests[run->active];
         int code = op->kind == SCHED_SEND
                        ? MPI_Isend(base + done * run->extent, (int)piece, run->datatype,
-                                   op->u.message.peer, op->u.message.tag, run->pc->comm, request)
+                                   op->u.message.peer, op->u.message.tag, run->comm, request)
                        : MPI_Irecv(base + done * run->extent, (int)piece, run->datatype,
-                                   op->u.message.peer, op->u.message.tag, run->pc->comm, request);
+                                   op->u.message.peer, op->u.message.tag, run->comm, request);
         if (code != MPI_SUCCESS)
             return record_error(code, "papcoll: MPI_%s to/from rank %d failed",
                                 op->kind == SCHED_SEND ? "Isend" : "Irecv", op->u.message.peer);
@@ -198,7 +200,7 @@ static int start(run_state *run, int32_t index) {
  * returns at once, so this polls no more than MPI's own waits do. MPI_Wait on one chosen
  * request of several would be wrong: the op that unblocks the peer may hang on another. */
 static int wait_for_messages(run_state *run) {
-    executor_workspace *w = &run->pc->workspace;
+    executor_workspace *w = run->workspace;
     int completed = 0;
     while (completed == 0) {
         int code;
@@ -213,7 +215,7 @@ static int wait_for_messages(run_state *run) {
         }
         if (code != MPI_SUCCESS)
             return record_error(code, "papcoll: waiting for messages failed on rank %d",
-                                run->pc->rank);
+                                run->plan->schedule->rank);
     }
     for (int c = 0; c < completed; c++) {
         int32_t index = w->request_op[w->completed_indices[c]];
@@ -239,17 +241,19 @@ static size_t request_bound(const papcoll_schedule *s, int64_t chunk) {
     return total;
 }
 
-int executor_run(papcoll_comm *pc, const executor_plan *plan, const void *sendbuf,
-                 void *recvbuf, MPI_Datatype datatype, MPI_Op op) {
+int executor_run(const executor_plan *plan, executor_workspace *workspace, MPI_Comm comm,
+                 int64_t max_message_elements, const void *sendbuf, void *recvbuf,
+                 MPI_Datatype datatype, MPI_Op op) {
     const papcoll_schedule *s = plan->schedule;
-    executor_workspace *w = &pc->workspace;
+    executor_workspace *w = workspace;
     run_state run = {0};
-    run.pc = pc;
+    run.comm = comm;
+    run.workspace = workspace;
     run.plan = plan;
     run.extent = plan->extent;
     run.datatype = datatype;
     run.op = op;
-    run.chunk = pc->config.max_message_elements;
+    run.chunk = max_message_elements;
     run.remaining = s->op_count;
     run.buffers[SCHED_SEND_BUFFER] = (char *)(uintptr_t)sendbuf;
     run.buffers[SCHED_RECV_BUFFER] = recvbuf;
@@ -281,7 +285,7 @@ int executor_run(papcoll_comm *pc, const executor_plan *plan, const void *sendbu
             return record_error(MPI_ERR_INTERN,
                                 "papcoll: schedule of rank %d stalled with %d ops left "
                                 "(a builder bug the verifier should have caught)",
-                                pc->rank, run.remaining);
+                                s->rank, run.remaining);
         int code = wait_for_messages(&run);
         if (code != MPI_SUCCESS) return code;
     }

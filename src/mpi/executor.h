@@ -1,0 +1,50 @@
+/* executor.h - the MPI executor: a schedule (src/core/schedule.h) prepared once as a plan,
+ * and run over MPI with memory kept across calls (executor.c). It knows nothing of the
+ * papcoll communicator: it is given the MPI communicator and the workspace it may use. */
+#ifndef PAPCOLL_MPI_EXECUTOR_H
+#define PAPCOLL_MPI_EXECUTOR_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+#include "schedule.h"
+
+/* A schedule ready to run, kept across calls with the same shape (the common case in a
+ * training loop or a benchmark): built once, with its reverse edges precomputed. */
+typedef struct executor_plan {
+    papcoll_schedule *schedule;
+    const algorithm_entry *algorithm;
+    int64_t count;
+    int64_t extent;
+    int built_from_arrivals;   /* slt/prr: built for one call's predictions, not reused */
+    int keep_order;            /* built for a non-commutative op */
+    int32_t *dependent_first;  /* CSR: the ops waiting for op i are */
+    int32_t *dependents;       /* dependents[dependent_first[i] .. dependent_first[i+1]) */
+    int32_t *initial_pending;  /* how many ops each op waits for */
+} executor_plan;
+
+/* Memory the executor reuses across calls; grows, never shrinks until the context is freed. */
+typedef struct executor_workspace {
+    int32_t *pending, *ready, *outstanding, *request_op, *completed_indices;
+    MPI_Request *requests;
+    size_t op_capacity, request_capacity;
+    void *scratch;             /* every scratch buffer of the plan, back to back */
+    size_t scratch_bytes;
+    void *reduce_temporary;    /* for REDUCE with the target as left operand */
+    size_t reduce_temporary_bytes;
+} executor_workspace;
+
+/* Runs one rank's schedule over MPI on comm (the communicator's private duplicate), with
+ * the memory of workspace; messages longer than max_message_elements go in pieces.
+ * sendbuf may equal recvbuf (MPI_IN_PLACE). Returns MPI_SUCCESS or an MPI error class, with
+ * the message recorded for papcoll_error_string. */
+int executor_run(const executor_plan *plan, executor_workspace *workspace, MPI_Comm comm,
+                 int64_t max_message_elements, const void *sendbuf, void *recvbuf,
+                 MPI_Datatype datatype, MPI_Op op);
+
+void executor_plan_release(executor_plan *plan);
+void executor_workspace_release(executor_workspace *workspace);
+/* Prepares the reverse edges and pending counts of plan->schedule. */
+int executor_plan_prepare(executor_plan *plan);
+
+#endif /* PAPCOLL_MPI_EXECUTOR_H */
