@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any, Protocol
 
 from ._core import ffi, lib
@@ -132,17 +132,21 @@ def c_parameters(parameters: Parameters, raw: Any, keep: list[Any]) -> None:
         keep.append(pointer)
         return pointer
 
-    raw.segment_elements = parameters.segment_elements
-    raw.segment_count = parameters.segment_count
-    if parameters.rank_order is not None:
-        raw.rank_order = array("int32_t", [int(r) for r in parameters.rank_order])
-        raw.rank_order_count = len(parameters.rank_order)
-    for field in ("schedule", "inner_algorithm", "outer_algorithm"):
-        value = getattr(parameters, field)
-        if value is not None:
-            setattr(raw, field, array("char", value.encode()))
-    if parameters.tree is not None:
-        raw.tree = parameters.tree.c_struct(keep)
+    # By name: a C field of the same name takes each Python field, so a new number or text
+    # parameter needs no line here; only the two that are not plain values are spelled out.
+    for field in fields(parameters):
+        value = getattr(parameters, field.name)
+        if value is None:
+            continue
+        if field.name == "rank_order":
+            raw.rank_order = array("int32_t", [int(r) for r in value])
+            raw.rank_order_count = len(value)
+        elif field.name == "tree":
+            raw.tree = value.c_struct(keep)
+        elif isinstance(value, str):
+            setattr(raw, field.name, array("char", value.encode()))
+        else:
+            setattr(raw, field.name, value)
 
 
 def _c_context(context: Context | None) -> tuple[Any, list[Any]]:
