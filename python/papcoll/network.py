@@ -39,11 +39,20 @@ import tomllib
 
 from ._core import ffi, lib
 from .core import _ERROR_SIZE, _raise
-from .sim import PRESETS, SimModel, with_parameters
+from .sim import PRESETS, SimModel, with_parameters, with_values
 
 
 class NetworkError(ValueError):
     """A network preset or file that cannot be used; the message names the problem."""
+
+
+# Bounds on what a network file may describe: well beyond any machine a simulation of
+# papcoll's size models, and small enough that a file cannot make the loader or the engine
+# run out of memory or time (a host with 1e18 cores, a million-deep chain of switches).
+MAX_VERTICES = 100_000     # switches and hosts, after `count` is expanded
+MAX_CORES = 65_536         # ranks one host may hold
+MAX_DEPTH = 64             # links from the deepest vertex to the root
+MAX_FILE_BYTES = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -157,12 +166,17 @@ class TreeLayout:
             if ranks > capacity:
                 raise NetworkError(f"topology: {ranks} ranks do not fit on {len(hosts)} hosts "
                                    f"with {capacity} cores in all")
+            # Both walk only as far as the ranks go: a host's cores may far outnumber them.
+            rank_vertex = []
             if self.placement == "block":
-                rank_vertex = [v for v in hosts for _ in range(self.cores[v])][:ranks]
-            else:  # cyclic
-                slots = [(core, position) for position, v in enumerate(hosts)
-                         for core in range(self.cores[v])]
-                rank_vertex = [hosts[position] for _, position in sorted(slots)][:ranks]
+                for v in hosts:
+                    rank_vertex.extend([v] * min(self.cores[v], ranks - len(rank_vertex)))
+            else:  # cyclic: core 0 of every host, then core 1 of those that have one, ...
+                core, open_hosts = 0, hosts
+                while len(rank_vertex) < ranks:
+                    rank_vertex.extend(open_hosts[:ranks - len(rank_vertex)])
+                    core += 1
+                    open_hosts = [v for v in open_hosts if self.cores[v] > core]
         return Topology(self.names, self.parent, self.link_latency, self.link_seconds_per_byte,
                         rank_vertex, self.local_latency, self.local_seconds_per_byte, hosts)
 
@@ -199,6 +213,38 @@ def _check_keys(entry: Any, allowed: set[str], where: str) -> dict[str, Any]:
     return entry
 
 
+def _whole_number(entry: dict[str, Any], key: str, default: int, largest: int,
+                  where: str) -> int:
+    value = entry.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= largest:
+        raise NetworkError(f"{where}: {key} must be a whole number from 1 to {largest}, "
+                           f"not {value!r}")
+    return value
+
+
+def _check_depths(names: list[str], parent: list[int]) -> None:
+    """Refuses a cycle and a tree deeper than MAX_DEPTH, in time linear in the vertices: each
+    vertex's depth is found once, by walking up to the first vertex whose depth is known."""
+    depth = [-1] * len(parent)
+    for start in range(len(parent)):
+        path: list[int] = []
+        vertex = start
+        while depth[vertex] < 0 and parent[vertex] >= 0:
+            path.append(vertex)
+            if len(path) > MAX_DEPTH + 1:
+                raise NetworkError(f"topology: the parents of '{names[start]}' form a cycle "
+                                   f"or a chain deeper than {MAX_DEPTH} links")
+            vertex = parent[vertex]
+        known = depth[vertex] if depth[vertex] >= 0 else 0
+        for step, below in enumerate(reversed(path), start=1):
+            depth[below] = known + step
+            if depth[below] > MAX_DEPTH:
+                raise NetworkError(f"topology: '{names[below]}' lies {depth[below]} links "
+                                   f"below the root; at most {MAX_DEPTH}")
+        if parent[vertex] < 0:
+            depth[vertex] = 0
+
+
 def parse_topology(data: Any, model: SimModel) -> TreeLayout:
     """The "topology" table of a network file; errors name the entry at fault."""
     data = _check_keys(data, {"link", "local", "switches", "hosts", "placement"}, "topology")
@@ -219,30 +265,33 @@ def parse_topology(data: Any, model: SimModel) -> TreeLayout:
                                 where)
             if not isinstance(entry.get("name"), str) or not entry["name"]:
                 raise NetworkError(f"{where}: needs a name")
-            cores = int(_number(entry, "cores", 1, where)) if kind == "hosts" else 0
-            if kind == "hosts" and cores < 1:
-                raise NetworkError(f"{where}: cores must be >= 1")
-            count = entry.get("count")
-            if count is None:
+            cores = (_whole_number(entry, "cores", 1, MAX_CORES, where)
+                     if kind == "hosts" else 0)
+            if "count" not in entry:
                 entries.append((entry["name"], entry, cores))
-            elif isinstance(count, int) and not isinstance(count, bool) and count >= 1:
-                entries.extend((f"{entry['name']}{k}", entry, cores) for k in range(count))
             else:
-                raise NetworkError(f"{where}: count must be an integer >= 1, not {count!r}")
+                count = _whole_number(entry, "count", 1, MAX_VERTICES, where)
+                if len(entries) + count > MAX_VERTICES:
+                    raise NetworkError(f"{where}: more than {MAX_VERTICES} switches and hosts "
+                                       "in all")
+                entries.extend((f"{entry['name']}{k}", entry, cores) for k in range(count))
+            if len(entries) > MAX_VERTICES:
+                raise NetworkError(f"topology: more than {MAX_VERTICES} switches and hosts")
     names = [name for name, _, _ in entries]
     if not any(cores for _, _, cores in entries):
         raise NetworkError("topology: no hosts")
-    seen: set[str] = set()
-    for name in names:
-        if name in seen:
+    index: dict[str, int] = {}
+    for v, name in enumerate(names):
+        if name in index:
             raise NetworkError(f"topology: two vertices are named '{name}'")
-        seen.add(name)
-    index = {name: v for v, name in enumerate(names)}
+        index[name] = v
     parent: list[int] = []
     for name, entry, _ in entries:
         above = entry.get("parent")
         if above is None:
             parent.append(-1)
+        elif not isinstance(above, str):
+            raise NetworkError(f"topology: the parent of '{name}' must be a name, not {above!r}")
         elif above not in index:
             raise NetworkError(f"topology: '{name}' has parent '{above}', which is not a "
                                "switch or host of the file")
@@ -252,12 +301,7 @@ def parse_topology(data: Any, model: SimModel) -> TreeLayout:
     if len(roots) != 1:
         raise NetworkError(f"topology: a tree needs exactly one vertex without a parent, "
                            f"found {len(roots)} ({', '.join(roots[:4])})")
-    for v in range(len(names)):  # a cycle never reaches the root
-        seen_here, u = 0, v
-        while parent[u] >= 0:
-            u, seen_here = parent[u], seen_here + 1
-            if seen_here > len(names):
-                raise NetworkError(f"topology: the parents of '{names[v]}' form a cycle")
+    _check_depths(names, parent)
     placement = data.get("placement", "block")
     if not (placement in ("block", "cyclic") or (
             isinstance(placement, list) and all(isinstance(p, str) for p in placement))):
@@ -310,27 +354,47 @@ def load_network(name_or_file: str) -> Network:
     if not path.suffix:
         raise NetworkError(f"unknown network '{name_or_file}' (presets: "
                            f"{', '.join(NETWORKS)}; or a .json / .toml network file)")
+    if path.suffix not in (".json", ".toml"):
+        raise NetworkError(f"network file {path}: a network file ends in .json or .toml")
+    data = _read_network_file(path)
     try:
-        text = path.read_text()
+        data = _check_keys(data, {"description", "base", "model", "topology"}, "the file")
+        if not data.keys() & {"base", "model", "topology"}:
+            raise NetworkError("it sets none of base, model and topology (for a preset, give "
+                               "its name instead of a file)")
+        base = data.get("base", "hockney")
+        if not isinstance(base, str) or base not in PRESETS:
+            raise NetworkError(f"base {base!r} is not a crossbar preset ({', '.join(PRESETS)})")
+        overrides = data.get("model", {})
+        if not isinstance(overrides, dict):
+            raise NetworkError("model must be a table / object of parameters")
+        description = data.get("description", "")
+        if not isinstance(description, str):
+            raise NetworkError(f"description must be text, not {description!r}")
+        model = with_values(PRESETS[base], overrides)
+        layout = parse_topology(data["topology"], model) if "topology" in data else None
+    except ValueError as error:  # NetworkError too: say which file
+        raise NetworkError(f"{path}: {error}") from None
+    return Network(path.stem, model, (lambda ranks: layout) if layout else None, description)
+
+
+def _read_network_file(path: Path) -> Any:
+    """The parsed JSON or TOML of a network file; every failure names the file."""
+    try:
+        with path.open("rb") as file:
+            raw = file.read(MAX_FILE_BYTES + 1)
     except OSError as error:
         raise NetworkError(f"cannot read network file {path}: {error.strerror}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise NetworkError(f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB")
     try:
-        data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise NetworkError(f"{path}: not UTF-8 text (byte {error.start})") from None
+    kind = path.suffix[1:].upper()
+    try:
+        return tomllib.loads(text) if kind == "TOML" else json.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as error:
-        raise NetworkError(f"{path}: not valid {path.suffix[1:].upper()}: {error}") from None
-    data = _check_keys(data, {"description", "base", "model", "topology"}, str(path))
-    base = data.get("base", "hockney")
-    if base not in PRESETS:
-        raise NetworkError(f"{path}: base '{base}' is not a crossbar preset "
-                           f"({', '.join(PRESETS)})")
-    model = PRESETS[base]
-    overrides = data.get("model", {})
-    if not isinstance(overrides, dict):
-        raise NetworkError(f"{path}: model must be a table / object of parameters")
-    try:
-        model = with_parameters(model, ",".join(f"{k}={v}" for k, v in overrides.items()))
-        layout = parse_topology(data["topology"], model) if "topology" in data else None
-    except ValueError as error:
-        raise NetworkError(f"{path}: {error}") from None
-    return Network(path.stem, model, (lambda ranks: layout) if layout else None,
-                   str(data.get("description", "")))
+        raise NetworkError(f"{path}: not valid {kind}: {error}") from None
+    except RecursionError:
+        raise NetworkError(f"{path}: not valid {kind}: nested too deeply") from None

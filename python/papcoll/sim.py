@@ -18,7 +18,7 @@ import math
 import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._core import ffi, lib
 from .core import _ERROR_SIZE, Context, _c_context, _raise
@@ -104,26 +104,48 @@ def preset(name: str) -> SimModel:
     return PRESETS[name]
 
 
-def with_parameters(model: SimModel, text: str) -> SimModel:
-    """'alpha=5e-5,beta=8e-9' -> the model with those parameters replaced."""
+# An eager limit beyond this is no limit (the C engine takes an int64).
+_MAX_EAGER_LIMIT_BYTES = 1 << 62
+
+
+def with_values(model: SimModel, values: dict[str, Any]) -> SimModel:
+    """The model with the named parameters replaced; each value must be a real number
+    (a string is refused here: a network file's "latency": "1e-6,overhead=5" must not set
+    the overhead). Names as in `--param` (latency or L or alpha, ...)."""
     changes: dict[str, float | int] = {}
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        name, _, value = item.partition("=")
-        field = _PARAMETER_NAMES.get(name.strip())
-        if field is None:
+    for name, value in values.items():
+        field_name = _PARAMETER_NAMES.get(str(name).strip())
+        if field_name is None:
             raise ValueError(f"unknown model parameter '{name}' "
                              f"(known: {', '.join(sorted(_PARAMETER_NAMES))})")
-        try:
-            number = float(value)
-        except ValueError:
-            raise ValueError(f"parameter {name} needs a number, not '{value}'") from None
-        if field == "eager_limit_bytes":
-            changes[field] = int(number)
-        elif not (number >= 0 and math.isfinite(number)):
-            raise ValueError(f"parameter {name} must be a finite number >= 0, not {value}")
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(f"model parameter {name} must be a number, not {value!r}")
+        if not (math.isfinite(value) and value >= 0):
+            raise ValueError(f"model parameter {name} must be a finite number >= 0, "
+                             f"not {value}")
+        if field_name == "eager_limit_bytes":
+            if value != int(value) or value > _MAX_EAGER_LIMIT_BYTES:
+                raise ValueError(f"model parameter {name} must be a whole number of bytes "
+                                 f"from 0 to 2^62, not {value}")
+            changes[field_name] = int(value)
         else:
-            changes[field] = number
+            changes[field_name] = float(value)
     return replace(model, **changes)  # type: ignore[arg-type]
+
+
+def with_parameters(model: SimModel, text: str) -> SimModel:
+    """'alpha=5e-5,beta=8e-9' -> the model with those parameters replaced."""
+    values: dict[str, float] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, equals, value = item.partition("=")
+        if not equals:
+            raise ValueError(f"model parameter '{item}' needs a value: NAME=NUMBER")
+        try:
+            values[name.strip()] = float(value)
+        except ValueError:
+            raise ValueError(f"model parameter {name.strip()} needs a number, "
+                             f"not '{value}'") from None
+    return with_values(model, values)
 
 
 def arrival_pattern(mode: str, ranks: int, max_delay: float, seed: int = 1) -> list[float]:

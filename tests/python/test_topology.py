@@ -12,7 +12,7 @@ import pytest
 from papcoll import Context, PapcollError, Parameters
 from papcoll.goal import goal_text
 from papcoll.network import NetworkError, Topology, load_network, parse_topology
-from papcoll.sim import SimModel, simulate
+from papcoll.sim import SimModel, simulate, with_parameters
 
 ROOT = Path(__file__).resolve().parents[2]
 NETWORKS = ROOT / "docs" / "networks"
@@ -169,6 +169,32 @@ def test_bad_topologies_are_named(tmp_path):
     check({"topology": {"switches": [{"name": "s"}], "hosts": hosts,
                         "placement": ["h0", "h1", "h2", "z"]}}, "unknown host 'z'")
     check({"base": "token-ring"}, "not a crossbar preset")
+    # issue 17: each of these was a traceback, a silent misreading or a memory blow-up
+    check({"base": []}, "base \\[\\] is not a crossbar preset")
+    check({"topology": {"switches": [{"name": "s"}],
+                        "hosts": [{"name": "h", "parent": ["r"]}]}}, "must be a name")
+    check({"topology": {"switches": [{"name": "s"}],
+                        "hosts": [{"name": "h", "parent": "s", "cores": 1e18}]}},
+          "cores must be a whole number from 1 to 65536")
+    check({"topology": {"switches": [{"name": "s"}],
+                        "hosts": [{"name": "h", "parent": "s", "count": 10**9}]}},
+          "count must be a whole number from 1 to 100000")
+    check("[" * 200_000 + "]" * 200_000, "nested too deeply")
+    check({"model": {"latency": "1e-6,overhead=5"}}, "latency must be a number")
+    check({"model": {"eager": float("inf")}}, "eager must be a finite number")
+    check("", "sets none of base, model and topology", ".toml")
+    check({"description": "only words"}, "sets none of base, model and topology")
+    chain = [{"name": "s0"}] + [{"name": f"s{k}", "parent": f"s{k - 1}"} for k in range(1, 80)]
+    check({"topology": {"switches": chain, "hosts": [{"name": "h", "count": 4,
+                                                      "parent": "s79"}]}},
+          "deeper than 64|at most 64")
+    (tmp_path / "latin1.json").write_bytes(b'{"description": "caf\xe9"}')
+    with pytest.raises(NetworkError, match="latin1.json: not UTF-8"):
+        load_network(str(tmp_path / "latin1.json"))
+    with pytest.raises(ValueError, match="eager must be a whole number"):
+        with_parameters(HOCKNEY, "eager=1e300")
+    with pytest.raises(ValueError, match="needs a value"):
+        with_parameters(HOCKNEY, "latency")
     with pytest.raises(NetworkError, match="unknown network"):
         load_network("token-ring")
     with pytest.raises(PapcollError, match="places 3 ranks, but there are 4"):
@@ -251,3 +277,18 @@ def test_show_prints_the_topology(papcoll_command):
     assert shown["topology"]["placement"] == ["a0", "a1", "a2", "b0", "b1", "b2"]
     wan = next(v for v in shown["topology"]["vertices"] if v["name"] == "site-b")
     assert math.isclose(wan["latency"], 13e-3)
+
+
+@pytest.mark.parametrize(("placement", "expected"), [("block", "aaabcc"), ("cyclic", "abcaca")])
+def test_placement_fills_hosts_of_unequal_cores(placement, expected):
+    hosts = [{"name": name, "parent": "s", "cores": cores}
+             for name, cores in (("a", 3), ("b", 1), ("c", 2))]
+    layout = parse_topology({"switches": [{"name": "s"}], "hosts": hosts,
+                             "placement": placement}, HOCKNEY)
+    placed = layout.place(6)
+    assert "".join(placed.names[v] for v in placed.rank_vertex) == expected
+    # hosts far larger than the job: placing 4 ranks walks 4 cores, not 65536 x 1000
+    big = parse_topology({"switches": [{"name": "s"}], "placement": placement,
+                          "hosts": [{"name": "h", "count": 1000, "parent": "s",
+                                     "cores": 65536}]}, HOCKNEY).place(4)
+    assert len(big.rank_vertex) == 4
