@@ -27,6 +27,7 @@ import numpy as np
 from mpi4py import MPI
 
 from ._core import check_same_mpi, ffi, load_mpi_library, mpi_library_path
+from .checks import INT32_MAX, INT64_MAX, whole_number
 from .core import PapcollError, Parameters, c_parameters
 
 _VERSION_SIZE = 8192
@@ -53,6 +54,10 @@ def _address(handle: Any) -> Any:
     return ffi.cast("const void *", MPI._addressof(handle))
 
 
+_ARRIVAL_SOURCES = {"edge": 0, "history": 1}
+_GROUPINGS = {"shared_memory": 0, "color": 1}
+
+
 @dataclass(frozen=True)
 class Config:
     """Options of a Communicator (C: papcoll_config); the defaults suit most programs.
@@ -70,9 +75,16 @@ class Config:
     grouping: Literal["shared_memory", "color"] = "shared_memory"
     group_color: int = 0             # grouping="color": this rank's group, >= 0
 
-
-_ARRIVAL_SOURCES = {"edge": 0, "history": 1}
-_GROUPINGS = {"shared_memory": 0, "color": 1}
+    def __post_init__(self) -> None:
+        if not isinstance(self.parameters, Parameters):
+            raise TypeError("Config.parameters must be a Parameters, not "
+                            f"{type(self.parameters).__name__}")
+        whole_number(self.max_message_elements, "Config.max_message_elements", 0, INT64_MAX)
+        whole_number(self.group_color, "Config.group_color", 0, INT32_MAX)
+        for name, table in (("arrival_source", _ARRIVAL_SOURCES), ("grouping", _GROUPINGS)):
+            if getattr(self, name) not in table:
+                raise ValueError(f"Config.{name} must be one of {sorted(table)}, not "
+                                 f"{getattr(self, name)!r}")
 
 
 def _c_config(algorithm: str, config: Config) -> tuple[Any, list[Any]]:
@@ -86,11 +98,8 @@ def _c_config(algorithm: str, config: Config) -> tuple[Any, list[Any]]:
         keep.append(pointer)
         return pointer
 
-    for field, table in (("arrival_source", _ARRIVAL_SOURCES), ("grouping", _GROUPINGS)):
-        value = getattr(config, field)
-        if value not in table:
-            raise ValueError(f"Config.{field} must be one of {sorted(table)}, not {value!r}")
-        setattr(raw, field, table[value])
+    raw.arrival_source = _ARRIVAL_SOURCES[config.arrival_source]
+    raw.grouping = _GROUPINGS[config.grouping]
     raw.algorithm = text(algorithm)
     c_parameters(config.parameters, raw.parameters, keep)
     raw.max_message_elements = config.max_message_elements
@@ -220,6 +229,7 @@ class Communicator:
 
     def resolve(self, count: int, dtype: Any = np.float64, op: MPI.Op = MPI.SUM) -> str:
         """The algorithm an all-reduce of `count` elements of `dtype` with `op` would run."""
+        whole_number(count, "count", 0, INT64_MAX)
         datatype = _mpi_datatype(np.dtype(dtype), "dtype")
         name = ffi.new("const char **")
         _check(_lib.papcoll_resolve_algorithm_from_handles(

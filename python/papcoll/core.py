@@ -7,6 +7,14 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any, Protocol
 
 from ._core import ffi, lib
+from .checks import (
+    INT32_MAX,
+    INT64_MAX,
+    optional_sequence,
+    optional_text,
+    real_number,
+    whole_number,
+)
 
 _ERROR_SIZE = 512
 
@@ -53,6 +61,17 @@ class Parameters:
     outer_algorithm: str | None = None   # hr1, hr2: across groups (None: recursive_doubling)
     tree: CStructure | None = None       # ring_topology: a network.Topology, or None
 
+    def __post_init__(self) -> None:
+        whole_number(self.segment_elements, "Parameters.segment_elements", 0, INT64_MAX)
+        whole_number(self.segment_count, "Parameters.segment_count", 0, INT32_MAX)
+        for rank in optional_sequence(self.rank_order, "Parameters.rank_order") or ():
+            whole_number(rank, "every entry of Parameters.rank_order", 0, INT32_MAX)
+        for name in ("schedule", "inner_algorithm", "outer_algorithm"):
+            optional_text(getattr(self, name), f"Parameters.{name}")
+        if self.tree is not None and not hasattr(self.tree, "c_struct"):
+            raise TypeError("Parameters.tree must be a network.Topology or None, not "
+                            f"{type(self.tree).__name__}")
+
 
 @dataclass(frozen=True)
 class Context:
@@ -66,6 +85,16 @@ class Context:
     tau: float = 0.0                     # prr: seconds to move and reduce one segment
     keep_order: bool = False             # the op is not commutative: refuse reordering
     groups: Sequence[int] | None = None  # hr1, hr2, smp_*: the group of each rank
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.parameters, Parameters):
+            raise TypeError("Context.parameters must be a Parameters, not "
+                            f"{type(self.parameters).__name__}")
+        for arrival in optional_sequence(self.arrivals, "Context.arrivals") or ():
+            real_number(arrival, "every entry of Context.arrivals")
+        real_number(self.tau, "Context.tau", 0.0)
+        for group in optional_sequence(self.groups, "Context.groups") or ():
+            whole_number(group, "every entry of Context.groups", 0, INT32_MAX)
 
 
 @dataclass(frozen=True)
@@ -88,7 +117,8 @@ class VerifyReport:
 
 
 def _text(pointer: Any) -> str:
-    return ffi.string(pointer).decode() if pointer != ffi.NULL else ""
+    # errors="replace": a message may quote the user's bytes (a non-ASCII schedule string)
+    return ffi.string(pointer).decode(errors="replace") if pointer != ffi.NULL else ""
 
 
 def _info(raw: Any) -> AlgorithmInfo:

@@ -21,10 +21,15 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ._core import ffi, lib
+from .checks import real_number, whole_number
 from .core import _ERROR_SIZE, Context, _c_context, _raise
 
 if TYPE_CHECKING:
     from .network import Topology
+
+
+# An eager limit beyond this is no limit (the C engine takes an int64).
+_MAX_EAGER_LIMIT_BYTES = 1 << 62
 
 
 @dataclass(frozen=True)
@@ -35,7 +40,14 @@ class SimModel:
     seconds_per_byte: float = 0.0
     reduce_seconds_per_byte: float = 0.0
     copy_seconds_per_byte: float = 0.0
-    eager_limit_bytes: int = -1
+    eager_limit_bytes: int = -1  # messages up to this size go eagerly; -1: all of them
+
+    def __post_init__(self) -> None:
+        for name in ("latency", "overhead", "gap", "seconds_per_byte",
+                     "reduce_seconds_per_byte", "copy_seconds_per_byte"):
+            real_number(getattr(self, name), f"SimModel.{name}", 0.0)
+        whole_number(self.eager_limit_bytes, "SimModel.eager_limit_bytes", -1,
+                     _MAX_EAGER_LIMIT_BYTES)
 
 
 KINDS = ("send", "recv", "reduce", "copy")
@@ -102,10 +114,6 @@ def preset(name: str) -> SimModel:
         raise ValueError(f"unknown crossbar preset '{name}' (presets: {', '.join(PRESETS)}; "
                          "topologies: papcoll.network.load_network)")
     return PRESETS[name]
-
-
-# An eager limit beyond this is no limit (the C engine takes an int64).
-_MAX_EAGER_LIMIT_BYTES = 1 << 62
 
 
 def with_values(model: SimModel, values: dict[str, Any]) -> SimModel:

@@ -273,6 +273,9 @@ int papcoll_resolve_algorithm(papcoll_comm *pc, int64_t count, MPI_Datatype data
     int commutative, code;
     if (pc == NULL || name == NULL)
         return record_error(MPI_ERR_ARG, "papcoll_resolve_algorithm: pc or name is NULL");
+    if (count < 0)
+        return record_error(MPI_ERR_COUNT, "papcoll_resolve_algorithm: count %lld is negative",
+                            (long long)count);
     if ((code = check_datatype(datatype, &extent)) != MPI_SUCCESS ||
         (code = check_op(op, &commutative)) != MPI_SUCCESS)
         return code;

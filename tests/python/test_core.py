@@ -161,9 +161,17 @@ def test_pap_aware_algorithms_every_count_under_every_arrival_pattern():
     assert result.returncode == 0, result.stdout[-3000:]
 
 
+def _past_python(**fields: object) -> Parameters:
+    """Parameters holding values Python refuses, to reach the C check (C callers' door)."""
+    parameters = Parameters()
+    for name, value in fields.items():
+        object.__setattr__(parameters, name, value)
+    return parameters
+
+
 @pytest.mark.parametrize(("parameters", "message"), [
-    (Parameters(segment_count=-1), "segment_count must not be negative"),
-    (Parameters(segment_elements=-5), "segment_elements must not be negative"),
+    (_past_python(segment_count=-1), "segment_count must not be negative"),
+    (_past_python(segment_elements=-5), "segment_elements must not be negative"),
     (Parameters(rank_order=[0, 1]), "rank_order must list every rank once"),
     (Parameters(rank_order=[0, 1, 1, 3]), "not a permutation of 0..3: entry 2 is 1"),
     (Parameters(schedule="a3"), "schedule 'a3'"),
@@ -173,6 +181,23 @@ def test_pap_aware_algorithms_every_count_under_every_arrival_pattern():
 def test_parameters_are_checked_once_and_name_the_field(parameters, message):
     with pytest.raises(PapcollError, match=re.escape(message)):
         papcoll.check_parameters(parameters, 4)
+
+
+@pytest.mark.parametrize(("make", "error", "message"), [
+    (lambda: Parameters(segment_count=-1), ValueError, "Parameters.segment_count must be from 0"),
+    (lambda: Parameters(segment_elements=2**70), ValueError, "Parameters.segment_elements"),
+    (lambda: Parameters(schedule=5), TypeError, "Parameters.schedule must be text"),
+    (lambda: Parameters(rank_order="0123"), TypeError, "Parameters.rank_order must be a seq"),
+    (lambda: Parameters(rank_order=[0, 1.5]), TypeError, "entry of Parameters.rank_order"),
+    (lambda: Parameters(tree="geo-2site"), TypeError, "Parameters.tree must be a network"),
+    (lambda: Context(arrivals=[1e308, float("inf")]), ValueError, "entry of Context.arrivals"),
+    (lambda: Context(tau=-1.0), ValueError, "Context.tau must be a finite number >= 0"),
+    (lambda: Context(groups=[0, -1]), ValueError, "entry of Context.groups"),
+    (lambda: Context(parameters=None), TypeError, "Context.parameters must be a Parameters"),
+])
+def test_python_refuses_wrong_types_and_ranges_by_name(make, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        make()
 
 
 def test_good_parameters_pass_the_check():

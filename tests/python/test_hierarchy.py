@@ -109,7 +109,7 @@ def test_hierarchical_refusals_name_the_problem():
     priority = Parameters(inner_algorithm="priority_rabenseifner",
                           outer_algorithm="priority_rabenseifner")
     assert verify("hr2", 8, 16, 4, Context(parameters=priority, groups=[0] * 4 + [1] * 4)).ok
-    with pytest.raises(PapcollError, match="group ids must not be negative"):
+    with pytest.raises(ValueError, match="every entry of Context.groups must be from 0"):
         verify("hr1", 2, 10, 4, Context(groups=[0, -1]))
     with pytest.raises(PapcollError, match="group of every rank"):
         verify("hr1", 3, 10, 4, Context(groups=[0, 1]))

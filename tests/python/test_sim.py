@@ -7,7 +7,7 @@ import json
 import math
 
 import pytest
-from papcoll import Context, PapcollError
+from papcoll import Context
 from papcoll.sim import SimModel, arrival_pattern, preset, simulate, with_parameters
 
 ALPHA, BETA, GAMMA = 1e-6, 1e-10, 2.5e-10
@@ -84,9 +84,11 @@ def test_bad_model_and_network_are_refused():
         with_parameters(HOCKNEY, "delta=1")
     with pytest.raises(ValueError, match="finite number >= 0"):
         with_parameters(HOCKNEY, "alpha=-1")
-    with pytest.raises(PapcollError, match="latency must be a finite number"):
+    with pytest.raises(ValueError, match="SimModel.latency must be a finite number"):
         simulate("ring", 4, 16, 4, SimModel(latency=float("nan")))
-    with pytest.raises(PapcollError, match="arrival time of rank 2 is not finite"):
+    with pytest.raises(TypeError, match="SimModel.eager_limit_bytes must be a whole number"):
+        SimModel(eager_limit_bytes=1.5)
+    with pytest.raises(ValueError, match="entry of Context.arrivals must be a finite number"):
         simulate("ring", 4, 16, 4, HOCKNEY, [0.0, 0.0, float("inf"), 0.0])
 
 

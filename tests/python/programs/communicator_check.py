@@ -189,6 +189,12 @@ with papcoll.Communicator(world) as communicator:
     expect_error("bad config", ValueError, "arrival_source",
                  lambda: papcoll.Communicator(world, config=papcoll.Config(
                      arrival_source="guess")))  # type: ignore[arg-type]
+    expect_error("huge max_message_elements", ValueError, "Config.max_message_elements",
+                 lambda: papcoll.Config(max_message_elements=2**70))
+    expect_error("schedule not text", TypeError, "Parameters.schedule must be text",
+                 lambda: papcoll.Parameters(schedule=5))  # type: ignore[arg-type]
+    expect_error("resolve a negative count", ValueError, "count must be from 0",
+                 lambda: communicator.resolve(-5))
     expect_error("bad schedule", papcoll.PapcollError, "schedule",
                  lambda: communicator.set_schedule("a0"))
     expect_error("not a communicator", TypeError, "intra-communicator",
