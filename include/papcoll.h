@@ -64,6 +64,11 @@ typedef struct papcoll_config {
     papcoll_arrival_source arrival_source; /* slt, prr: default PAPCOLL_ARRIVALS_EDGE */
     papcoll_grouping grouping;     /* hr1, hr2, smp_*: default PAPCOLL_GROUPS_SHARED_MEMORY */
     int32_t group_color;           /* PAPCOLL_GROUPS_COLOR: this rank's group, >= 0 */
+    /* 1: before each call the ranks check that they make the same call (count, datatype,
+     * op, algorithm and its parameters), so a mismatch is an error on every rank instead
+     * of a hang; costs one small MPI_Allreduce per call. PAPCOLL_CHECK=1 in the environment
+     * turns it on too; one rank asking turns it on for all. */
+    int check_agreement;
 } papcoll_config;
 
 void papcoll_config_init(papcoll_config *config);

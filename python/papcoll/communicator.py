@@ -74,6 +74,9 @@ class Config:
     # hr1, hr2, smp_*: one group per shared-memory node, or by group_color
     grouping: Literal["shared_memory", "color"] = "shared_memory"
     group_color: int = 0             # grouping="color": this rank's group, >= 0
+    # every call first checks that all ranks make the same call (one small MPI_Allreduce);
+    # a mismatch is then an error on every rank, not a hang. PAPCOLL_CHECK=1 does the same.
+    check_agreement: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.parameters, Parameters):
@@ -104,6 +107,7 @@ def _c_config(algorithm: str, config: Config) -> tuple[Any, list[Any]]:
     c_parameters(config.parameters, raw.parameters, keep)
     raw.max_message_elements = config.max_message_elements
     raw.group_color = config.group_color
+    raw.check_agreement = int(bool(config.check_agreement))
     return raw, keep
 
 

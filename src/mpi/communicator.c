@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agreement.h"
 #include "internal.h"
+#include "operations.h"
 #include "select.h"
 
 /* ---- life cycle ------------------------------------------------------------------------ */
@@ -68,6 +70,19 @@ static void release_communicator(papcoll_comm *pc) {
     free(pc);
 }
 
+/* The agreement check (agreement.c) is on where the config or PAPCOLL_CHECK=1 asks for it;
+ * one rank asking turns it on for all, since it adds a collective to every call. */
+static int agree_on_checking(papcoll_comm *pc) {
+    const char *environment = getenv("PAPCOLL_CHECK");
+    int mine = pc->config.check_agreement != 0 ||
+               (environment != NULL && environment[0] != '\0' && strcmp(environment, "0") != 0);
+    int code = MPI_Allreduce(&mine, &pc->config.check_agreement, 1, MPI_INT, MPI_MAX, pc->comm);
+    if (code != MPI_SUCCESS)
+        return record_error(code, "papcoll_comm_create: MPI_Allreduce of check_agreement "
+                                  "failed");
+    return MPI_SUCCESS;
+}
+
 static int unknown_algorithm(const char *name) {
     return record_error(MPI_ERR_ARG,
                         "papcoll: unknown algorithm '%.64s' (use \"auto\" or a name from "
@@ -124,7 +139,8 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
         release_communicator(pc);
         return code;
     }
-    if ((code = monitor_create(pc)) != MPI_SUCCESS) {
+    if ((code = agree_on_checking(pc)) != MPI_SUCCESS ||
+        (code = monitor_create(pc)) != MPI_SUCCESS) {
         release_communicator(pc);
         return code;
     }
@@ -206,16 +222,9 @@ static int check_op(MPI_Op op, int *commutative) {
  * User-defined ops are the user's function and are not tried (the element is garbage to
  * them). The last pair found good is remembered, so a loop of calls pays once. */
 static int check_pair(papcoll_comm *pc, MPI_Datatype datatype, MPI_Op op, int64_t extent) {
-    static const struct { MPI_Op op; const char *name; } predefined[] = {
-        {MPI_MAX, "MPI_MAX"},   {MPI_MIN, "MPI_MIN"},       {MPI_SUM, "MPI_SUM"},
-        {MPI_PROD, "MPI_PROD"}, {MPI_LAND, "MPI_LAND"},     {MPI_BAND, "MPI_BAND"},
-        {MPI_LOR, "MPI_LOR"},   {MPI_BOR, "MPI_BOR"},       {MPI_LXOR, "MPI_LXOR"},
-        {MPI_BXOR, "MPI_BXOR"}, {MPI_MINLOC, "MPI_MINLOC"}, {MPI_MAXLOC, "MPI_MAXLOC"}};
     if (datatype == pc->checked_datatype && op == pc->checked_op) return MPI_SUCCESS;
-    const char *op_name = NULL;
-    for (size_t i = 0; i < sizeof predefined / sizeof predefined[0]; i++)
-        if (op == predefined[i].op) op_name = predefined[i].name;
-    if (op_name != NULL) {
+    int op_index = predefined_op_index(op);
+    if (op_index >= 0) {
         char stack[2][64];
         char *in = stack[0], *inout = stack[1];
         if (extent > (int64_t)sizeof stack[0]) {
@@ -248,7 +257,8 @@ static int check_pair(papcoll_comm *pc, MPI_Datatype datatype, MPI_Op op, int64_
             return record_error(MPI_ERR_OP, "papcoll_allreduce: %s is not defined on "
                                 "datatype %s (MPI defines each predefined op on some "
                                 "datatypes only: MPI_BAND on integers, MPI_SUM not on "
-                                "MPI_C_BOOL, ...)", op_name, length > 0 ? name : "(unnamed)");
+                                "MPI_C_BOOL, ...)", predefined_op_name(op_index),
+                                length > 0 ? name : "(unnamed)");
         }
     }
     /* A derived datatype's handle may come back for another type once it is freed. */
@@ -357,17 +367,17 @@ static int run_with_arrivals(papcoll_comm *pc, const algorithm_entry *algorithm,
 
 /* ---- all-reduce ------------------------------------------------------------------------ */
 
-int papcoll_allreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf, MPI_Count count,
-                        MPI_Datatype datatype, MPI_Op op) {
-    int64_t extent;
-    int commutative, code;
-    if (pc == NULL) return record_error(MPI_ERR_ARG, "papcoll_allreduce: pc is NULL");
+/* This rank's own checks of a call; on success *chosen is the algorithm to run. */
+static int check_call(papcoll_comm *pc, const void *sendbuf, const void *recvbuf,
+                      MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                      const algorithm_entry **chosen, int64_t *extent, int *commutative) {
+    int code;
     if (count < 0)
         return record_error(MPI_ERR_COUNT, "papcoll_allreduce: count %lld is negative",
                             (long long)count);
-    if ((code = check_datatype(datatype, &extent)) != MPI_SUCCESS) return code;
-    if ((code = check_op(op, &commutative)) != MPI_SUCCESS) return code;
-    if ((code = check_pair(pc, datatype, op, extent)) != MPI_SUCCESS) return code;
+    if ((code = check_datatype(datatype, extent)) != MPI_SUCCESS) return code;
+    if ((code = check_op(op, commutative)) != MPI_SUCCESS) return code;
+    if ((code = check_pair(pc, datatype, op, *extent)) != MPI_SUCCESS) return code;
     if (count > 0 && (recvbuf == NULL || sendbuf == NULL))
         return record_error(MPI_ERR_BUFFER,
                             "papcoll_allreduce: %s is NULL with count %lld > 0",
@@ -375,18 +385,40 @@ int papcoll_allreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf, MP
     if (sendbuf == recvbuf && count > 0)
         return record_error(MPI_ERR_BUFFER, "papcoll_allreduce: sendbuf and recvbuf are the "
                                             "same buffer; pass MPI_IN_PLACE as sendbuf");
-    const char *name = resolve(pc, count, extent, commutative);
+    const char *name = resolve(pc, count, *extent, *commutative);
     const algorithm_entry *algorithm = registry_find(name);
     if (algorithm == NULL) return unknown_algorithm(name);
     if (algorithm->info.reduce_scatter)
         return record_error(MPI_ERR_ARG, "papcoll_allreduce: '%s' is a reduce-scatter, not an "
                             "all-reduce (it runs in `papcoll verify` and `papcoll sim`)", name);
-    if (!commutative && algorithm->info.commutative_only)
+    if (!*commutative && algorithm->info.commutative_only)
         return record_error(MPI_ERR_OP,
                             "papcoll_allreduce: algorithm '%s' reorders operands, so it needs a "
                             "commutative op; this op is not (use recursive_doubling, "
                             "rabenseifner, binomial, linear_tree, linear or auto)",
                             name);
+    *chosen = algorithm;
+    return MPI_SUCCESS;
+}
+
+int papcoll_allreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Op op) {
+    if (pc == NULL) return record_error(MPI_ERR_ARG, "papcoll_allreduce: pc is NULL");
+    const algorithm_entry *algorithm = NULL;
+    int64_t extent = 0;
+    int commutative = 0;
+    int code = check_call(pc, sendbuf, recvbuf, count, datatype, op, &algorithm, &extent,
+                          &commutative);
+    if (pc->config.check_agreement) {
+        /* Even a rank that refused the call takes part: the others then fail, not hang. */
+        call_digest digest;
+        call_digest_describe(&digest, code != MPI_SUCCESS, (int64_t)count, datatype, op,
+                             algorithm ? algorithm->info.name : "",
+                             &pc->parameters.parameters);
+        int agreed = agreement_check(pc->comm, &digest, "papcoll_allreduce");
+        if (code == MPI_SUCCESS) code = agreed;
+    }
+    if (code != MPI_SUCCESS) return code;
     const void *source = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     if (algorithm->info.needs_arrivals)
         return run_with_arrivals(pc, algorithm, source, recvbuf, count, extent, datatype, op);

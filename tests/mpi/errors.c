@@ -1,20 +1,6 @@
 /* errors.c - bad input gets an MPI error class and a message naming the problem, on every
  * rank, and never a crash or a hang; the communicator still works afterwards. */
-#include <stdio.h>
-#include <string.h>
-
-#include "papcoll.h"
-
-static int rank, failures, checks;
-
-static void expect(const char *what, int code, int expected_code, const char *expected_text) {
-    checks++;
-    const char *message = papcoll_error_string(code);
-    int ok = code == expected_code && strstr(message, expected_text) != NULL;
-    if (!ok) failures++;
-    if (rank == 0 || !ok)
-        printf("%s %-45s -> %d: %s\n", ok ? "ok  " : "FAIL", what, code, message);
-}
+#include "expect.h"
 
 static void noncommutative(void *in, void *inout, int *length, MPI_Datatype *datatype) {
     (void)datatype;

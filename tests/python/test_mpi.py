@@ -90,12 +90,16 @@ def test_long_messages_are_split_and_still_match(ranks):
     assert passed_failed(result.stdout)[1] == 0
 
 
-@pytest.mark.parametrize("ranks", [1, 3, 4])
-def test_bad_input_gets_error_classes_and_messages(ranks):
-    result = run_mpi(ranks, "mpi_errors")
+@pytest.mark.parametrize(("program", "ranks", "least_checks"), [
+    *[("mpi_errors", ranks, 34) for ranks in (1, 3, 4)],
+    # the agreement check (PAPCOLL_CHECK): ranks that disagree all get an error, no hang
+    *[("mpi_agreement", ranks, 10) for ranks in (2, 3, 4)],
+])
+def test_bad_input_gets_error_classes_and_messages(program, ranks, least_checks):
+    result = run_mpi(ranks, program)
     assert result.returncode == 0, result.stdout + result.stderr[-3000:]
     passed, failed = passed_failed(result.stdout)
-    assert failed == 0 and passed >= 34
+    assert failed == 0 and passed >= least_checks
 
 
 def test_c_example_runs():

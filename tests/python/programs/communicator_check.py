@@ -234,4 +234,15 @@ with papcoll.Communicator(world, algorithm="hr2", config=config) as hierarchical
     check("hr2 by color", np.array_equal(hierarchical.allreduce(sendbuf),
                                          reference(sendbuf, MPI.SUM)))
 
+# ---- ranks that disagree, with the agreement check on (Config.check_agreement) ----------
+with papcoll.Communicator(world, algorithm="ring",
+                          config=papcoll.Config(check_agreement=True)) as checked:
+    if size > 1:  # one rank cannot disagree with itself
+        expect_error("counts that differ, checked", papcoll.PapcollError,
+                     "disagree on the count: rank 0 has 1000, rank 1 has 1001",
+                     lambda: checked.allreduce(np.ones(1000 + (rank > 0))))
+    sendbuf = data(np.float64, 100, 6)
+    check("a good call after the mismatch", agrees(checked.allreduce(sendbuf),
+                                                   reference(sendbuf, MPI.SUM), MPI.SUM))
+
 tally.finish()

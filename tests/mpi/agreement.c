@@ -1,0 +1,92 @@
+/* agreement.c - the opt-in agreement check (PAPCOLL_CHECK=1 or config.check_agreement):
+ * ranks that make different calls all get an error naming what differs, never a hang; a
+ * rank that refuses a call keeps its own error and the others learn which rank refused;
+ * the communicator works afterwards. Needs P >= 2 (with one rank nothing can disagree). */
+#define _POSIX_C_SOURCE 200112L /* setenv */
+#include <stdlib.h>
+
+#include "expect.h"
+
+static int size;
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    enum { COUNT = 1001 };
+    static int input[COUNT], output[COUNT];
+    for (int i = 0; i < COUNT; i++) input[i] = i + rank;
+
+    papcoll_config config;
+    papcoll_config_init(&config);
+    config.algorithm = "ring";
+    config.check_agreement = 1;
+    papcoll_comm *pc;
+    expect("create with the check on", papcoll_comm_create(MPI_COMM_WORLD, &config, &pc),
+           MPI_SUCCESS, "success");
+
+    int code = papcoll_allreduce(pc, input, output, COUNT, MPI_INT, MPI_SUM);
+    int expected_last = size * (COUNT - 1) + size * (size - 1) / 2;
+    expect("agreeing ranks run the call",
+           code == MPI_SUCCESS && output[COUNT - 1] == expected_last ? MPI_SUCCESS : code,
+           MPI_SUCCESS, "success");
+
+    char text[120];
+    snprintf(text, sizeof text, "disagree on the count: rank 0 has 1000, rank 1 has 1001");
+    expect("count 1000 against 1001",
+           papcoll_allreduce(pc, input, output, rank == 0 ? 1000 : 1001, MPI_INT, MPI_SUM),
+           MPI_ERR_ARG, text);
+
+    papcoll_set_algorithm(pc, rank == 0 ? "ring" : "rabenseifner");
+    expect("ring against rabenseifner",
+           papcoll_allreduce(pc, input, output, COUNT, MPI_INT, MPI_SUM), MPI_ERR_ARG,
+           "disagree on the algorithm: rank 1's differs from rank 0's");
+    papcoll_set_algorithm(pc, "ring");
+
+    expect("MPI_INT against MPI_FLOAT",
+           papcoll_allreduce(pc, input, output, COUNT, rank == 0 ? MPI_INT : MPI_FLOAT,
+                             MPI_SUM),
+           MPI_ERR_ARG, "disagree on the datatype");
+    expect("MPI_SUM against MPI_MAX",
+           papcoll_allreduce(pc, input, output, COUNT, MPI_INT, rank == 0 ? MPI_SUM : MPI_MAX),
+           MPI_ERR_ARG, "disagree on the op");
+
+    if (size == 4) {
+        papcoll_set_algorithm(pc, "recursive_multiplying");
+        papcoll_set_schedule(pc, rank == 0 ? "a2,a2" : "a4");
+        expect("schedule a2,a2 against a4",
+               papcoll_allreduce(pc, input, output, COUNT, MPI_INT, MPI_SUM), MPI_ERR_ARG,
+               "disagree on the algorithm's parameters");
+        papcoll_set_schedule(pc, NULL);
+        papcoll_set_algorithm(pc, "ring");
+    }
+
+    /* rank 1 refuses (a NULL receive buffer): it keeps its own error, the others name it */
+    code = papcoll_allreduce(pc, input, rank == 1 ? NULL : output, COUNT, MPI_INT, MPI_SUM);
+    if (rank == 1)
+        expect("the refusing rank keeps its error", code, MPI_ERR_BUFFER, "recvbuf is NULL");
+    else
+        expect("the others learn who refused", code, MPI_ERR_ARG, "rank 1 refused this call");
+
+    code = papcoll_allreduce(pc, input, output, COUNT, MPI_INT, MPI_SUM);
+    expect("a good call after the mismatches",
+           code == MPI_SUCCESS && output[COUNT - 1] == expected_last ? MPI_SUCCESS : code,
+           MPI_SUCCESS, "success");
+    expect("free", papcoll_comm_free(&pc), MPI_SUCCESS, "success");
+
+    /* PAPCOLL_CHECK=1 on one rank only turns the check on for every rank */
+    if (rank == 0) setenv("PAPCOLL_CHECK", "1", 1);
+    papcoll_config_init(&config);
+    config.algorithm = "ring";
+    papcoll_comm_create(MPI_COMM_WORLD, &config, &pc);
+    expect("PAPCOLL_CHECK=1 (rank 0 only): count mismatch",
+           papcoll_allreduce(pc, input, output, rank == 0 ? 1000 : 1001, MPI_INT, MPI_SUM),
+           MPI_ERR_ARG, "disagree on the count");
+    papcoll_comm_free(&pc);
+
+    int failed_anywhere;
+    MPI_Allreduce(&failures, &failed_anywhere, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) printf("%d passed, %d failed\n", checks - failures, failures);
+    MPI_Finalize();
+    return failed_anywhere ? 1 : 0;
+}
