@@ -14,7 +14,7 @@ OTHER_MPI := $(filter-out $(MPI),mpich openmpi)
 # CI's clock is 90 minutes; each MPI test still has its own timeout (tests/python/conftest.py).
 PYTEST_FLAGS ?= -q
 
-.PHONY: all setup build test test-long demo demo-train lint clean
+.PHONY: all setup build test test-long test-sanitizers demo demo-train lint clean
 
 all: build
 
@@ -51,6 +51,20 @@ test: build
 test-long: build
 	cd $(BUILD) && ctest --output-on-failure
 	$(VENV)/bin/pytest $(PYTEST_FLAGS) --long tests/python
+
+# AddressSanitizer + UndefinedBehaviorSanitizer (CI runs it after `make test`): the C tests,
+# and short MPI runs of the differential, error and agreement programs; any report fails.
+# Leak checking is on for the MPI-free tests only: the MPI libraries keep memory until exit.
+SANITIZE_BUILD := build/$(MPI)-sanitize
+SANITIZED_MPI := ASAN_OPTIONS=detect_leaks=0 timeout 600 $(VENV)/bin/mpiexec -n 3
+test-sanitizers: $(INSTALLED)
+	cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPAPCOLL_SANITIZE=ON \
+		-DMPI_C_COMPILER=$(CURDIR)/$(VENV)/bin/mpicc >/dev/null
+	cmake --build $(SANITIZE_BUILD) --parallel 2 -- --no-print-directory
+	cd $(SANITIZE_BUILD) && ctest --output-on-failure
+	$(SANITIZED_MPI) $(SANITIZE_BUILD)/mpi_differential --matrix representative
+	$(SANITIZED_MPI) $(SANITIZE_BUILD)/mpi_errors
+	$(SANITIZED_MPI) $(SANITIZE_BUILD)/mpi_agreement
 
 demo: build
 	$(PAPCOLL) demo

@@ -180,7 +180,9 @@ static int start(run_state *run, int32_t index) {
     default: {
         const char *source = address(run, op->buffer, op->offset);
         char *target = address(run, op->target_buffer, op->u.target_offset);
-        if (source != target) memcpy(target, source, (size_t)(op->length * run->extent));
+        /* length 0: a buffer may be NULL (count 0), and memcpy must not see it */
+        if (source != target && op->length > 0)
+            memcpy(target, source, (size_t)(op->length * run->extent));
         complete(run, index);
         return MPI_SUCCESS;
     }
