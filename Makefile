@@ -56,15 +56,16 @@ test-long: build
 # and short MPI runs of the differential, error and agreement programs; any report fails.
 # Leak checking is on for the MPI-free tests only: the MPI libraries keep memory until exit.
 SANITIZE_BUILD := build/$(MPI)-sanitize
-SANITIZED_MPI := ASAN_OPTIONS=detect_leaks=0 timeout 600 $(VENV)/bin/mpiexec -n 3
+SANITIZED_MPI := ASAN_OPTIONS=detect_leaks=0 timeout 600 $(VENV)/bin/mpiexec
 test-sanitizers: $(INSTALLED)
 	cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPAPCOLL_SANITIZE=ON \
 		-DMPI_C_COMPILER=$(CURDIR)/$(VENV)/bin/mpicc >/dev/null
 	cmake --build $(SANITIZE_BUILD) --parallel 2 -- --no-print-directory
 	cd $(SANITIZE_BUILD) && ctest --output-on-failure
-	$(SANITIZED_MPI) $(SANITIZE_BUILD)/mpi_differential --matrix representative
-	$(SANITIZED_MPI) $(SANITIZE_BUILD)/mpi_errors
-	$(SANITIZED_MPI) $(SANITIZE_BUILD)/mpi_agreement
+	$(SANITIZED_MPI) -n 3 $(SANITIZE_BUILD)/mpi_differential --matrix representative
+	$(SANITIZED_MPI) -n 3 $(SANITIZE_BUILD)/mpi_errors
+	$(SANITIZED_MPI) -n 3 $(SANITIZE_BUILD)/mpi_agreement
+	$(SANITIZED_MPI) -n 2 $(SANITIZE_BUILD)/mpi_failed_call
 
 demo: build
 	$(PAPCOLL) demo

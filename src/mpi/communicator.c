@@ -404,6 +404,11 @@ static int check_call(papcoll_comm *pc, const void *sendbuf, const void *recvbuf
 int papcoll_allreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf, MPI_Count count,
                         MPI_Datatype datatype, MPI_Op op) {
     if (pc == NULL) return record_error(MPI_ERR_ARG, "papcoll_allreduce: pc is NULL");
+    if (pc->workspace.spoiled) /* why: settle_requests() in executor.c */
+        return record_error(MPI_ERR_OTHER, "papcoll_allreduce: this communicator failed "
+                            "during an earlier call, with messages in flight (%lld of them "
+                            "MPI could not cancel); free it and create another",
+                            (long long)pc->workspace.abandoned_requests);
     const algorithm_entry *algorithm = NULL;
     int64_t extent = 0;
     int commutative = 0;

@@ -96,6 +96,7 @@ typedef struct run_state {
     int32_t ready_head, ready_tail;
     int32_t active;            /* requests in flight */
     int32_t remaining;         /* ops not yet completed */
+    int posted_any;            /* a message was posted: a failure spoils the communicator */
 } run_state;
 
 static char *address(const run_state *run, int buffer, int64_t offset) {
@@ -156,6 +157,7 @@ static int post_message(run_state *run, int32_t index, const sched_op *op) {
                                 op->kind == SCHED_SEND ? "Isend" : "Irecv", op->u.message.peer);
         w->request_op[run->active++] = index;
         w->outstanding[index]++;
+        run->posted_any = 1;
     }
     return MPI_SUCCESS;
 }
@@ -234,6 +236,46 @@ static int wait_for_messages(run_state *run) {
     return MPI_SUCCESS;
 }
 
+/* After a failed run: no request of the call may stay outstanding, or freeing the
+ * communicator would free scratch a receive still writes into. Every request left is
+ * cancelled and then completed; MPI promises that a cancelled request completes without
+ * the other side (MPI-4.0 3.8.4), but some MPI libraries cannot cancel a send already
+ * started, so the wait is bounded (SETTLE_SECONDS): what is still in flight then is freed
+ * with MPI_Request_free (MPI completes it in the background) and the buffers it may touch
+ * are handed over to it for good (never freed). Either way the workspace is spoiled: the
+ * peers' messages of the failed call may still arrive on the private communicator, where a
+ * later call's receives would match them and compute a wrong result, so the communicator
+ * refuses every later call (communicator.c) and only papcoll_comm_free remains. */
+enum { SETTLE_SECONDS = 1 };
+
+static void settle_requests(run_state *run) {
+    executor_workspace *w = run->workspace;
+    w->spoiled = 1;
+    for (int32_t r = 0; r < run->active; r++) /* a failed wait may have freed some */
+        if (w->requests[r] != MPI_REQUEST_NULL) MPI_Cancel(&w->requests[r]);
+    double deadline = MPI_Wtime() + SETTLE_SECONDS;
+    int done = 0;
+    while (!done && MPI_Wtime() < deadline) {
+        if (MPI_Testall(run->active, w->requests, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+            break; /* a request that failed is still complete; test the rest singly below */
+        if (!done) sched_yield();
+    }
+    for (int32_t r = 0; r < run->active; r++) {
+        int finished = 0;
+        if (w->requests[r] != MPI_REQUEST_NULL) MPI_Test(&w->requests[r], &finished,
+                                                         MPI_STATUS_IGNORE);
+        if (w->requests[r] == MPI_REQUEST_NULL || finished) continue;
+        MPI_Request_free(&w->requests[r]);
+        w->abandoned_requests++;
+    }
+    run->active = 0;
+    if (w->abandoned_requests > 0) {
+        /* MPI may still read or write these: leak them rather than free them under it */
+        w->scratch = NULL;
+        w->scratch_bytes = 0;
+    }
+}
+
 /* Upper bound of the requests one run can have in flight: every message op's pieces. */
 static size_t request_bound(const papcoll_schedule *s, int64_t chunk) {
     size_t total = 0;
@@ -277,19 +319,19 @@ int executor_run(const executor_plan *plan, executor_workspace *workspace, MPI_C
     for (int32_t i = 0; i < s->op_count; i++)
         if (w->pending[i] == 0) w->ready[run.ready_tail++] = i;
 
-    while (run.remaining > 0) {
-        while (run.ready_head < run.ready_tail) {
-            int code = start(&run, w->ready[run.ready_head++]);
-            if (code != MPI_SUCCESS) return code;
-        }
-        if (run.remaining == 0) break;
+    int code = MPI_SUCCESS;
+    while (run.remaining > 0 && code == MPI_SUCCESS) {
+        while (run.ready_head < run.ready_tail && code == MPI_SUCCESS)
+            code = start(&run, w->ready[run.ready_head++]);
+        if (code != MPI_SUCCESS || run.remaining == 0) break;
         if (run.active == 0)
-            return record_error(MPI_ERR_INTERN,
+            code = record_error(MPI_ERR_INTERN,
                                 "papcoll: schedule of rank %d stalled with %d ops left "
                                 "(a builder bug the verifier should have caught)",
                                 s->rank, run.remaining);
-        int code = wait_for_messages(&run);
-        if (code != MPI_SUCCESS) return code;
+        else
+            code = wait_for_messages(&run);
     }
-    return MPI_SUCCESS;
+    if (code != MPI_SUCCESS && run.posted_any) settle_requests(&run);
+    return code;
 }

@@ -32,12 +32,18 @@ typedef struct executor_workspace {
     size_t scratch_bytes;
     void *reduce_temporary;    /* for REDUCE with the target as left operand */
     size_t reduce_temporary_bytes;
+    /* A run failed after posting messages: see settle_requests() in executor.c. Its
+     * communicator must not run again (peers' messages may still arrive on it), and buffers
+     * MPI may still use are never freed. */
+    int spoiled;
+    int64_t abandoned_requests; /* requests MPI could neither cancel nor complete */
 } executor_workspace;
 
 /* Runs one rank's schedule over MPI on comm (the communicator's private duplicate), with
  * the memory of workspace; messages longer than max_message_elements go in pieces.
  * sendbuf may equal recvbuf (MPI_IN_PLACE). Returns MPI_SUCCESS or an MPI error class, with
- * the message recorded for papcoll_error_string. */
+ * the message recorded for papcoll_error_string. On every return none of its requests is
+ * left outstanding; a failure after messages were posted sets workspace->spoiled. */
 int executor_run(const executor_plan *plan, executor_workspace *workspace, MPI_Comm comm,
                  int64_t max_message_elements, const void *sendbuf, void *recvbuf,
                  MPI_Datatype datatype, MPI_Op op);

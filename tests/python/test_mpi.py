@@ -94,6 +94,8 @@ def test_long_messages_are_split_and_still_match(ranks):
     *[("mpi_errors", ranks, 34) for ranks in (1, 3, 4)],
     # the agreement check (PAPCOLL_CHECK): ranks that disagree all get an error, no hang
     *[("mpi_agreement", ranks, 10) for ranks in (2, 3, 4)],
+    # a call that fails with messages in flight: none left posted, later calls refused
+    ("mpi_failed_call", 2, 2),
 ])
 def test_bad_input_gets_error_classes_and_messages(program, ranks, least_checks):
     result = run_mpi(ranks, program)
