@@ -13,7 +13,7 @@ EXPECTED = {"linear", "binomial", "linear_tree", "recursive_doubling", "ring",
 
 
 def test_algorithms_json_lists_every_algorithm(papcoll_command):
-    result = papcoll_command("algorithms", "--json")
+    result = papcoll_command("algorithms", "--json", "-")
     assert result.returncode == 0, result.stderr
     rows = json.loads(result.stdout)
     assert {row["name"] for row in rows} >= EXPECTED
@@ -33,7 +33,7 @@ def test_algorithms_table_names_every_algorithm(papcoll_command):
 def test_verify_prints_one_json_object(papcoll_command, name):
     # arrival estimates: slt and prr need them; groups: hr1, hr2, smp_*; others ignore both
     result = papcoll_command("verify", "--algorithm", name, "--ranks", "13", "--count", "1009",
-                             "--arrivals", "random:1", "--groups", "blocks:4", "--json")
+                             "--arrivals", "random:1", "--groups", "blocks:4", "--json", "-")
     if papcoll.algorithm(name).reduce_scatter:  # P = 13 is not a power of two
         assert result.returncode == 2 and "power of two" in result.stderr
         return
@@ -113,7 +113,7 @@ def test_bad_input_exits_2_with_a_message(papcoll_command, arguments, message):
 
 
 def test_demo_prints_the_verified_table(papcoll_command):
-    result = papcoll_command("demo", "--ranks", "4", "5", "--count", "1000", "--no-bench")
+    result = papcoll_command("demo", "--ranks", "4,5", "--count", "1000", "--no-bench")
     assert result.returncode == 0, result.stderr
     for name in EXPECTED:
         assert name in result.stdout
