@@ -428,7 +428,7 @@ def write_json(data: Any, target: str, indent: int | None = 1) -> None:
 def console_for(arguments: argparse.Namespace, width: int) -> Console:
     """The console of tables and progress: stderr when --json - has stdout, at least
     `width` columns wide."""
-    return Console(stderr=getattr(arguments, "json", None) == "-",
+    return Console(stderr=arguments.json == "-",
                    width=max(Console().width, width))
 
 
