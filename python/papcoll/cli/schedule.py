@@ -7,16 +7,7 @@ import sys
 from typing import Any
 
 from ..core import schedule_text
-from .options import (
-    EXIT_OK,
-    add_json,
-    add_problem,
-    integer_in_range,
-    problem_context,
-    refusing,
-    usage_error,
-    write_json,
-)
+from . import options
 
 
 def add_parser(commands: Any) -> None:
@@ -24,10 +15,10 @@ def add_parser(commands: Any) -> None:
         "schedule", help="print one rank's schedule",
         description="One rank's schedule in the text format `papcoll verify --schedule-files` "
                     "reads (docs/schedules.md).")
-    add_problem(dumping)
-    dumping.add_argument("--rank", required=True, type=integer_in_range("rank", 0, 1 << 20),
+    options.add_problem(dumping)
+    dumping.add_argument("--rank", required=True, type=options.integer_in_range("rank", 0, 1 << 20),
                          help="which rank's schedule")
-    add_json(dumping, "the schedule (header fields and one line per op)")
+    options.add_json(dumping, "the schedule (header fields and one line per op)")
     dumping.set_defaults(handler=command_schedule)
 
 
@@ -41,15 +32,15 @@ def schedule_json(text: str) -> dict[str, Any]:
     return {**fields, "ops": lines}
 
 
-@refusing("schedule")
+@options.refusing("schedule")
 def command_schedule(arguments: argparse.Namespace) -> int:
     if arguments.rank >= arguments.ranks:
-        return usage_error("schedule", f"--rank {arguments.rank} is not below --ranks "
+        return options.usage_error("schedule", f"--rank {arguments.rank} is not below --ranks "
                                        f"{arguments.ranks}")
     text = schedule_text(arguments.algorithm, arguments.ranks, arguments.rank, arguments.count,
-                         arguments.elem_size, problem_context(arguments))
+                         arguments.elem_size, options.problem_context(arguments))
     if arguments.json:
-        write_json(schedule_json(text), arguments.json)
+        options.write_json(schedule_json(text), arguments.json)
     if arguments.json != "-":
         sys.stdout.write(text)
-    return EXIT_OK
+    return options.EXIT_OK
