@@ -226,9 +226,9 @@ def add_datatype(parser: Any, choices: tuple[str, ...], default: str | None,
 
 
 def element_size(arguments: argparse.Namespace) -> int:
-    """Bytes per element from --datatype (where given) or --elem-size."""
-    datatype = getattr(arguments, "datatype", None)
-    return DATATYPE_SIZES[datatype] if datatype else int(arguments.elem_size)
+    """Bytes per element from --datatype (where given) or --elem-size (add_element_size with
+    datatype)."""
+    return DATATYPE_SIZES[arguments.datatype] if arguments.datatype else arguments.elem_size
 
 
 def add_algorithm(parser: argparse.ArgumentParser, required: bool = True) -> None:
@@ -356,9 +356,9 @@ def groups_for(layout: str | list[int] | None, ranks: int,
     return [topology.parent[vertex] for vertex in topology.rank_vertex]
 
 
-def arrivals_from_file(path: str) -> bool:
+def arrivals_from_file(value: str | list[float] | None) -> bool:
     """Whether an --arrivals value names a file (not a list, not random:...)."""
-    return isinstance(path, str) and not path.startswith("random:")
+    return isinstance(value, str) and not value.startswith("random:")
 
 
 def arrival_times(value: str | list[float] | None, ranks: int) -> list[float] | None:
