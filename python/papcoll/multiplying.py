@@ -15,17 +15,17 @@ collapses; the enumeration does not generate them, to keep the space small).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._core import ffi, lib
 from .core import _ERROR_SIZE, Context, PapcollError, Parameters, _text
 from .sim import SimModel, simulate
 
 if TYPE_CHECKING:
-    from .network import Topology
+    from .network import Network, Topology
 
 DEFAULT_MAX_BASE = 8
 
@@ -150,3 +150,37 @@ def schedule_shape(schedule: str) -> tuple[int, int]:
     bases = [int(part.rsplit("a", 1)[1]) if "a" in part else int(part.rsplit("m", 1)[1])
              for part in parts]
     return len(parts), max(bases)
+
+
+def search_schedules(ranks: int, network: Network, count: int, elem_size: int,
+                     max_base: int = DEFAULT_MAX_BASE,
+                     progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Simulates every schedule of P on the network (balanced arrivals) and ranks them by
+    e-bar against MPICH's recursive doubling; with the model's optimal fan-out (seed 004
+    Eq. 5). `progress(done, total)` is called after each schedule."""
+    topology = network.topology(ranks)
+    candidates = list(enumerate_schedules(ranks, max_base))
+    rows: list[dict[str, Any]] = []
+    for kind, schedule in candidates:
+        elapsed = simulate_schedule(schedule, ranks, count, elem_size, network.model, topology)
+        stages, largest = schedule_shape(schedule)
+        rows.append({"schedule": schedule, "kind": kind, "stages": stages,
+                     "max_base": largest, "avg_elapsed_ms": elapsed * 1e3,
+                     "reorders": check(schedule, ranks)})
+        if progress is not None:
+            progress(len(rows), len(candidates))
+    rows.sort(key=lambda row: (row["avg_elapsed_ms"], row["stages"], row["schedule"]))
+    baseline = recursive_doubling_schedule(ranks)
+    baseline_ms = simulate_schedule(baseline, ranks, count, elem_size, network.model,
+                                    topology) * 1e3
+    for rank, row in enumerate(rows, 1):
+        row["rank"] = rank
+        row["reduction_vs_recursive_doubling_percent"] = (
+            100 * (baseline_ms - row["avg_elapsed_ms"]) / baseline_ms if baseline_ms else 0.0)
+    model = network.model
+    ratio = model.latency / model.overhead if model.overhead > 0 else float("inf")
+    return {"network": network.name, "ranks": ranks, "count": count,
+            "recursive_doubling": {"schedule": baseline, "avg_elapsed_ms": baseline_ms},
+            "default": default_schedule(ranks),
+            "overlap_ratio": ratio, "optimal_fanout": optimal_fanout(ratio) if ratio >= 1
+            else None, "rows": rows}

@@ -1,4 +1,5 @@
-"""`papcoll reproduce NAME`: the papers' tables that take more than one `papcoll sim` run.
+"""The papers' tables that take more than one `papcoll sim` run, computed in the simulator
+(printed by `papcoll reproduce NAME`, papcoll.cli.reproduce).
 
 seed003-table1: seed 003 Table 1 on the geo-2site preset (10 + 10 hosts, 13 ms between the
 sites), P = 20, 512 K floats, balanced; its scalability curve P = 2..20; and the imbalanced
@@ -19,13 +20,9 @@ with the reduction next to the paper's (measured on ARCHER, minimum and median).
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 from typing import Any
-
-from rich.console import Console
-from rich.table import Table
 
 from .core import Context, Parameters
 from .multiplying import enumerate_schedules, recursive_doubling_schedule, simulate_schedule
@@ -155,95 +152,4 @@ def seed002_tables() -> list[dict[str, Any]]:
                          "priority_us": priority * 1e3,
                          "overhead_percent": 100 * (priority - naive) / naive,
                          "paper_overhead_percent": paper.get(nbytes)})
-    return rows
-
-
-def _size(nbytes: int) -> str:
-    for unit, scale in (("MB", 1 << 20), ("KB", 1 << 10)):
-        if nbytes >= scale:
-            return f"{nbytes // scale} {unit}"
-    return f"{nbytes} B"
-
-
-def _print_seed003(console: Console, found: dict[str, Any]) -> None:
-    table = Table(title="seed 003 Table 1 (geo-2site, P = 20, 512 K floats, balanced)")
-    for column in ("algorithm", "e-bar ms (sim)", "paper ms"):
-        table.add_column(column, justify="left" if column == "algorithm" else "right")
-    for row in found["table"]:
-        table.add_row(row["algorithm"], f"{row['avg_elapsed_ms']:.1f}", str(row["paper_ms"]))
-    console.print(table)
-    for key, first, title in (("scaling", "ranks", "scalability, balanced, e-bar ms"),
-                              ("imbalanced", "max_delay_ms",
-                               "P = 20, rand-late (mean of 5 seeds), e-bar ms")):
-        curve = Table(title=f"seed 003: {title}")
-        curve.add_column(first.replace("_", " "), justify="right")
-        for name in SEED_003_ALGORITHMS:
-            curve.add_column(name, justify="right")
-        for row in found[key]:
-            curve.add_row(str(row[first]), *(f"{row[name]:.1f}" for name in SEED_003_ALGORITHMS))
-        console.print(curve)
-
-
-def _print_seed001(console: Console, rows: list[dict[str, Any]]) -> None:
-    names = ("ring_topology", "ring", "recursive_doubling", "rabenseifner",
-             "ring_topology (interleaved)", "ring (interleaved)")
-    table = Table(title="seed 001: 32 hosts, two switches, 1 Gb/s: e-bar ms")
-    table.add_column("size", justify="right")
-    for name in names:
-        table.add_column(name, justify="right")
-    table.add_column("fastest (block)", justify="left")
-    for row in rows:
-        best = min(names[:4], key=lambda name: row[name])
-        table.add_row(_size(row["bytes"]), *(f"{row[name]:.3f}" for name in names), best)
-    console.print(table)
-
-
-def _print_seed002(console: Console, rows: list[dict[str, Any]]) -> None:
-    table = Table(title="seed 002: priority_rabenseifner vs rabenseifner, P = 128 (8 x 16)")
-    for column in ("network", "size", "naive us", "priority us", "overhead (sim)",
-                   "overhead (paper)"):
-        table.add_column(column, justify="left" if column == "network" else "right")
-    for row in rows:
-        paper = row["paper_overhead_percent"]
-        table.add_row(row["network"], _size(row["bytes"]), f"{row['naive_us']:.1f}",
-                      f"{row['priority_us']:.1f}", f"{row['overhead_percent']:+.1f} %",
-                      "-" if paper is None else f"{paper:+.1f} %")
-    console.print(table)
-
-
-def command_reproduce(arguments: argparse.Namespace) -> int:
-    console = Console(width=max(Console().width, 130))
-    found: Any
-    if arguments.table == "seed003-table1":
-        found = seed003_table1()
-        _print_seed003(console, found)
-    elif arguments.table == "seed001-crossover":
-        found = seed001_crossover()
-        _print_seed001(console, found)
-    elif arguments.table == "seed002-tables":
-        found = seed002_tables()
-        _print_seed002(console, found)
-    else:
-        found = _seed004(console, arguments)
-    if arguments.json:
-        Path(arguments.json).write_text(json.dumps(found, indent=1) + "\n")
-    return 0
-
-
-def _seed004(console: Console, arguments: argparse.Namespace) -> list[dict[str, Any]]:
-    rows = seed004_table2(arguments.network)
-    table = Table(title=f"seed 004 Table 2 in the simulator ({arguments.network}, 8-byte "
-                        "all-reduce): reduction of e-bar against MPICH recursive doubling")
-    for column in ("P", "RD us", "paper's schedule", "us", "reduction", "best found", "us",
-                   "reduction", "paper: min", "paper: median"):
-        table.add_column(column, justify="left" if "schedule" in column or column ==
-                         "best found" else "right")
-    for row in rows:
-        table.add_row(str(row["ranks"]), f"{row['recursive_doubling_us']:.2f}",
-                      row["paper_schedule"], f"{row['paper_schedule_us']:.2f}",
-                      f"{row['paper_schedule_reduction_percent']:.1f} %", row["best_schedule"],
-                      f"{row['best_us']:.2f}", f"{row['best_reduction_percent']:.1f} %",
-                      f"{row['paper_min_reduction_percent']:.1f} %",
-                      f"{row['paper_median_reduction_percent']:.1f} %")
-    console.print(table)
     return rows

@@ -175,6 +175,44 @@ def tau(model: SimModel, ranks: int, count: int, elem_size: int) -> float:
             + segment * (model.seconds_per_byte + model.reduce_seconds_per_byte)) or 1e-9
 
 
+
+def _path_time(model: SimModel, topology: Topology | None, first: int, second: int,
+               nbytes: int) -> float:
+    """One message of nbytes between two vertices (or across the crossbar), alone."""
+    if topology is None:
+        return model.latency + 2 * model.overhead + nbytes * model.seconds_per_byte
+    if first == second:
+        return (topology.local_latency + 2 * model.overhead
+                + nbytes * topology.local_seconds_per_byte)
+    vertices = [link // 2 for link in topology.vertex_path(first, second)]
+    latency = sum(topology.link_latency[vertex] for vertex in vertices)
+    per_byte = max(topology.link_seconds_per_byte[vertex] for vertex in vertices)
+    return latency + 2 * model.overhead + nbytes * per_byte
+
+
+def transfer_time(model: SimModel, topology: Topology | None, nbytes: int) -> float:
+    """delta of seed 000 S3: one point-to-point transfer of the whole vector. With a topology,
+    the fastest pair of ranks (all pairs of the vertices used when there are at most 64 of
+    them, else the pairs with rank 0), so that e-bar_lo stays a lower bound."""
+    if topology is None:
+        return _path_time(model, None, 0, 0, nbytes)
+    used = sorted(set(topology.rank_vertex))
+    shared = len(used) < len(topology.rank_vertex)
+    pairs = ([(a, b) for i, a in enumerate(used) for b in used[i + 1:]] if len(used) <= 64
+             else [(topology.rank_vertex[0], b) for b in used if b != topology.rank_vertex[0]])
+    times = [_path_time(model, topology, a, b, nbytes) for a, b in pairs]
+    if shared:
+        times.append(_path_time(model, topology, used[0], used[0], nbytes))
+    return min(times) if times else 0.0
+
+
+def lower_bound(arrivals: Sequence[float], delta: float) -> float:
+    """e-bar_lo of seed 000 S3: every rank waits for the last arrival, then one transfer.
+    Mean over ranks of (last arrival - a_i) + delta; for one-late that is (P-1)/P D + delta."""
+    last = max(arrivals)
+    return sum(last - a for a in arrivals) / len(arrivals) + delta
+
+
 def simulate(
     algorithm_name: str,
     ranks: int,

@@ -13,7 +13,7 @@ EXPECTED = {"linear", "binomial", "linear_tree", "recursive_doubling", "ring",
 
 
 def test_algorithms_json_lists_every_algorithm(papcoll_command):
-    result = papcoll_command("algorithms", "--json")
+    result = papcoll_command("algorithms", "--json", "-")
     assert result.returncode == 0, result.stderr
     rows = json.loads(result.stdout)
     assert {row["name"] for row in rows} >= EXPECTED
@@ -33,7 +33,7 @@ def test_algorithms_table_names_every_algorithm(papcoll_command):
 def test_verify_prints_one_json_object(papcoll_command, name):
     # arrival estimates: slt and prr need them; groups: hr1, hr2, smp_*; others ignore both
     result = papcoll_command("verify", "--algorithm", name, "--ranks", "13", "--count", "1009",
-                             "--arrivals", "random:1", "--groups", "blocks:4", "--json")
+                             "--arrivals", "random:1", "--groups", "blocks:4", "--json", "-")
     if papcoll.algorithm(name).reduce_scatter:  # P = 13 is not a power of two
         assert result.returncode == 2 and "power of two" in result.stderr
         return
@@ -113,7 +113,7 @@ def test_bad_input_exits_2_with_a_message(papcoll_command, arguments, message):
 
 
 def test_demo_prints_the_verified_table(papcoll_command):
-    result = papcoll_command("demo", "--ranks", "4", "5", "--count", "1000", "--no-bench")
+    result = papcoll_command("demo", "--ranks", "4,5", "--count", "1000", "--no-bench")
     assert result.returncode == 0, result.stderr
     for name in EXPECTED:
         assert name in result.stdout
@@ -166,3 +166,54 @@ def test_pap_aware_bad_input_exits_2(papcoll_command, arguments, message):
                              *arguments)
     assert result.returncode == 2
     assert message in result.stderr
+
+
+def test_every_option_of_every_subcommand_has_help():
+    import argparse
+
+    from papcoll.cli import build_parser
+
+    commands = next(action for action in build_parser()._actions
+                    if isinstance(action, argparse._SubParsersAction))
+    assert set(commands.choices) >= {"algorithms", "verify", "schedule", "bench", "sim",
+                                     "schedules", "search", "reproduce", "demo"}
+    for name, parser in commands.choices.items():
+        for action in parser._actions:
+            assert action.help, f"papcoll {name} {action.option_strings or action.dest}"
+        options = {option for action in parser._actions for option in action.option_strings}
+        assert "--dtype" not in options
+        assert "--json" in options, name
+
+
+def test_the_library_does_not_import_the_command_line():
+    import re
+    from pathlib import Path
+
+    package = Path(papcoll.__file__).parent
+    for path in package.glob("*.py"):
+        imports = re.findall(r"^\s*(?:from|import)\s+(\S+)", path.read_text(), flags=re.M)
+        assert not [name for name in imports if name in (".cli", "papcoll.cli")
+                    or name.startswith((".cli.", "papcoll.cli."))], path.name
+
+
+def test_schedule_json_and_datatype_and_arrival_list(papcoll_command, tmp_path):
+    result = papcoll_command("schedule", "--algorithm", "ring", "--ranks", "3", "--rank", "0",
+                             "--count", "9", "--json", "-")
+    assert result.returncode == 0, result.stderr
+    dumped = json.loads(result.stdout)
+    assert dumped["ranks"] == 3 and dumped["ops"][0].startswith("0 ")
+    result = papcoll_command("sim", "--ranks", "4", "--algorithms", "ring,prr", "--count", "1K",
+                             "--datatype", "double", "--arrivals", "0,0.001,0,0",
+                             "--json", "-")
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout[result.stdout.index("["):])
+    assert {row["elem_size"] for row in rows} == {8}
+    assert {row["mode"] for row in rows} == {"given"}
+    assert {row["max_delay_ms"] for row in rows} == {1.0}
+    target = tmp_path / "demo.json"
+    result = papcoll_command("demo", "--ranks", "4,8", "--count", "64", "--no-bench",
+                             "--json", str(target))
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(target.read_text())
+    assert {row["ranks"] for row in rows} == {4, 8} and all(row["ok"] is not False
+                                                          for row in rows)

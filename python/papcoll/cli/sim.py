@@ -1,12 +1,11 @@
 """`papcoll sim`: simulated e-bar and makespan of algorithms under an arrival pattern, on a
-crossbar preset or a topology; per-rank and per-link detail, timelines, GOAL export."""
+crossbar preset or a topology; per-rank and per-link detail, timelines, GOAL export. The
+engine is papcoll.sim (and papcoll.network, papcoll.timeline, papcoll.goal)."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
-import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -15,77 +14,95 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from .cli import groups_for
-from .core import Context, PapcollError, Parameters
-from .network import Network, Topology, load_network
-from .sim import SimModel, SimResult, arrival_pattern, simulate, tau
+from ..core import PapcollError
+from ..goal import goal_text
+from ..network import Network, Topology
+from ..sim import SimResult, arrival_pattern, lower_bound, simulate, tau, transfer_time
+from ..timeline import draw_timelines
+from .options import (
+    EXIT_OK,
+    add_algorithms,
+    add_arrivals,
+    add_count,
+    add_element_size,
+    add_json,
+    add_network,
+    add_parameters,
+    add_ranks,
+    algorithm_name,
+    arrival_times,
+    arrivals_from_file,
+    console_for,
+    context_of,
+    durations,
+    element_size,
+    integer_in_range,
+    network_of,
+    one_duration,
+    refusing,
+    require_ranks,
+    write_json,
+)
 
 BASELINE = "ring"
-DTYPE_SIZES = {"float": 4, "double": 8, "int": 4, "char": 1}
 TIMELINE_MAX_RANKS = 64
 TIMELINE_MAX_PANELS = 8
 
 
-class _Refusal(Exception):
-    """Bad input: the message goes to stderr and the command exits with 2."""
-
-
-def _path_time(model: SimModel, topology: Topology | None, first: int, second: int,
-               nbytes: int) -> float:
-    """One message of nbytes between two vertices (or across the crossbar), alone."""
-    if topology is None:
-        return model.latency + 2 * model.overhead + nbytes * model.seconds_per_byte
-    if first == second:
-        return (topology.local_latency + 2 * model.overhead
-                + nbytes * topology.local_seconds_per_byte)
-    vertices = [link // 2 for link in topology.vertex_path(first, second)]
-    latency = sum(topology.link_latency[vertex] for vertex in vertices)
-    per_byte = max(topology.link_seconds_per_byte[vertex] for vertex in vertices)
-    return latency + 2 * model.overhead + nbytes * per_byte
-
-
-def transfer_time(model: SimModel, topology: Topology | None, nbytes: int) -> float:
-    """delta of seed 000 S3: one point-to-point transfer of the whole vector. With a topology,
-    the fastest pair of ranks (all pairs of the vertices used when there are at most 64 of
-    them, else the pairs with rank 0), so that e-bar_lo stays a lower bound."""
-    if topology is None:
-        return _path_time(model, None, 0, 0, nbytes)
-    used = sorted(set(topology.rank_vertex))
-    shared = len(used) < len(topology.rank_vertex)
-    pairs = ([(a, b) for i, a in enumerate(used) for b in used[i + 1:]] if len(used) <= 64
-             else [(topology.rank_vertex[0], b) for b in used if b != topology.rank_vertex[0]])
-    times = [_path_time(model, topology, a, b, nbytes) for a, b in pairs]
-    if shared:
-        times.append(_path_time(model, topology, used[0], used[0], nbytes))
-    return min(times) if times else 0.0
-
-
-def _read_arrivals(path: str, ranks: int) -> list[float]:
-    try:
-        text = Path(path).read_text()
-    except OSError as error:
-        raise _Refusal(f"cannot read arrivals file {path}: {error.strerror}") from None
-    try:
-        values = json.loads(text) if text.lstrip().startswith("[") else [
-            float(line) for line in text.split() if line]
-    except ValueError as error:
-        raise _Refusal(f"arrivals file {path}: not a JSON list or numbers one per line "
-                       f"({error})") from None
-    if not isinstance(values, list) or len(values) != ranks:
-        raise _Refusal(f"arrivals file {path}: needs {ranks} arrival times (one per rank), "
-                       f"found {len(values) if isinstance(values, list) else 'no list'}")
-    for rank, value in enumerate(values):
-        if isinstance(value, bool) or not isinstance(value, int | float) or \
-                not math.isfinite(value):
-            raise _Refusal(f"arrivals file {path}: the time of rank {rank} is not a finite "
-                           f"number ({value!r})")
-    return [float(value) for value in values]
+def add_parser(commands: Any) -> None:
+    sim = commands.add_parser(
+        "sim", help="simulate algorithms on a modelled network (discrete-event engine)",
+        description="Runs the schedules of all ranks in the simulator: e-bar, makespan and "
+                    "the lower bound per algorithm and delay.")
+    add_network(sim, "hockney")
+    add_ranks(sim, 1 << 22)
+    add_algorithms(sim, "ring,rabenseifner,slt,prr")
+    sim.add_argument("--baseline", default="ring", type=lambda text: algorithm_name(text)
+                     if text != "none" else "",
+                     help="the algorithm speedups are measured against, added to the run "
+                          "(default ring; 'none': no speedups, e.g. where a ring is too big)")
+    sim.add_argument("--max-operations", type=integer_in_range("max operations", 1, 1 << 62),
+                     default=200_000_000,
+                     help="refuse runs whose schedules hold more operations (about 40 bytes "
+                          "each; default 200000000)")
+    add_parameters(sim, topology=True, tau_default="from the network model")
+    add_count(sim, "1M")
+    add_element_size(sim, datatype=True)
+    sim.add_argument("--mode", choices=("balanced", "one-late", "rand-late"),
+                     default="balanced",
+                     help="arrivals: all together, rank 1 late, or every rank late by a "
+                          "random share of the maximum delay (default balanced)")
+    sim.add_argument("--max-delay", type=durations, default=durations("0,10,50ms"),
+                     help="maximum arrival delays of one-late and rand-late, e.g. 0,10,50ms "
+                          "(default 0,10,50ms)")
+    add_arrivals(sim, "replaces --mode and --max-delay")
+    sim.add_argument("--seed", type=integer_in_range("seed", 0, 2**31 - 1), default=1,
+                     help="for rand-late arrivals and for --noise")
+    sim.add_argument("--noise", type=one_duration, default=0.0, metavar="MEAN",
+                     help="every op starts late by an exponential delay of this mean, "
+                          "e.g. 2us (OS noise; seeded by --seed)")
+    sim.add_argument("--show", action="store_true",
+                     help="print the network's parameters and topology, then stop")
+    sim.add_argument("--per-rank", action="store_true",
+                     help="print a_i, f_i, e_i of every rank (and add them to --json rows)")
+    sim.add_argument("--links", action="store_true",
+                     help="print the bytes over each link of the topology")
+    sim.add_argument("--timeline", metavar="FILE.png",
+                     help="draw every op of every rank (a Gantt chart, seed 004 Figs. 18-23)")
+    sim.add_argument("--export-goal", metavar="FILE",
+                     help="write the (single) algorithm's schedule as LogGOPSim GOAL text "
+                          "and stop")
+    sim.add_argument("--profile", action="store_true",
+                     help="print the engine's speed: operations per second, memory per op")
+    add_json(sim)
+    sim.set_defaults(handler=command_sim)
 
 
 def _scenarios(arguments: argparse.Namespace) -> list[tuple[Any, list[float]]]:
-    """(max_delay_ms or 'file', arrivals) to simulate."""
-    if arguments.arrivals:
-        return [("file", _read_arrivals(arguments.arrivals, arguments.ranks))]
+    """(max_delay_ms, or 'given' for --arrivals, and the arrivals) to simulate."""
+    given = arrival_times(arguments.arrivals, arguments.ranks)
+    if given is not None:
+        return [("given", given)]
     delays = arguments.max_delay if arguments.mode != "balanced" else [0.0]
     return [(delay, arrival_pattern(arguments.mode, arguments.ranks, delay / 1e3,
                                     arguments.seed)) for delay in delays]
@@ -104,13 +121,6 @@ def _variants(algorithms: list[str], schedules: str | None) -> list[tuple[str, s
     return variants
 
 
-def _lower_bound(arrivals: list[float], delta: float) -> float:
-    """e-bar_lo of seed 000 S3: every rank waits for the last arrival, then one transfer.
-    Mean over ranks of (last arrival - a_i) + delta; for one-late that is (P-1)/P D + delta."""
-    last = max(arrivals)
-    return sum(last - a for a in arrivals) / len(arrivals) + delta
-
-
 def _show(network: Network, ranks: int | None, console: Console) -> int:
     shown: dict[str, Any] = {"network": network.name, "description": network.description,
                              **asdict(network.model)}
@@ -121,41 +131,42 @@ def _show(network: Network, ranks: int | None, console: Console) -> int:
         places = ranks or sum(layout.cores)
         shown["topology"] = layout.place(places).describe()
     console.print_json(json.dumps(shown))
-    return 0
+    return EXIT_OK
 
 
-def _export_goal(arguments: argparse.Namespace, network: Network, elem_size: int) -> int:
-    from .goal import goal_text
-
+def _export_goal(arguments: argparse.Namespace, network: Network, topology: Topology | None,
+                 elem_size: int) -> int:
     if len(arguments.algorithms) != 1:
-        raise _Refusal("--export-goal writes one algorithm's schedule: give one name in "
-                       "--algorithms")
+        raise PapcollError(1, "--export-goal writes one algorithm's schedule: give one name "
+                              "in --algorithms")
     name = arguments.algorithms[0]
     arrivals = _scenarios(arguments)[0][1]
-    context = Context(parameters=Parameters(schedule=arguments.schedule), arrivals=arrivals,
-                      tau=tau(network.model, arguments.ranks, arguments.count, elem_size))
+    context = context_of(arguments, arrivals, topology,
+                         tau(network.model, arguments.ranks, arguments.count, elem_size),
+                         arguments.schedule)
     text = goal_text(name, arguments.ranks, arguments.count, elem_size, network.model, context)
     if arguments.export_goal == "-":
         print(text)
     else:
         Path(arguments.export_goal).write_text(text)
         print(f"wrote {arguments.export_goal} ({name}, P = {arguments.ranks})")
-    return 0
+    return EXIT_OK
 
 
 def _row(arguments: argparse.Namespace, name: str, delay: Any, arrivals: list[float],
          result: SimResult, delta: float, elem_size: int, topology: Topology | None,
          seconds: float) -> dict[str, Any]:
+    given = arrivals_from_file(arguments.arrivals)
     row: dict[str, Any] = {
         "algorithm": name, "ranks": arguments.ranks, "count": arguments.count,
         "elem_size": elem_size, "network": arguments.network,
-        "mode": "file" if arguments.arrivals else arguments.mode,
-        "max_delay_ms": delay if delay != "file" else max(arrivals) * 1e3,
+        "mode": arguments.mode if delay != "given" else "file" if given else "given",
+        "max_delay_ms": delay if delay != "given" else max(arrivals) * 1e3,
         "noise_mean_s": arguments.noise,
         "avg_elapsed_ms": result.average_elapsed * 1e3,
         "max_elapsed_ms": result.max_elapsed * 1e3,
         "makespan_ms": result.makespan * 1e3,
-        "lower_bound_ms": _lower_bound(arrivals, delta) * 1e3,
+        "lower_bound_ms": lower_bound(arrivals, delta) * 1e3,
         "operations": result.operations, "events": result.events,
         "memory_bytes": result.memory_bytes, "engine_seconds": seconds,
         "build_seconds": result.build_seconds, "run_seconds": result.run_seconds,
@@ -228,52 +239,34 @@ def _print_rows(arguments: argparse.Namespace, rows: list[dict[str, Any]], elem_
         console.print(profile)
 
 
+@refusing("sim")
 def command_sim(arguments: argparse.Namespace) -> int:
-    console = Console(stderr=arguments.json == "-", width=max(Console().width, 120))
-    try:
-        return _run(arguments, console)
-    except (_Refusal, ValueError) as error:  # NetworkError is a ValueError
-        print(f"papcoll sim: {error}", file=sys.stderr)
-        return 2
-    except PapcollError as error:
-        print(f"papcoll sim: {error.message}", file=sys.stderr)
-        return 2
-
-
-def _run(arguments: argparse.Namespace, console: Console) -> int:
-    network = load_network(arguments.network)
-    if arguments.param:
-        network = network.with_parameters(arguments.param)
-    elem_size = DTYPE_SIZES[arguments.dtype] if arguments.dtype else arguments.elem_size
+    console = console_for(arguments, 120)
+    network = network_of(arguments)
+    elem_size = element_size(arguments)
     if arguments.show:
         return _show(network, arguments.ranks, console)
-    if arguments.ranks is None:
-        raise _Refusal("--ranks is required")
+    require_ranks("sim", arguments)
     topology = network.topology(arguments.ranks)
     if arguments.export_goal:
-        return _export_goal(arguments, network, elem_size)
+        return _export_goal(arguments, network, topology, elem_size)
     algorithms = list(arguments.algorithms)
     if arguments.baseline and arguments.baseline not in algorithms:
         algorithms.append(arguments.baseline)
     scenarios = _scenarios(arguments)
     if arguments.timeline and (arguments.ranks > TIMELINE_MAX_RANKS or
                                len(scenarios) * len(algorithms) > TIMELINE_MAX_PANELS):
-        raise _Refusal(f"--timeline draws at most {TIMELINE_MAX_RANKS} ranks and "
-                       f"{TIMELINE_MAX_PANELS} panels (algorithms x delays); this run has "
-                       f"P = {arguments.ranks} and {len(scenarios) * len(algorithms)} panels")
+        raise PapcollError(1, f"--timeline draws at most {TIMELINE_MAX_RANKS} ranks and "
+                              f"{TIMELINE_MAX_PANELS} panels (algorithms x delays); this run "
+                              f"has P = {arguments.ranks} and "
+                              f"{len(scenarios) * len(algorithms)} panels")
     delta = transfer_time(network.model, topology, arguments.count * elem_size)
+    model_tau = tau(network.model, arguments.ranks, arguments.count, elem_size)
     rows: list[dict[str, Any]] = []
     panels: list[tuple[str, SimResult]] = []
-    variants = _variants(algorithms, arguments.schedule)
-    groups = groups_for(arguments.groups, arguments.ranks, topology)
     for delay, arrivals in scenarios:
-        for label, name, schedule in variants:
-            parameters = Parameters(schedule=schedule, tree=topology,
-                                    inner_algorithm=arguments.inner,
-                                    outer_algorithm=arguments.outer)
-            context = Context(parameters=parameters, arrivals=arrivals, groups=groups,
-                              tau=tau(network.model, arguments.ranks, arguments.count,
-                                      elem_size))
+        for label, name, schedule in _variants(algorithms, arguments.schedule):
+            context = context_of(arguments, arrivals, topology, model_tau, schedule)
             began = time.perf_counter()
             result = simulate(name, arguments.ranks, arguments.count, elem_size, network.model,
                               arrivals, context, topology=topology, noise_mean=arguments.noise,
@@ -292,14 +285,10 @@ def _run(arguments: argparse.Namespace, console: Console) -> int:
             base[row["max_delay_ms"]] / row["avg_elapsed_ms"] if base else None)
     _print_rows(arguments, rows, elem_size, console, network)
     if arguments.timeline:
-        from .timeline import draw_timelines
-
         draw_timelines(panels, arguments.timeline,
                        f"{network.name}, P = {arguments.ranks}, "
                        f"{arguments.count} x {elem_size} B")
         console.print(f"timeline: {arguments.timeline}")
-    if arguments.json == "-":
-        print(json.dumps(rows, indent=1))
-    elif arguments.json:
-        Path(arguments.json).write_text(json.dumps(rows, indent=1) + "\n")
-    return 0
+    if arguments.json:
+        write_json(rows, arguments.json)
+    return EXIT_OK

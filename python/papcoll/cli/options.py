@@ -1,0 +1,456 @@
+"""What the subcommands share: the checkers of option values, the options themselves (each
+added in one place, so it has one name, one form and one help text in every subcommand),
+the one builder of a papcoll Context from parsed arguments, the one JSON writer and the
+exit statuses."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import math
+import random
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from rich.console import Console
+
+from ..core import Context, PapcollError, Parameters, algorithm
+from ..network import Topology, load_network
+
+EXIT_OK, EXIT_VIOLATION, EXIT_USAGE = 0, 1, 2
+INT32_MAX, INT64_MAX = 2**31 - 1, 2**63 - 1
+# bytes per element of the element types a datatype option offers
+DATATYPE_SIZES = {"float": 4, "double": 8, "int": 4, "char": 1}
+
+Handler = Callable[[argparse.Namespace], int]
+Item = TypeVar("Item")
+_SUFFIXES = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
+_UNITS_MS = {"us": 1e-3, "ms": 1.0, "s": 1e3}
+
+
+# --- value checkers (argparse `type=`) ---------------------------------------------------
+
+def integer_in_range(what: str, low: int, high: int = INT32_MAX) -> Callable[[str], int]:
+    """A checker of an integer option: `what` must be an integer in low..high."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what} must be an integer, not '{text}'") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{what} must be in {low}..{high}, not {value}")
+        return value
+
+    parse.__name__ = what
+    return parse
+
+
+def parse_count(text: str) -> int:
+    """An element count: a non-negative integer with an optional K, M or G suffix (x1024)."""
+    match = re.fullmatch(r"\s*(\d+)\s*([KMG]?)\s*", text, flags=re.IGNORECASE)
+    if match is None:
+        raise argparse.ArgumentTypeError(
+            f"'{text}' is not a count (a non-negative integer, optionally with K, M or G)"
+        )
+    return int(match.group(1)) * _SUFFIXES[match.group(2).upper()]
+
+
+def comma_list(item: Callable[[str], Item], what: str | None = None) -> Callable[[str], list[Item]]:
+    """A checker of a comma-separated list whose items `item` checks. With `what`, an item
+    that is not a valid one (ValueError) makes the message "'TEXT' is not WHAT"; without,
+    the item checker's own message stands."""
+
+    def parse(text: str) -> list[Item]:
+        items = [part.strip() for part in text.split(",") if part.strip()]
+        if not items:
+            raise argparse.ArgumentTypeError(f"'{text}' is an empty list")
+        try:
+            return [item(part) for part in items]
+        except ValueError:
+            if what is None:
+                raise
+            raise argparse.ArgumentTypeError(f"'{text}' is not {what}") from None
+
+    parse.__name__ = what or getattr(item, "__name__", "list")
+    return parse
+
+
+def algorithm_name(text: str) -> str:
+    """A papcoll algorithm name (the registry's spelling)."""
+    try:
+        return algorithm(text).name
+    except PapcollError as error:
+        raise argparse.ArgumentTypeError(error.message) from None
+
+
+def _bench_algorithm(text: str) -> str:
+    """A papcoll algorithm (checked here) or native / native:NAME (checked by the MPI)."""
+    return text if text == "native" or text.startswith("native:") else algorithm_name(text)
+
+
+def durations(text: str) -> list[float]:
+    """'0,1,5,10,50ms' or '0ms,1.5ms,2s' -> milliseconds. A unit on the last item alone
+    applies to all; with none, milliseconds."""
+    items = [item.strip() for item in text.split(",")]
+    shared_unit = re.fullmatch(r"[\d.]+\s*(us|ms|s)", items[-1])
+    values = []
+    for item in items:
+        match = re.fullmatch(r"(\d+(?:\.\d*)?)\s*(us|ms|s)?", item)
+        if match is None:
+            raise argparse.ArgumentTypeError(
+                f"'{item}' is not a delay (a number with an optional unit us, ms or s)")
+        unit = match.group(2) or (shared_unit.group(1) if shared_unit else "ms")
+        values.append(float(match.group(1)) * _UNITS_MS[unit])
+    if any(value > 60000 for value in values):
+        raise argparse.ArgumentTypeError(f"delays above 60 s are not sensible: '{text}'")
+    return values
+
+
+def one_duration(text: str) -> float:
+    """A single duration ('5us', '0.2ms', '1s'; no unit: ms) -> seconds."""
+    values = durations(text)
+    if len(values) != 1:
+        raise argparse.ArgumentTypeError(f"'{text}' is not one duration")
+    return values[0] / 1e3
+
+
+def _group_id(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"group ids must not be negative: '{text}'")
+    return value
+
+
+_group_ids = comma_list(_group_id, "a group layout (g0,g1,... or blocks:K)")
+
+
+def group_layout(text: str) -> str | list[int]:
+    """g0,g1,... (a group per rank), blocks:K, host or switch (resolved by groups_for)."""
+    if text in ("host", "switch") or text.startswith("blocks:"):
+        if text.startswith("blocks:") and not (text[7:].isdigit() and int(text[7:]) > 0):
+            raise argparse.ArgumentTypeError(f"'{text}': blocks:K needs a positive K")
+        return text
+    return _group_ids(text)
+
+
+def _finite_seconds(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"arrival times must be finite numbers: '{text}'")
+    return value
+
+
+_arrival_list = comma_list(_finite_seconds, "a list of arrival times in seconds (a0,a1,...)")
+
+
+def arrivals(text: str) -> str | list[float]:
+    """a0,a1,... (seconds) -> floats; random:SEED[:MAX] and a FILE stay text until P is
+    known (arrival_times)."""
+    if text.startswith("random:"):
+        parts = text.split(":")
+        try:
+            if len(parts) not in (2, 3):
+                raise ValueError
+            int(parts[1])
+            if len(parts) == 3 and not float(parts[2]) >= 0:
+                raise ValueError
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"'{text}' is not random:SEED or random:SEED:MAX (MAX seconds >= 0)") from None
+        return text
+    if "," in text or re.fullmatch(r"\s*[-+.\deE]+\s*|\s*[-+]?(nan|inf)\s*", text, re.I):
+        return _arrival_list(text)
+    return text  # a file
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"tau must be a number of seconds, not '{text}'") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"tau must be a positive number of seconds, not {text}")
+    return value
+
+
+# --- options ---------------------------------------------------------------------------
+
+def add_ranks(parser: argparse.ArgumentParser, high: int, default: int | None = None,
+              required: bool = False) -> None:
+    """--ranks / -P: one number of ranks; required, defaulted or (None) checked by the handler
+    where other options can stand in for it (require_ranks)."""
+    parser.add_argument("--ranks", "-P", type=integer_in_range("ranks", 1, high),
+                        default=default, required=required,
+                        help="number of ranks P" + (f" (default {default})" if default else ""))
+
+
+def require_ranks(command: str, arguments: argparse.Namespace) -> None:
+    """Where --ranks has no default: refuses a run without it."""
+    if arguments.ranks is None:
+        raise PapcollError(1, f"--ranks is required for `papcoll {command}` here")
+
+
+def add_count(parser: argparse.ArgumentParser, default: str | None, many: bool = False,
+              required: bool = False) -> None:
+    """--count: elements per rank (K/M/G suffixes); with `many`, a comma list."""
+    parser.add_argument(
+        "--count", type=comma_list(parse_count) if many else parse_count, required=required,
+        default=None if default is None else
+        comma_list(parse_count)(default) if many else parse_count(default),
+        help=("elements per rank" + (", comma-separated" if many else "")
+              + "; K/M/G multiply by 1024" + (f" (default {default})" if default else "")))
+
+
+def add_element_size(parser: argparse.ArgumentParser, datatype: bool = False) -> None:
+    """--elem-size (bytes, where no element type applies); with `datatype`, --datatype as
+    the alternative that sets it."""
+    size = parser.add_mutually_exclusive_group() if datatype else parser
+    size.add_argument("--elem-size", type=integer_in_range("element size", 1, 1 << 16),
+                      default=4, help="bytes per element (default 4)")
+    if datatype:
+        add_datatype(size, tuple(DATATYPE_SIZES), default=None,
+                     why="sets --elem-size")
+
+
+def add_datatype(parser: Any, choices: tuple[str, ...], default: str | None,
+                 why: str = "") -> None:
+    """--datatype: the element type (MPI's, in `bench`)."""
+    parser.add_argument("--datatype", choices=choices, default=default,
+                        help="element type" + (f"; {why}" if why else "")
+                             + (f" (default {default})" if default else ""))
+
+
+def element_size(arguments: argparse.Namespace) -> int:
+    """Bytes per element from --datatype (where given) or --elem-size (add_element_size with
+    datatype)."""
+    return DATATYPE_SIZES[arguments.datatype] if arguments.datatype else arguments.elem_size
+
+
+def add_algorithm(parser: argparse.ArgumentParser, required: bool = True) -> None:
+    parser.add_argument("--algorithm", required=required, type=algorithm_name,
+                        help="algorithm name (see `papcoll algorithms`)")
+
+
+def add_algorithms(parser: argparse.ArgumentParser, default: str, native: bool = False) -> None:
+    """--algorithms: a comma list of algorithm names (in `bench` also native, native:NAME)."""
+    names = comma_list(_bench_algorithm if native else algorithm_name)
+    parser.add_argument("--algorithms", type=names, default=names(default),
+                        help="comma-separated algorithm names" +
+                             (": papcoll names, native (MPI_Allreduce), native:NAME (one of "
+                              "the MPI library's algorithms)" if native else "")
+                             + f" (default {default})")
+
+
+def add_parameters(parser: argparse.ArgumentParser, topology: bool = False,
+                   tau_default: str = "0.001") -> None:
+    """The algorithm parameters every subcommand that builds a Context takes (context_of);
+    `topology`: --groups may name host / switch of the network's topology."""
+    parser.add_argument("--segment-elements", default=0,
+                        type=integer_in_range("segment elements", 0, INT64_MAX),
+                        help="segmented algorithms: elements per segment (0: default)")
+    parser.add_argument("--segment-count", default=0,
+                        type=integer_in_range("segment count", 0, INT32_MAX),
+                        help="linear_tree, slt: number of segments (0: P)")
+    add_schedule(parser)
+    parser.add_argument("--groups", type=group_layout, default=None, metavar="LAYOUT",
+                        help="hr1, hr2, smp_*: the group of every rank: g0,g1,... or blocks:K "
+                             "(K consecutive ranks per group)" +
+                             (", or host / switch (from the network's topology; default: "
+                              "host when some host runs several ranks, else switch)"
+                              if topology else ""))
+    parser.add_argument("--inner", default=None, type=algorithm_name, metavar="ALGORITHM",
+                        help="hr2: the all-reduce inside groups (default ring)")
+    parser.add_argument("--outer", default=None, type=algorithm_name, metavar="ALGORITHM",
+                        help="hr1, hr2: the all-reduce across groups (default "
+                             "recursive_doubling)")
+    parser.add_argument("--tau", type=_seconds, default=None,
+                        help=f"prr: seconds to move and reduce one segment (default "
+                             f"{tau_default})")
+
+
+def add_schedule(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--schedule", default=None, metavar="STRING",
+                        help="recursive_multiplying: the schedule, e.g. a4,a3 or "
+                             "c6m2,a2,a2,e6m2 (default: see `papcoll schedules --ranks P`); "
+                             "`sim` takes several separated by ';'")
+
+
+def add_arrivals(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--arrivals", type=arrivals, default=None,
+                        metavar="a0,a1,...|random:SEED[:MAX]|FILE",
+                        help=f"{what}: the arrival time of every rank in seconds, a comma "
+                             "list, random:SEED[:MAX] (uniform in [0, MAX], default MAX 0.01) "
+                             "or a FILE holding a JSON list or one number per line")
+
+
+def add_problem(parser: argparse.ArgumentParser, required: bool = True) -> None:
+    """One all-reduce to build schedules of (`verify`, `schedule`): the algorithm, P, the
+    count, the element size and the algorithm's parameters."""
+    add_algorithm(parser, required)
+    add_ranks(parser, 1 << 20, required=required)
+    add_count(parser, None, required=required)
+    add_element_size(parser)
+    add_parameters(parser)
+    add_arrivals(parser, "slt, prr: the predictions")
+    parser.add_argument("--tree", default=None, metavar="NETWORK",
+                        help="ring_topology: a network preset or file whose tree the ranks "
+                             "run on")
+
+
+def problem_context(arguments: argparse.Namespace) -> Context:
+    """The Context of add_problem's options: predicted arrivals, the tree of --tree."""
+    ranks = arguments.ranks
+    tree = load_network(arguments.tree).topology(ranks) if arguments.tree else None
+    return context_of(arguments, arrival_times(arguments.arrivals, ranks), tree, 1e-3,
+                      arguments.schedule)
+
+
+def add_network(parser: argparse.ArgumentParser, default: str) -> None:
+    """--network and --param, as `papcoll sim` takes them."""
+    parser.add_argument("--network", default=default,
+                        help="preset (hockney, ethernet-1g, infiniband-fdr, aries: crossbars; "
+                             "geo-2site: two sites) or a .json / .toml network file "
+                             f"(docs/simulator.md; default {default})")
+    parser.add_argument("--param",
+                        help="override model parameters, e.g. alpha=5e-5,beta=8e-9")
+
+
+def add_json(parser: argparse.ArgumentParser, what: str = "the rows") -> None:
+    parser.add_argument("--json", metavar="FILE",
+                        help=f"write {what} as JSON to FILE ('-': stdout)")
+
+
+# --- building and writing --------------------------------------------------------------
+
+def network_of(arguments: argparse.Namespace) -> Any:
+    """The network of --network with the overrides of --param."""
+    network = load_network(arguments.network)
+    return network.with_parameters(arguments.param) if arguments.param else network
+
+
+def groups_for(layout: str | list[int] | None, ranks: int,
+               topology: Topology | None = None) -> list[int] | None:
+    """The group of every rank from a --groups value (and the topology, for host/switch)."""
+    if layout is None and topology is not None:
+        shared = len(set(topology.rank_vertex)) < len(topology.rank_vertex)
+        layout = "host" if shared else "switch"
+    if layout is None:
+        return None
+    if isinstance(layout, list):
+        if len(layout) != ranks:
+            raise PapcollError(1, f"--groups gives {len(layout)} groups for {ranks} ranks: "
+                                  "give one per rank")
+        return layout
+    if layout.startswith("blocks:"):
+        size = int(layout[7:])
+        return [rank // size for rank in range(ranks)]
+    if topology is None:
+        raise PapcollError(1, f"--groups {layout} needs a network with a topology")
+    if layout == "host":
+        return list(topology.rank_vertex)
+    return [topology.parent[vertex] for vertex in topology.rank_vertex]
+
+
+def arrivals_from_file(value: str | list[float] | None) -> bool:
+    """Whether an --arrivals value names a file (not a list, not random:...)."""
+    return isinstance(value, str) and not value.startswith("random:")
+
+
+def arrival_times(value: str | list[float] | None, ranks: int) -> list[float] | None:
+    """The arrival time of every rank from an --arrivals value."""
+    if value is None:
+        return None
+    if isinstance(value, str) and value.startswith("random:"):
+        _, seed, *maximum = value.split(":")
+        generator = random.Random(int(seed))
+        top = float(maximum[0]) if maximum else 0.01
+        return [generator.uniform(0, top) for _ in range(ranks)]
+    if isinstance(value, str):
+        return _read_arrivals(value, ranks)
+    if len(value) != ranks:
+        raise PapcollError(1, f"--arrivals gives {len(value)} times for {ranks} ranks: "
+                              "give one per rank")
+    return value
+
+
+def _read_arrivals(path: str, ranks: int) -> list[float]:
+    try:
+        text = Path(path).read_text()
+    except OSError as error:
+        raise PapcollError(1, f"cannot read arrivals file {path}: {error.strerror}") from None
+    try:
+        values = json.loads(text) if text.lstrip().startswith("[") else [
+            float(line) for line in text.split() if line]
+    except ValueError as error:
+        raise PapcollError(1, f"arrivals file {path}: not a JSON list or numbers one per "
+                              f"line ({error})") from None
+    if not isinstance(values, list) or len(values) != ranks:
+        found = len(values) if isinstance(values, list) else "no list"
+        raise PapcollError(1, f"arrivals file {path}: needs {ranks} arrival times (one per "
+                              f"rank), found {found}")
+    for rank, value in enumerate(values):
+        if isinstance(value, bool) or not isinstance(value, int | float) or \
+                not math.isfinite(value):
+            raise PapcollError(1, f"arrivals file {path}: the time of rank {rank} is not a "
+                                  f"finite number ({value!r})")
+    return [float(value) for value in values]
+
+
+def context_of(arguments: argparse.Namespace, arrivals: list[float] | None,
+               tree: Topology | None, tau: float, schedule: str | None) -> Context:
+    """The papcoll Context of a run: the options of add_parameters (--tau, where given,
+    before `tau`) with the arrival times, tree and recursive multiplying schedule the
+    subcommand decided on; --groups resolved against the tree."""
+    parameters = Parameters(segment_elements=arguments.segment_elements,
+                            segment_count=arguments.segment_count, schedule=schedule,
+                            tree=tree, inner_algorithm=arguments.inner,
+                            outer_algorithm=arguments.outer)
+    return Context(parameters=parameters, arrivals=arrivals,
+                   tau=arguments.tau if arguments.tau is not None else tau,
+                   groups=groups_for(arguments.groups, arguments.ranks, tree))
+
+
+def write_json(data: Any, target: str, indent: int | None = 1) -> None:
+    """The one JSON writer: `data` to the file `target`, or to stdout for '-'."""
+    text = json.dumps(data, indent=indent) + "\n"
+    if target == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        Path(target).write_text(text)
+
+
+def console_for(arguments: argparse.Namespace, width: int) -> Console:
+    """The console of tables and progress: stderr when --json - has stdout, at least
+    `width` columns wide."""
+    return Console(stderr=arguments.json == "-",
+                   width=max(Console().width, width))
+
+
+def refusing(command: str) -> Callable[[Handler], Handler]:
+    """A handler whose bad input found after parsing (PapcollError, ValueError: an unknown
+    network, a bad --param ...) ends in `papcoll COMMAND: message` on stderr, exit 2."""
+
+    def wrap(handler: Handler) -> Handler:
+        @functools.wraps(handler)
+        def run(arguments: argparse.Namespace) -> int:
+            try:
+                return handler(arguments)
+            except PapcollError as error:
+                return usage_error(command, error.message)
+            except ValueError as error:  # NetworkError is a ValueError
+                return usage_error(command, str(error))
+
+        return run
+
+    return wrap
+
+
+def usage_error(command: str, message: str) -> int:
+    print(f"papcoll {command}: {message}", file=sys.stderr)
+    return EXIT_USAGE

@@ -1,0 +1,46 @@
+"""`papcoll schedule`: one rank's schedule, as text or JSON."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..core import schedule_text
+from . import options
+
+
+def add_parser(commands: Any) -> None:
+    dumping = commands.add_parser(
+        "schedule", help="print one rank's schedule",
+        description="One rank's schedule in the text format `papcoll verify --schedule-files` "
+                    "reads (docs/schedules.md).")
+    options.add_problem(dumping)
+    dumping.add_argument("--rank", required=True, type=options.integer_in_range("rank", 0, 1 << 20),
+                         help="which rank's schedule")
+    options.add_json(dumping, "the schedule (header fields and one line per op)")
+    dumping.set_defaults(handler=command_schedule)
+
+
+def schedule_json(text: str) -> dict[str, Any]:
+    """The text dump as JSON: the header's key=value fields and the op lines."""
+    header, *lines = text.splitlines()
+    fields: dict[str, Any] = {}
+    for item in header.split()[1:]:
+        key, _, value = item.partition("=")
+        fields[key] = int(value) if value.lstrip("-").isdigit() else value
+    return {**fields, "ops": lines}
+
+
+@options.refusing("schedule")
+def command_schedule(arguments: argparse.Namespace) -> int:
+    if arguments.rank >= arguments.ranks:
+        return options.usage_error("schedule", f"--rank {arguments.rank} is not below --ranks "
+                                       f"{arguments.ranks}")
+    text = schedule_text(arguments.algorithm, arguments.ranks, arguments.rank, arguments.count,
+                         arguments.elem_size, options.problem_context(arguments))
+    if arguments.json:
+        options.write_json(schedule_json(text), arguments.json)
+    if arguments.json != "-":
+        sys.stdout.write(text)
+    return options.EXIT_OK
