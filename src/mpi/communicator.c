@@ -367,6 +367,14 @@ static int run_with_arrivals(papcoll_comm *pc, const algorithm_entry *algorithm,
 
 /* ---- all-reduce ------------------------------------------------------------------------ */
 
+/* Whether [a, a + bytes) and [b, b + bytes) share a byte. Compared as integers: pointers into
+ * different objects may not be compared with < in C. */
+static int overlap(const void *a, const void *b, int64_t bytes) {
+    uintptr_t first = (uintptr_t)a, second = (uintptr_t)b;
+    uintptr_t distance = first > second ? first - second : second - first;
+    return distance < (uintptr_t)bytes;
+}
+
 /* This rank's own checks of a call; on success *chosen is the algorithm to run. */
 static int check_call(papcoll_comm *pc, const void *sendbuf, const void *recvbuf,
                       MPI_Count count, MPI_Datatype datatype, MPI_Op op,
@@ -382,9 +390,15 @@ static int check_call(papcoll_comm *pc, const void *sendbuf, const void *recvbuf
         return record_error(MPI_ERR_BUFFER,
                             "papcoll_allreduce: %s is NULL with count %lld > 0",
                             recvbuf == NULL ? "recvbuf" : "sendbuf", (long long)count);
+    if (recvbuf == MPI_IN_PLACE)
+        return record_error(MPI_ERR_BUFFER, "papcoll_allreduce: MPI_IN_PLACE goes in sendbuf; "
+                                            "recvbuf must be a buffer");
     if (sendbuf == recvbuf && count > 0)
         return record_error(MPI_ERR_BUFFER, "papcoll_allreduce: sendbuf and recvbuf are the "
                                             "same buffer; pass MPI_IN_PLACE as sendbuf");
+    if (sendbuf != MPI_IN_PLACE && count > 0 && overlap(sendbuf, recvbuf, count * *extent))
+        return record_error(MPI_ERR_BUFFER, "papcoll_allreduce: sendbuf and recvbuf overlap "
+                            "(MPI forbids it; for one buffer pass MPI_IN_PLACE as sendbuf)");
     const char *name = resolve(pc, count, *extent, *commutative);
     const algorithm_entry *algorithm = registry_find(name);
     if (algorithm == NULL) return unknown_algorithm(name);

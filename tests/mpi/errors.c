@@ -83,6 +83,15 @@ int main(int argc, char **argv) {
     expect("sendbuf == recvbuf without MPI_IN_PLACE",
            papcoll_allreduce(pc, output, output, 4, MPI_INT, MPI_SUM), MPI_ERR_BUFFER,
            "MPI_IN_PLACE");
+    expect("MPI_IN_PLACE as the receive buffer (issue 17: was SIGSEGV)",
+           papcoll_allreduce(pc, input, MPI_IN_PLACE, 4, MPI_INT, MPI_SUM), MPI_ERR_BUFFER,
+           "recvbuf must be a buffer");
+    int wide[8] = {0};
+    expect("partly overlapping buffers (issue 17: was success)",
+           papcoll_allreduce(pc, wide, wide + 2, 4, MPI_INT, MPI_SUM), MPI_ERR_BUFFER,
+           "overlap");
+    expect("adjacent buffers are fine",
+           papcoll_allreduce(pc, wide, wide + 4, 4, MPI_INT, MPI_SUM), MPI_SUCCESS, "success");
     expect("set an unknown algorithm", papcoll_set_algorithm(pc, "bogus"), MPI_ERR_ARG,
            "unknown algorithm 'bogus'");
     expect("set a NULL algorithm", papcoll_set_algorithm(pc, NULL), MPI_ERR_ARG,
