@@ -9,10 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-void copy_message(char *destination, size_t size, const char *message) {
-    if (destination == NULL || size == 0) return;
-    snprintf(destination, size, "%s", message);
-}
+#include "growth.h"
+#include "message.h"
 
 void sched_init(papcoll_schedule *schedule, int32_t ranks, int32_t rank, int64_t count,
                 int32_t elem_size) {
@@ -39,7 +37,7 @@ int sched_fail(papcoll_schedule *schedule, int code, const char *format, ...) {
     schedule->status = code;
     va_list arguments;
     va_start(arguments, format);
-    vsnprintf(schedule->error, sizeof schedule->error, format, arguments);
+    message_vwrite(schedule->error, sizeof schedule->error, format, arguments);
     va_end(arguments);
     return code;
 }
@@ -56,29 +54,17 @@ int32_t sched_add_scratch(papcoll_schedule *schedule, int64_t elements) {
 }
 
 static int reserve(papcoll_schedule *schedule, int32_t after_count) {
-    if (schedule->op_count == schedule->op_capacity) {
-        if (schedule->op_capacity >= INT32_MAX / 2) {
-            sched_fail(schedule, PAPCOLL_ERR_LIMIT, "schedule exceeds 2^30 operations");
-            return 0;
-        }
-        int32_t capacity = schedule->op_capacity ? schedule->op_capacity * 2 : 64;
-        sched_op *ops = realloc(schedule->ops, (size_t)capacity * sizeof *ops);
-        if (ops == NULL) {
-            sched_fail(schedule, PAPCOLL_ERR_NO_MEMORY, "out of memory building a schedule");
-            return 0;
-        }
-        schedule->ops = ops;
-        schedule->op_capacity = capacity;
+    if (schedule->op_count >= INT32_MAX / 2) {
+        sched_fail(schedule, PAPCOLL_ERR_LIMIT, "schedule exceeds 2^30 operations");
+        return 0;
     }
-    while (schedule->dependency_count + (uint32_t)after_count > schedule->dependency_capacity) {
-        uint32_t capacity = schedule->dependency_capacity ? schedule->dependency_capacity * 2 : 64;
-        int32_t *dependencies = realloc(schedule->dependencies, capacity * sizeof *dependencies);
-        if (dependencies == NULL) {
-            sched_fail(schedule, PAPCOLL_ERR_NO_MEMORY, "out of memory building a schedule");
-            return 0;
-        }
-        schedule->dependencies = dependencies;
-        schedule->dependency_capacity = capacity;
+    if (grow_array((void **)&schedule->ops, &schedule->op_capacity,
+                   (size_t)schedule->op_count + 1, sizeof *schedule->ops) != 0 ||
+        grow_array((void **)&schedule->dependencies, &schedule->dependency_capacity,
+                   (size_t)schedule->dependency_count + (size_t)after_count,
+                   sizeof *schedule->dependencies) != 0) {
+        sched_fail(schedule, PAPCOLL_ERR_NO_MEMORY, "out of memory building a schedule");
+        return 0;
     }
     return 1;
 }

@@ -66,9 +66,11 @@ struct papcoll_schedule {
     int64_t count;
     int32_t elem_size;
     sched_op *ops;
-    int32_t op_count, op_capacity;
+    int32_t op_count;
+    size_t op_capacity;
     int32_t *dependencies;
-    uint32_t dependency_count, dependency_capacity;
+    uint32_t dependency_count;
+    size_t dependency_capacity;
     int64_t scratch_elements[SCHED_MAX_SCRATCH];
     int32_t scratch_count;
     /* The part of the receive buffer that holds the result: [0, count) for an all-reduce;
@@ -174,8 +176,5 @@ const algorithm_entry *registry_find(const char *name);
 /* A flat all-reduce: not PAP-aware, not hierarchical, not a reduce-scatter. Only those can
  * run inside a hierarchy (hr1, hr2, smp_*), as its inner or outer algorithm. */
 int registry_is_flat(const algorithm_entry *entry);
-
-/* Copies a message into a caller's buffer (NULL or size 0: nothing). */
-void copy_message(char *destination, size_t size, const char *message);
 
 #endif /* PAPCOLL_SCHEDULE_H */

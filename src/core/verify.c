@@ -26,6 +26,8 @@
 #include <stdio.h>
 #include <inttypes.h>
 
+#include "growth.h"
+#include "message.h"
 #include "schedule.h"
 
 #define UNDEFINED_VALUE 0
@@ -44,7 +46,8 @@ typedef struct segment {
 
 typedef struct interval_map {
     segment *items;
-    int32_t count, capacity;
+    int32_t count;
+    size_t capacity;
 } interval_map;
 
 typedef struct piece {
@@ -54,7 +57,8 @@ typedef struct piece {
 
 typedef struct piece_list {
     piece *items;
-    int64_t count, capacity;
+    int64_t count;
+    size_t capacity;
 } piece_list;
 
 /* Per-rank execution state. */
@@ -86,13 +90,15 @@ typedef struct verifier {
     uint64_t *bits;
     int32_t *low, *high;
     uint8_t *ordered;
-    int32_t value_count, value_capacity;
+    int32_t value_count;
+    size_t value_capacity;
     interval_map *maps;        /* ranks x BUFFERS_PER_RANK */
     rank_state *states;
     piece_list pool;           /* snapshots of sent data */
     piece_list scratch_a, scratch_b, scratch_out;
     worklist_item *worklist;
-    int64_t worklist_head, worklist_tail, worklist_capacity;
+    int64_t worklist_head, worklist_tail;
+    size_t worklist_capacity;
     papcoll_verify_report *report;
     const char *mode;          /* "" or "with MPI_IN_PLACE: " */
     int failed;
@@ -110,7 +116,7 @@ static void fail_at(verifier *v, int32_t rank, int32_t op, const char *format, .
     char message[224];
     va_list arguments;
     va_start(arguments, format);
-    vsnprintf(message, sizeof message, format, arguments);
+    message_vwrite(message, sizeof message, format, arguments);
     va_end(arguments);
     if (op >= 0)
         snprintf(v->report->reason, sizeof v->report->reason, "%.20srank %d op %d: %.200s", v->mode,
@@ -122,35 +128,25 @@ static void fail_at(verifier *v, int32_t rank, int32_t op, const char *format, .
         snprintf(v->report->reason, sizeof v->report->reason, "%.20s%.200s", v->mode, message);
 }
 
-static void *grow(void *array, int64_t *capacity, int64_t needed, size_t item_size,
-                  verifier *v) {
-    if (array != NULL && needed <= *capacity) return array;
-    int64_t next = *capacity ? *capacity : 16;
-    while (next < needed) next *= 2;
-    void *larger = realloc(array, (size_t)next * item_size);
-    if (larger == NULL) {
-        v->out_of_memory = 1;
-        fail_at(v, -1, -1, "out of memory");
-        return NULL;
-    }
-    *capacity = next;
-    return larger;
+/* grow_array, reporting a failure as the verifier's out-of-memory violation. 0 or -1. */
+static int grow(verifier *v, void *items, size_t *capacity, int64_t needed, size_t item_size) {
+    if (grow_array(items, capacity, (size_t)needed, item_size) == 0) return 0;
+    v->out_of_memory = 1;
+    fail_at(v, -1, -1, "out of memory");
+    return -1;
 }
 
 /* ---- values ---------------------------------------------------------------------------- */
 
 static int32_t new_value(verifier *v) {
-    if (v->value_count == v->value_capacity) {
-        int32_t capacity = v->value_capacity ? v->value_capacity * 2 : 1024;
-        uint64_t *bits = realloc(v->bits, (size_t)capacity * v->words * sizeof *bits);
-        if (bits) v->bits = bits;
-        int32_t *low = realloc(v->low, (size_t)capacity * sizeof *low);
-        if (low) v->low = low;
-        int32_t *high = realloc(v->high, (size_t)capacity * sizeof *high);
-        if (high) v->high = high;
-        uint8_t *ordered = realloc(v->ordered, (size_t)capacity);
-        if (ordered) v->ordered = ordered;
-        if (!bits || !low || !high || !ordered) {
+    if ((size_t)v->value_count == v->value_capacity) {
+        /* four arrays indexed by value: each keeps its old block on failure, so all can
+         * still be freed, and the capacity only grows once all four have */
+        size_t capacity = v->value_capacity ? 2 * v->value_capacity : 1024;
+        if (resize_array((void **)&v->bits, capacity * (size_t)v->words, sizeof *v->bits) != 0 ||
+            resize_array((void **)&v->low, capacity, sizeof *v->low) != 0 ||
+            resize_array((void **)&v->high, capacity, sizeof *v->high) != 0 ||
+            resize_array((void **)&v->ordered, capacity, sizeof *v->ordered) != 0) {
             v->out_of_memory = 1;
             fail_at(v, -1, -1, "out of memory");
             return UNDEFINED_VALUE;
@@ -208,11 +204,8 @@ static int map_push(verifier *v, interval_map *map, int64_t start, int64_t end, 
             return 1;
         }
     }
-    int64_t capacity = map->capacity;
-    segment *items = grow(map->items, &capacity, map->count + 1, sizeof *items, v);
-    if (items == NULL) return 0;
-    map->items = items;
-    map->capacity = (int32_t)capacity;
+    if (grow(v, &map->items, &map->capacity, map->count + 1, sizeof *map->items) != 0)
+        return 0;
     map->items[map->count++] = (segment){start, end, value};
     return 1;
 }
@@ -231,9 +224,8 @@ static int map_read(verifier *v, const interval_map *map, int64_t start, int64_t
     for (int32_t i = low; i < map->count && map->items[i].start < end; i++) {
         int64_t from = map->items[i].start > start ? map->items[i].start : start;
         int64_t to = map->items[i].end < end ? map->items[i].end : end;
-        piece *items = grow(out->items, &out->capacity, out->count + 1, sizeof *items, v);
-        if (items == NULL) return 0;
-        out->items = items;
+        if (grow(v, &out->items, &out->capacity, out->count + 1, sizeof *out->items) != 0)
+            return 0;
         out->items[out->count++] = (piece){to - from, map->items[i].value};
     }
     return 1;
@@ -598,10 +590,9 @@ done:
 /* ---- execution ------------------------------------------------------------------------ */
 
 static void push_ready(verifier *v, int32_t rank, int32_t op) {
-    worklist_item *items = grow(v->worklist, &v->worklist_capacity, v->worklist_tail + 1,
-                                sizeof *items, v);
-    if (items == NULL) return;
-    v->worklist = items;
+    if (grow(v, &v->worklist, &v->worklist_capacity, v->worklist_tail + 1,
+             sizeof *v->worklist) != 0)
+        return;
     v->worklist[v->worklist_tail++] = (worklist_item){rank, op};
 }
 
@@ -675,15 +666,14 @@ static void start(verifier *v, int32_t rank, int32_t index) {
                       &v->scratch_a) ||
             !check_defined(v, rank, index, &v->scratch_a, op->offset, op->buffer))
             return;
-        piece *items = grow(v->pool.items, &v->pool.capacity, v->pool.count + v->scratch_a.count,
-                            sizeof *items, v);
-        if (items == NULL) return;
-        v->pool.items = items;
+        if (grow(v, &v->pool.items, &v->pool.capacity, v->pool.count + v->scratch_a.count,
+                 sizeof *v->pool.items) != 0)
+            return;
         state->snapshot_first[index] = v->pool.count;
         state->snapshot_count[index] = v->scratch_a.count;
         if (v->scratch_a.count > 0) /* memcpy from a NULL source is undefined even for 0 */
             memcpy(v->pool.items + v->pool.count, v->scratch_a.items,
-                   (size_t)v->scratch_a.count * sizeof *items);
+                   (size_t)v->scratch_a.count * sizeof *v->pool.items);
         v->pool.count += v->scratch_a.count;
         int32_t peer = op->u.message.peer, partner = state->partner[index];
         if (is_eager(v, op)) complete(v, rank, index, round);
@@ -724,10 +714,9 @@ static void start(verifier *v, int32_t rank, int32_t index) {
             int32_t value = op->flags == SCHED_TARGET_LEFT
                                 ? combine(v, target, source, rank, index, element)
                                 : combine(v, source, target, rank, index, element);
-            piece *items = grow(v->scratch_out.items, &v->scratch_out.capacity,
-                                v->scratch_out.count + 1, sizeof *items, v);
-            if (items == NULL) return;
-            v->scratch_out.items = items;
+            if (grow(v, &v->scratch_out.items, &v->scratch_out.capacity,
+                     v->scratch_out.count + 1, sizeof *v->scratch_out.items) != 0)
+                return;
             v->scratch_out.items[v->scratch_out.count++] = (piece){stretch, value};
             element += stretch;
             used_a += stretch;
@@ -914,10 +903,9 @@ int papcoll_verify_schedules(papcoll_schedule *const *schedules, int32_t ranks,
         const papcoll_schedule *s = schedules[r];
         if (s == NULL || s->ranks != ranks || s->rank != r || s->count != schedules[0]->count ||
             s->elem_size != schedules[0]->elem_size) {
-            char message[160];
-            snprintf(message, sizeof message,
-                     "schedule %d is missing or disagrees on ranks, rank, count or elem_size", r);
-            copy_message(error, error_size, message);
+            message_write(error, error_size, 0,
+                          "schedule %d is missing or disagrees on ranks, rank, count or "
+                          "elem_size", r);
             return PAPCOLL_ERR_ARGUMENT;
         }
     }

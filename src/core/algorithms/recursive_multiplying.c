@@ -57,6 +57,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../growth.h"
+#include "../message.h"
 #include "../schedule.h"
 
 #define RM_MAX_STAGES 64
@@ -90,16 +92,9 @@ typedef struct rm_error {
     size_t size;
 } rm_error;
 
-static int refuse(rm_error *error, const char *format, ...) __attribute__((format(printf, 2, 3)));
-static int refuse(rm_error *error, const char *format, ...) {
-    if (error->text && error->size) {
-        va_list arguments;
-        va_start(arguments, format);
-        vsnprintf(error->text, error->size, format, arguments);
-        va_end(arguments);
-    }
-    return PAPCOLL_ERR_ARGUMENT;
-}
+/* A schedule the language rejects: the message, and PAPCOLL_ERR_ARGUMENT. */
+#define refuse(error, ...) \
+    message_write((error)->text, (error)->size, PAPCOLL_ERR_ARGUMENT, __VA_ARGS__)
 
 /* A decimal number of 1..9 digits at *cursor; -1 if there is none. */
 static int32_t read_number(const char **cursor) {
@@ -390,7 +385,8 @@ int papcoll_rm_check(const char *schedule, int32_t ranks, int32_t *reorders, cha
 typedef struct rm_region {
     int32_t writer;
     int32_t *readers;
-    int32_t reader_count, reader_capacity;
+    int32_t reader_count;
+    size_t reader_capacity;
 } rm_region;
 
 typedef struct rm_builder {
@@ -401,19 +397,14 @@ typedef struct rm_builder {
     int32_t region_count;
     int32_t accumulator;   /* the region holding this rank's running result */
     int32_t *after;        /* dependency list being assembled */
-    int32_t after_count, after_capacity;
+    int32_t after_count;
+    size_t after_capacity;
     int failed;
 } rm_builder;
 
 /* Appends op to a growing list; 0 when out of memory. */
-static int append_op(int32_t **list, int32_t *count, int32_t *capacity, int32_t op) {
-    if (*count == *capacity) {
-        int32_t larger_capacity = *capacity ? 2 * *capacity : 16;
-        int32_t *larger = realloc(*list, (size_t)larger_capacity * sizeof *larger);
-        if (larger == NULL) return 0;
-        *list = larger;
-        *capacity = larger_capacity;
-    }
+static int append_op(int32_t **list, int32_t *count, size_t *capacity, int32_t op) {
+    if (grow_array((void **)list, capacity, (size_t)*count + 1, sizeof **list) != 0) return 0;
     (*list)[(*count)++] = op;
     return 1;
 }

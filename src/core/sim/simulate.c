@@ -47,12 +47,13 @@
  * checks ring, recursive doubling and Rabenseifner against them.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "../growth.h"
+#include "../message.h"
 #include "../schedule.h"
 #include "../tree.h"
 
@@ -112,27 +113,18 @@ typedef struct heap_entry {
 
 typedef struct event_queue {
     event_chunk *chunks;
-    int32_t chunk_capacity, chunk_used, chunk_free;
+    size_t chunk_capacity;
+    int32_t chunk_used, chunk_free;
     instant *instants;
-    int32_t instant_capacity, instant_used, instant_free;
+    size_t instant_capacity;
+    int32_t instant_used, instant_free;
     heap_entry *heap;
-    int32_t heap_size, heap_capacity;
+    size_t heap_capacity;
+    int32_t heap_size;
     int32_t *slots;      /* hash of time -> first instant, -1: none */
     int32_t slot_mask;
     int32_t last_instant; /* the instant pushed to last, checked before the hash */
 } event_queue;
-
-static int grow(void **array, int32_t *capacity, size_t element, int32_t least) {
-    if (*capacity >= least) return 1;
-    int64_t larger = *capacity ? 2 * (int64_t)*capacity : 1024;
-    while (larger < least) larger *= 2;
-    if (larger > INT32_MAX) return 0;
-    void *bigger = realloc(*array, (size_t)larger * element);
-    if (bigger == NULL) return 0;
-    *array = bigger;
-    *capacity = (int32_t)larger;
-    return 1;
-}
 
 static uint64_t mix(uint64_t x) {
     x ^= x >> 33;
@@ -205,12 +197,14 @@ static int32_t instant_at(event_queue *q, double time) {
     if (id >= 0) {
         q->instant_free = q->instants[id].chain;
     } else {
-        if (!grow((void **)&q->instants, &q->instant_capacity, sizeof(instant),
-                  q->instant_used + 1))
+        if (q->instant_used == INT32_MAX ||
+            grow_array((void **)&q->instants, &q->instant_capacity,
+                       (size_t)q->instant_used + 1, sizeof(instant)) != 0)
             return -1;
         id = q->instant_used++;
     }
-    if (!grow((void **)&q->heap, &q->heap_capacity, sizeof(heap_entry), q->heap_size + 1) ||
+    if (grow_array((void **)&q->heap, &q->heap_capacity, (size_t)q->heap_size + 1,
+                   sizeof(heap_entry)) != 0 ||
         !make_room(q, q->heap_size + 1))
         return -1;
     q->instants[id] = (instant){time, -1, -1, -1, 0, 0};
@@ -229,8 +223,9 @@ static int queue_push(event_queue *q, double time, uint32_t op, int32_t kind) {
         if (c >= 0) {
             q->chunk_free = q->chunks[c].next;
         } else {
-            if (!grow((void **)&q->chunks, &q->chunk_capacity, sizeof(event_chunk),
-                      q->chunk_used + 1))
+            if (q->chunk_used == INT32_MAX ||
+                grow_array((void **)&q->chunks, &q->chunk_capacity, (size_t)q->chunk_used + 1,
+                           sizeof(event_chunk)) != 0)
                 return 0;
             c = q->chunk_used++;
         }
@@ -317,13 +312,16 @@ typedef struct simulation {
     const papcoll_sim_topology *topology;
     int32_t ranks;
     sim_op *ops;                    /* all ranks' ops, rank by rank, plus one sentinel */
-    int64_t op_count, op_capacity;
+    int64_t op_count;
+    size_t op_capacity;
     int64_t *first_op;              /* rank r's ops are ops[first_op[r] .. first_op[r + 1]) */
     uint32_t *dependents;           /* indices in ops */
-    int64_t dependent_count, dependent_capacity;
+    int64_t dependent_count;
+    size_t dependent_capacity;
     rank_state *rank;
     message_side *sides;
-    int32_t side_capacity, side_used, side_free;
+    size_t side_capacity;
+    int32_t side_used, side_free;
     event_queue queue;
     /* topology */
     int32_t *depth;
@@ -339,15 +337,8 @@ typedef struct simulation {
     size_t error_size;
 } simulation;
 
-static int fail(simulation *s, int code, const char *format, ...) {
-    if (s->error && s->error_size) {
-        va_list arguments;
-        va_start(arguments, format);
-        vsnprintf(s->error, s->error_size, format, arguments);
-        va_end(arguments);
-    }
-    return code;
-}
+/* Records a refusal in the caller's error buffer and returns its status code. */
+#define fail(s, code, ...) message_write((s)->error, (s)->error_size, (code), __VA_ARGS__)
 
 static double max2(double a, double b) { return a > b ? a : b; }
 
@@ -371,7 +362,9 @@ static int32_t side_take(simulation *s) {
         s->side_free = s->sides[index].next;
         return index;
     }
-    if (!grow((void **)&s->sides, &s->side_capacity, sizeof(message_side), s->side_used + 1))
+    if (s->side_used == INT32_MAX ||
+        grow_array((void **)&s->sides, &s->side_capacity, (size_t)s->side_used + 1,
+                   sizeof(message_side)) != 0)
         return -1;
     return s->side_used++;
 }
@@ -545,20 +538,9 @@ static int complete(simulation *s, uint32_t index, double time) {
 
 /* ---- building: every rank's schedule, converted and freed one after the other ----------- */
 
-static int reserve64(void **array, int64_t *capacity, size_t element, int64_t least) {
-    if (*capacity >= least) return 1;
-    int64_t larger = *capacity ? 2 * *capacity : 4096;
-    while (larger < least) larger *= 2;
-    void *bigger = realloc(*array, (size_t)larger * element);
-    if (bigger == NULL) return 0;
-    *array = bigger;
-    *capacity = larger;
-    return 1;
-}
-
 typedef struct build_scratch {
     int32_t *pending, *dependent_first, *dependents;
-    int64_t pending_capacity, first_capacity, dependents_capacity;
+    size_t pending_capacity, first_capacity, dependents_capacity;
 } build_scratch;
 
 /* Builds rank r's schedule and appends its ops to s->ops. */
@@ -575,15 +557,16 @@ static int add_rank(simulation *s, build_scratch *scratch, const char *algorithm
                     "operations or dependencies, the engine's limit", s->ranks,
                     (long long)SIM_MAX_OPS);
     }
-    if (!reserve64((void **)&scratch->pending, &scratch->pending_capacity, sizeof(int32_t),
-                   ops + 1) ||
-        !reserve64((void **)&scratch->dependent_first, &scratch->first_capacity,
-                   sizeof(int32_t), ops + 2) ||
-        !reserve64((void **)&scratch->dependents, &scratch->dependents_capacity,
-                   sizeof(int32_t), links + 1) ||
-        !reserve64((void **)&s->ops, &s->op_capacity, sizeof(sim_op), s->op_count + ops + 1) ||
-        !reserve64((void **)&s->dependents, &s->dependent_capacity, sizeof(uint32_t),
-                   s->dependent_count + links + 1) ||
+    if (grow_array((void **)&scratch->pending, &scratch->pending_capacity, (size_t)ops + 1,
+                   sizeof(int32_t)) != 0 ||
+        grow_array((void **)&scratch->dependent_first, &scratch->first_capacity,
+                   (size_t)ops + 2, sizeof(int32_t)) != 0 ||
+        grow_array((void **)&scratch->dependents, &scratch->dependents_capacity,
+                   (size_t)links + 1, sizeof(int32_t)) != 0 ||
+        grow_array((void **)&s->ops, &s->op_capacity, (size_t)(s->op_count + ops) + 1,
+                   sizeof(sim_op)) != 0 ||
+        grow_array((void **)&s->dependents, &s->dependent_capacity,
+                   (size_t)(s->dependent_count + links) + 1, sizeof(uint32_t)) != 0 ||
         !sched_dependents(schedule, scratch->pending, scratch->dependent_first,
                           scratch->dependents)) {
         papcoll_schedule_free(schedule);
@@ -636,8 +619,7 @@ static void release(simulation *s) {
 
 static int check_number(const char *what, double value, char *error, size_t error_size) {
     if (value >= 0 && isfinite(value)) return 1;
-    if (error && error_size)
-        snprintf(error, error_size, "%s must be a finite number >= 0", what);
+    message_write(error, error_size, 0, "%s must be a finite number >= 0", what);
     return 0;
 }
 
@@ -675,8 +657,8 @@ static int check_topology(simulation *s, int32_t ranks) {
 
 static int64_t engine_memory(const simulation *s) {
     int64_t per_rank = (int64_t)s->ranks * (int64_t)(sizeof(int64_t) + sizeof(rank_state));
-    return s->op_capacity * (int64_t)sizeof(sim_op) +
-           s->dependent_capacity * (int64_t)sizeof(uint32_t) + per_rank +
+    return (int64_t)s->op_capacity * (int64_t)sizeof(sim_op) +
+           (int64_t)s->dependent_capacity * (int64_t)sizeof(uint32_t) + per_rank +
            (int64_t)s->side_capacity * (int64_t)sizeof(message_side) +
            (int64_t)s->queue.chunk_capacity * (int64_t)sizeof(event_chunk) +
            (int64_t)s->queue.instant_capacity * (int64_t)sizeof(instant) +
