@@ -15,7 +15,8 @@
  */
 #include <stdlib.h>
 
-#include "halving.h"
+#include "parts/fold.h"
+#include "parts/halving.h"
 
 
 static int priority_rabenseifner_build(int32_t ranks, int32_t rank, int64_t count,
@@ -31,19 +32,12 @@ static int priority_rabenseifner_build(int32_t ranks, int32_t rank, int64_t coun
      * algorithm also fits in a phase of a hierarchy (compose.c) */
     const int32_t FOLD_TAG = exchange, GATHER_TAG = exchange + 1;
     const sched_region all = SCHED_RECV_REGION(0, count);
-    if (rank < 2 * surplus && rank % 2 == 0) { /* folds into rank + 1 and waits */
-        int32_t handed = sched_send(out, rank + 1, FOLD_TAG, SCHED_SEND_REGION(0, count),
-                                    SCHED_FIRST);
-        sched_recv(out, rank + 1, FOLD_TAG, all, SCHED_AFTER(handed));
-        return sched_finish(out);
-    }
+    if (fold_hands_over(rank, surplus)) return fold_hand_over(out, rank, count, FOLD_TAG);
     int32_t start = sched_copy(out, SCHED_SEND_REGION(0, count), all, SCHED_FIRST);
     if (rank < 2 * surplus) { /* takes in rank - 1's vector */
         int32_t folded = sched_add_scratch(out, count);
-        int32_t got = sched_recv(out, rank - 1, FOLD_TAG, sched_region_of(folded, 0, count),
-                                 SCHED_FIRST);
-        start = sched_reduce(out, sched_region_of(folded, 0, count), all, SCHED_SOURCE_LEFT,
-                             SCHED_AFTER(got, start));
+        start = fold_take_in(out, rank, FOLD_TAG, sched_region_of(folded, 0, count), all,
+                             SCHED_NONE, start);
     }
     int32_t *real = malloc((size_t)exchange * sizeof *real);
     int32_t *after = malloc(((size_t)exchange + 1) * sizeof *after);

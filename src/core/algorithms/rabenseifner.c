@@ -29,6 +29,8 @@
  * away need none.
  */
 #include "../schedule.h"
+#include "parts/fold.h"
+#include "parts/single_rank.h"
 
 #define MAX_HALVINGS 31 /* pof2 <= 2^30 for a 32-bit P */
 
@@ -58,19 +60,11 @@ static int rabenseifner_build(int32_t ranks, int32_t rank, int64_t count, int32_
     (void)context;
     const sched_region whole_send = SCHED_SEND_REGION(0, count);
     const sched_region whole_recv = SCHED_RECV_REGION(0, count);
-    if (ranks == 1) {
-        sched_copy(out, whole_send, whole_recv, SCHED_FIRST);
-        return sched_finish(out);
-    }
+    if (single_rank_copy(ranks, count, out)) return sched_finish(out);
     const int32_t blocks = sched_floor_power_of_two(ranks);
     const int32_t surplus = ranks - blocks;
     const int in_folding_pair = rank < 2 * surplus;
-    if (in_folding_pair && rank % 2 == 0) {
-        /* Receiving waits for sending: with MPI_IN_PLACE both are the same memory. */
-        int32_t handed_over = sched_send(out, rank + 1, 0, whole_send, SCHED_FIRST);
-        sched_recv(out, rank + 1, 0, whole_recv, SCHED_AFTER(handed_over));
-        return sched_finish(out);
-    }
+    if (fold_hands_over(rank, surplus)) return fold_hand_over(out, rank, count, 0);
 
     /* Plan the halving: at mask m, exchange rank `me` talks to me ^ m and keeps the lower
      * half of its blocks if the partner is above, the upper half otherwise. */
@@ -101,11 +95,8 @@ static int rabenseifner_build(int32_t ranks, int32_t rank, int64_t count, int32_
 
     int32_t last = sched_copy(out, whole_send, whole_recv, SCHED_FIRST);
     if (in_folding_pair) {
-        /* The folded vector comes from rank - 1, below: it goes on the left. */
-        int32_t received = sched_recv(out, rank - 1, 0, sched_region_of(buffers.scratch, 0, count),
-                                      SCHED_AFTER(last));
-        last = sched_reduce(out, sched_region_of(buffers.scratch, 0, count), whole_recv,
-                            SCHED_SOURCE_LEFT, SCHED_AFTER(received));
+        last = fold_take_in(out, rank, 0, sched_region_of(buffers.scratch, 0, count),
+                            whole_recv, last, SCHED_NONE);
     }
 
     /* Reduce-scatter. The accumulator of the kept blocks is in `accumulator`; sent blocks
