@@ -14,9 +14,23 @@
 #include "../../hidden.h"
 #include "../../schedule.h"
 
-/* Is `rank` the even rank of a folding pair? */
-static inline int fold_hands_over(int32_t rank, int32_t surplus) {
-    return rank < 2 * surplus && rank % 2 == 0;
+/* Where a rank stands in the fold. */
+typedef struct fold_plan {
+    int32_t exchange; /* ranks in the exchange: the largest power of two <= P */
+    int32_t surplus;  /* P - exchange: the number of folding pairs */
+    int32_t me;       /* this rank's exchange rank (meaningless when it hands over) */
+    int hands_over;   /* the even rank of a pair: fold_hand_over is its whole schedule */
+    int takes_in;     /* the odd rank of a pair: fold_take_in first, the result back last */
+} fold_plan;
+
+static inline fold_plan fold_plan_of(int32_t ranks, int32_t rank) {
+    fold_plan plan;
+    plan.exchange = sched_floor_power_of_two(ranks);
+    plan.surplus = ranks - plan.exchange;
+    plan.me = sched_fold_exchange_rank(rank, plan.surplus);
+    plan.hands_over = rank < 2 * plan.surplus && rank % 2 == 0;
+    plan.takes_in = rank < 2 * plan.surplus && rank % 2 == 1;
+    return plan;
 }
 
 /* The whole schedule of a rank that hands over: its vector to rank + 1, the result back
