@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "../hidden.h"
 #include "../schedule.h"
 
 /* Builds rank `rank`'s ring all-reduce (reduce-scatter then all-gather, seed 001 S4.1).
@@ -14,6 +15,7 @@
  * segment_elements: 0 = unsegmented (one message per block and step); otherwise every
  * block is cut into segments of this many elements that pipeline through the steps.
  * Returns the schedule's status (PAPCOLL_ERR_ARGUMENT with a message for a bad order). */
+PAPCOLL_HIDDEN
 int ring_build_with_order(int32_t ranks, int32_t rank, int64_t count, const int32_t *order,
                           int64_t segment_elements, papcoll_schedule *out);
 
