@@ -19,19 +19,8 @@
  * list of posted receives and one of unexpected sends, searched first to last. Empty
  * messages cost nothing (both sides skip them, as the executor does).
  *
- * Where the bytes go:
- *   crossbar (no topology), or two ranks on one vertex (with local_latency / _seconds_per_
- *   byte): the sender's NIC is busy bytes x G, the receiver's NIC takes the message after
- *   its previous one (bytes x G), one message at a time, FIFO.
- *   tree topology, ranks on different vertices: the message crosses the links of the tree
- *   path. Choice (documented in docs/simulator.md): *first come, first served, whole path*.
- *   A message waits until every link of its path is free, then streams through all of them
- *   at once (cut-through): it arrives after bytes x (the slowest link's time per byte) plus
- *   the sum of the links' latencies, and holds each link for bytes x that link's own time
- *   per byte (a faster link is free again sooner). Messages that share a link therefore go
- *   one after the other, in the order they were offered; no fair sharing (SimGrid's flow
- *   model would let them share the bandwidth; for equal-size messages both end at the time
- *   the later one ends here, so the makespan is the same, only the first one is earlier).
+ * Where the bytes go (crossbar, or a tree of switches, first come first served on the whole
+ * path): transfer.c.
  *
  * Noise (options->noise_mean): every op starts late by an exponential draw of that mean
  * from a generator seeded by noise_seed, drawn in event order, so a seed replays exactly.
@@ -55,25 +44,9 @@
 #include "../message.h"
 #include "../schedule.h"
 #include "../tree.h"
+#include "engine.h"
 #include "event_queue.h"
 #include "mix.h"
-
-/* ---- what the engine keeps of each op -------------------------------------------------- */
-
-typedef struct sim_op {
-    double bytes;        /* message or region size; 0 for an empty message or a self-copy */
-    uint32_t dependents; /* the ops waiting for this one are dependents[this .. next op's) */
-    int32_t rank;
-    int32_t pending;     /* ops this one still waits for */
-    int32_t peer;        /* SEND / RECV */
-    int32_t tag;
-    uint8_t kind;        /* enum sched_op_kind */
-    uint8_t padding[3];
-} sim_op;
-/* Ops are named by their index in the one array of all ranks' ops (32 bits: up to 4 G ops,
- * some 170 GB of engine memory, far beyond any machine this runs on). */
-#define SIM_MAX_OPS ((int64_t)UINT32_MAX - 1)
-_Static_assert(sizeof(sim_op) == 32, "an engine op should stay 32 bytes");
 
 /* ---- what the events mean (the queue, event_queue.c, only orders them) ------------------ */
 
@@ -83,64 +56,10 @@ enum event_kind {
     EVENT_ARRIVED = 2,  /* a RECV's message is in: charge the CPU overhead o, then complete */
 };
 
-/* ---- message matching: per destination, posted receives and unexpected sends ------------ */
-
-typedef struct message_side {
-    double time;    /* SEND: when it arrives (eager) or is offered (rendezvous); RECV: posted */
-    int32_t source; /* the sending rank */
-    int32_t tag;
-    uint32_t op;    /* the SEND or RECV */
-    int32_t next;
-    int32_t eager;
-} message_side;
-
-typedef struct side_list {
-    int32_t head, tail;
-} side_list;
-
-/* Everything the engine keeps per rank, in one 48-byte record: an event touches one line. */
-typedef struct rank_state {
-    double cpu_free, send_nic_free, receive_nic_free; /* next-free times of its resources */
-    double finish;                                    /* its last op's completion */
-    side_list posted, unexpected;  /* messages to this rank: receives posted, sends waiting */
-} rank_state;
-
 /* ---- the simulation ---------------------------------------------------------------------- */
-
-typedef struct simulation {
-    const papcoll_sim_model *model;
-    const papcoll_sim_topology *topology;
-    int32_t ranks;
-    sim_op *ops;                    /* all ranks' ops, rank by rank, plus one sentinel */
-    int64_t op_count;
-    size_t op_capacity;
-    int64_t *first_op;              /* rank r's ops are ops[first_op[r] .. first_op[r + 1]) */
-    uint32_t *dependents;           /* indices in ops */
-    int64_t dependent_count;
-    size_t dependent_capacity;
-    rank_state *rank;
-    message_side *sides;
-    size_t side_capacity;
-    int32_t side_used, side_free;
-    event_queue queue;
-    /* topology */
-    int32_t *depth;
-    double *link_free;              /* [2v] up from v, [2v + 1] down to v */
-    int64_t *link_bytes;
-    /* noise */
-    double noise_mean;
-    uint64_t noise_state;
-    /* timeline */
-    double *op_start, *op_end;
-    int64_t remaining;
-    char *error;
-    size_t error_size;
-} simulation;
 
 /* Records a refusal in the caller's error buffer and returns its status code. */
 #define fail(s, code, ...) message_write((s)->error, (s)->error_size, (code), __VA_ARGS__)
-
-static double max2(double a, double b) { return a > b ? a : b; }
 
 /* Wall-clock seconds (C11), for result->build_seconds and run_seconds. */
 static double wall_seconds(void) {
@@ -192,64 +111,6 @@ static int32_t side_find(simulation *s, side_list *list, int32_t source, int32_t
 static void side_free(simulation *s, int32_t index) {
     s->sides[index].next = s->side_free;
     s->side_free = index;
-}
-
-/* A message of `bytes` between ranks on one vertex, or anywhere on a crossbar. */
-static double transfer_direct(simulation *s, int32_t source, int32_t destination, double ready,
-                              double bytes, double latency, double seconds_per_byte,
-                              double *out_of_sender) {
-    double leaves = max2(ready, s->rank[source].send_nic_free);
-    double wire = bytes * seconds_per_byte;
-    *out_of_sender = leaves + wire;
-    s->rank[source].send_nic_free = max2(leaves + wire, leaves + s->model->gap);
-    double arrives = max2(leaves + wire + latency, s->rank[destination].receive_nic_free + wire);
-    s->rank[destination].receive_nic_free = arrives;
-    return arrives;
-}
-
-/* A message across the tree: first come, first served on the whole path (see the header). */
-static double transfer_tree(simulation *s, int32_t source, int32_t destination, double ready,
-                            double bytes, double *out_of_sender) {
-    const papcoll_sim_topology *t = s->topology;
-    int32_t path[2 * TREE_MAX_DEPTH], length = 0;
-    int32_t up = t->rank_vertex[source], down = t->rank_vertex[destination];
-    while (up != down) {  /* depths are capped at TREE_MAX_DEPTH by tree_check */
-        if (s->depth[up] >= s->depth[down]) {
-            path[length++] = 2 * up;
-            up = t->parent[up];
-        } else {
-            path[length++] = 2 * down + 1;
-            down = t->parent[down];
-        }
-    }
-    double leaves = max2(ready, s->rank[source].send_nic_free), latency = 0, seconds_per_byte = 0;
-    for (int32_t i = 0; i < length; i++) {
-        int32_t vertex = path[i] / 2;
-        leaves = max2(leaves, s->link_free[path[i]]);
-        latency += t->link_latency[vertex];
-        seconds_per_byte = max2(seconds_per_byte, t->link_seconds_per_byte[vertex]);
-    }
-    double wire = bytes * seconds_per_byte;
-    for (int32_t i = 0; i < length; i++) {
-        s->link_free[path[i]] = leaves + bytes * t->link_seconds_per_byte[path[i] / 2];
-        s->link_bytes[path[i]] += (int64_t)bytes;
-    }
-    s->rank[source].send_nic_free = max2(s->rank[source].send_nic_free, leaves + s->model->gap);
-    *out_of_sender = leaves + wire;
-    return leaves + wire + latency;
-}
-
-/* The message leaves `source` no earlier than `ready`; returns when it has arrived. */
-static double transfer(simulation *s, int32_t source, int32_t destination, double ready,
-                       double bytes, double *out_of_sender) {
-    const papcoll_sim_topology *t = s->topology;
-    if (t == NULL)
-        return transfer_direct(s, source, destination, ready, bytes, s->model->latency,
-                               s->model->seconds_per_byte, out_of_sender);
-    if (t->rank_vertex[source] == t->rank_vertex[destination])
-        return transfer_direct(s, source, destination, ready, bytes, t->local_latency,
-                               t->local_seconds_per_byte, out_of_sender);
-    return transfer_tree(s, source, destination, ready, bytes, out_of_sender);
 }
 
 static int is_eager(const simulation *s, double bytes) {
