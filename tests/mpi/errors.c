@@ -86,26 +86,39 @@ int main(int argc, char **argv) {
     expect("create with defaults", papcoll_comm_create(MPI_COMM_WORLD, NULL, &pc), MPI_SUCCESS,
            "success");
 
-    expect("NULL recvbuf with count > 0", papcoll_allreduce(pc, input, NULL, 4, MPI_INT, MPI_SUM),
-           MPI_ERR_BUFFER, "recvbuf is NULL");
-    expect("NULL sendbuf with count > 0", papcoll_allreduce(pc, NULL, output, 4, MPI_INT, MPI_SUM),
-           MPI_ERR_BUFFER, "sendbuf is NULL");
-    expect("NULL buffers with count 0", papcoll_allreduce(pc, NULL, NULL, 0, MPI_INT, MPI_SUM),
-           MPI_SUCCESS, "success");
-    expect("negative count", papcoll_allreduce(pc, input, output, -3, MPI_INT, MPI_SUM),
-           MPI_ERR_COUNT, "count -3 is negative");
-    expect("MPI_DATATYPE_NULL",
-           papcoll_allreduce(pc, input, output, 4, MPI_DATATYPE_NULL, MPI_SUM), MPI_ERR_TYPE,
-           "MPI_DATATYPE_NULL");
-    expect("MPI_OP_NULL", papcoll_allreduce(pc, input, output, 4, MPI_INT, MPI_OP_NULL),
-           MPI_ERR_OP, "MPI_OP_NULL");
-    expect("MPI_REPLACE", papcoll_allreduce(pc, input, output, 4, MPI_INT, MPI_REPLACE),
-           MPI_ERR_OP, "one-sided accumulates only");
-    expect("MPI_NO_OP", papcoll_allreduce(pc, input, output, 4, MPI_INT, MPI_NO_OP),
-           MPI_ERR_OP, "one-sided accumulates only");
-    expect("sendbuf == recvbuf without MPI_IN_PLACE",
-           papcoll_allreduce(pc, output, output, 4, MPI_INT, MPI_SUM), MPI_ERR_BUFFER,
-           "MPI_IN_PLACE");
+    /* Bad arguments, one call each (a local table: MPI handles need not be constants). */
+    const struct {
+        const char *what;
+        const void *sendbuf;
+        void *recvbuf;
+        int count;
+        MPI_Datatype datatype;
+        MPI_Op op;
+        int expected_code;
+        const char *expected_text;
+    } calls[] = {
+        {"NULL recvbuf with count > 0", input, NULL, 4, MPI_INT, MPI_SUM, MPI_ERR_BUFFER,
+         "recvbuf is NULL"},
+        {"NULL sendbuf with count > 0", NULL, output, 4, MPI_INT, MPI_SUM, MPI_ERR_BUFFER,
+         "sendbuf is NULL"},
+        {"NULL buffers with count 0", NULL, NULL, 0, MPI_INT, MPI_SUM, MPI_SUCCESS, "success"},
+        {"negative count", input, output, -3, MPI_INT, MPI_SUM, MPI_ERR_COUNT,
+         "count -3 is negative"},
+        {"MPI_DATATYPE_NULL", input, output, 4, MPI_DATATYPE_NULL, MPI_SUM, MPI_ERR_TYPE,
+         "MPI_DATATYPE_NULL"},
+        {"MPI_OP_NULL", input, output, 4, MPI_INT, MPI_OP_NULL, MPI_ERR_OP, "MPI_OP_NULL"},
+        {"MPI_REPLACE", input, output, 4, MPI_INT, MPI_REPLACE, MPI_ERR_OP,
+         "one-sided accumulates only"},
+        {"MPI_NO_OP", input, output, 4, MPI_INT, MPI_NO_OP, MPI_ERR_OP,
+         "one-sided accumulates only"},
+        {"sendbuf == recvbuf without MPI_IN_PLACE", output, output, 4, MPI_INT, MPI_SUM,
+         MPI_ERR_BUFFER, "MPI_IN_PLACE"},
+    };
+    for (size_t c = 0; c < sizeof calls / sizeof *calls; c++)
+        expect(calls[c].what,
+               papcoll_allreduce(pc, calls[c].sendbuf, calls[c].recvbuf, calls[c].count,
+                                 calls[c].datatype, calls[c].op),
+               calls[c].expected_code, calls[c].expected_text);
     expect("set an unknown algorithm", papcoll_set_algorithm(pc, "bogus"), MPI_ERR_ARG,
            "unknown algorithm 'bogus'");
     expect("set a NULL algorithm", papcoll_set_algorithm(pc, NULL), MPI_ERR_ARG,
