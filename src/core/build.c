@@ -1,11 +1,11 @@
 /* build.c - building one rank's schedule by algorithm name (papcoll_schedule_build), and the
  * checks of what it is built from: the user's parameters (papcoll_parameters_check) and the
  * per-call context. The registry (registry.c) says which builder a name means. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "message.h"
 #include "schedule.h"
 
 /* The checks that cost O(1): counts and pointers. papcoll_schedule_build runs them for every
@@ -21,27 +21,15 @@ static const char *parameters_check_shape(const papcoll_parameters *parameters, 
     return NULL;
 }
 
-static int refuse(char *error, size_t error_size, int status, const char *format, ...)
-    __attribute__((format(printf, 4, 5)));
-static int refuse(char *error, size_t error_size, int status, const char *format, ...) {
-    if (error != NULL && error_size > 0) {
-        va_list arguments;
-        va_start(arguments, format);
-        vsnprintf(error, error_size, format, arguments);
-        va_end(arguments);
-    }
-    return status;
-}
-
 static int check_flat(const char *algorithm, const char *role, char *error, size_t error_size) {
     if (algorithm == NULL) return PAPCOLL_OK;
     const algorithm_entry *entry = registry_find(algorithm);
     if (entry == NULL)
-        return refuse(error, error_size, PAPCOLL_ERR_UNKNOWN_ALGORITHM,
+        return message_write(error, error_size, PAPCOLL_ERR_UNKNOWN_ALGORITHM,
                       "unknown %s algorithm '%.64s' (parameter %s_algorithm; `papcoll "
                       "algorithms` lists them)", role, algorithm, role);
     if (!registry_is_flat(entry))
-        return refuse(error, error_size, PAPCOLL_ERR_ARGUMENT,
+        return message_write(error, error_size, PAPCOLL_ERR_ARGUMENT,
                       "'%s' cannot be the %s algorithm of a hierarchy (parameter %s_algorithm): "
                       "it must be a flat all-reduce (not PAP-aware, not hierarchical, not a "
                       "reduce-scatter)", algorithm, role, role);
@@ -53,13 +41,13 @@ int papcoll_parameters_check(const papcoll_parameters *parameters, int32_t ranks
     char detail[200];
     if (parameters == NULL) return PAPCOLL_OK;
     if (ranks < 1)
-        return refuse(error, error_size, PAPCOLL_ERR_ARGUMENT,
+        return message_write(error, error_size, PAPCOLL_ERR_ARGUMENT,
                       "the number of ranks must be at least 1");
     const char *problem = parameters_check_shape(parameters, ranks);
-    if (problem != NULL) return refuse(error, error_size, PAPCOLL_ERR_ARGUMENT, "%s", problem);
+    if (problem != NULL) return message_write(error, error_size, PAPCOLL_ERR_ARGUMENT, "%s", problem);
     if (parameters->rank_order != NULL && parameters->rank_order_count == ranks) {
         unsigned char *seen = calloc((size_t)ranks, 1);
-        if (seen == NULL) return refuse(error, error_size, PAPCOLL_ERR_NO_MEMORY, "out of memory");
+        if (seen == NULL) return message_write(error, error_size, PAPCOLL_ERR_NO_MEMORY, "out of memory");
         int32_t bad = -1;
         for (int32_t i = 0; i < ranks && bad < 0; i++) {
             int32_t listed = parameters->rank_order[i];
@@ -68,14 +56,14 @@ int papcoll_parameters_check(const papcoll_parameters *parameters, int32_t ranks
         }
         free(seen);
         if (bad >= 0)
-            return refuse(error, error_size, PAPCOLL_ERR_ARGUMENT,
+            return message_write(error, error_size, PAPCOLL_ERR_ARGUMENT,
                           "rank_order is not a permutation of 0..%d: entry %d is %d", ranks - 1,
                           bad, parameters->rank_order[bad]);
     }
     const char *schedule = parameters->schedule;
     if (schedule != NULL && schedule[strspn(schedule, " ")] != '\0' &&
         papcoll_rm_check(schedule, ranks, NULL, detail, sizeof detail) != PAPCOLL_OK)
-        return refuse(error, error_size, PAPCOLL_ERR_ARGUMENT, "schedule '%.60s': %s", schedule,
+        return message_write(error, error_size, PAPCOLL_ERR_ARGUMENT, "schedule '%.60s': %s", schedule,
                       detail);
     int status = check_flat(parameters->inner_algorithm, "inner", error, error_size);
     if (status == PAPCOLL_OK)
@@ -84,14 +72,14 @@ int papcoll_parameters_check(const papcoll_parameters *parameters, int32_t ranks
     const papcoll_sim_topology *tree = parameters->tree;
     if (tree != NULL) {
         if (tree->rank_count != ranks)
-            return refuse(error, error_size, PAPCOLL_ERR_ARGUMENT,
+            return message_write(error, error_size, PAPCOLL_ERR_ARGUMENT,
                           "tree: it places %d ranks, not %d", tree->rank_count, ranks);
         int32_t *order = malloc((size_t)ranks * sizeof *order);
-        if (order == NULL) return refuse(error, error_size, PAPCOLL_ERR_NO_MEMORY, "out of memory");
+        if (order == NULL) return message_write(error, error_size, PAPCOLL_ERR_NO_MEMORY, "out of memory");
         status = papcoll_tree_ring_order(tree, order, detail, sizeof detail);
         free(order);
         if (status != PAPCOLL_OK)
-            return refuse(error, error_size, status, "tree: %s", detail);
+            return message_write(error, error_size, status, "tree: %s", detail);
     }
     return PAPCOLL_OK;
 }
@@ -119,12 +107,12 @@ int papcoll_schedule_build(const char *algorithm, int32_t ranks, int32_t rank, i
                            int32_t elem_size, const papcoll_context *context,
                            papcoll_schedule **out, char *error, size_t error_size) {
     if (out == NULL)
-        return refuse(error, error_size, PAPCOLL_ERR_ARGUMENT,
+        return message_write(error, error_size, PAPCOLL_ERR_ARGUMENT,
                       "no place to store the schedule (out is NULL)");
     *out = NULL;
     const algorithm_entry *entry = algorithm ? registry_find(algorithm) : NULL;
     if (entry == NULL)
-        return refuse(error, error_size, PAPCOLL_ERR_UNKNOWN_ALGORITHM,
+        return message_write(error, error_size, PAPCOLL_ERR_UNKNOWN_ALGORITHM,
                       "unknown algorithm '%.64s' (papcoll algorithms lists them)",
                       algorithm ? algorithm : "(null)");
     papcoll_context defaults;
@@ -139,14 +127,14 @@ int papcoll_schedule_build(const char *algorithm, int32_t ranks, int32_t rank, i
     else if (elem_size < 1) problem = "element size must be at least 1 byte";
     else if (count > INT64_MAX / elem_size) problem = "count x element size overflows 64 bits";
     else problem = context_check_shape(context, ranks, entry);
-    if (problem != NULL) return refuse(error, error_size, PAPCOLL_ERR_ARGUMENT, "%s", problem);
+    if (problem != NULL) return message_write(error, error_size, PAPCOLL_ERR_ARGUMENT, "%s", problem);
     papcoll_schedule *schedule = malloc(sizeof *schedule);
-    if (schedule == NULL) return refuse(error, error_size, PAPCOLL_ERR_NO_MEMORY, "out of memory");
+    if (schedule == NULL) return message_write(error, error_size, PAPCOLL_ERR_NO_MEMORY, "out of memory");
     sched_init(schedule, ranks, rank, count, elem_size);
     int status = entry->build(ranks, rank, count, elem_size, context, schedule);
     if (status == PAPCOLL_OK) status = schedule->status;
     if (status != PAPCOLL_OK) {
-        refuse(error, error_size, status, "%.40s: %.200s", entry->info.name,
+        message_write(error, error_size, status, "%.40s: %.200s", entry->info.name,
                schedule->error[0] ? schedule->error : papcoll_status_name(status));
         papcoll_schedule_free(schedule);
         return status;

@@ -3,26 +3,28 @@
  * registered. Building a schedule by name, with the checks of its context, is in build.c. */
 #include <string.h>
 
+#include "hidden.h"
 #include "schedule.h"
 
-extern const algorithm_entry linear_algorithm;
-extern const algorithm_entry binomial_algorithm;
-extern const algorithm_entry linear_tree_algorithm;
-extern const algorithm_entry recursive_doubling_algorithm;
-extern const algorithm_entry ring_algorithm;
-extern const algorithm_entry segmented_ring_algorithm;
-extern const algorithm_entry rabenseifner_algorithm;
-extern const algorithm_entry slt_algorithm;
-extern const algorithm_entry prr_algorithm;
-extern const algorithm_entry recursive_multiplying_algorithm;
-extern const algorithm_entry ring_topology_algorithm;
-extern const algorithm_entry smp_binomial_algorithm;
-extern const algorithm_entry smp_butterfly_algorithm;
-extern const algorithm_entry hr1_algorithm;
-extern const algorithm_entry hr2_algorithm;
-extern const algorithm_entry rs_halving_algorithm;
-extern const algorithm_entry priority_rs_algorithm;
-extern const algorithm_entry priority_rabenseifner_algorithm;
+/* Hidden here hides them in the library: the linker keeps the strictest visibility. */
+PAPCOLL_HIDDEN extern const algorithm_entry linear_algorithm;
+PAPCOLL_HIDDEN extern const algorithm_entry binomial_algorithm;
+PAPCOLL_HIDDEN extern const algorithm_entry linear_tree_algorithm;
+PAPCOLL_HIDDEN extern const algorithm_entry recursive_doubling_algorithm;
+PAPCOLL_HIDDEN extern const algorithm_entry ring_algorithm;
+PAPCOLL_HIDDEN extern const algorithm_entry segmented_ring_algorithm;
+PAPCOLL_HIDDEN extern const algorithm_entry rabenseifner_algorithm;
+PAPCOLL_HIDDEN extern const algorithm_entry slt_algorithm;
+PAPCOLL_HIDDEN extern const algorithm_entry prr_algorithm;
+PAPCOLL_HIDDEN extern const algorithm_entry recursive_multiplying_algorithm;
+PAPCOLL_HIDDEN extern const algorithm_entry ring_topology_algorithm;
+PAPCOLL_HIDDEN extern const algorithm_entry smp_binomial_algorithm;
+PAPCOLL_HIDDEN extern const algorithm_entry smp_butterfly_algorithm;
+PAPCOLL_HIDDEN extern const algorithm_entry hr1_algorithm;
+PAPCOLL_HIDDEN extern const algorithm_entry hr2_algorithm;
+PAPCOLL_HIDDEN extern const algorithm_entry rs_halving_algorithm;
+PAPCOLL_HIDDEN extern const algorithm_entry priority_rs_algorithm;
+PAPCOLL_HIDDEN extern const algorithm_entry priority_rabenseifner_algorithm;
 
 static const algorithm_entry *const algorithms[] = {
     &linear_algorithm,       &binomial_algorithm, &linear_tree_algorithm,

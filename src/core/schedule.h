@@ -32,6 +32,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 
+#include "hidden.h"
 #include "papcoll_core.h"
 
 enum sched_op_kind { SCHED_SEND = 0, SCHED_RECV = 1, SCHED_REDUCE = 2, SCHED_COPY = 3 };
@@ -66,9 +67,11 @@ struct papcoll_schedule {
     int64_t count;
     int32_t elem_size;
     sched_op *ops;
-    int32_t op_count, op_capacity;
+    int32_t op_count;
+    size_t op_capacity;
     int32_t *dependencies;
-    uint32_t dependency_count, dependency_capacity;
+    uint32_t dependency_count;
+    size_t dependency_capacity;
     int64_t scratch_elements[SCHED_MAX_SCRATCH];
     int32_t scratch_count;
     /* The part of the receive buffer that holds the result: [0, count) for an all-reduce;
@@ -98,38 +101,47 @@ static inline sched_region sched_region_of(int32_t buffer, int64_t offset, int64
 #define SCHED_FIRST NULL, 0
 
 /* Life cycle. sched_init prepares an empty schedule; sched_release frees its arrays. */
+PAPCOLL_HIDDEN
 void sched_init(papcoll_schedule *schedule, int32_t ranks, int32_t rank, int64_t count,
                 int32_t elem_size);
+PAPCOLL_HIDDEN
 void sched_release(papcoll_schedule *schedule);
 
 /* Declares a scratch buffer of `elements` elements; returns its buffer id. */
+PAPCOLL_HIDDEN
 int32_t sched_add_scratch(papcoll_schedule *schedule, int64_t elements);
 
 /* Each adds one op and returns its index (or SCHED_NONE after a failure, which is then
  * sticky in schedule->status; builders check it once at the end via sched_finish). */
+PAPCOLL_HIDDEN
 int32_t sched_send(papcoll_schedule *schedule, int32_t peer, int32_t tag, sched_region source,
                    const int32_t *after, int32_t after_count);
+PAPCOLL_HIDDEN
 int32_t sched_recv(papcoll_schedule *schedule, int32_t peer, int32_t tag, sched_region target,
                    const int32_t *after, int32_t after_count);
+PAPCOLL_HIDDEN
 int32_t sched_reduce(papcoll_schedule *schedule, sched_region source, sched_region target,
                      int order, const int32_t *after, int32_t after_count);
+PAPCOLL_HIDDEN
 int32_t sched_copy(papcoll_schedule *schedule, sched_region source, sched_region target,
                    const int32_t *after, int32_t after_count);
 
 /* Records a builder's refusal: message is printf-style. Returns code. */
+PAPCOLL_HIDDEN
 int sched_fail(papcoll_schedule *schedule, int code, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
 /* The builder's return value: the sticky status. */
 static inline int sched_finish(papcoll_schedule *schedule) { return schedule->status; }
 
 /* Dependencies of op `index`: *count entries starting at the returned pointer. */
+PAPCOLL_HIDDEN
 const int32_t *sched_dependencies(const papcoll_schedule *schedule, int32_t index,
                                   int32_t *count);
 
 /* The dependency graph turned around, as executors walk it: pending[i] = how many ops op i
  * waits for; the ops that wait for op i are dependents[dependent_first[i] ..
  * dependent_first[i + 1]). Sizes: op_count, op_count + 1, dependency_count. Returns 0 when
- * out of memory. */
+ * out of memory. Exported: the MPI executor (src/mpi) calls it. */
 int sched_dependents(const papcoll_schedule *schedule, int32_t *pending,
                      int32_t *dependent_first, int32_t *dependents);
 
@@ -170,12 +182,11 @@ typedef struct algorithm_entry {
     sched_builder build;
 } algorithm_entry;
 
+/* Exported, as sched_dependents is: the MPI library (src/mpi) calls it. */
 const algorithm_entry *registry_find(const char *name);
 /* A flat all-reduce: not PAP-aware, not hierarchical, not a reduce-scatter. Only those can
  * run inside a hierarchy (hr1, hr2, smp_*), as its inner or outer algorithm. */
+PAPCOLL_HIDDEN
 int registry_is_flat(const algorithm_entry *entry);
-
-/* Copies a message into a caller's buffer (NULL or size 0: nothing). */
-void copy_message(char *destination, size_t size, const char *message);
 
 #endif /* PAPCOLL_SCHEDULE_H */

@@ -14,22 +14,14 @@
  */
 #include "tree.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int refuse(char *error, size_t size, const char *format, ...)
-    __attribute__((format(printf, 3, 4)));
-static int refuse(char *error, size_t size, const char *format, ...) {
-    if (error && size) {
-        va_list arguments;
-        va_start(arguments, format);
-        vsnprintf(error, size, format, arguments);
-        va_end(arguments);
-    }
-    return PAPCOLL_ERR_ARGUMENT;
-}
+#include "message.h"
+
+/* A topology the tree rules reject: the message, and PAPCOLL_ERR_ARGUMENT. */
+#define refuse(error, size, ...) message_write((error), (size), PAPCOLL_ERR_ARGUMENT, __VA_ARGS__)
 
 int tree_check(const papcoll_sim_topology *t, int32_t ranks, int32_t *depth, char *error,
                size_t error_size) {

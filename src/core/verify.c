@@ -21,87 +21,19 @@
  * Buffers are maps from element intervals to values, so the cost grows with the number of
  * distinct intervals, not with count: 2^20 + 3 elements cost what 1009 do.
  */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
-#include <inttypes.h>
 
-#include "schedule.h"
+#include "growth.h"
+#include "message.h"
+#include "verifier.h"
 
-#define UNDEFINED_VALUE 0
-#define BUFFERS_PER_RANK (SCHED_FIRST_SCRATCH + SCHED_MAX_SCRATCH)
-/* Race analysis asks "is op a an ancestor of op b?". Up to this many ops per rank it keeps an
- * ancestor bitset per op (n^2 / 8 bytes: 8 MiB at the limit); above, it searches the DAG
- * backwards per question, which needs O(n) memory. */
-#define BITSET_OPS_LIMIT 8192
+/* ---- reporting ---------------------------------------------------------------------------- */
 
-enum op_state { WAITING = 0, STARTED = 1, COMPLETED = 2 };
-
-typedef struct segment {
-    int64_t start, end;
-    int32_t value;
-} segment;
-
-typedef struct interval_map {
-    segment *items;
-    int32_t count, capacity;
-} interval_map;
-
-typedef struct piece {
-    int64_t length;
-    int32_t value;
-} piece;
-
-typedef struct piece_list {
-    piece *items;
-    int64_t count, capacity;
-} piece_list;
-
-/* Per-rank execution state. */
-typedef struct rank_state {
-    uint8_t *state;
-    int32_t *pending;          /* dependencies not yet completed */
-    int32_t *round;            /* round at which the op completed */
-    int32_t *partner;          /* SEND/RECV: matching op index at the peer */
-    int64_t *snapshot_first;   /* SEND: its data, in the shared piece pool */
-    int64_t *snapshot_count;
-    int32_t *dependent_first;  /* CSR of the reverse edges */
-    int32_t *dependents;
-} rank_state;
-
-typedef struct worklist_item {
-    int32_t rank, op;
-} worklist_item;
-
-typedef struct verifier {
-    papcoll_schedule *const *schedules;
-    int32_t ranks;
-    int64_t count;
-    int32_t elem_size;
-    int32_t words;             /* 64-bit words per contribution set */
-    int in_place;
-    int64_t eager_limit;
-    /* value pool: value v has bits[v * words ..], and, if ordered, covers ranks low..high
-     * combined left to right */
-    uint64_t *bits;
-    int32_t *low, *high;
-    uint8_t *ordered;
-    int32_t value_count, value_capacity;
-    interval_map *maps;        /* ranks x BUFFERS_PER_RANK */
-    rank_state *states;
-    piece_list pool;           /* snapshots of sent data */
-    piece_list scratch_a, scratch_b, scratch_out;
-    worklist_item *worklist;
-    int64_t worklist_head, worklist_tail, worklist_capacity;
-    papcoll_verify_report *report;
-    const char *mode;          /* "" or "with MPI_IN_PLACE: " */
-    int failed;
-    int out_of_memory;
-} verifier;
-
-static void fail_at(verifier *v, int32_t rank, int32_t op, const char *format, ...)
-    __attribute__((format(printf, 4, 5)));
-static void fail_at(verifier *v, int32_t rank, int32_t op, const char *format, ...) {
+void fail_at(verifier *v, int32_t rank, int32_t op, const char *format, ...) {
     if (v->failed) return;
     v->failed = 1;
     v->report->ok = 0;
@@ -110,7 +42,7 @@ static void fail_at(verifier *v, int32_t rank, int32_t op, const char *format, .
     char message[224];
     va_list arguments;
     va_start(arguments, format);
-    vsnprintf(message, sizeof message, format, arguments);
+    message_vwrite(message, sizeof message, format, arguments);
     va_end(arguments);
     if (op >= 0)
         snprintf(v->report->reason, sizeof v->report->reason, "%.20srank %d op %d: %.200s", v->mode,
@@ -122,486 +54,32 @@ static void fail_at(verifier *v, int32_t rank, int32_t op, const char *format, .
         snprintf(v->report->reason, sizeof v->report->reason, "%.20s%.200s", v->mode, message);
 }
 
-static void *grow(void *array, int64_t *capacity, int64_t needed, size_t item_size,
-                  verifier *v) {
-    if (array != NULL && needed <= *capacity) return array;
-    int64_t next = *capacity ? *capacity : 16;
-    while (next < needed) next *= 2;
-    void *larger = realloc(array, (size_t)next * item_size);
-    if (larger == NULL) {
-        v->out_of_memory = 1;
-        fail_at(v, -1, -1, "out of memory");
-        return NULL;
-    }
-    *capacity = next;
-    return larger;
+/* grow_array, reporting a failure as the verifier's out-of-memory violation. 0 or -1. */
+int verifier_grow(verifier *v, void *items, size_t *capacity, int64_t needed, size_t item_size) {
+    if (grow_array(items, capacity, (size_t)needed, item_size) == 0) return 0;
+    v->out_of_memory = 1;
+    fail_at(v, -1, -1, "out of memory");
+    return -1;
 }
 
-/* ---- values ---------------------------------------------------------------------------- */
-
-static int32_t new_value(verifier *v) {
-    if (v->value_count == v->value_capacity) {
-        int32_t capacity = v->value_capacity ? v->value_capacity * 2 : 1024;
-        uint64_t *bits = realloc(v->bits, (size_t)capacity * v->words * sizeof *bits);
-        if (bits) v->bits = bits;
-        int32_t *low = realloc(v->low, (size_t)capacity * sizeof *low);
-        if (low) v->low = low;
-        int32_t *high = realloc(v->high, (size_t)capacity * sizeof *high);
-        if (high) v->high = high;
-        uint8_t *ordered = realloc(v->ordered, (size_t)capacity);
-        if (ordered) v->ordered = ordered;
-        if (!bits || !low || !high || !ordered) {
-            v->out_of_memory = 1;
-            fail_at(v, -1, -1, "out of memory");
-            return UNDEFINED_VALUE;
-        }
-        v->value_capacity = capacity;
-    }
-    int32_t value = v->value_count++;
-    memset(v->bits + (size_t)value * v->words, 0, (size_t)v->words * sizeof *v->bits);
-    v->low[value] = v->high[value] = -1;
-    v->ordered[value] = 0;
-    return value;
+const char *kind_name(int kind) {
+    static const char *names[] = {"SEND", "RECV", "REDUCE", "COPY"};
+    return names[kind & 3];
 }
 
-static int has_contribution(const verifier *v, int32_t value, int32_t rank) {
-    return (v->bits[(size_t)value * v->words + rank / 64] >> (rank % 64)) & 1;
-}
-
-/* left (op) right; reports and returns UNDEFINED_VALUE on a double count. */
-static int32_t combine(verifier *v, int32_t left, int32_t right, int32_t rank, int32_t op,
-                       int64_t element) {
-    for (int32_t w = 0; w < v->words; w++) {
-        uint64_t shared = v->bits[(size_t)left * v->words + w] & v->bits[(size_t)right * v->words + w];
-        if (shared) {
-            int32_t twice = w * 64 + __builtin_ctzll(shared);
-            fail_at(v, rank, op,
-                    "REDUCE counts the contribution of rank %d twice (element %" PRId64 ")",
-                    twice, element);
-            return UNDEFINED_VALUE;
-        }
-    }
-    int32_t value = new_value(v);
-    if (value == UNDEFINED_VALUE) return value;
-    for (int32_t w = 0; w < v->words; w++)
-        v->bits[(size_t)value * v->words + w] =
-            v->bits[(size_t)left * v->words + w] | v->bits[(size_t)right * v->words + w];
-    v->ordered[value] = v->ordered[left] && v->ordered[right] && v->high[left] + 1 == v->low[right];
-    v->low[value] = v->low[left];
-    v->high[value] = v->high[right];
-    return value;
-}
-
-/* ---- interval maps --------------------------------------------------------------------- */
-
-static interval_map *map_of(verifier *v, int32_t rank, int32_t buffer) {
-    if (v->in_place && buffer == SCHED_SEND_BUFFER) buffer = SCHED_RECV_BUFFER;
-    return &v->maps[(size_t)rank * BUFFERS_PER_RANK + buffer];
-}
-
-static int map_push(verifier *v, interval_map *map, int64_t start, int64_t end, int32_t value) {
-    if (start >= end) return 1;
-    if (map->count > 0) {
-        segment *last = &map->items[map->count - 1];
-        if (last->value == value && last->end == start) {
-            last->end = end;
-            return 1;
-        }
-    }
-    int64_t capacity = map->capacity;
-    segment *items = grow(map->items, &capacity, map->count + 1, sizeof *items, v);
-    if (items == NULL) return 0;
-    map->items = items;
-    map->capacity = (int32_t)capacity;
-    map->items[map->count++] = (segment){start, end, value};
-    return 1;
-}
-
-/* Appends the pieces of map over [start, end) to out. */
-static int map_read(verifier *v, const interval_map *map, int64_t start, int64_t end,
-                    piece_list *out) {
-    out->count = 0;
-    /* binary search for the first segment ending after start */
-    int32_t low = 0, high = map->count;
-    while (low < high) {
-        int32_t middle = (low + high) / 2;
-        if (map->items[middle].end <= start) low = middle + 1;
-        else high = middle;
-    }
-    for (int32_t i = low; i < map->count && map->items[i].start < end; i++) {
-        int64_t from = map->items[i].start > start ? map->items[i].start : start;
-        int64_t to = map->items[i].end < end ? map->items[i].end : end;
-        piece *items = grow(out->items, &out->capacity, out->count + 1, sizeof *items, v);
-        if (items == NULL) return 0;
-        out->items = items;
-        out->items[out->count++] = (piece){to - from, map->items[i].value};
-    }
-    return 1;
-}
-
-/* Replaces map over [start, start + total length of pieces) with pieces. */
-static int map_write(verifier *v, interval_map *map, int64_t start, const piece *pieces,
-                     int64_t piece_count) {
-    int64_t end = start;
-    for (int64_t i = 0; i < piece_count; i++) end += pieces[i].length;
-    if (end == start) return 1;
-    interval_map fresh = {0};
-    int ok = 1;
-    int32_t i = 0;
-    for (; i < map->count && map->items[i].start < start; i++) {
-        int64_t to = map->items[i].end < start ? map->items[i].end : start;
-        ok &= map_push(v, &fresh, map->items[i].start, to, map->items[i].value);
-    }
-    int64_t at = start;
-    for (int64_t p = 0; p < piece_count; p++) {
-        ok &= map_push(v, &fresh, at, at + pieces[p].length, pieces[p].value);
-        at += pieces[p].length;
-    }
-    for (i = 0; i < map->count; i++) {
-        if (map->items[i].end <= end) continue;
-        int64_t from = map->items[i].start > end ? map->items[i].start : end;
-        ok &= map_push(v, &fresh, from, map->items[i].end, map->items[i].value);
-    }
-    free(map->items);
-    *map = fresh;
-    return ok;
-}
-
-/* ---- static checks: bounds, races, matching ------------------------------------------- */
-
-static int64_t buffer_size(const verifier *v, const papcoll_schedule *schedule, int buffer) {
-    if (buffer < SCHED_FIRST_SCRATCH) return v->count;
-    return schedule->scratch_elements[buffer - SCHED_FIRST_SCRATCH];
-}
-
-static const char *buffer_name(int buffer, char *space, size_t size) {
+const char *buffer_name(int buffer, char *space, size_t size) {
     if (buffer == SCHED_SEND_BUFFER) return "send";
     if (buffer == SCHED_RECV_BUFFER) return "recv";
     snprintf(space, size, "scratch%d", buffer - SCHED_FIRST_SCRATCH);
     return space;
 }
 
-static void check_bounds(verifier *v, int32_t rank) {
-    const papcoll_schedule *schedule = v->schedules[rank];
-    char name[32];
-    for (int32_t i = 0; i < schedule->op_count && !v->failed; i++) {
-        const sched_op *op = &schedule->ops[i];
-        int buffers[2] = {op->buffer, op->target_buffer};
-        int64_t offsets[2] = {op->offset, op->u.target_offset};
-        int regions = op->kind == SCHED_REDUCE || op->kind == SCHED_COPY ? 2 : 1;
-        for (int r = 0; r < regions; r++) {
-            if (buffers[r] >= SCHED_FIRST_SCRATCH + schedule->scratch_count) {
-                fail_at(v, rank, i, "names buffer %d, which is not declared", buffers[r]);
-                return;
-            }
-            int64_t size = buffer_size(v, schedule, buffers[r]);
-            if (offsets[r] < 0 || op->length < 0 || offsets[r] > size - op->length) {
-                fail_at(v, rank, i,
-                        "region %s[%" PRId64 ",%" PRId64 ") lies outside the buffer of %" PRId64
-                        " elements",
-                        buffer_name(buffers[r], name, sizeof name), offsets[r],
-                        offsets[r] + op->length, size);
-                return;
-            }
-        }
-        if ((op->kind == SCHED_SEND || op->kind == SCHED_RECV) &&
-            (op->u.message.peer < 0 || op->u.message.peer >= v->ranks ||
-             op->u.message.peer == rank)) {
-            fail_at(v, rank, i, "peer %d is not another rank", op->u.message.peer);
-            return;
-        }
-        if (op->kind == SCHED_RECV && op->buffer == SCHED_SEND_BUFFER) {
-            fail_at(v, rank, i, "RECV writes the send buffer, which is read-only");
-            return;
-        }
-    }
-}
-
-typedef struct message_key {
-    int32_t source, destination, tag, op;
-} message_key;
-
-static int compare_message(const void *a, const void *b) {
-    const message_key *x = a, *y = b;
-    if (x->source != y->source) return x->source < y->source ? -1 : 1;
-    if (x->destination != y->destination) return x->destination < y->destination ? -1 : 1;
-    if (x->tag != y->tag) return x->tag < y->tag ? -1 : 1;
-    return x->op < y->op ? -1 : x->op > y->op;
-}
-
-static int same_channel(const message_key *a, const message_key *b) {
-    return a->source == b->source && a->destination == b->destination && a->tag == b->tag;
-}
-
-typedef struct access {
-    int64_t start, end;
-    int32_t op;
-    int32_t buffer;
-    int32_t writes;
-} access;
-
-static int compare_access(const void *a, const void *b) {
-    const access *x = a, *y = b;
-    if (x->buffer != y->buffer) return x->buffer < y->buffer ? -1 : 1;
-    if (x->start != y->start) return x->start < y->start ? -1 : 1;
-    return x->op < y->op ? -1 : x->op > y->op;
-}
-
-static const char *kind_name(int kind) {
-    static const char *names[] = {"SEND", "RECV", "REDUCE", "COPY"};
-    return names[kind & 3];
-}
-
-/* Answers ancestry questions within one rank's DAG. */
-typedef struct ancestry {
-    const papcoll_schedule *schedule;
-    uint64_t *bits;           /* bitset per op, or NULL in search mode */
-    int32_t words;
-    int32_t *stamp, *stack;   /* search mode: visited marks and the DFS stack */
-    int32_t query;
-    uint8_t *descends;        /* search mode: which ops wait for cached_candidate */
-    int32_t cached_candidate;
-} ancestry;
-
-static int ancestry_init(ancestry *a, const papcoll_schedule *schedule) {
-    int32_t n = schedule->op_count;
-    memset(a, 0, sizeof *a);
-    a->schedule = schedule;
-    if (n <= BITSET_OPS_LIMIT) {
-        a->words = (n + 63) / 64;
-        a->bits = calloc((size_t)n * a->words, sizeof *a->bits);
-        if (a->bits == NULL) return 0;
-        for (int32_t i = 0; i < n; i++) {
-            int32_t dependency_count;
-            const int32_t *dependencies = sched_dependencies(schedule, i, &dependency_count);
-            uint64_t *mine = a->bits + (size_t)i * a->words;
-            for (int32_t d = 0; d < dependency_count; d++) {
-                int32_t parent = dependencies[d];
-                const uint64_t *theirs = a->bits + (size_t)parent * a->words;
-                for (int32_t w = 0; w <= parent / 64; w++) mine[w] |= theirs[w];
-                mine[parent / 64] |= 1ull << (parent % 64);
-            }
-        }
-        return 1;
-    }
-    a->stamp = calloc((size_t)n, sizeof *a->stamp);
-    a->stack = malloc((size_t)n * sizeof *a->stack);
-    a->descends = malloc((size_t)n);
-    a->cached_candidate = -1;
-    return a->stamp != NULL && a->stack != NULL && a->descends != NULL;
-}
-
-static void ancestry_release(ancestry *a) {
-    free(a->bits);
-    free(a->stamp);
-    free(a->stack);
-    free(a->descends);
-}
-
-/* Does op `of` (transitively) wait for op `candidate`? */
-static int is_ancestor(ancestry *a, int32_t of, int32_t candidate) {
-    if (candidate >= of) return 0;
-    if (a->bits) return (a->bits[(size_t)of * a->words + candidate / 64] >> (candidate % 64)) & 1;
-    if (a->cached_candidate == candidate) return a->descends[of];
-    if (of - candidate > 256) {
-        /* A far question: mark every descendant of candidate in one forward pass and keep
-         * it, as the race sweep tends to ask about the same op many times in a row. */
-        int32_t n = a->schedule->op_count;
-        memset(a->descends + candidate, 0, (size_t)(n - candidate));
-        for (int32_t op = candidate + 1; op < n; op++) {
-            int32_t count;
-            const int32_t *dependencies = sched_dependencies(a->schedule, op, &count);
-            for (int32_t d = 0; d < count && !a->descends[op]; d++)
-                a->descends[op] = dependencies[d] == candidate ||
-                                  (dependencies[d] > candidate && a->descends[dependencies[d]]);
-        }
-        a->cached_candidate = candidate;
-        return a->descends[of];
-    }
-    /* A near question: search backwards; only ops above candidate can lie on a path, as
-     * dependencies point to smaller indices. */
-    int32_t depth = 0;
-    a->query++;
-    a->stack[depth++] = of;
-    a->stamp[of] = a->query;
-    while (depth > 0) {
-        int32_t op = a->stack[--depth], count;
-        const int32_t *dependencies = sched_dependencies(a->schedule, op, &count);
-        for (int32_t d = 0; d < count; d++) {
-            int32_t parent = dependencies[d];
-            if (parent == candidate) return 1;
-            if (parent < candidate || a->stamp[parent] == a->query) continue;
-            a->stamp[parent] = a->query;
-            a->stack[depth++] = parent;
-        }
-    }
-    return 0;
-}
-
-/* Races and deterministic matching for one rank; aliased = MPI_IN_PLACE buffers. */
-static void check_ordering(verifier *v, int32_t rank, int aliased) {
-    const papcoll_schedule *schedule = v->schedules[rank];
-    int32_t n = schedule->op_count;
-    if (n == 0) return;
-    ancestry ancestors;
-    access *accesses = malloc((size_t)n * 2 * sizeof *accesses);
-    if (!ancestry_init(&ancestors, schedule) || accesses == NULL) {
-        ancestry_release(&ancestors);
-        free(accesses);
-        v->out_of_memory = 1;
-        fail_at(v, rank, -1, "out of memory");
-        return;
-    }
-    int32_t access_count = 0;
-    for (int32_t i = 0; i < n; i++) {
-        const sched_op *op = &schedule->ops[i];
-        if (op->length == 0) continue;
-        int source = op->buffer, target = op->target_buffer;
-        if (aliased && source == SCHED_SEND_BUFFER) source = SCHED_RECV_BUFFER;
-        if (aliased && target == SCHED_SEND_BUFFER) target = SCHED_RECV_BUFFER;
-        switch (op->kind) {
-        case SCHED_SEND:
-        case SCHED_RECV:
-            accesses[access_count++] = (access){op->offset, op->offset + op->length, i, source,
-                                                op->kind == SCHED_RECV};
-            break;
-        default:
-            if (source == target && op->offset != op->u.target_offset &&
-                op->offset < op->u.target_offset + op->length &&
-                op->u.target_offset < op->offset + op->length) {
-                fail_at(v, rank, i, "%s source and target overlap partially", kind_name(op->kind));
-                goto done;
-            }
-            /* An in-place COPY onto itself (send -> recv with MPI_IN_PLACE) touches nothing. */
-            if (source == target && op->offset == op->u.target_offset && op->kind == SCHED_COPY)
-                break;
-            accesses[access_count++] = (access){op->offset, op->offset + op->length, i, source, 0};
-            accesses[access_count++] = (access){op->u.target_offset,
-                                                op->u.target_offset + op->length, i, target, 1};
-        }
-    }
-    qsort(accesses, (size_t)access_count, sizeof *accesses, compare_access);
-    /* Sweep each buffer: every pair of overlapping accesses with a write must be ordered. */
-    for (int32_t a = 0; a < access_count && !v->failed; a++) {
-        for (int32_t b = a + 1; b < access_count; b++) {
-            if (accesses[b].buffer != accesses[a].buffer || accesses[b].start >= accesses[a].end)
-                break;
-            if (!accesses[a].writes && !accesses[b].writes) continue;
-            int32_t early = accesses[a].op < accesses[b].op ? accesses[a].op : accesses[b].op;
-            int32_t late = accesses[a].op ^ accesses[b].op ^ early;
-            if (early == late || is_ancestor(&ancestors, late, early)) continue;
-            char name[32];
-            int64_t from = accesses[b].start;
-            int64_t to = accesses[a].end < accesses[b].end ? accesses[a].end : accesses[b].end;
-            fail_at(v, rank, late,
-                    "race: %s and op %d (%s) may run at the same time on %s[%" PRId64 ",%" PRId64
-                    ") and one writes; op %d must wait for op %d",
-                    kind_name(schedule->ops[late].kind), early,
-                    kind_name(schedule->ops[early].kind),
-                    buffer_name(accesses[a].buffer, name, sizeof name), from, to, late, early);
-            break;
-        }
-    }
-    /* Same channel, same direction: consecutive messages must be DAG-ordered. Sorting by
-     * (kind, peer, tag, index) puts each channel's messages next to each other. */
-    if (!aliased) {
-        int32_t message_count = 0;
-        message_key *messages = malloc((size_t)n * sizeof *messages);
-        if (messages == NULL) {
-            v->out_of_memory = 1;
-            fail_at(v, rank, -1, "out of memory");
-            goto done;
-        }
-        for (int32_t i = 0; i < n; i++) {
-            const sched_op *op = &schedule->ops[i];
-            if (op->kind == SCHED_SEND || op->kind == SCHED_RECV)
-                messages[message_count++] =
-                    (message_key){op->kind, op->u.message.peer, op->u.message.tag, i};
-        }
-        qsort(messages, (size_t)message_count, sizeof *messages, compare_message);
-        for (int32_t m = 1; m < message_count && !v->failed; m++) {
-            const message_key *previous = &messages[m - 1], *next = &messages[m];
-            if (!same_channel(previous, next) || is_ancestor(&ancestors, next->op, previous->op))
-                continue;
-            fail_at(v, rank, next->op,
-                    "%s %s rank %d tag %d is not ordered after op %d on the same peer and tag, "
-                    "so MPI could match them either way",
-                    kind_name(previous->source), previous->source == SCHED_SEND ? "to" : "from",
-                    previous->destination, previous->tag, previous->op);
-        }
-        free(messages);
-    }
-done:
-    ancestry_release(&ancestors);
-    free(accesses);
-}
-
-/* Pairs the k-th SEND of each channel with its k-th RECV. */
-static void match_messages(verifier *v) {
-    int64_t sends = 0, recvs = 0;
-    for (int32_t r = 0; r < v->ranks; r++)
-        for (int32_t i = 0; i < v->schedules[r]->op_count; i++) {
-            sends += v->schedules[r]->ops[i].kind == SCHED_SEND;
-            recvs += v->schedules[r]->ops[i].kind == SCHED_RECV;
-        }
-    message_key *send_keys = malloc((size_t)(sends + 1) * sizeof *send_keys);
-    message_key *recv_keys = malloc((size_t)(recvs + 1) * sizeof *recv_keys);
-    if (send_keys == NULL || recv_keys == NULL) {
-        v->out_of_memory = 1;
-        fail_at(v, -1, -1, "out of memory");
-        goto done;
-    }
-    int64_t s = 0, q = 0;
-    for (int32_t r = 0; r < v->ranks; r++)
-        for (int32_t i = 0; i < v->schedules[r]->op_count; i++) {
-            const sched_op *op = &v->schedules[r]->ops[i];
-            if (op->kind == SCHED_SEND)
-                send_keys[s++] = (message_key){r, op->u.message.peer, op->u.message.tag, i};
-            else if (op->kind == SCHED_RECV)
-                recv_keys[q++] = (message_key){op->u.message.peer, r, op->u.message.tag, i};
-        }
-    qsort(send_keys, (size_t)sends, sizeof *send_keys, compare_message);
-    qsort(recv_keys, (size_t)recvs, sizeof *recv_keys, compare_message);
-    s = q = 0;
-    while (!v->failed && (s < sends || q < recvs)) {
-        if (q >= recvs || (s < sends && compare_message(&send_keys[s], &recv_keys[q]) < 0 &&
-                           !same_channel(&send_keys[s], &recv_keys[q]))) {
-            fail_at(v, send_keys[s].source, send_keys[s].op,
-                    "SEND to rank %d tag %d has no matching RECV", send_keys[s].destination,
-                    send_keys[s].tag);
-            break;
-        }
-        if (s >= sends || !same_channel(&send_keys[s], &recv_keys[q])) {
-            fail_at(v, recv_keys[q].destination, recv_keys[q].op,
-                    "RECV from rank %d tag %d has no matching SEND", recv_keys[q].source,
-                    recv_keys[q].tag);
-            break;
-        }
-        const message_key *send = &send_keys[s++], *recv = &recv_keys[q++];
-        int64_t send_length = v->schedules[send->source]->ops[send->op].length;
-        int64_t recv_length = v->schedules[recv->destination]->ops[recv->op].length;
-        if (send_length != recv_length) {
-            fail_at(v, recv->destination, recv->op,
-                    "RECV of %" PRId64 " elements from rank %d tag %d meets a SEND (rank %d op %d) "
-                    "of %" PRId64 " elements",
-                    recv_length, send->source, send->tag, send->source, send->op, send_length);
-            break;
-        }
-        v->states[send->source].partner[send->op] = recv->op;
-        v->states[recv->destination].partner[recv->op] = send->op;
-    }
-done:
-    free(send_keys);
-    free(recv_keys);
-}
-
 /* ---- execution ------------------------------------------------------------------------ */
 
 static void push_ready(verifier *v, int32_t rank, int32_t op) {
-    worklist_item *items = grow(v->worklist, &v->worklist_capacity, v->worklist_tail + 1,
-                                sizeof *items, v);
-    if (items == NULL) return;
-    v->worklist = items;
+    if (verifier_grow(v, &v->worklist, &v->worklist_capacity, v->worklist_tail + 1,
+             sizeof *v->worklist) != 0)
+        return;
     v->worklist[v->worklist_tail++] = (worklist_item){rank, op};
 }
 
@@ -675,15 +153,14 @@ static void start(verifier *v, int32_t rank, int32_t index) {
                       &v->scratch_a) ||
             !check_defined(v, rank, index, &v->scratch_a, op->offset, op->buffer))
             return;
-        piece *items = grow(v->pool.items, &v->pool.capacity, v->pool.count + v->scratch_a.count,
-                            sizeof *items, v);
-        if (items == NULL) return;
-        v->pool.items = items;
+        if (verifier_grow(v, &v->pool.items, &v->pool.capacity, v->pool.count + v->scratch_a.count,
+                 sizeof *v->pool.items) != 0)
+            return;
         state->snapshot_first[index] = v->pool.count;
         state->snapshot_count[index] = v->scratch_a.count;
         if (v->scratch_a.count > 0) /* memcpy from a NULL source is undefined even for 0 */
             memcpy(v->pool.items + v->pool.count, v->scratch_a.items,
-                   (size_t)v->scratch_a.count * sizeof *items);
+                   (size_t)v->scratch_a.count * sizeof *v->pool.items);
         v->pool.count += v->scratch_a.count;
         int32_t peer = op->u.message.peer, partner = state->partner[index];
         if (is_eager(v, op)) complete(v, rank, index, round);
@@ -724,10 +201,9 @@ static void start(verifier *v, int32_t rank, int32_t index) {
             int32_t value = op->flags == SCHED_TARGET_LEFT
                                 ? combine(v, target, source, rank, index, element)
                                 : combine(v, source, target, rank, index, element);
-            piece *items = grow(v->scratch_out.items, &v->scratch_out.capacity,
-                                v->scratch_out.count + 1, sizeof *items, v);
-            if (items == NULL) return;
-            v->scratch_out.items = items;
+            if (verifier_grow(v, &v->scratch_out.items, &v->scratch_out.capacity,
+                     v->scratch_out.count + 1, sizeof *v->scratch_out.items) != 0)
+                return;
             v->scratch_out.items[v->scratch_out.count++] = (piece){stretch, value};
             element += stretch;
             used_a += stretch;
@@ -914,10 +390,9 @@ int papcoll_verify_schedules(papcoll_schedule *const *schedules, int32_t ranks,
         const papcoll_schedule *s = schedules[r];
         if (s == NULL || s->ranks != ranks || s->rank != r || s->count != schedules[0]->count ||
             s->elem_size != schedules[0]->elem_size) {
-            char message[160];
-            snprintf(message, sizeof message,
-                     "schedule %d is missing or disagrees on ranks, rank, count or elem_size", r);
-            copy_message(error, error_size, message);
+            message_write(error, error_size, 0,
+                          "schedule %d is missing or disagrees on ranks, rank, count or "
+                          "elem_size", r);
             return PAPCOLL_ERR_ARGUMENT;
         }
     }

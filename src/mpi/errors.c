@@ -3,7 +3,8 @@
 #include "errors.h"
 
 #include <stdarg.h>
-#include <stdio.h>
+
+#include "message.h" /* src/core: the one formatting of error messages */
 
 /* The message of the last error, per thread, with the code it was returned with. */
 static _Thread_local char last_message[320];
@@ -12,7 +13,7 @@ static _Thread_local int last_code = MPI_SUCCESS;
 int record_error(int code, const char *format, ...) {
     va_list arguments;
     va_start(arguments, format);
-    vsnprintf(last_message, sizeof last_message, format, arguments);
+    message_vwrite(last_message, sizeof last_message, format, arguments);
     va_end(arguments);
     last_code = code;
     return code;

@@ -16,37 +16,30 @@
 
 #include "errors.h"
 #include "executor.h"
+#include "growth.h"
 
+/* Byte buffers grow to exactly what a call needs, not by doubling: scratch can be as large
+ * as the user's vector, and doubling could nearly double the memory held between calls. */
 static int grow_bytes(void **buffer, size_t *capacity, size_t needed) {
-    if (needed <= *capacity && *buffer != NULL) return 1;
-    void *larger = realloc(*buffer, needed ? needed : 1);
-    if (larger == NULL) return 0;
-    *buffer = larger;
+    if (*buffer != NULL && needed <= *capacity) return 1;
+    if (resize_array(buffer, needed, 1) != 0) return 0;
     *capacity = needed;
-    return 1;
-}
-
-/* realloc that keeps the old block on failure; returns 0 then. */
-static int resize(void *array_pointer, size_t elements, size_t element_size) {
-    void **array = array_pointer;
-    void *larger = realloc(*array, (elements ? elements : 1) * element_size);
-    if (larger == NULL) return 0;
-    *array = larger;
     return 1;
 }
 
 static int grow_ops(executor_workspace *w, size_t ops, size_t requests) {
     if (ops > w->op_capacity || w->pending == NULL) {
-        if (!resize(&w->pending, ops, sizeof *w->pending) ||
-            !resize(&w->ready, ops, sizeof *w->ready) ||
-            !resize(&w->outstanding, ops, sizeof *w->outstanding))
+        if (resize_array((void **)&w->pending, ops, sizeof *w->pending) != 0 ||
+            resize_array((void **)&w->ready, ops, sizeof *w->ready) != 0 ||
+            resize_array((void **)&w->outstanding, ops, sizeof *w->outstanding) != 0)
             return 0;
         w->op_capacity = ops;
     }
     if (requests > w->request_capacity || w->requests == NULL) {
-        if (!resize(&w->requests, requests, sizeof *w->requests) ||
-            !resize(&w->request_op, requests, sizeof *w->request_op) ||
-            !resize(&w->completed_indices, requests, sizeof *w->completed_indices))
+        if (resize_array((void **)&w->requests, requests, sizeof *w->requests) != 0 ||
+            resize_array((void **)&w->request_op, requests, sizeof *w->request_op) != 0 ||
+            resize_array((void **)&w->completed_indices, requests,
+                         sizeof *w->completed_indices) != 0)
             return 0;
         w->request_capacity = requests;
     }

@@ -56,98 +56,105 @@ static void check_parse_error(const char *name, const char *text, const char *ex
     "0 COPY send[0,8) -> recv[0,8)\n"                     \
     "1 SEND to=" #peer " tag=0 recv[0,8) after 0\n"       \
     "2 RECV from=" #peer " tag=0 scratch0[0,8)\n"
+/* The correct schedule of rank `rank`, whose peer is `peer`: most cases plant their bug on
+ * one rank and pair it with this one. */
+#define CORRECT(rank, peer) \
+    HEADER(rank) EXCHANGE(peer) "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,1\n"
+/* Sends, then receives only after its send completes: a deadlock when the peer does the
+ * same and sends block until they are received (rendezvous). */
+#define SEND_FIRST(rank, peer)                            \
+    HEADER(rank) "0 COPY send[0,8) -> recv[0,8)\n"          \
+    "1 SEND to=" #peer " tag=0 recv[0,8) after 0\n"          \
+    "2 RECV from=" #peer " tag=0 scratch0[0,8) after 1\n"    \
+    "3 REDUCE scratch0[0,8) -> recv[0,8) after 2\n"
 
-int main(void) {
-    const char *good[] = {
-        HEADER(0) EXCHANGE(1) "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,1\n",
-        HEADER(1) EXCHANGE(0) "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,1\n"};
-    check("correct exchange", 2, good, 0, NULL);
+/* The two-rank cases: rank 0's and rank 1's schedule, the eager limit (-1: every send is
+ * eager, 0: none is), and NULL (must pass) or a part of the violation's reason. */
+typedef struct two_rank_case {
+    const char *name;
+    const char *rank0, *rank1;
+    int64_t eager_limit;
+    const char *expected;
+} two_rank_case;
 
-    const char *double_count[] = {
-        HEADER(0) EXCHANGE(1) "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,1\n"
-                              "4 REDUCE scratch0[2,4) -> recv[2,4) after 3\n",
-        HEADER(1) EXCHANGE(0) "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,1\n"};
-    check("double count", 2, double_count, 0, "contribution of rank 1 twice (element 2)");
-
-    const char *dropped[] = {
-        HEADER(0) EXCHANGE(1) "3 REDUCE scratch0[0,4) -> recv[0,4) after 2,1\n",
-        HEADER(1) EXCHANGE(0) "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,1\n"};
-    check("dropped contribution", 2, dropped, 0, "element 4 misses the contribution of rank 1");
-
-    const char *mismatched[] = {
-        HEADER(0) "0 COPY send[0,8) -> recv[0,8)\n1 SEND to=1 tag=0 recv[0,8) after 0\n"
-                  "2 RECV from=1 tag=0 scratch0[0,8)\n"
-                  "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,1\n",
-        HEADER(1) "0 COPY send[0,8) -> recv[0,8)\n1 SEND to=0 tag=0 recv[0,8) after 0\n"
-                  "2 RECV from=0 tag=0 scratch0[0,7)\n"
-                  "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,1\n"};
-    check("mismatched lengths", 2, mismatched, 0, "RECV of 7 elements from rank 0");
-
-    /* Both send before they receive: fine when sends are eager, a deadlock when they block. */
-    const char *send_first[] = {
-        HEADER(0) EXCHANGE(1) "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,1\n",
-        HEADER(1) "0 COPY send[0,8) -> recv[0,8)\n1 SEND to=0 tag=0 recv[0,8) after 0\n"
-                  "2 RECV from=0 tag=0 scratch0[0,8) after 1\n"
-                  "3 REDUCE scratch0[0,8) -> recv[0,8) after 2\n"};
-    check("send-first, one side waits for its send (rendezvous)", 2, send_first, 0, NULL);
-    const char *deadlock[] = {
-        HEADER(0) "0 COPY send[0,8) -> recv[0,8)\n1 SEND to=1 tag=0 recv[0,8) after 0\n"
-                  "2 RECV from=1 tag=0 scratch0[0,8) after 1\n"
-                  "3 REDUCE scratch0[0,8) -> recv[0,8) after 2\n",
-        HEADER(1) "0 COPY send[0,8) -> recv[0,8)\n1 SEND to=0 tag=0 recv[0,8) after 0\n"
-                  "2 RECV from=0 tag=0 scratch0[0,8) after 1\n"
-                  "3 REDUCE scratch0[0,8) -> recv[0,8) after 2\n"};
-    check("both send first, eager", 2, deadlock, -1, NULL);
-    check("both send first, rendezvous", 2, deadlock, 0, "deadlock");
-    check("both send first, 32-byte messages under a 16-byte eager limit", 2, deadlock, 16,
-          "deadlock");
-
-    const char *race[] = {
-        HEADER(0) EXCHANGE(1) "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,0\n",
-        HEADER(1) EXCHANGE(0) "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,1\n"};
-    check("reduce overwrites what an in-flight send reads", 2, race, 0,
-          "race: REDUCE and op 1 (SEND)");
-
-    const char *in_place_race[] = {
-        HEADER(0) "0 SEND to=1 tag=0 send[0,8)\n1 RECV from=1 tag=0 scratch0[0,8)\n"
-                  "2 COPY send[0,8) -> recv[0,8)\n3 REDUCE scratch0[0,8) -> recv[0,8) after 1,2\n",
-        HEADER(1) EXCHANGE(0) "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,1\n"};
-    check("reduce into the memory a send still reads, with MPI_IN_PLACE", 2, in_place_race, 0,
-          "with MPI_IN_PLACE: rank 0 op 3: race: REDUCE and op 0 (SEND)");
-
-    const char *outside[] = {
-        HEADER(0) EXCHANGE(1) "3 REDUCE scratch0[1,9) -> recv[0,8) after 2,1\n",
-        HEADER(1) EXCHANGE(0) "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,1\n"};
-    check("scratch access beyond its declared size", 2, outside, 0,
-          "scratch0[1,9) lies outside the buffer of 8 elements");
-
-    const char *unmatched[] = {
-        HEADER(0) EXCHANGE(1) "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,1\n"
-                              "4 SEND to=1 tag=5 recv[0,8) after 3\n",
-        HEADER(1) EXCHANGE(0) "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,1\n"};
-    check("send without a receive", 2, unmatched, 0, "SEND to rank 1 tag 5 has no matching RECV");
-
-    const char *ambiguous[] = {
-        "schedule ranks=2 rank=0 count=8 elem_size=4 scratch=\n"
+static const two_rank_case cases[] = {
+    {"correct exchange",
+     CORRECT(0, 1),
+     CORRECT(1, 0),
+     0, NULL},
+    {"double count",
+     CORRECT(0, 1) "4 REDUCE scratch0[2,4) -> recv[2,4) after 3\n",
+     CORRECT(1, 0),
+     0, "contribution of rank 1 twice (element 2)"},
+    {"dropped contribution",
+     HEADER(0) EXCHANGE(1) "3 REDUCE scratch0[0,4) -> recv[0,4) after 2,1\n",
+     CORRECT(1, 0),
+     0, "element 4 misses the contribution of rank 1"},
+    {"mismatched lengths",
+     HEADER(0) "0 COPY send[0,8) -> recv[0,8)\n1 SEND to=1 tag=0 recv[0,8) after 0\n"
+         "2 RECV from=1 tag=0 scratch0[0,8)\n"
+         "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,1\n",
+     HEADER(1) "0 COPY send[0,8) -> recv[0,8)\n1 SEND to=0 tag=0 recv[0,8) after 0\n"
+         "2 RECV from=0 tag=0 scratch0[0,7)\n"
+         "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,1\n",
+     0, "RECV of 7 elements from rank 0"},
+    {"send-first, one side waits for its send (rendezvous)",
+     CORRECT(0, 1),
+     SEND_FIRST(1, 0),
+     0, NULL},
+    {"both send first, eager",
+     SEND_FIRST(0, 1),
+     SEND_FIRST(1, 0),
+     -1, NULL},
+    {"both send first, rendezvous",
+     SEND_FIRST(0, 1),
+     SEND_FIRST(1, 0),
+     0, "deadlock"},
+    {"both send first, 32-byte messages under a 16-byte eager limit",
+     SEND_FIRST(0, 1),
+     SEND_FIRST(1, 0),
+     16, "deadlock"},
+    {"reduce overwrites what an in-flight send reads",
+     HEADER(0) EXCHANGE(1) "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,0\n",
+     CORRECT(1, 0),
+     0, "race: REDUCE and op 1 (SEND)"},
+    {"reduce into the memory a send still reads, with MPI_IN_PLACE",
+     HEADER(0) "0 SEND to=1 tag=0 send[0,8)\n1 RECV from=1 tag=0 scratch0[0,8)\n"
+         "2 COPY send[0,8) -> recv[0,8)\n3 REDUCE scratch0[0,8) -> recv[0,8) after 1,2\n",
+     CORRECT(1, 0),
+     0, "with MPI_IN_PLACE: rank 0 op 3: race: REDUCE and op 0 (SEND)"},
+    {"scratch access beyond its declared size",
+     HEADER(0) EXCHANGE(1) "3 REDUCE scratch0[1,9) -> recv[0,8) after 2,1\n",
+     CORRECT(1, 0),
+     0, "scratch0[1,9) lies outside the buffer of 8 elements"},
+    {"send without a receive",
+     CORRECT(0, 1) "4 SEND to=1 tag=5 recv[0,8) after 3\n",
+     CORRECT(1, 0),
+     0, "SEND to rank 1 tag 5 has no matching RECV"},
+    {"two unordered sends on one peer and tag",
+     "schedule ranks=2 rank=0 count=8 elem_size=4 scratch=\n"
         "0 COPY send[0,8) -> recv[0,8)\n1 SEND to=1 tag=0 recv[0,4) after 0\n"
         "2 SEND to=1 tag=0 recv[4,8) after 0\n3 RECV from=1 tag=0 recv[0,8) after 1,2\n",
-        "schedule ranks=2 rank=1 count=8 elem_size=4 scratch=8\n"
+     "schedule ranks=2 rank=1 count=8 elem_size=4 scratch=8\n"
         "0 RECV from=0 tag=0 scratch0[0,4)\n1 RECV from=0 tag=0 scratch0[4,8) after 0\n"
         "2 COPY send[0,8) -> recv[0,8)\n3 REDUCE scratch0[0,8) -> recv[0,8) after 0,1,2\n"
-        "4 SEND to=0 tag=0 recv[0,8) after 3\n"};
-    check("two unordered sends on one peer and tag", 2, ambiguous, 0,
-          "could match them either way");
+        "4 SEND to=0 tag=0 recv[0,8) after 3\n",
+     0, "could match them either way"},
+    {"target-left order is still a correct (commutative) result",
+     HEADER(0) EXCHANGE(1) "3 REDUCE scratch0[0,8) -> recv[0,8) order=target-left after 2,1\n",
+     CORRECT(1, 0),
+     0, NULL},
+    {"reduce before the receive completes",
+     HEADER(0) EXCHANGE(1) "3 REDUCE scratch0[0,8) -> recv[0,8) after 1\n",
+     CORRECT(1, 0),
+     0, "race"},
+};
 
-    const char *reversed[] = {
-        HEADER(0) EXCHANGE(1) "3 REDUCE scratch0[0,8) -> recv[0,8) order=target-left after 2,1\n",
-        HEADER(1) EXCHANGE(0) "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,1\n"};
-    check("target-left order is still a correct (commutative) result", 2, reversed, 0, NULL);
-
-    const char *uninitialized[] = {
-        HEADER(0) EXCHANGE(1) "3 REDUCE scratch0[0,8) -> recv[0,8) after 1\n",
-        HEADER(1) EXCHANGE(0) "3 REDUCE scratch0[0,8) -> recv[0,8) after 2,1\n"};
-    check("reduce before the receive completes", 2, uninitialized, 0, "race");
-
+int main(void) {
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        const char *texts[] = {cases[c].rank0, cases[c].rank1};
+        check(cases[c].name, 2, texts, cases[c].eager_limit, cases[c].expected);
+    }
     check_parse_error("garbage", "hello", "expected schedule");
     check_parse_error("unknown op", HEADER(0) "0 JUMP to=1\n", "SEND, RECV, REDUCE or COPY");
     check_parse_error("forward dependency", HEADER(0) "0 COPY send[0,8) -> recv[0,8) after 3\n",

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../src/core/growth.h" /* header-only: nothing internal is linked */
 #include "papcoll.h"
 
 enum field_kind { SIGNED, UNSIGNED, REAL, BOOLEAN };
@@ -252,7 +253,8 @@ typedef struct options {
 typedef struct totals {
     long passed, failed;
     uint64_t *hashes;        /* one per case, compared across ranks at the end */
-    long hash_count, hash_capacity;
+    long hash_count;
+    size_t hash_capacity;
 } totals;
 
 static int rank, ranks, verbose;
@@ -266,9 +268,10 @@ static void report_failure(totals *t, const char *algorithm, const char *type, c
 }
 
 static void remember_hash(totals *t, uint64_t hash) {
-    if (t->hash_count == t->hash_capacity) {
-        t->hash_capacity = t->hash_capacity ? 2 * t->hash_capacity : 1024;
-        t->hashes = realloc(t->hashes, (size_t)t->hash_capacity * sizeof *t->hashes);
+    if (grow_array((void **)&t->hashes, &t->hash_capacity, (size_t)t->hash_count + 1,
+                   sizeof *t->hashes) != 0) {
+        fprintf(stderr, "rank %d: out of memory for the result hashes\n", rank);
+        MPI_Abort(MPI_COMM_WORLD, 2);
     }
     t->hashes[t->hash_count++] = hash;
 }

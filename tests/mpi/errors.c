@@ -7,6 +7,48 @@ static void noncommutative(void *in, void *inout, int *length, MPI_Datatype *dat
     for (int i = 0; i < *length; i++) ((int *)inout)[i] = ((int *)in)[i] - ((int *)inout)[i];
 }
 
+/* A config that papcoll_comm_create must refuse with MPI_ERR_ARG: the defaults of
+ * papcoll_config_init with the fields below set where they are not 0 / NULL. */
+typedef struct refused_config {
+    const char *what, *expected_text;
+    const char *algorithm, *outer_algorithm, *inner_algorithm, *schedule;
+    int arrival_source, group_color; /* group_color != 0: PAPCOLL_GROUPS_COLOR with it */
+} refused_config;
+
+static const refused_config refused_configs[] = {
+    {"create with an unknown algorithm", "unknown algorithm 'warp_speed'",
+     .algorithm = "warp_speed"},
+    {"create with an unknown arrival source", "arrival_source 7 is neither",
+     .arrival_source = 7},
+    {"create with a negative group color", "colors must be >= 0", .group_color = -1},
+    {"create with an unknown outer algorithm", "unknown outer algorithm 'teleport'",
+     .outer_algorithm = "teleport"},
+    {"create with a bad recursive multiplying schedule", "schedule 'a2,x'",
+     .schedule = "a2,x"},
+    {"create hr1 with a PAP-aware outer algorithm",
+     "cannot be the outer algorithm of a hierarchy", .algorithm = "hr1",
+     .outer_algorithm = "prr"},
+    {"create with a reduce-scatter inside a hierarchy",
+     "cannot be the inner algorithm of a hierarchy", .inner_algorithm = "rs_halving"},
+};
+
+static void expect_refused_config(const refused_config *c) {
+    papcoll_config config;
+    papcoll_config_init(&config);
+    if (c->algorithm) config.algorithm = c->algorithm;
+    if (c->outer_algorithm) config.parameters.outer_algorithm = c->outer_algorithm;
+    if (c->inner_algorithm) config.parameters.inner_algorithm = c->inner_algorithm;
+    if (c->schedule) config.parameters.schedule = c->schedule;
+    if (c->arrival_source) config.arrival_source = (papcoll_arrival_source)c->arrival_source;
+    if (c->group_color) {
+        config.grouping = PAPCOLL_GROUPS_COLOR;
+        config.group_color = c->group_color;
+    }
+    papcoll_comm *pc = NULL;
+    expect(c->what, papcoll_comm_create(MPI_COMM_WORLD, &config, &pc), MPI_ERR_ARG,
+           c->expected_text);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -14,41 +56,8 @@ int main(int argc, char **argv) {
     int input[4] = {1, 2, 3, 4}, output[4];
 
     papcoll_config config;
-    papcoll_config_init(&config);
-    config.algorithm = "warp_speed";
-    expect("create with an unknown algorithm", papcoll_comm_create(MPI_COMM_WORLD, &config, &pc),
-           MPI_ERR_ARG, "unknown algorithm 'warp_speed'");
-    papcoll_config_init(&config);
-    config.arrival_source = (papcoll_arrival_source)7;
-    expect("create with an unknown arrival source",
-           papcoll_comm_create(MPI_COMM_WORLD, &config, &pc), MPI_ERR_ARG,
-           "arrival_source 7 is neither");
-    papcoll_config_init(&config);
-    config.grouping = PAPCOLL_GROUPS_COLOR;
-    config.group_color = -1;
-    expect("create with a negative group color",
-           papcoll_comm_create(MPI_COMM_WORLD, &config, &pc), MPI_ERR_ARG,
-           "colors must be >= 0");
-    papcoll_config_init(&config);
-    config.parameters.outer_algorithm = "teleport";
-    expect("create with an unknown outer algorithm",
-           papcoll_comm_create(MPI_COMM_WORLD, &config, &pc), MPI_ERR_ARG,
-           "unknown outer algorithm 'teleport'");
-    papcoll_config_init(&config);
-    config.parameters.schedule = "a2,x";
-    expect("create with a bad recursive multiplying schedule",
-           papcoll_comm_create(MPI_COMM_WORLD, &config, &pc), MPI_ERR_ARG, "schedule 'a2,x'");
-    papcoll_config_init(&config);
-    config.algorithm = "hr1";
-    config.parameters.outer_algorithm = "prr";
-    expect("create hr1 with a PAP-aware outer algorithm",
-           papcoll_comm_create(MPI_COMM_WORLD, &config, &pc), MPI_ERR_ARG,
-           "cannot be the outer algorithm of a hierarchy");
-    papcoll_config_init(&config);
-    config.parameters.inner_algorithm = "rs_halving";
-    expect("create with a reduce-scatter inside a hierarchy",
-           papcoll_comm_create(MPI_COMM_WORLD, &config, &pc), MPI_ERR_ARG,
-           "cannot be the inner algorithm of a hierarchy");
+    for (size_t c = 0; c < sizeof refused_configs / sizeof *refused_configs; c++)
+        expect_refused_config(&refused_configs[c]);
     papcoll_config_init(&config);
     config.algorithm = "rs_halving";
     papcoll_comm *scatter = NULL;
@@ -63,35 +72,47 @@ int main(int argc, char **argv) {
     expect("create with defaults", papcoll_comm_create(MPI_COMM_WORLD, NULL, &pc), MPI_SUCCESS,
            "success");
 
-    expect("NULL recvbuf with count > 0", papcoll_allreduce(pc, input, NULL, 4, MPI_INT, MPI_SUM),
-           MPI_ERR_BUFFER, "recvbuf is NULL");
-    expect("NULL sendbuf with count > 0", papcoll_allreduce(pc, NULL, output, 4, MPI_INT, MPI_SUM),
-           MPI_ERR_BUFFER, "sendbuf is NULL");
-    expect("NULL buffers with count 0", papcoll_allreduce(pc, NULL, NULL, 0, MPI_INT, MPI_SUM),
-           MPI_SUCCESS, "success");
-    expect("negative count", papcoll_allreduce(pc, input, output, -3, MPI_INT, MPI_SUM),
-           MPI_ERR_COUNT, "count -3 is negative");
-    expect("MPI_DATATYPE_NULL",
-           papcoll_allreduce(pc, input, output, 4, MPI_DATATYPE_NULL, MPI_SUM), MPI_ERR_TYPE,
-           "MPI_DATATYPE_NULL");
-    expect("MPI_OP_NULL", papcoll_allreduce(pc, input, output, 4, MPI_INT, MPI_OP_NULL),
-           MPI_ERR_OP, "MPI_OP_NULL");
-    expect("MPI_REPLACE", papcoll_allreduce(pc, input, output, 4, MPI_INT, MPI_REPLACE),
-           MPI_ERR_OP, "one-sided accumulates only");
-    expect("MPI_NO_OP", papcoll_allreduce(pc, input, output, 4, MPI_INT, MPI_NO_OP),
-           MPI_ERR_OP, "one-sided accumulates only");
-    expect("sendbuf == recvbuf without MPI_IN_PLACE",
-           papcoll_allreduce(pc, output, output, 4, MPI_INT, MPI_SUM), MPI_ERR_BUFFER,
-           "MPI_IN_PLACE");
-    expect("MPI_IN_PLACE as the receive buffer (issue 17: was SIGSEGV)",
-           papcoll_allreduce(pc, input, MPI_IN_PLACE, 4, MPI_INT, MPI_SUM), MPI_ERR_BUFFER,
-           "recvbuf must be a buffer");
     int wide[8] = {0};
-    expect("partly overlapping buffers (issue 17: was success)",
-           papcoll_allreduce(pc, wide, wide + 2, 4, MPI_INT, MPI_SUM), MPI_ERR_BUFFER,
-           "overlap");
-    expect("adjacent buffers are fine",
-           papcoll_allreduce(pc, wide, wide + 4, 4, MPI_INT, MPI_SUM), MPI_SUCCESS, "success");
+    /* Bad arguments, one call each (a local table: MPI handles need not be constants). */
+    const struct {
+        const char *what;
+        const void *sendbuf;
+        void *recvbuf;
+        int count;
+        MPI_Datatype datatype;
+        MPI_Op op;
+        int expected_code;
+        const char *expected_text;
+    } calls[] = {
+        {"NULL recvbuf with count > 0", input, NULL, 4, MPI_INT, MPI_SUM, MPI_ERR_BUFFER,
+         "recvbuf is NULL"},
+        {"NULL sendbuf with count > 0", NULL, output, 4, MPI_INT, MPI_SUM, MPI_ERR_BUFFER,
+         "sendbuf is NULL"},
+        {"NULL buffers with count 0", NULL, NULL, 0, MPI_INT, MPI_SUM, MPI_SUCCESS, "success"},
+        {"negative count", input, output, -3, MPI_INT, MPI_SUM, MPI_ERR_COUNT,
+         "count -3 is negative"},
+        {"MPI_DATATYPE_NULL", input, output, 4, MPI_DATATYPE_NULL, MPI_SUM, MPI_ERR_TYPE,
+         "MPI_DATATYPE_NULL"},
+        {"MPI_OP_NULL", input, output, 4, MPI_INT, MPI_OP_NULL, MPI_ERR_OP, "MPI_OP_NULL"},
+        {"MPI_REPLACE", input, output, 4, MPI_INT, MPI_REPLACE, MPI_ERR_OP,
+         "one-sided accumulates only"},
+        {"MPI_NO_OP", input, output, 4, MPI_INT, MPI_NO_OP, MPI_ERR_OP,
+         "one-sided accumulates only"},
+        {"sendbuf == recvbuf without MPI_IN_PLACE", output, output, 4, MPI_INT, MPI_SUM,
+         MPI_ERR_BUFFER, "MPI_IN_PLACE"},
+        /* issue 17: these were a SIGSEGV and a silent success */
+        {"MPI_IN_PLACE as the receive buffer", input, MPI_IN_PLACE, 4, MPI_INT, MPI_SUM,
+         MPI_ERR_BUFFER, "recvbuf must be a buffer"},
+        {"partly overlapping buffers", wide, wide + 2, 4, MPI_INT, MPI_SUM, MPI_ERR_BUFFER,
+         "overlap"},
+        {"adjacent buffers are fine", wide, wide + 4, 4, MPI_INT, MPI_SUM, MPI_SUCCESS,
+         "success"},
+    };
+    for (size_t c = 0; c < sizeof calls / sizeof *calls; c++)
+        expect(calls[c].what,
+               papcoll_allreduce(pc, calls[c].sendbuf, calls[c].recvbuf, calls[c].count,
+                                 calls[c].datatype, calls[c].op),
+               calls[c].expected_code, calls[c].expected_text);
     expect("set an unknown algorithm", papcoll_set_algorithm(pc, "bogus"), MPI_ERR_ARG,
            "unknown algorithm 'bogus'");
     expect("set a NULL algorithm", papcoll_set_algorithm(pc, NULL), MPI_ERR_ARG,

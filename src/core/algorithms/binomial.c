@@ -25,6 +25,7 @@
  * first, which is what makes it take ceil(log2 P) rounds.
  */
 #include "../schedule.h"
+#include "parts/single_rank.h"
 
 static sched_region whole(int32_t buffer, int64_t count) {
     return sched_region_of(buffer, 0, count);
@@ -43,11 +44,7 @@ static int binomial_build(int32_t ranks, int32_t rank, int64_t count, int32_t el
     (void)elem_size;
     (void)context;
     const int32_t root = 0;
-    if (ranks == 1) {
-        sched_copy(out, whole(SCHED_SEND_BUFFER, count), whole(SCHED_RECV_BUFFER, count),
-                   SCHED_FIRST);
-        return sched_finish(out);
-    }
+    if (single_rank_copy(ranks, count, out)) return sched_finish(out);
     const int32_t step_bound = child_step_bound(ranks, rank);
     int32_t children = 0, largest_step = 0;
     for (int32_t step = 1; step < step_bound && rank + step < ranks; step *= 2) {

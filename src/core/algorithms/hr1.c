@@ -13,7 +13,7 @@
  *   broadcast 0 -> 2, 0 -> 1                          3 -> 5, 3 -> 4
  * Operands are reordered (groups need not be contiguous), so ops must be commutative.
  */
-#include "hierarchical.h"
+#include "parts/hierarchical.h"
 
 static int hr1_build(int32_t ranks, int32_t rank, int64_t count, int32_t elem_size,
                      const papcoll_context *context, papcoll_schedule *out) {

@@ -15,7 +15,7 @@
  *   spread    0 -> 2 (index 2 mod 2 = 0)
  * Operands are reordered, so ops must be commutative.
  */
-#include "hierarchical.h"
+#include "parts/hierarchical.h"
 
 static int hr2_build(int32_t ranks, int32_t rank, int64_t count, int32_t elem_size,
                      const papcoll_context *context, papcoll_schedule *out) {

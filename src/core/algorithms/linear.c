@@ -14,16 +14,14 @@
  * Scratch at the root: 3 x count (accumulator + two incoming); other ranks: none.
  */
 #include "../schedule.h"
+#include "parts/single_rank.h"
 
 static int linear_build(int32_t ranks, int32_t rank, int64_t count, int32_t elem_size,
                         const papcoll_context *context, papcoll_schedule *out) {
     (void)elem_size;
     (void)context;
     const int32_t root = 0;
-    if (ranks == 1) {
-        sched_copy(out, SCHED_SEND_REGION(0, count), SCHED_RECV_REGION(0, count), SCHED_FIRST);
-        return sched_finish(out);
-    }
+    if (single_rank_copy(ranks, count, out)) return sched_finish(out);
     if (rank != root) {
         int32_t sent = sched_send(out, root, 0, SCHED_SEND_REGION(0, count), SCHED_FIRST);
         /* With MPI_IN_PLACE the receive overwrites what the send reads: wait for it. */

@@ -32,41 +32,13 @@
 
 #include <stdlib.h>
 
-#include "ring.h" /* rank_order_position */
+#include "parts/rank_order.h"
+#include "parts/tag_window.h"
 
 enum {
     LINEAR_TREE_SLOTS = 2,       /* one receive overlaps one reduction */
-    LINEAR_TREE_TAG_WINDOW = 4,  /* messages in flight per link */
+    LINEAR_TREE_TAG_WINDOW = 4,  /* messages in flight per link (parts/tag_window.h) */
 };
-
-/* One direction of one link: message m carries tag m mod window and waits for message
- * m - window, the previous one with that tag, so matching never depends on timing. */
-typedef struct chain_link {
-    int32_t peer;
-    int32_t messages;
-    int32_t recent[LINEAR_TREE_TAG_WINDOW];
-} chain_link;
-
-static chain_link chain_link_open(int32_t peer) {
-    chain_link link = {peer, 0, {SCHED_NONE, SCHED_NONE, SCHED_NONE, SCHED_NONE}};
-    return link;
-}
-
-static int32_t chain_send(papcoll_schedule *out, chain_link *link, sched_region region,
-                          int32_t ready) {
-    int32_t tag = link->messages++ % LINEAR_TREE_TAG_WINDOW;
-    link->recent[tag] =
-        sched_send(out, link->peer, tag, region, SCHED_AFTER(ready, link->recent[tag]));
-    return link->recent[tag];
-}
-
-static int32_t chain_recv(papcoll_schedule *out, chain_link *link, sched_region region,
-                          int32_t region_free) {
-    int32_t tag = link->messages++ % LINEAR_TREE_TAG_WINDOW;
-    link->recent[tag] =
-        sched_recv(out, link->peer, tag, region, SCHED_AFTER(region_free, link->recent[tag]));
-    return link->recent[tag];
-}
 
 int linear_tree_build_with_order(int32_t ranks, int32_t rank, int64_t count,
                                  const int32_t *order, int32_t segments, papcoll_schedule *out) {
@@ -83,9 +55,10 @@ int linear_tree_build_with_order(int32_t ranks, int32_t rank, int64_t count,
     int32_t previous_position = (position + ranks - 1) % ranks;
     /* Position 0's previous is P-1, which sends it the final segments: one link serves both
      * the reduce loop (positions 1..P-1) and the override loop (position 0). */
-    chain_link to_next = chain_link_open(order ? order[next_position] : next_position);
-    chain_link from_previous =
-        chain_link_open(order ? order[previous_position] : previous_position);
+    tag_window_link to_next =
+        tag_window_open(order ? order[next_position] : next_position, LINEAR_TREE_TAG_WINDOW);
+    tag_window_link from_previous = tag_window_open(
+        order ? order[previous_position] : previous_position, LINEAR_TREE_TAG_WINDOW);
 
     /* The reduce loop's send of segment j reads recv[j]; the override loop's receive of
      * segment j overwrites it, so it waits for that send. */
@@ -95,7 +68,7 @@ int linear_tree_build_with_order(int32_t ranks, int32_t rank, int64_t count,
 
     if (position == 0) {
         for (int32_t j = 0; j < segments; j++)
-            reduce_loop_sends[j] = chain_send(
+            reduce_loop_sends[j] = tag_window_send(
                 out, &to_next,
                 SCHED_RECV_REGION(sched_block_start(count, segments, j),
                                   sched_block_length(count, segments, j)),
@@ -113,14 +86,14 @@ int linear_tree_build_with_order(int32_t ranks, int32_t rank, int64_t count,
             int64_t length = sched_block_length(count, segments, j);
             int32_t slot = j % LINEAR_TREE_SLOTS;
             sched_region landing = sched_region_of(slot_buffers[slot], 0, length);
-            int32_t received = chain_recv(out, &from_previous, landing, slot_last_reader[slot]);
+            int32_t received = tag_window_recv(out, &from_previous, landing, slot_last_reader[slot]);
             /* received (x_order[0] op ... op x_order[position-1]) on the left of mine */
             int32_t reduced = sched_reduce(out, landing, SCHED_RECV_REGION(start, length),
                                            SCHED_SOURCE_LEFT, SCHED_AFTER(received, copied));
             slot_last_reader[slot] = reduced;
             /* From P-1 this goes to position 0: the first step of the override loop. */
             reduce_loop_sends[j] =
-                chain_send(out, &to_next, SCHED_RECV_REGION(start, length), reduced);
+                tag_window_send(out, &to_next, SCHED_RECV_REGION(start, length), reduced);
         }
     }
 
@@ -129,9 +102,9 @@ int linear_tree_build_with_order(int32_t ranks, int32_t rank, int64_t count,
             sched_region segment = SCHED_RECV_REGION(sched_block_start(count, segments, j),
                                                      sched_block_length(count, segments, j));
             int32_t final_segment =
-                chain_recv(out, &from_previous, segment, reduce_loop_sends[j]);
+                tag_window_recv(out, &from_previous, segment, reduce_loop_sends[j]);
             /* P-1 holds the result already, so the override stops at P-2. */
-            if (position < ranks - 2) chain_send(out, &to_next, segment, final_segment);
+            if (position < ranks - 2) tag_window_send(out, &to_next, segment, final_segment);
         }
     }
     free(reduce_loop_sends);

@@ -13,6 +13,7 @@
  * segments: pieces the vector is cut into (0 = ranks). The result combines contributions
  * in chain order, x_order[0] op x_order[1] op ..., so with the identity order it is in rank
  * order and valid for non-commutative ops. Returns the schedule's status. */
+PAPCOLL_HIDDEN
 int linear_tree_build_with_order(int32_t ranks, int32_t rank, int64_t count,
                                  const int32_t *order, int32_t segments, papcoll_schedule *out);
 

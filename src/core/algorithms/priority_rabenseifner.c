@@ -15,7 +15,8 @@
  */
 #include <stdlib.h>
 
-#include "halving.h"
+#include "parts/fold.h"
+#include "parts/halving.h"
 
 
 static int priority_rabenseifner_build(int32_t ranks, int32_t rank, int64_t count,
@@ -23,7 +24,8 @@ static int priority_rabenseifner_build(int32_t ranks, int32_t rank, int64_t coun
                                        papcoll_schedule *out) {
     (void)elem_size;
     (void)context;
-    const int32_t exchange = sched_floor_power_of_two(ranks), surplus = ranks - exchange;
+    const fold_plan fold = fold_plan_of(ranks, rank);
+    const int32_t exchange = fold.exchange;
     if (exchange > 16384)
         return sched_fail(out, PAPCOLL_ERR_LIMIT, "at most 16384 exchanging ranks (one tag "
                           "per block)");
@@ -31,19 +33,12 @@ static int priority_rabenseifner_build(int32_t ranks, int32_t rank, int64_t coun
      * algorithm also fits in a phase of a hierarchy (compose.c) */
     const int32_t FOLD_TAG = exchange, GATHER_TAG = exchange + 1;
     const sched_region all = SCHED_RECV_REGION(0, count);
-    if (rank < 2 * surplus && rank % 2 == 0) { /* folds into rank + 1 and waits */
-        int32_t handed = sched_send(out, rank + 1, FOLD_TAG, SCHED_SEND_REGION(0, count),
-                                    SCHED_FIRST);
-        sched_recv(out, rank + 1, FOLD_TAG, all, SCHED_AFTER(handed));
-        return sched_finish(out);
-    }
+    if (fold.hands_over) return fold_hand_over(out, rank, count, FOLD_TAG);
     int32_t start = sched_copy(out, SCHED_SEND_REGION(0, count), all, SCHED_FIRST);
-    if (rank < 2 * surplus) { /* takes in rank - 1's vector */
+    if (fold.takes_in) { /* takes in rank - 1's vector */
         int32_t folded = sched_add_scratch(out, count);
-        int32_t got = sched_recv(out, rank - 1, FOLD_TAG, sched_region_of(folded, 0, count),
-                                 SCHED_FIRST);
-        start = sched_reduce(out, sched_region_of(folded, 0, count), all, SCHED_SOURCE_LEFT,
-                             SCHED_AFTER(got, start));
+        start = fold_take_in(out, rank, FOLD_TAG, sched_region_of(folded, 0, count), all,
+                             SCHED_NONE, start);
     }
     int32_t *real = malloc((size_t)exchange * sizeof *real);
     int32_t *after = malloc(((size_t)exchange + 1) * sizeof *after);
@@ -52,8 +47,8 @@ static int priority_rabenseifner_build(int32_t ranks, int32_t rank, int64_t coun
         free(after);
         return sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory");
     }
-    for (int32_t e = 0; e < exchange; e++) real[e] = sched_fold_real_rank(e, surplus);
-    const int32_t me = sched_fold_exchange_rank(rank, surplus);
+    for (int32_t e = 0; e < exchange; e++) real[e] = sched_fold_real_rank(e, fold.surplus);
+    const int32_t me = fold.me;
     halving_state state;
     if (halving_reduce_scatter(out, exchange, me, real, count, start, 1, &state)) {
         /* all-gather: the reduce-scatter's rounds backwards, each pair swapping the halves
@@ -86,7 +81,7 @@ static int priority_rabenseifner_build(int32_t ranks, int32_t rank, int64_t coun
             int32_t pair[2] = {sent, got};
             last = sched_copy(out, SCHED_RECV_REGION(0, 0), SCHED_RECV_REGION(0, 0), pair, 2);
         }
-        if (rank < 2 * surplus) sched_send(out, rank - 1, FOLD_TAG, all, SCHED_AFTER(last));
+        if (fold.takes_in) sched_send(out, rank - 1, FOLD_TAG, all, SCHED_AFTER(last));
     }
     halving_state_free(&state);
     free(real);

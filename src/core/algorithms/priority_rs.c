@@ -16,10 +16,7 @@
  * Scratch: count / 2 elements, the same as rs_halving (no extra memory, as the paper
  * claims). P must be a power of two.
  */
-#include "halving.h"
-
-int reduce_scatter_build(int32_t ranks, int32_t rank, int64_t count, int priority,
-                         papcoll_schedule *out);
+#include "parts/halving.h"
 
 static int priority_rs_build(int32_t ranks, int32_t rank, int64_t count, int32_t elem_size,
                              const papcoll_context *context, papcoll_schedule *out) {

@@ -49,7 +49,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "arrival_order.h"
+#include "parts/arrival_order.h"
 
 /* Lines 1-13 of Fig. 7: pre-steps k and segment starts sp from the sorted arrivals. */
 static void plan_segments(int32_t ranks, const double *arrival, double tau, int32_t *steps,

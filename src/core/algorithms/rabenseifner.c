@@ -29,6 +29,8 @@
  * away need none.
  */
 #include "../schedule.h"
+#include "parts/fold.h"
+#include "parts/single_rank.h"
 
 #define MAX_HALVINGS 31 /* pof2 <= 2^30 for a 32-bit P */
 
@@ -58,30 +60,21 @@ static int rabenseifner_build(int32_t ranks, int32_t rank, int64_t count, int32_
     (void)context;
     const sched_region whole_send = SCHED_SEND_REGION(0, count);
     const sched_region whole_recv = SCHED_RECV_REGION(0, count);
-    if (ranks == 1) {
-        sched_copy(out, whole_send, whole_recv, SCHED_FIRST);
-        return sched_finish(out);
-    }
-    const int32_t blocks = sched_floor_power_of_two(ranks);
-    const int32_t surplus = ranks - blocks;
-    const int in_folding_pair = rank < 2 * surplus;
-    if (in_folding_pair && rank % 2 == 0) {
-        /* Receiving waits for sending: with MPI_IN_PLACE both are the same memory. */
-        int32_t handed_over = sched_send(out, rank + 1, 0, whole_send, SCHED_FIRST);
-        sched_recv(out, rank + 1, 0, whole_recv, SCHED_AFTER(handed_over));
-        return sched_finish(out);
-    }
+    if (single_rank_copy(ranks, count, out)) return sched_finish(out);
+    const fold_plan fold = fold_plan_of(ranks, rank);
+    if (fold.hands_over) return fold_hand_over(out, rank, count, 0);
+    const int32_t blocks = fold.exchange;
 
     /* Plan the halving: at mask m, exchange rank `me` talks to me ^ m and keeps the lower
      * half of its blocks if the partner is above, the upper half otherwise. */
-    const int32_t me = sched_fold_exchange_rank(rank, surplus);
+    const int32_t me = fold.me;
     halving_round plan[MAX_HALVINGS] = {{0}};
     int32_t halvings = 0;
     int32_t kept_first = 0, kept_end = blocks;
     for (int32_t mask = 1; mask < blocks; mask <<= 1, halvings++) {
         halving_round *round = &plan[halvings];
         const int32_t middle = kept_first + (kept_end - kept_first) / 2;
-        round->partner = sched_fold_real_rank(me ^ mask, surplus);
+        round->partner = sched_fold_real_rank(me ^ mask, fold.surplus);
         if (round->partner > rank) {
             round->sent_first = middle, round->sent_end = kept_end;
             kept_end = middle;
@@ -96,16 +89,13 @@ static int rabenseifner_build(int32_t ranks, int32_t rank, int64_t count, int32_
     const int64_t round1_first = BLOCK_START(plan[0].kept_first);
     const int64_t round1_length = BLOCK_START(plan[0].kept_end) - round1_first;
     vector_buffers buffers;
-    buffers.scratch = sched_add_scratch(out, in_folding_pair ? count : round1_length);
+    buffers.scratch = sched_add_scratch(out, fold.takes_in ? count : round1_length);
     buffers.scratch_origin = round1_first;
 
     int32_t last = sched_copy(out, whole_send, whole_recv, SCHED_FIRST);
-    if (in_folding_pair) {
-        /* The folded vector comes from rank - 1, below: it goes on the left. */
-        int32_t received = sched_recv(out, rank - 1, 0, sched_region_of(buffers.scratch, 0, count),
-                                      SCHED_AFTER(last));
-        last = sched_reduce(out, sched_region_of(buffers.scratch, 0, count), whole_recv,
-                            SCHED_SOURCE_LEFT, SCHED_AFTER(received));
+    if (fold.takes_in) {
+        last = fold_take_in(out, rank, 0, sched_region_of(buffers.scratch, 0, count),
+                            whole_recv, last, SCHED_NONE);
     }
 
     /* Reduce-scatter. The accumulator of the kept blocks is in `accumulator`; sent blocks
@@ -166,7 +156,7 @@ static int rabenseifner_build(int32_t ranks, int32_t rank, int64_t count, int32_
         if (round->sent_end > gathered_end) gathered_end = round->sent_end;
     }
 #undef BLOCK_START
-    if (in_folding_pair)
+    if (fold.takes_in)
         sched_send(out, rank - 1, 0, whole_recv, SCHED_AFTER(last, previous_send));
     return sched_finish(out);
 }

@@ -27,6 +27,8 @@
  * the send buffer only in their first op, a copy, for the same reason.
  */
 #include "../schedule.h"
+#include "parts/fold.h"
+#include "parts/single_rank.h"
 
 static sched_region whole(int32_t buffer, int64_t count) {
     return sched_region_of(buffer, 0, count);
@@ -42,39 +44,25 @@ static int recursive_doubling_build(int32_t ranks, int32_t rank, int64_t count,
                                     papcoll_schedule *out) {
     (void)elem_size;
     (void)context;
-    if (ranks == 1) {
-        sched_copy(out, whole(SCHED_SEND_BUFFER, count), whole(SCHED_RECV_BUFFER, count),
-                   SCHED_FIRST);
-        return sched_finish(out);
-    }
-    const int32_t exchange_ranks = sched_floor_power_of_two(ranks);
-    const int32_t surplus = ranks - exchange_ranks;
-    const int in_folding_pair = rank < 2 * surplus;
-    if (in_folding_pair && rank % 2 == 0) {
-        int32_t handed_over = sched_send(out, rank + 1, 0, whole(SCHED_SEND_BUFFER, count),
-                                         SCHED_FIRST);
-        sched_recv(out, rank + 1, 0, whole(SCHED_RECV_BUFFER, count), SCHED_AFTER(handed_over));
-        return sched_finish(out);
-    }
+    if (single_rank_copy(ranks, count, out)) return sched_finish(out);
+    const fold_plan fold = fold_plan_of(ranks, rank);
+    if (fold.hands_over) return fold_hand_over(out, rank, count, 0);
 
-    const int32_t me = sched_fold_exchange_rank(rank, surplus);
+    const int32_t me = fold.me;
     const int32_t scratch = sched_add_scratch(out, count);
     /* The accumulator moves once per round whose partner lies above (bit of `me` clear). */
     int32_t moves = 0;
-    for (int32_t mask = 1; mask < exchange_ranks; mask <<= 1) moves += (me & mask) == 0;
+    for (int32_t mask = 1; mask < fold.exchange; mask <<= 1) moves += (me & mask) == 0;
     int32_t accumulator = moves % 2 == 1 ? scratch : SCHED_RECV_BUFFER;
 
     int32_t last = sched_copy(out, whole(SCHED_SEND_BUFFER, count), whole(accumulator, count),
                               SCHED_FIRST);
-    if (in_folding_pair) {
-        /* The folded vector comes from rank - 1, below: it goes on the left. */
-        int32_t spare = spare_of(accumulator, scratch);
-        int32_t received = sched_recv(out, rank - 1, 0, whole(spare, count), SCHED_AFTER(last));
-        last = sched_reduce(out, whole(spare, count), whole(accumulator, count),
-                            SCHED_SOURCE_LEFT, SCHED_AFTER(received));
+    if (fold.takes_in) {
+        last = fold_take_in(out, rank, 0, whole(spare_of(accumulator, scratch), count),
+                            whole(accumulator, count), last, SCHED_NONE);
     }
-    for (int32_t mask = 1; mask < exchange_ranks; mask <<= 1) {
-        const int32_t partner = sched_fold_real_rank(me ^ mask, surplus);
+    for (int32_t mask = 1; mask < fold.exchange; mask <<= 1) {
+        const int32_t partner = sched_fold_real_rank(me ^ mask, fold.surplus);
         const int32_t spare = spare_of(accumulator, scratch);
         /* Send and receive both wait only for earlier ops, never for each other, so the
          * exchange cannot deadlock even when every send blocks until its receive is posted. */
@@ -90,7 +78,7 @@ static int recursive_doubling_build(int32_t ranks, int32_t rank, int64_t count,
                                 SCHED_SOURCE_LEFT, SCHED_AFTER(sent, received));
         }
     }
-    if (in_folding_pair)
+    if (fold.takes_in)
         sched_send(out, rank - 1, 0, whole(SCHED_RECV_BUFFER, count), SCHED_AFTER(last));
     return sched_finish(out);
 }

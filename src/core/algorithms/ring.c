@@ -33,44 +33,14 @@
 
 #include <stdlib.h>
 
+#include "parts/rank_order.h"
+#include "parts/tag_window.h"
+
 enum {
     RING_BLOCK_SLOTS = 2,   /* unsegmented: one receive overlaps one reduction */
     RING_SEGMENT_SLOTS = 4, /* segmented: a few segments in flight keep the pipe full */
-    RING_MAX_SLOTS = 4,
+    RING_MAX_SLOTS = TAG_WINDOW_MAX,
 };
-
-/* One direction of one link: counts its messages and remembers the last W of them, so
- * message m can wait for message m - W (the previous one with the same tag). */
-typedef struct ring_link {
-    int32_t peer;
-    int32_t window;
-    int64_t messages;
-    int32_t recent[RING_MAX_SLOTS]; /* op of message m, at its tag m % window */
-} ring_link;
-
-static ring_link ring_link_open(int32_t peer, int32_t window) {
-    ring_link link = {peer, window, 0, {SCHED_NONE, SCHED_NONE, SCHED_NONE, SCHED_NONE}};
-    return link;
-}
-
-static int32_t ring_link_send(papcoll_schedule *out, ring_link *link, sched_region region,
-                              int32_t ready) {
-    int32_t tag = (int32_t)(link->messages % link->window);
-    int32_t op = sched_send(out, link->peer, tag, region, SCHED_AFTER(ready, link->recent[tag]));
-    link->recent[tag] = op;
-    link->messages++;
-    return op;
-}
-
-static int32_t ring_link_recv(papcoll_schedule *out, ring_link *link, sched_region region,
-                              int32_t region_free) {
-    int32_t tag = (int32_t)(link->messages % link->window);
-    int32_t op =
-        sched_recv(out, link->peer, tag, region, SCHED_AFTER(region_free, link->recent[tag]));
-    link->recent[tag] = op;
-    link->messages++;
-    return op;
-}
 
 /* Segments of a block: ceil(length / segment_elements), but at least one so that an empty
  * block still sends its (empty) message. */
@@ -103,32 +73,6 @@ static sched_region ring_segment(const ring_blocks *blocks, int32_t block, int64
                                                              : length;
     return SCHED_RECV_REGION(start + (first < length ? first : length),
                              last > first ? last - first : 0);
-}
-
-int32_t rank_order_position(int32_t ranks, int32_t rank, const int32_t *order,
-                            papcoll_schedule *out) {
-    if (order == NULL) return rank;
-    unsigned char *seen = calloc((size_t)ranks, 1);
-    if (seen == NULL) {
-        sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory checking the rank order");
-        return -1;
-    }
-    int32_t position = -1;
-    for (int32_t i = 0; i < ranks; i++) {
-        int32_t listed = order[i];
-        if (listed < 0 || listed >= ranks || seen[listed]) {
-            free(seen);
-            sched_fail(out, PAPCOLL_ERR_ARGUMENT,
-                       "rank order is not a permutation of 0..%d: entry %d is %d%s", ranks - 1,
-                       i, listed,
-                       listed >= 0 && listed < ranks ? ", listed twice" : ", out of range");
-            return -1;
-        }
-        seen[listed] = 1;
-        if (listed == rank) position = i;
-    }
-    free(seen);
-    return position;
 }
 
 int ring_build_with_order(int32_t ranks, int32_t rank, int64_t count, const int32_t *order,
@@ -179,8 +123,8 @@ int ring_build_with_order(int32_t ranks, int32_t rank, int64_t count, const int3
     int32_t right = (position + 1) % ranks, left = (position + ranks - 1) % ranks;
     /* W = slots: the receiver holds at most `slots` reduce-scatter messages, so more sends
      * in flight would only wait. */
-    ring_link to_right = ring_link_open(order ? order[right] : right, slots);
-    ring_link from_left = ring_link_open(order ? order[left] : left, slots);
+    tag_window_link to_right = tag_window_open(order ? order[right] : right, slots);
+    tag_window_link from_left = tag_window_open(order ? order[left] : left, slots);
     int64_t incoming = 0; /* reduce-scatter messages received, to pick the slot */
 
     for (int32_t step = 0; step < ranks - 1; step++) {
@@ -192,14 +136,14 @@ int ring_build_with_order(int32_t ranks, int32_t rank, int64_t count, const int3
             /* Segment k goes on as soon as step - 1 reduced it: the pipeline of
              * segmented_ring; with one segment per block this is the plain ring. */
             if (k < send_segments)
-                reduce_scatter_sends[(int64_t)step * most_segments + k] = ring_link_send(
+                reduce_scatter_sends[(int64_t)step * most_segments + k] = tag_window_send(
                     out, &to_right, ring_segment(&blocks, send_block, k), ready[k]);
             if (k >= reduce_segments) continue;
             sched_region target = ring_segment(&blocks, reduce_block, k);
             int32_t slot = (int32_t)(incoming++ % slots);
             sched_region landing = sched_region_of(slot_buffers[slot], 0, target.length);
             int32_t received =
-                ring_link_recv(out, &from_left, landing, slot_last_reader[slot]);
+                tag_window_recv(out, &from_left, landing, slot_last_reader[slot]);
             ready[k] = sched_reduce(out, landing, target, SCHED_SOURCE_LEFT,
                                     SCHED_AFTER(received, copied));
             slot_last_reader[slot] = ready[k];
@@ -213,11 +157,11 @@ int ring_build_with_order(int32_t ranks, int32_t rank, int64_t count, const int3
         int64_t gather_segments = ring_segments(&blocks, gather_block);
         for (int64_t k = 0; k < most_segments; k++) {
             if (k < send_segments)
-                ring_link_send(out, &to_right, ring_segment(&blocks, send_block, k), ready[k]);
+                tag_window_send(out, &to_right, ring_segment(&blocks, send_block, k), ready[k]);
             if (k < gather_segments)
                 /* The reduce-scatter sent this very segment in step `step`; overwriting it
                  * must wait for that send (which itself followed the reduction there). */
-                ready[k] = ring_link_recv(
+                ready[k] = tag_window_recv(
                     out, &from_left, ring_segment(&blocks, gather_block, k),
                     reduce_scatter_sends[(int64_t)step * most_segments + k]);
         }

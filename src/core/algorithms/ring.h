@@ -1,11 +1,12 @@
 /* ring.h - the ring all-reduce builder shared by ring, segmented_ring and the algorithms
  * that lay the ring out in an order of their own (ring_topology: seed 001 S4.1's
- * contention-free logical ring), plus the rank-order check every ordered builder uses. */
+ * contention-free logical ring). */
 #ifndef PAPCOLL_ALGORITHMS_RING_H
 #define PAPCOLL_ALGORITHMS_RING_H
 
 #include <stdint.h>
 
+#include "../hidden.h"
 #include "../schedule.h"
 
 /* Builds rank `rank`'s ring all-reduce (reduce-scatter then all-gather, seed 001 S4.1).
@@ -14,13 +15,8 @@
  * segment_elements: 0 = unsegmented (one message per block and step); otherwise every
  * block is cut into segments of this many elements that pipeline through the steps.
  * Returns the schedule's status (PAPCOLL_ERR_ARGUMENT with a message for a bad order). */
+PAPCOLL_HIDDEN
 int ring_build_with_order(int32_t ranks, int32_t rank, int64_t count, const int32_t *order,
                           int64_t segment_elements, papcoll_schedule *out);
-
-/* Position of `rank` in `order` (NULL: the identity, so `rank` itself). Checks that order
- * is a permutation of 0 .. ranks-1; if not, records PAPCOLL_ERR_ARGUMENT (or
- * PAPCOLL_ERR_NO_MEMORY) in out and returns -1. */
-int32_t rank_order_position(int32_t ranks, int32_t rank, const int32_t *order,
-                            papcoll_schedule *out);
 
 #endif /* PAPCOLL_ALGORITHMS_RING_H */

@@ -23,7 +23,7 @@
  */
 #include <stdlib.h>
 
-#include "arrival_order.h"
+#include "parts/arrival_order.h"
 #include "linear_tree.h"
 
 static int slt_build(int32_t ranks, int32_t rank, int64_t count, int32_t elem_size,

@@ -7,7 +7,7 @@
  *   node reduce   1 -> 0, 3 -> 2;   leaders: 2 -> 0 (reduce), 0 -> 2 (broadcast);
  *   node bcast    0 -> 1, 2 -> 3.
  */
-#include "hierarchical.h"
+#include "parts/hierarchical.h"
 
 static int smp_binomial_build(int32_t ranks, int32_t rank, int64_t count, int32_t elem_size,
                               const papcoll_context *context, papcoll_schedule *out) {

@@ -9,7 +9,7 @@
  *   butterfly     0 <-> 2, 4 <-> 6; then 0 <-> 4, 2 <-> 6
  *   node bcast    0 -> 1, 2 -> 3, 4 -> 5, 6 -> 7
  */
-#include "hierarchical.h"
+#include "parts/hierarchical.h"
 
 static int smp_butterfly_build(int32_t ranks, int32_t rank, int64_t count, int32_t elem_size,
                                const papcoll_context *context, papcoll_schedule *out) {

@@ -19,19 +19,8 @@
  * list of posted receives and one of unexpected sends, searched first to last. Empty
  * messages cost nothing (both sides skip them, as the executor does).
  *
- * Where the bytes go:
- *   crossbar (no topology), or two ranks on one vertex (with local_latency / _seconds_per_
- *   byte): the sender's NIC is busy bytes x G, the receiver's NIC takes the message after
- *   its previous one (bytes x G), one message at a time, FIFO.
- *   tree topology, ranks on different vertices: the message crosses the links of the tree
- *   path. Choice (documented in docs/simulator.md): *first come, first served, whole path*.
- *   A message waits until every link of its path is free, then streams through all of them
- *   at once (cut-through): it arrives after bytes x (the slowest link's time per byte) plus
- *   the sum of the links' latencies, and holds each link for bytes x that link's own time
- *   per byte (a faster link is free again sooner). Messages that share a link therefore go
- *   one after the other, in the order they were offered; no fair sharing (SimGrid's flow
- *   model would let them share the bandwidth; for equal-size messages both end at the time
- *   the later one ends here, so the makespan is the same, only the first one is earlier).
+ * Where the bytes go (crossbar, or a tree of switches, first come first served on the whole
+ * path): transfer.c.
  *
  * Noise (options->noise_mean): every op starts late by an exponential draw of that mean
  * from a generator seeded by noise_seed, drawn in event order, so a seed replays exactly.
@@ -39,41 +28,27 @@
  * Engine layout, for speed at P = 2^20: all ranks' ops live in one array of 32-byte records
  * holding what the engine needs (bytes, peer, tag, pending count, where the dependents
  * start), so one event touches one or two cache lines. The schedules are converted rank by
- * rank and freed at once. The event queue is a binary heap of *distinct times*, each with a
- * FIFO of its events: simulations in lockstep (balanced arrivals) put thousands of events
- * at one instant, and they cost one heap entry; the FIFO keeps the creation order.
+ * rank and freed at once. The event queue (event_queue.h) keeps thousands of events at one
+ * instant for the price of one heap entry.
  *
  * Hockney on a crossbar gives the textbook closed forms exactly; tests/python/test_sim.py
  * checks ring, recursive doubling and Rabenseifner against them.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "../growth.h"
+#include "../message.h"
 #include "../schedule.h"
 #include "../tree.h"
+#include "engine.h"
+#include "event_queue.h"
+#include "mix.h"
 
-/* ---- what the engine keeps of each op -------------------------------------------------- */
-
-typedef struct sim_op {
-    double bytes;        /* message or region size; 0 for an empty message or a self-copy */
-    uint32_t dependents; /* the ops waiting for this one are dependents[this .. next op's) */
-    int32_t rank;
-    int32_t pending;     /* ops this one still waits for */
-    int32_t peer;        /* SEND / RECV */
-    int32_t tag;
-    uint8_t kind;        /* enum sched_op_kind */
-    uint8_t padding[3];
-} sim_op;
-/* Ops are named by their index in the one array of all ranks' ops (32 bits: up to 4 G ops,
- * some 170 GB of engine memory, far beyond any machine this runs on). */
-#define SIM_MAX_OPS ((int64_t)UINT32_MAX - 1)
-_Static_assert(sizeof(sim_op) == 32, "an engine op should stay 32 bytes");
-
-/* ---- the event queue: a heap of distinct times, a FIFO of events at each ---------------- */
+/* ---- what the events mean (the queue, event_queue.c, only orders them) ------------------ */
 
 enum event_kind {
     EVENT_READY = 0,    /* the op's dependencies are done: start it */
@@ -81,275 +56,10 @@ enum event_kind {
     EVENT_ARRIVED = 2,  /* a RECV's message is in: charge the CPU overhead o, then complete */
 };
 
-typedef struct event {
-    uint32_t op;        /* index in the array of all ops */
-    int32_t kind;
-} event;
-
-/* The events of an instant sit in chunks of one cache line, so that walking thousands of
- * them (and prefetching ahead) reads memory in order instead of chasing a pointer per
- * event. */
-#define EVENTS_PER_CHUNK 12
-typedef struct event_chunk {
-    uint32_t op[EVENTS_PER_CHUNK];
-    uint8_t kind[EVENTS_PER_CHUNK];
-    int32_t next;       /* the instant's next chunk, -1 at the end */
-} event_chunk;
-_Static_assert(sizeof(event_chunk) == 64, "a chunk of events should fill one cache line");
-
-typedef struct instant {
-    double time;
-    int32_t first, last; /* its chunks, in order */
-    int32_t chain;       /* next instant in the same hash slot, -1 at the end */
-    uint8_t head;        /* the next event to pop, in chunk `first` */
-    uint8_t tail;        /* events written in chunk `last` */
-} instant;
-
-typedef struct heap_entry {
-    double time;
-    int32_t instant;
-} heap_entry;
-
-typedef struct event_queue {
-    event_chunk *chunks;
-    int32_t chunk_capacity, chunk_used, chunk_free;
-    instant *instants;
-    int32_t instant_capacity, instant_used, instant_free;
-    heap_entry *heap;
-    int32_t heap_size, heap_capacity;
-    int32_t *slots;      /* hash of time -> first instant, -1: none */
-    int32_t slot_mask;
-    int32_t last_instant; /* the instant pushed to last, checked before the hash */
-} event_queue;
-
-static int grow(void **array, int32_t *capacity, size_t element, int32_t least) {
-    if (*capacity >= least) return 1;
-    int64_t larger = *capacity ? 2 * (int64_t)*capacity : 1024;
-    while (larger < least) larger *= 2;
-    if (larger > INT32_MAX) return 0;
-    void *bigger = realloc(*array, (size_t)larger * element);
-    if (bigger == NULL) return 0;
-    *array = bigger;
-    *capacity = (int32_t)larger;
-    return 1;
-}
-
-static uint64_t mix(uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
-}
-
-static int32_t slot_of(const event_queue *q, double time) {
-    uint64_t bits;
-    memcpy(&bits, &time, sizeof bits);
-    return (int32_t)(mix(bits) & (uint64_t)q->slot_mask);
-}
-
-/* Makes room for `live` instants, keeping the hash at most half full; rebuilt from the heap,
- * which lists every instant. */
-static int make_room(event_queue *q, int32_t live) {
-    if (q->slots && 2 * (int64_t)live <= (int64_t)q->slot_mask + 1) return 1;
-    int64_t size = q->slots ? 2 * ((int64_t)q->slot_mask + 1) : 1024;
-    while (size < 2 * (int64_t)live) size *= 2;
-    if (size > INT32_MAX) return 0;
-    int32_t *slots = malloc((size_t)size * sizeof *slots);
-    if (slots == NULL) return 0;
-    free(q->slots);
-    q->slots = slots;
-    q->slot_mask = (int32_t)(size - 1);
-    for (int64_t i = 0; i < size; i++) slots[i] = -1;
-    for (int32_t h = 0; h < q->heap_size; h++) {
-        int32_t id = q->heap[h].instant, slot = slot_of(q, q->heap[h].time);
-        q->instants[id].chain = slots[slot];
-        slots[slot] = id;
-    }
-    return 1;
-}
-
-static void heap_up(event_queue *q, int32_t i, heap_entry entry) {
-    while (i > 0 && entry.time < q->heap[(i - 1) / 2].time) {
-        q->heap[i] = q->heap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    q->heap[i] = entry;
-}
-
-static void heap_pop(event_queue *q) {
-    heap_entry last = q->heap[--q->heap_size];
-    int32_t i = 0;
-    for (;;) {
-        int32_t child = 2 * i + 1;
-        if (child >= q->heap_size) break;
-        if (child + 1 < q->heap_size && q->heap[child + 1].time < q->heap[child].time) child++;
-        if (!(q->heap[child].time < last.time)) break;
-        q->heap[i] = q->heap[child];
-        i = child;
-    }
-    if (q->heap_size > 0) q->heap[i] = last;
-}
-
-/* The instant at `time`, made if there is none. -1: out of memory. */
-static int32_t instant_at(event_queue *q, double time) {
-    time += 0.0; /* -0.0 and 0.0 are one instant (the hash sees bit patterns) */
-    if (q->last_instant >= 0 && q->instants[q->last_instant].time == time)
-        return q->last_instant;
-    if (q->slots) {
-        for (int32_t id = q->slots[slot_of(q, time)]; id >= 0; id = q->instants[id].chain)
-            if (q->instants[id].time == time) return q->last_instant = id;
-    }
-    int32_t id = q->instant_free;
-    if (id >= 0) {
-        q->instant_free = q->instants[id].chain;
-    } else {
-        if (!grow((void **)&q->instants, &q->instant_capacity, sizeof(instant),
-                  q->instant_used + 1))
-            return -1;
-        id = q->instant_used++;
-    }
-    if (!grow((void **)&q->heap, &q->heap_capacity, sizeof(heap_entry), q->heap_size + 1) ||
-        !make_room(q, q->heap_size + 1))
-        return -1;
-    q->instants[id] = (instant){time, -1, -1, -1, 0, 0};
-    heap_up(q, q->heap_size++, (heap_entry){time, id});
-    int32_t slot = slot_of(q, time);
-    q->instants[id].chain = q->slots[slot];
-    q->slots[slot] = id;
-    return q->last_instant = id;
-}
-
-static int queue_push(event_queue *q, double time, uint32_t op, int32_t kind) {
-    int32_t id = instant_at(q, time);
-    if (id < 0) return 0;
-    if (q->instants[id].last < 0 || q->instants[id].tail == EVENTS_PER_CHUNK) {
-        int32_t c = q->chunk_free;
-        if (c >= 0) {
-            q->chunk_free = q->chunks[c].next;
-        } else {
-            if (!grow((void **)&q->chunks, &q->chunk_capacity, sizeof(event_chunk),
-                      q->chunk_used + 1))
-                return 0;
-            c = q->chunk_used++;
-        }
-        q->chunks[c].next = -1;
-        instant *at = &q->instants[id];
-        if (at->last >= 0) q->chunks[at->last].next = c;
-        else at->first = c, at->head = 0;
-        at->last = c;
-        at->tail = 0;
-    }
-    instant *at = &q->instants[id];
-    q->chunks[at->last].op[at->tail] = op;
-    q->chunks[at->last].kind[at->tail] = (uint8_t)kind;
-    at->tail++;
-    return 1;
-}
-
-/* Takes the earliest event (the first made among the earliest). 0: the queue is empty. */
-static int queue_pop(event_queue *q, double *time, event *out) {
-    if (q->heap_size == 0) return 0;
-    int32_t id = q->heap[0].instant;
-    instant *at = &q->instants[id];
-    int32_t c = at->first;
-    *time = at->time;
-    *out = (event){q->chunks[c].op[at->head], q->chunks[c].kind[at->head]};
-    at->head++;
-    int last_chunk = c == at->last;
-    if (at->head < (last_chunk ? at->tail : EVENTS_PER_CHUNK)) return 1;
-    at->first = q->chunks[c].next; /* this chunk is used up */
-    at->head = 0;
-    q->chunks[c].next = q->chunk_free;
-    q->chunk_free = c;
-    if (!last_chunk) return 1;
-    /* the instant is over: out of the heap and the hash */
-    heap_pop(q);
-    int32_t *link = &q->slots[slot_of(q, at->time)];
-    while (*link != id) link = &q->instants[*link].chain;
-    *link = at->chain;
-    at->chain = q->instant_free;
-    q->instant_free = id;
-    if (q->last_instant == id) q->last_instant = -1;
-    return 1;
-}
-
-/* The ops of up to `wanted` events that will be popped next, at the current earliest
- * instant, in order; returns how many there are. */
-static int queue_peek(const event_queue *q, uint32_t *ahead, int wanted) {
-    if (q->heap_size == 0) return 0;
-    const instant *at = &q->instants[q->heap[0].instant];
-    int found = 0, i = at->head;
-    for (int32_t c = at->first; c >= 0 && found < wanted; c = q->chunks[c].next, i = 0)
-        for (int limit = c == at->last ? at->tail : EVENTS_PER_CHUNK; i < limit && found < wanted;
-             i++)
-            ahead[found++] = q->chunks[c].op[i];
-    return found;
-}
-
-/* ---- message matching: per destination, posted receives and unexpected sends ------------ */
-
-typedef struct message_side {
-    double time;    /* SEND: when it arrives (eager) or is offered (rendezvous); RECV: posted */
-    int32_t source; /* the sending rank */
-    int32_t tag;
-    uint32_t op;    /* the SEND or RECV */
-    int32_t next;
-    int32_t eager;
-} message_side;
-
-typedef struct side_list {
-    int32_t head, tail;
-} side_list;
-
-/* Everything the engine keeps per rank, in one 48-byte record: an event touches one line. */
-typedef struct rank_state {
-    double cpu_free, send_nic_free, receive_nic_free; /* next-free times of its resources */
-    double finish;                                    /* its last op's completion */
-    side_list posted, unexpected;  /* messages to this rank: receives posted, sends waiting */
-} rank_state;
-
 /* ---- the simulation ---------------------------------------------------------------------- */
 
-typedef struct simulation {
-    const papcoll_sim_model *model;
-    const papcoll_sim_topology *topology;
-    int32_t ranks;
-    sim_op *ops;                    /* all ranks' ops, rank by rank, plus one sentinel */
-    int64_t op_count, op_capacity;
-    int64_t *first_op;              /* rank r's ops are ops[first_op[r] .. first_op[r + 1]) */
-    uint32_t *dependents;           /* indices in ops */
-    int64_t dependent_count, dependent_capacity;
-    rank_state *rank;
-    message_side *sides;
-    int32_t side_capacity, side_used, side_free;
-    event_queue queue;
-    /* topology */
-    int32_t *depth;
-    double *link_free;              /* [2v] up from v, [2v + 1] down to v */
-    int64_t *link_bytes;
-    /* noise */
-    double noise_mean;
-    uint64_t noise_state;
-    /* timeline */
-    double *op_start, *op_end;
-    int64_t remaining;
-    char *error;
-    size_t error_size;
-} simulation;
-
-static int fail(simulation *s, int code, const char *format, ...) {
-    if (s->error && s->error_size) {
-        va_list arguments;
-        va_start(arguments, format);
-        vsnprintf(s->error, s->error_size, format, arguments);
-        va_end(arguments);
-    }
-    return code;
-}
-
-static double max2(double a, double b) { return a > b ? a : b; }
+/* Records a refusal in the caller's error buffer and returns its status code. */
+#define fail(s, code, ...) message_write((s)->error, (s)->error_size, (code), __VA_ARGS__)
 
 /* Wall-clock seconds (C11), for result->build_seconds and run_seconds. */
 static double wall_seconds(void) {
@@ -361,7 +71,7 @@ static double wall_seconds(void) {
 static double noise(simulation *s) {
     if (s->noise_mean <= 0) return 0;
     s->noise_state += 0x9e3779b97f4a7c15ULL;
-    double uniform = (double)(mix(s->noise_state) >> 11) * 0x1.0p-53;
+    double uniform = (double)(mix64(s->noise_state) >> 11) * 0x1.0p-53;
     return -s->noise_mean * log1p(-uniform);
 }
 
@@ -371,7 +81,9 @@ static int32_t side_take(simulation *s) {
         s->side_free = s->sides[index].next;
         return index;
     }
-    if (!grow((void **)&s->sides, &s->side_capacity, sizeof(message_side), s->side_used + 1))
+    if (s->side_used == INT32_MAX ||
+        grow_array((void **)&s->sides, &s->side_capacity, (size_t)s->side_used + 1,
+                   sizeof(message_side)) != 0)
         return -1;
     return s->side_used++;
 }
@@ -401,64 +113,6 @@ static void side_free(simulation *s, int32_t index) {
     s->side_free = index;
 }
 
-/* A message of `bytes` between ranks on one vertex, or anywhere on a crossbar. */
-static double transfer_direct(simulation *s, int32_t source, int32_t destination, double ready,
-                              double bytes, double latency, double seconds_per_byte,
-                              double *out_of_sender) {
-    double leaves = max2(ready, s->rank[source].send_nic_free);
-    double wire = bytes * seconds_per_byte;
-    *out_of_sender = leaves + wire;
-    s->rank[source].send_nic_free = max2(leaves + wire, leaves + s->model->gap);
-    double arrives = max2(leaves + wire + latency, s->rank[destination].receive_nic_free + wire);
-    s->rank[destination].receive_nic_free = arrives;
-    return arrives;
-}
-
-/* A message across the tree: first come, first served on the whole path (see the header). */
-static double transfer_tree(simulation *s, int32_t source, int32_t destination, double ready,
-                            double bytes, double *out_of_sender) {
-    const papcoll_sim_topology *t = s->topology;
-    int32_t path[2 * TREE_MAX_DEPTH], length = 0;
-    int32_t up = t->rank_vertex[source], down = t->rank_vertex[destination];
-    while (up != down) {  /* depths are capped at TREE_MAX_DEPTH by tree_check */
-        if (s->depth[up] >= s->depth[down]) {
-            path[length++] = 2 * up;
-            up = t->parent[up];
-        } else {
-            path[length++] = 2 * down + 1;
-            down = t->parent[down];
-        }
-    }
-    double leaves = max2(ready, s->rank[source].send_nic_free), latency = 0, seconds_per_byte = 0;
-    for (int32_t i = 0; i < length; i++) {
-        int32_t vertex = path[i] / 2;
-        leaves = max2(leaves, s->link_free[path[i]]);
-        latency += t->link_latency[vertex];
-        seconds_per_byte = max2(seconds_per_byte, t->link_seconds_per_byte[vertex]);
-    }
-    double wire = bytes * seconds_per_byte;
-    for (int32_t i = 0; i < length; i++) {
-        s->link_free[path[i]] = leaves + bytes * t->link_seconds_per_byte[path[i] / 2];
-        s->link_bytes[path[i]] += (int64_t)bytes;
-    }
-    s->rank[source].send_nic_free = max2(s->rank[source].send_nic_free, leaves + s->model->gap);
-    *out_of_sender = leaves + wire;
-    return leaves + wire + latency;
-}
-
-/* The message leaves `source` no earlier than `ready`; returns when it has arrived. */
-static double transfer(simulation *s, int32_t source, int32_t destination, double ready,
-                       double bytes, double *out_of_sender) {
-    const papcoll_sim_topology *t = s->topology;
-    if (t == NULL)
-        return transfer_direct(s, source, destination, ready, bytes, s->model->latency,
-                               s->model->seconds_per_byte, out_of_sender);
-    if (t->rank_vertex[source] == t->rank_vertex[destination])
-        return transfer_direct(s, source, destination, ready, bytes, t->local_latency,
-                               t->local_seconds_per_byte, out_of_sender);
-    return transfer_tree(s, source, destination, ready, bytes, out_of_sender);
-}
-
 static int is_eager(const simulation *s, double bytes) {
     return s->model->eager_limit_bytes < 0 || bytes <= (double)s->model->eager_limit_bytes;
 }
@@ -467,7 +121,7 @@ static int is_eager(const simulation *s, double bytes) {
  * the CPU overhead o, which is booked when that time comes (booking the CPU now, for a
  * time in the future, would hold back work that is ready before). */
 static int complete_receive(simulation *s, const message_side *receive, double arrival) {
-    return queue_push(&s->queue, max2(arrival, receive->time), receive->op,
+    return event_queue_push(&s->queue, max2(arrival, receive->time), receive->op,
                       s->model->overhead > 0 ? EVENT_ARRIVED : EVENT_COMPLETE);
 }
 
@@ -481,7 +135,7 @@ static int pair(simulation *s, int32_t send_index, int32_t receive_index) {
     const sim_op *op = &s->ops[send.op];
     double arrives = transfer(s, send.source, s->ops[receive.op].rank,
                               max2(send.time, receive.time), op->bytes, &out_of_sender);
-    return queue_push(&s->queue, arrives, send.op, EVENT_COMPLETE) &&
+    return event_queue_push(&s->queue, arrives, send.op, EVENT_COMPLETE) &&
            complete_receive(s, &receive, arrives);
 }
 
@@ -496,9 +150,9 @@ static int start(simulation *s, uint32_t index, double ready) {
         double begins = max2(ready, s->rank[rank].cpu_free);
         if (s->op_start) s->op_start[index] = begins;
         s->rank[rank].cpu_free = begins + op->bytes * cost;
-        return queue_push(&s->queue, s->rank[rank].cpu_free, index, EVENT_COMPLETE);
+        return event_queue_push(&s->queue, s->rank[rank].cpu_free, index, EVENT_COMPLETE);
     }
-    if (op->bytes == 0) return queue_push(&s->queue, ready, index, EVENT_COMPLETE);
+    if (op->bytes == 0) return event_queue_push(&s->queue, ready, index, EVENT_COMPLETE);
     int32_t peer = op->peer, entry = side_take(s);
     if (entry < 0) return 0;
     if (op->kind == SCHED_SEND) {
@@ -509,7 +163,7 @@ static int start(simulation *s, uint32_t index, double ready) {
         if (eager) {
             double out_of_sender;
             time = transfer(s, rank, peer, offered, op->bytes, &out_of_sender);
-            if (!queue_push(&s->queue, out_of_sender, index, EVENT_COMPLETE)) return 0;
+            if (!event_queue_push(&s->queue, out_of_sender, index, EVENT_COMPLETE)) return 0;
         }
         s->sides[entry] = (message_side){time, rank, op->tag, index, -1, eager};
         int32_t receive = side_find(s, &s->rank[peer].posted, rank, op->tag);
@@ -545,20 +199,9 @@ static int complete(simulation *s, uint32_t index, double time) {
 
 /* ---- building: every rank's schedule, converted and freed one after the other ----------- */
 
-static int reserve64(void **array, int64_t *capacity, size_t element, int64_t least) {
-    if (*capacity >= least) return 1;
-    int64_t larger = *capacity ? 2 * *capacity : 4096;
-    while (larger < least) larger *= 2;
-    void *bigger = realloc(*array, (size_t)larger * element);
-    if (bigger == NULL) return 0;
-    *array = bigger;
-    *capacity = larger;
-    return 1;
-}
-
 typedef struct build_scratch {
     int32_t *pending, *dependent_first, *dependents;
-    int64_t pending_capacity, first_capacity, dependents_capacity;
+    size_t pending_capacity, first_capacity, dependents_capacity;
 } build_scratch;
 
 /* Builds rank r's schedule and appends its ops to s->ops. */
@@ -575,15 +218,16 @@ static int add_rank(simulation *s, build_scratch *scratch, const char *algorithm
                     "operations or dependencies, the engine's limit", s->ranks,
                     (long long)SIM_MAX_OPS);
     }
-    if (!reserve64((void **)&scratch->pending, &scratch->pending_capacity, sizeof(int32_t),
-                   ops + 1) ||
-        !reserve64((void **)&scratch->dependent_first, &scratch->first_capacity,
-                   sizeof(int32_t), ops + 2) ||
-        !reserve64((void **)&scratch->dependents, &scratch->dependents_capacity,
-                   sizeof(int32_t), links + 1) ||
-        !reserve64((void **)&s->ops, &s->op_capacity, sizeof(sim_op), s->op_count + ops + 1) ||
-        !reserve64((void **)&s->dependents, &s->dependent_capacity, sizeof(uint32_t),
-                   s->dependent_count + links + 1) ||
+    if (grow_array((void **)&scratch->pending, &scratch->pending_capacity, (size_t)ops + 1,
+                   sizeof(int32_t)) != 0 ||
+        grow_array((void **)&scratch->dependent_first, &scratch->first_capacity,
+                   (size_t)ops + 2, sizeof(int32_t)) != 0 ||
+        grow_array((void **)&scratch->dependents, &scratch->dependents_capacity,
+                   (size_t)links + 1, sizeof(int32_t)) != 0 ||
+        grow_array((void **)&s->ops, &s->op_capacity, (size_t)(s->op_count + ops) + 1,
+                   sizeof(sim_op)) != 0 ||
+        grow_array((void **)&s->dependents, &s->dependent_capacity,
+                   (size_t)(s->dependent_count + links) + 1, sizeof(uint32_t)) != 0 ||
         !sched_dependents(schedule, scratch->pending, scratch->dependent_first,
                           scratch->dependents)) {
         papcoll_schedule_free(schedule);
@@ -624,10 +268,7 @@ static void release(simulation *s) {
     free(s->dependents);
     free(s->rank);
     free(s->sides);
-    free(s->queue.chunks);
-    free(s->queue.instants);
-    free(s->queue.heap);
-    free(s->queue.slots);
+    event_queue_release(&s->queue);
     free(s->depth);
     free(s->link_free);
     free(s->op_start);
@@ -636,8 +277,7 @@ static void release(simulation *s) {
 
 static int check_number(const char *what, double value, char *error, size_t error_size) {
     if (value >= 0 && isfinite(value)) return 1;
-    if (error && error_size)
-        snprintf(error, error_size, "%s must be a finite number >= 0", what);
+    message_write(error, error_size, 0, "%s must be a finite number >= 0", what);
     return 0;
 }
 
@@ -675,13 +315,10 @@ static int check_topology(simulation *s, int32_t ranks) {
 
 static int64_t engine_memory(const simulation *s) {
     int64_t per_rank = (int64_t)s->ranks * (int64_t)(sizeof(int64_t) + sizeof(rank_state));
-    return s->op_capacity * (int64_t)sizeof(sim_op) +
-           s->dependent_capacity * (int64_t)sizeof(uint32_t) + per_rank +
+    return (int64_t)s->op_capacity * (int64_t)sizeof(sim_op) +
+           (int64_t)s->dependent_capacity * (int64_t)sizeof(uint32_t) + per_rank +
            (int64_t)s->side_capacity * (int64_t)sizeof(message_side) +
-           (int64_t)s->queue.chunk_capacity * (int64_t)sizeof(event_chunk) +
-           (int64_t)s->queue.instant_capacity * (int64_t)sizeof(instant) +
-           (int64_t)s->queue.heap_capacity * (int64_t)sizeof(heap_entry) +
-           ((int64_t)s->queue.slot_mask + 1) * (int64_t)sizeof(int32_t);
+           event_queue_memory(&s->queue);
 }
 
 static int fill_timeline(simulation *s, papcoll_sim_result *result) {
@@ -738,7 +375,7 @@ int papcoll_simulate(const char *algorithm, int32_t ranks, int64_t count, int32_
     s.side_free = -1;
     s.noise_mean = options->noise_mean;
     s.noise_state = options->noise_seed;
-    s.queue.chunk_free = s.queue.instant_free = s.queue.last_instant = -1;
+    event_queue_init(&s.queue);
     size_t n = (size_t)ranks;
     s.first_op = calloc(n + 1, sizeof(int64_t));
     s.rank = calloc(n, sizeof(rank_state));
@@ -790,14 +427,14 @@ int papcoll_simulate(const char *algorithm, int32_t ranks, int64_t count, int32_
         state->cpu_free = state->send_nic_free = state->receive_nic_free = state->finish = arrival;
         for (int64_t g = s.first_op[r]; g < s.first_op[r + 1]; g++)
             if (s.ops[g].pending == 0 &&
-                !queue_push(&s.queue, arrival, (uint32_t)g, EVENT_READY))
+                !event_queue_push(&s.queue, arrival, (uint32_t)g, EVENT_READY))
                 status = fail(&s, PAPCOLL_ERR_NO_MEMORY, "out of memory for events");
     }
     double built = wall_seconds();
     int64_t events = 0;
     double time;
     event e;
-    while (status == PAPCOLL_OK && queue_pop(&s.queue, &time, &e)) {
+    while (status == PAPCOLL_OK && event_queue_pop(&s.queue, &time, &e)) {
         events++;
         /* In lockstep thousands of events share an instant, each on another rank, and a
          * cache miss per record read is most of the engine's time at large P. So fetch
@@ -805,7 +442,7 @@ int papcoll_simulate(const char *algorithm, int32_t ranks, int64_t count, int32_
          * list of the one two ahead (its record came one round ago), the dependents'
          * records of the next one (its list came one round ago). */
         uint32_t ahead[3];
-        int found = queue_peek(&s.queue, ahead, 3);
+        int found = event_queue_peek(&s.queue, ahead, 3);
         if (found >= 3) __builtin_prefetch(&s.ops[ahead[2]]);
         if (found >= 2) {
             const sim_op *soon = &s.ops[ahead[1]];
@@ -826,7 +463,7 @@ int papcoll_simulate(const char *algorithm, int32_t ranks, int64_t count, int32_
             int32_t rank = s.ops[e.op].rank;
             double done = max2(time, s.rank[rank].cpu_free) + model->overhead;
             s.rank[rank].cpu_free = done;
-            ok = queue_push(&s.queue, done, e.op, EVENT_COMPLETE);
+            ok = event_queue_push(&s.queue, done, e.op, EVENT_COMPLETE);
         } else {
             ok = complete(&s, e.op, time);
         }

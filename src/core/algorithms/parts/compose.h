@@ -1,12 +1,13 @@
 /* compose.h - running one algorithm's schedule inside another's, on a subset of the ranks:
  * the building block of the hierarchical algorithms (hr1, hr2, smp_binomial,
  * smp_butterfly), which run a flat all-reduce among group leaders or group members. */
-#ifndef PAPCOLL_ALGORITHMS_COMPOSE_H
-#define PAPCOLL_ALGORITHMS_COMPOSE_H
+#ifndef PAPCOLL_ALGORITHMS_PARTS_COMPOSE_H
+#define PAPCOLL_ALGORITHMS_PARTS_COMPOSE_H
 
 #include <stdint.h>
 
-#include "../schedule.h"
+#include "../../hidden.h"
+#include "../../schedule.h"
 
 /* Appends to `out` the schedule that `algorithm` gives member `me` of `members` (global
  * ranks, in the sub-algorithm's rank order), working in place on out's receive buffer
@@ -19,12 +20,14 @@
  * It is built with a zero context, i.e. its defaults (choice: a recursive_multiplying
  * schedule or segment size set for the whole communicator is for P ranks, not for a group,
  * so it is not passed on). */
+PAPCOLL_HIDDEN
 int32_t compose_embed(papcoll_schedule *out, const char *algorithm, const int32_t *members,
                       int32_t member_count, int32_t me, int64_t count, int32_t elem_size,
                       int32_t tag_base, int32_t tag_limit, const int32_t *after,
                       int32_t after_count);
 
 /* PAPCOLL_OK if `algorithm` exists and is flat, else a sticky failure in out naming it. */
+PAPCOLL_HIDDEN
 int compose_check_flat(const char *algorithm, papcoll_schedule *out);
 
-#endif /* PAPCOLL_ALGORITHMS_COMPOSE_H */
+#endif /* PAPCOLL_ALGORITHMS_PARTS_COMPOSE_H */

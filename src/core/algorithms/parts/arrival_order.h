@@ -1,18 +1,20 @@
 /* arrival_order.h - the ranks sorted by predicted arrival time, as the PAP-aware algorithms
  * of seed 000 (S4: slt, prr) lay out their chain or ring: the earliest first, ties broken
  * by rank, so every rank computes the same order from the same estimates. */
-#ifndef PAPCOLL_ALGORITHMS_ARRIVAL_ORDER_H
-#define PAPCOLL_ALGORITHMS_ARRIVAL_ORDER_H
+#ifndef PAPCOLL_ALGORITHMS_PARTS_ARRIVAL_ORDER_H
+#define PAPCOLL_ALGORITHMS_PARTS_ARRIVAL_ORDER_H
 
 #include <stdint.h>
 
-#include "../schedule.h"
+#include "../../hidden.h"
+#include "../../schedule.h"
 
 /* Checks the context's arrival estimates (one finite time per rank) and fills order[i] with
  * the rank at position i (earliest first) and, if sorted_arrivals is not NULL, its arrival.
  * On bad estimates records PAPCOLL_ERR_ARGUMENT in out with a message naming the rank and
  * returns 0; returns 1 on success. `algorithm` names the caller in messages. */
+PAPCOLL_HIDDEN
 int arrival_order(const papcoll_context *context, int32_t ranks, const char *algorithm,
                   int32_t *order, double *sorted_arrivals, papcoll_schedule *out);
 
-#endif /* PAPCOLL_ALGORITHMS_ARRIVAL_ORDER_H */
+#endif /* PAPCOLL_ALGORITHMS_PARTS_ARRIVAL_ORDER_H */

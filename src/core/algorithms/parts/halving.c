@@ -130,3 +130,26 @@ int halving_reduce_scatter(papcoll_schedule *out, int32_t exchange, int32_t me,
     free(order);
     return out->status == PAPCOLL_OK;
 }
+
+int reduce_scatter_build(int32_t ranks, int32_t rank, int64_t count, int priority,
+                         papcoll_schedule *out) {
+    if ((ranks & (ranks - 1)) != 0)
+        return sched_fail(out, PAPCOLL_ERR_UNSUPPORTED, "a reduce-scatter by recursive halving "
+                          "needs P to be a power of two, not %d", ranks);
+    if (priority && ranks > SCHED_MAX_TAG + 1)
+        return sched_fail(out, PAPCOLL_ERR_LIMIT, "priority_rs sends every block with a tag of "
+                          "its own: at most %d ranks, not %d", SCHED_MAX_TAG + 1, ranks);
+    int32_t *identity = malloc((size_t)ranks * sizeof *identity);
+    if (identity == NULL) return sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory");
+    for (int32_t r = 0; r < ranks; r++) identity[r] = r;
+    int32_t start = sched_copy(out, SCHED_SEND_REGION(0, count), SCHED_RECV_REGION(0, count),
+                               SCHED_FIRST);
+    halving_state state;
+    halving_reduce_scatter(out, ranks, rank, identity, count, start, priority, &state);
+    halving_state_free(&state);
+    free(identity);
+    int32_t block = halving_final_block(rank, ranks);
+    out->result_offset = sched_block_start(count, ranks, block);
+    out->result_length = sched_block_length(count, ranks, block);
+    return sched_finish(out);
+}

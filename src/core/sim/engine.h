@@ -1,0 +1,97 @@
+/* engine.h - the simulator's engine state (simulate.c), shared with the part that moves the
+ * bytes (transfer.c). Laid out for speed at P = 2^20: all ranks' ops in one array of 32-byte
+ * records, everything per rank in one 48-byte record, so an event touches one or two cache
+ * lines. Internal to the simulator; every function is hidden. */
+#ifndef PAPCOLL_SIM_ENGINE_H
+#define PAPCOLL_SIM_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../hidden.h"
+#include "../schedule.h"
+#include "event_queue.h"
+
+/* ---- what the engine keeps of each op -------------------------------------------------- */
+
+typedef struct sim_op {
+    double bytes;        /* message or region size; 0 for an empty message or a self-copy */
+    uint32_t dependents; /* the ops waiting for this one are dependents[this .. next op's) */
+    int32_t rank;
+    int32_t pending;     /* ops this one still waits for */
+    int32_t peer;        /* SEND / RECV */
+    int32_t tag;
+    uint8_t kind;        /* enum sched_op_kind */
+    uint8_t padding[3];
+} sim_op;
+/* Ops are named by their index in the one array of all ranks' ops (32 bits: up to 4 G ops,
+ * some 170 GB of engine memory, far beyond any machine this runs on). */
+#define SIM_MAX_OPS ((int64_t)UINT32_MAX - 1)
+_Static_assert(sizeof(sim_op) == 32, "an engine op should stay 32 bytes");
+
+/* ---- message matching: per destination, posted receives and unexpected sends ------------ */
+
+typedef struct message_side {
+    double time;    /* SEND: when it arrives (eager) or is offered (rendezvous); RECV: posted */
+    int32_t source; /* the sending rank */
+    int32_t tag;
+    uint32_t op;    /* the SEND or RECV */
+    int32_t next;
+    int32_t eager;
+} message_side;
+
+typedef struct side_list {
+    int32_t head, tail;
+} side_list;
+
+/* Everything the engine keeps per rank, in one 48-byte record: an event touches one line. */
+typedef struct rank_state {
+    double cpu_free, send_nic_free, receive_nic_free; /* next-free times of its resources */
+    double finish;                                    /* its last op's completion */
+    side_list posted, unexpected;  /* messages to this rank: receives posted, sends waiting */
+} rank_state;
+
+/* ---- the simulation ---------------------------------------------------------------------- */
+
+typedef struct simulation {
+    const papcoll_sim_model *model;
+    const papcoll_sim_topology *topology;
+    int32_t ranks;
+    sim_op *ops;                    /* all ranks' ops, rank by rank, plus one sentinel */
+    int64_t op_count;
+    size_t op_capacity;
+    int64_t *first_op;              /* rank r's ops are ops[first_op[r] .. first_op[r + 1]) */
+    uint32_t *dependents;           /* indices in ops */
+    int64_t dependent_count;
+    size_t dependent_capacity;
+    rank_state *rank;
+    message_side *sides;
+    size_t side_capacity;
+    int32_t side_used, side_free;
+    event_queue queue;
+    /* topology */
+    int32_t *depth;
+    double *link_free;              /* [2v] up from v, [2v + 1] down to v */
+    int64_t *link_bytes;
+    /* noise */
+    double noise_mean;
+    uint64_t noise_state;
+    /* timeline */
+    double *op_start, *op_end;
+    int64_t remaining;
+    char *error;
+    size_t error_size;
+} simulation;
+
+static inline double max2(double a, double b) { return a > b ? a : b; }
+
+/* ---- transfer.c: where the bytes go ------------------------------------------------------ */
+
+/* A message of `bytes` from `source` to `destination` leaves no earlier than `ready`: books
+ * the NICs (and links) it uses and returns when it has arrived; *out_of_sender is when its
+ * last byte has left the sender (an eager SEND completes then). */
+PAPCOLL_HIDDEN
+double transfer(simulation *s, int32_t source, int32_t destination, double ready,
+                double bytes, double *out_of_sender);
+
+#endif /* PAPCOLL_SIM_ENGINE_H */

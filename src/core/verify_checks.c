@@ -1,0 +1,331 @@
+/* verify_checks.c - what the verifier proves before it runs the schedules (verifier.h):
+ * regions inside their buffers; no races (two ops on overlapping elements, one writing, are
+ * ordered by the DAG); deterministic matching (same-channel messages DAG-ordered); every
+ * SEND paired with a RECV of the same length. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verifier.h"
+
+/* Race analysis asks "is op a an ancestor of op b?". Up to this many ops per rank it keeps an
+ * ancestor bitset per op (n^2 / 8 bytes: 8 MiB at the limit); above, it searches the DAG
+ * backwards per question, which needs O(n) memory. */
+#define BITSET_OPS_LIMIT 8192
+
+/* ---- static checks: bounds, races, matching ------------------------------------------- */
+
+static int64_t buffer_size(const verifier *v, const papcoll_schedule *schedule, int buffer) {
+    if (buffer < SCHED_FIRST_SCRATCH) return v->count;
+    return schedule->scratch_elements[buffer - SCHED_FIRST_SCRATCH];
+}
+
+void check_bounds(verifier *v, int32_t rank) {
+    const papcoll_schedule *schedule = v->schedules[rank];
+    char name[32];
+    for (int32_t i = 0; i < schedule->op_count && !v->failed; i++) {
+        const sched_op *op = &schedule->ops[i];
+        int buffers[2] = {op->buffer, op->target_buffer};
+        int64_t offsets[2] = {op->offset, op->u.target_offset};
+        int regions = op->kind == SCHED_REDUCE || op->kind == SCHED_COPY ? 2 : 1;
+        for (int r = 0; r < regions; r++) {
+            if (buffers[r] >= SCHED_FIRST_SCRATCH + schedule->scratch_count) {
+                fail_at(v, rank, i, "names buffer %d, which is not declared", buffers[r]);
+                return;
+            }
+            int64_t size = buffer_size(v, schedule, buffers[r]);
+            if (offsets[r] < 0 || op->length < 0 || offsets[r] > size - op->length) {
+                fail_at(v, rank, i,
+                        "region %s[%" PRId64 ",%" PRId64 ") lies outside the buffer of %" PRId64
+                        " elements",
+                        buffer_name(buffers[r], name, sizeof name), offsets[r],
+                        offsets[r] + op->length, size);
+                return;
+            }
+        }
+        if ((op->kind == SCHED_SEND || op->kind == SCHED_RECV) &&
+            (op->u.message.peer < 0 || op->u.message.peer >= v->ranks ||
+             op->u.message.peer == rank)) {
+            fail_at(v, rank, i, "peer %d is not another rank", op->u.message.peer);
+            return;
+        }
+        if (op->kind == SCHED_RECV && op->buffer == SCHED_SEND_BUFFER) {
+            fail_at(v, rank, i, "RECV writes the send buffer, which is read-only");
+            return;
+        }
+    }
+}
+
+typedef struct message_key {
+    int32_t source, destination, tag, op;
+} message_key;
+
+static int compare_message(const void *a, const void *b) {
+    const message_key *x = a, *y = b;
+    if (x->source != y->source) return x->source < y->source ? -1 : 1;
+    if (x->destination != y->destination) return x->destination < y->destination ? -1 : 1;
+    if (x->tag != y->tag) return x->tag < y->tag ? -1 : 1;
+    return x->op < y->op ? -1 : x->op > y->op;
+}
+
+static int same_channel(const message_key *a, const message_key *b) {
+    return a->source == b->source && a->destination == b->destination && a->tag == b->tag;
+}
+
+typedef struct access {
+    int64_t start, end;
+    int32_t op;
+    int32_t buffer;
+    int32_t writes;
+} access;
+
+static int compare_access(const void *a, const void *b) {
+    const access *x = a, *y = b;
+    if (x->buffer != y->buffer) return x->buffer < y->buffer ? -1 : 1;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return x->op < y->op ? -1 : x->op > y->op;
+}
+
+/* Answers ancestry questions within one rank's DAG. */
+typedef struct ancestry {
+    const papcoll_schedule *schedule;
+    uint64_t *bits;           /* bitset per op, or NULL in search mode */
+    int32_t words;
+    int32_t *stamp, *stack;   /* search mode: visited marks and the DFS stack */
+    int32_t query;
+    uint8_t *descends;        /* search mode: which ops wait for cached_candidate */
+    int32_t cached_candidate;
+} ancestry;
+
+static int ancestry_init(ancestry *a, const papcoll_schedule *schedule) {
+    int32_t n = schedule->op_count;
+    memset(a, 0, sizeof *a);
+    a->schedule = schedule;
+    if (n <= BITSET_OPS_LIMIT) {
+        a->words = (n + 63) / 64;
+        a->bits = calloc((size_t)n * a->words, sizeof *a->bits);
+        if (a->bits == NULL) return 0;
+        for (int32_t i = 0; i < n; i++) {
+            int32_t dependency_count;
+            const int32_t *dependencies = sched_dependencies(schedule, i, &dependency_count);
+            uint64_t *mine = a->bits + (size_t)i * a->words;
+            for (int32_t d = 0; d < dependency_count; d++) {
+                int32_t parent = dependencies[d];
+                const uint64_t *theirs = a->bits + (size_t)parent * a->words;
+                for (int32_t w = 0; w <= parent / 64; w++) mine[w] |= theirs[w];
+                mine[parent / 64] |= 1ull << (parent % 64);
+            }
+        }
+        return 1;
+    }
+    a->stamp = calloc((size_t)n, sizeof *a->stamp);
+    a->stack = malloc((size_t)n * sizeof *a->stack);
+    a->descends = malloc((size_t)n);
+    a->cached_candidate = -1;
+    return a->stamp != NULL && a->stack != NULL && a->descends != NULL;
+}
+
+static void ancestry_release(ancestry *a) {
+    free(a->bits);
+    free(a->stamp);
+    free(a->stack);
+    free(a->descends);
+}
+
+/* Does op `of` (transitively) wait for op `candidate`? */
+static int is_ancestor(ancestry *a, int32_t of, int32_t candidate) {
+    if (candidate >= of) return 0;
+    if (a->bits) return (a->bits[(size_t)of * a->words + candidate / 64] >> (candidate % 64)) & 1;
+    if (a->cached_candidate == candidate) return a->descends[of];
+    if (of - candidate > 256) {
+        /* A far question: mark every descendant of candidate in one forward pass and keep
+         * it, as the race sweep tends to ask about the same op many times in a row. */
+        int32_t n = a->schedule->op_count;
+        memset(a->descends + candidate, 0, (size_t)(n - candidate));
+        for (int32_t op = candidate + 1; op < n; op++) {
+            int32_t count;
+            const int32_t *dependencies = sched_dependencies(a->schedule, op, &count);
+            for (int32_t d = 0; d < count && !a->descends[op]; d++)
+                a->descends[op] = dependencies[d] == candidate ||
+                                  (dependencies[d] > candidate && a->descends[dependencies[d]]);
+        }
+        a->cached_candidate = candidate;
+        return a->descends[of];
+    }
+    /* A near question: search backwards; only ops above candidate can lie on a path, as
+     * dependencies point to smaller indices. */
+    int32_t depth = 0;
+    a->query++;
+    a->stack[depth++] = of;
+    a->stamp[of] = a->query;
+    while (depth > 0) {
+        int32_t op = a->stack[--depth], count;
+        const int32_t *dependencies = sched_dependencies(a->schedule, op, &count);
+        for (int32_t d = 0; d < count; d++) {
+            int32_t parent = dependencies[d];
+            if (parent == candidate) return 1;
+            if (parent < candidate || a->stamp[parent] == a->query) continue;
+            a->stamp[parent] = a->query;
+            a->stack[depth++] = parent;
+        }
+    }
+    return 0;
+}
+
+/* Races and deterministic matching for one rank; aliased = MPI_IN_PLACE buffers. */
+void check_ordering(verifier *v, int32_t rank, int aliased) {
+    const papcoll_schedule *schedule = v->schedules[rank];
+    int32_t n = schedule->op_count;
+    if (n == 0) return;
+    ancestry ancestors;
+    access *accesses = malloc((size_t)n * 2 * sizeof *accesses);
+    if (!ancestry_init(&ancestors, schedule) || accesses == NULL) {
+        ancestry_release(&ancestors);
+        free(accesses);
+        v->out_of_memory = 1;
+        fail_at(v, rank, -1, "out of memory");
+        return;
+    }
+    int32_t access_count = 0;
+    for (int32_t i = 0; i < n; i++) {
+        const sched_op *op = &schedule->ops[i];
+        if (op->length == 0) continue;
+        int source = op->buffer, target = op->target_buffer;
+        if (aliased && source == SCHED_SEND_BUFFER) source = SCHED_RECV_BUFFER;
+        if (aliased && target == SCHED_SEND_BUFFER) target = SCHED_RECV_BUFFER;
+        switch (op->kind) {
+        case SCHED_SEND:
+        case SCHED_RECV:
+            accesses[access_count++] = (access){op->offset, op->offset + op->length, i, source,
+                                                op->kind == SCHED_RECV};
+            break;
+        default:
+            if (source == target && op->offset != op->u.target_offset &&
+                op->offset < op->u.target_offset + op->length &&
+                op->u.target_offset < op->offset + op->length) {
+                fail_at(v, rank, i, "%s source and target overlap partially", kind_name(op->kind));
+                goto done;
+            }
+            /* An in-place COPY onto itself (send -> recv with MPI_IN_PLACE) touches nothing. */
+            if (source == target && op->offset == op->u.target_offset && op->kind == SCHED_COPY)
+                break;
+            accesses[access_count++] = (access){op->offset, op->offset + op->length, i, source, 0};
+            accesses[access_count++] = (access){op->u.target_offset,
+                                                op->u.target_offset + op->length, i, target, 1};
+        }
+    }
+    qsort(accesses, (size_t)access_count, sizeof *accesses, compare_access);
+    /* Sweep each buffer: every pair of overlapping accesses with a write must be ordered. */
+    for (int32_t a = 0; a < access_count && !v->failed; a++) {
+        for (int32_t b = a + 1; b < access_count; b++) {
+            if (accesses[b].buffer != accesses[a].buffer || accesses[b].start >= accesses[a].end)
+                break;
+            if (!accesses[a].writes && !accesses[b].writes) continue;
+            int32_t early = accesses[a].op < accesses[b].op ? accesses[a].op : accesses[b].op;
+            int32_t late = accesses[a].op ^ accesses[b].op ^ early;
+            if (early == late || is_ancestor(&ancestors, late, early)) continue;
+            char name[32];
+            int64_t from = accesses[b].start;
+            int64_t to = accesses[a].end < accesses[b].end ? accesses[a].end : accesses[b].end;
+            fail_at(v, rank, late,
+                    "race: %s and op %d (%s) may run at the same time on %s[%" PRId64 ",%" PRId64
+                    ") and one writes; op %d must wait for op %d",
+                    kind_name(schedule->ops[late].kind), early,
+                    kind_name(schedule->ops[early].kind),
+                    buffer_name(accesses[a].buffer, name, sizeof name), from, to, late, early);
+            break;
+        }
+    }
+    /* Same channel, same direction: consecutive messages must be DAG-ordered. Sorting by
+     * (kind, peer, tag, index) puts each channel's messages next to each other. */
+    if (!aliased) {
+        int32_t message_count = 0;
+        message_key *messages = malloc((size_t)n * sizeof *messages);
+        if (messages == NULL) {
+            v->out_of_memory = 1;
+            fail_at(v, rank, -1, "out of memory");
+            goto done;
+        }
+        for (int32_t i = 0; i < n; i++) {
+            const sched_op *op = &schedule->ops[i];
+            if (op->kind == SCHED_SEND || op->kind == SCHED_RECV)
+                messages[message_count++] =
+                    (message_key){op->kind, op->u.message.peer, op->u.message.tag, i};
+        }
+        qsort(messages, (size_t)message_count, sizeof *messages, compare_message);
+        for (int32_t m = 1; m < message_count && !v->failed; m++) {
+            const message_key *previous = &messages[m - 1], *next = &messages[m];
+            if (!same_channel(previous, next) || is_ancestor(&ancestors, next->op, previous->op))
+                continue;
+            fail_at(v, rank, next->op,
+                    "%s %s rank %d tag %d is not ordered after op %d on the same peer and tag, "
+                    "so MPI could match them either way",
+                    kind_name(previous->source), previous->source == SCHED_SEND ? "to" : "from",
+                    previous->destination, previous->tag, previous->op);
+        }
+        free(messages);
+    }
+done:
+    ancestry_release(&ancestors);
+    free(accesses);
+}
+
+/* Pairs the k-th SEND of each channel with its k-th RECV. */
+void match_messages(verifier *v) {
+    int64_t sends = 0, recvs = 0;
+    for (int32_t r = 0; r < v->ranks; r++)
+        for (int32_t i = 0; i < v->schedules[r]->op_count; i++) {
+            sends += v->schedules[r]->ops[i].kind == SCHED_SEND;
+            recvs += v->schedules[r]->ops[i].kind == SCHED_RECV;
+        }
+    message_key *send_keys = malloc((size_t)(sends + 1) * sizeof *send_keys);
+    message_key *recv_keys = malloc((size_t)(recvs + 1) * sizeof *recv_keys);
+    if (send_keys == NULL || recv_keys == NULL) {
+        v->out_of_memory = 1;
+        fail_at(v, -1, -1, "out of memory");
+        goto done;
+    }
+    int64_t s = 0, q = 0;
+    for (int32_t r = 0; r < v->ranks; r++)
+        for (int32_t i = 0; i < v->schedules[r]->op_count; i++) {
+            const sched_op *op = &v->schedules[r]->ops[i];
+            if (op->kind == SCHED_SEND)
+                send_keys[s++] = (message_key){r, op->u.message.peer, op->u.message.tag, i};
+            else if (op->kind == SCHED_RECV)
+                recv_keys[q++] = (message_key){op->u.message.peer, r, op->u.message.tag, i};
+        }
+    qsort(send_keys, (size_t)sends, sizeof *send_keys, compare_message);
+    qsort(recv_keys, (size_t)recvs, sizeof *recv_keys, compare_message);
+    s = q = 0;
+    while (!v->failed && (s < sends || q < recvs)) {
+        if (q >= recvs || (s < sends && compare_message(&send_keys[s], &recv_keys[q]) < 0 &&
+                           !same_channel(&send_keys[s], &recv_keys[q]))) {
+            fail_at(v, send_keys[s].source, send_keys[s].op,
+                    "SEND to rank %d tag %d has no matching RECV", send_keys[s].destination,
+                    send_keys[s].tag);
+            break;
+        }
+        if (s >= sends || !same_channel(&send_keys[s], &recv_keys[q])) {
+            fail_at(v, recv_keys[q].destination, recv_keys[q].op,
+                    "RECV from rank %d tag %d has no matching SEND", recv_keys[q].source,
+                    recv_keys[q].tag);
+            break;
+        }
+        const message_key *send = &send_keys[s++], *recv = &recv_keys[q++];
+        int64_t send_length = v->schedules[send->source]->ops[send->op].length;
+        int64_t recv_length = v->schedules[recv->destination]->ops[recv->op].length;
+        if (send_length != recv_length) {
+            fail_at(v, recv->destination, recv->op,
+                    "RECV of %" PRId64 " elements from rank %d tag %d meets a SEND (rank %d op %d) "
+                    "of %" PRId64 " elements",
+                    recv_length, send->source, send->tag, send->source, send->op, send_length);
+            break;
+        }
+        v->states[send->source].partner[send->op] = recv->op;
+        v->states[recv->destination].partner[recv->op] = send->op;
+    }
+done:
+    free(send_keys);
+    free(recv_keys);
+}
