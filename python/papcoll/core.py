@@ -10,6 +10,7 @@ from ._core import ffi, lib
 from .checks import (
     INT32_MAX,
     INT64_MAX,
+    arrival_times,
     optional_sequence,
     optional_text,
     real_number,
@@ -90,8 +91,7 @@ class Context:
         if not isinstance(self.parameters, Parameters):
             raise TypeError("Context.parameters must be a Parameters, not "
                             f"{type(self.parameters).__name__}")
-        for arrival in optional_sequence(self.arrivals, "Context.arrivals") or ():
-            real_number(arrival, "every entry of Context.arrivals")
+        arrival_times(self.arrivals, "Context.arrivals")
         real_number(self.tau, "Context.tau", 0.0)
         for group in optional_sequence(self.groups, "Context.groups") or ():
             whole_number(group, "every entry of Context.groups", 0, INT32_MAX)

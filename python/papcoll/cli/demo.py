@@ -21,6 +21,7 @@ from . import bench, sim
 from .options import (
     EXIT_OK,
     EXIT_VIOLATION,
+    Parser,
     add_count,
     add_json,
     comma_list,
@@ -127,7 +128,7 @@ def _table(rows: list[dict[str, Any]], count: int, elem_size: int) -> Table:
 
 def _run_commands(console: Console) -> list[int]:
     """The bench and sim parts, parsed and run as `papcoll bench` / `papcoll sim` would."""
-    parser = argparse.ArgumentParser(prog="papcoll")
+    parser = Parser(prog="papcoll")
     commands = parser.add_subparsers(dest="command", required=True)
     bench.add_parser(commands)
     sim.add_parser(commands)

@@ -32,11 +32,9 @@ def schedule_json(text: str) -> dict[str, Any]:
     return {**fields, "ops": lines}
 
 
-@options.refusing("schedule")
 def command_schedule(arguments: argparse.Namespace) -> int:
     if arguments.rank >= arguments.ranks:
-        return options.usage_error("schedule", f"--rank {arguments.rank} is not below --ranks "
-                                       f"{arguments.ranks}")
+        raise options.UsageError(f"--rank {arguments.rank} is not below --ranks {arguments.ranks}")
     text = schedule_text(arguments.algorithm, arguments.ranks, arguments.rank, arguments.count,
                          arguments.elem_size, options.problem_context(arguments))
     if arguments.json:

@@ -30,7 +30,6 @@ from .options import (
     console_for,
     integer_in_range,
     network_of,
-    refusing,
     write_json,
 )
 
@@ -96,7 +95,6 @@ def _search(arguments: argparse.Namespace) -> dict[str, Any]:
                                     task, completed=done, total=total))
 
 
-@refusing("search")
 def command_search(arguments: argparse.Namespace) -> int:
     console = console_for(arguments, 110)
     found = _search(arguments)

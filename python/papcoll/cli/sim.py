@@ -32,6 +32,7 @@ from .options import (
     algorithm_name,
     arrival_times,
     arrivals_from_file,
+    check_schedule,
     console_for,
     context_of,
     durations,
@@ -39,7 +40,6 @@ from .options import (
     integer_in_range,
     network_of,
     one_duration,
-    refusing,
     require_ranks,
     write_json,
 )
@@ -239,7 +239,6 @@ def _print_rows(arguments: argparse.Namespace, rows: list[dict[str, Any]], elem_
         console.print(profile)
 
 
-@refusing("sim")
 def command_sim(arguments: argparse.Namespace) -> int:
     console = console_for(arguments, 120)
     network = network_of(arguments)
@@ -250,6 +249,7 @@ def command_sim(arguments: argparse.Namespace) -> int:
     topology = network.topology(arguments.ranks)
     if arguments.export_goal:
         return _export_goal(arguments, network, topology, elem_size)
+    check_schedule(arguments.schedule, arguments.algorithms)
     algorithms = list(arguments.algorithms)
     if arguments.baseline and arguments.baseline not in algorithms:
         algorithms.append(arguments.baseline)

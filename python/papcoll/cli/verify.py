@@ -11,12 +11,11 @@ from .options import (
     EXIT_OK,
     EXIT_VIOLATION,
     INT64_MAX,
+    UsageError,
     add_json,
     add_problem,
     integer_in_range,
     problem_context,
-    refusing,
-    usage_error,
     write_json,
 )
 
@@ -56,15 +55,13 @@ def _verify_files(arguments: argparse.Namespace) -> dict[str, object]:
             **report.as_dict()}
 
 
-@refusing("verify")
 def command_verify(arguments: argparse.Namespace) -> int:
     from_files = bool(arguments.schedule_files)
     if from_files == any(getattr(arguments, name) is not None
                          for name in ("algorithm", "ranks", "count")):
-        return usage_error("verify", "give either --algorithm, --ranks and --count, or "
-                                     "--schedule-files")
+        raise UsageError("give either --algorithm, --ranks and --count, or --schedule-files")
     if not from_files and None in (arguments.algorithm, arguments.ranks, arguments.count):
-        return usage_error("verify", "--algorithm, --ranks and --count are all required")
+        raise UsageError("--algorithm, --ranks and --count are all required")
     if from_files:
         row = _verify_files(arguments)
     else:
