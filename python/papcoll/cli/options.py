@@ -19,7 +19,7 @@ from typing import Any, NoReturn, TypeVar
 from rich.console import Console
 
 from .. import checks
-from ..core import Context, PapcollError, Parameters, algorithm
+from ..core import Context, PapcollError, Parameters, algorithm, estimated_operations
 from ..network import Topology, load_network
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE = 0, 1, 2
@@ -332,11 +332,11 @@ def add_arrivals(parser: argparse.ArgumentParser, what: str) -> None:
                              "or a FILE holding a JSON list or one number per line")
 
 
-def add_problem(parser: argparse.ArgumentParser, required: bool = True) -> None:
-    """One all-reduce to build schedules of (`verify`, `schedule`): the algorithm, P, the
-    count, the element size and the algorithm's parameters."""
+def add_problem(parser: argparse.ArgumentParser, max_ranks: int, required: bool = True) -> None:
+    """One all-reduce to build schedules of (`verify`, `schedule`): the algorithm, P (at
+    most max_ranks), the count, the element size and the algorithm's parameters."""
     add_algorithm(parser, required)
-    add_ranks(parser, 1 << 20, required=required)
+    add_ranks(parser, max_ranks, required=required)
     add_count(parser, None, required=required)
     add_element_size(parser)
     add_parameters(parser)
@@ -503,3 +503,13 @@ def check_schedule(schedule: str | None, algorithms: Sequence[str | None]) -> No
                          f"{'takes' if len(algorithms) == 1 else 'take'} no schedule")
     if any(not part.strip() for part in schedule.split(";")):
         raise UsageError(f"--schedule '{schedule}' holds an empty schedule")
+
+
+def check_operations(name: str, ranks: int, count: int, elem_size: int, context: Context,
+                     limit: int, raise_it: str) -> None:
+    """Refuses, before P schedules are built, a run whose schedules would hold more than
+    `limit` operations (core.estimated_operations); `raise_it` says how to allow more."""
+    estimate = estimated_operations(name, ranks, count, elem_size, context)
+    if estimate > limit:
+        raise UsageError(f"{name} at P = {ranks} builds about {estimate:.3g} operations, above "
+                         f"the limit of {limit:.3g} ({raise_it})")

@@ -32,6 +32,7 @@ from .options import (
     algorithm_name,
     arrival_times,
     arrivals_from_file,
+    check_operations,
     check_schedule,
     console_for,
     context_of,
@@ -262,10 +263,16 @@ def command_sim(arguments: argparse.Namespace) -> int:
                               f"{len(scenarios) * len(algorithms)} panels")
     delta = transfer_time(network.model, topology, arguments.count * elem_size)
     model_tau = tau(network.model, arguments.ranks, arguments.count, elem_size)
+    variants = _variants(algorithms, arguments.schedule)
+    for _, name, schedule in variants:  # before any run builds P schedules
+        check_operations(name, arguments.ranks, arguments.count, elem_size,
+                         context_of(arguments, scenarios[0][1], topology, model_tau, schedule),
+                         arguments.max_operations, "--max-operations; the engine holds about "
+                         "64 bytes and runs some 15 M of them a second")
     rows: list[dict[str, Any]] = []
     panels: list[tuple[str, SimResult]] = []
     for delay, arrivals in scenarios:
-        for label, name, schedule in _variants(algorithms, arguments.schedule):
+        for label, name, schedule in variants:
             context = context_of(arguments, arrivals, topology, model_tau, schedule)
             began = time.perf_counter()
             result = simulate(name, arguments.ranks, arguments.count, elem_size, network.model,
