@@ -33,10 +33,30 @@ def real_number(value: Any, name: str, low: float = -math.inf) -> float:
     """`value` as a finite float >= low."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number, not {type(value).__name__} {value!r}")
-    if not (math.isfinite(value) and value >= low):
+    try:
+        number = float(value)
+    except OverflowError:  # an int beyond a float's range
+        number = math.inf if value > 0 else -math.inf
+    if not (math.isfinite(number) and number >= low):
         bound = f" >= {low:g}" if low > -math.inf else ""
-        raise ValueError(f"{name} must be a finite number{bound}, not {value}")
-    return float(value)
+        raise ValueError(f"{name} must be a finite number{bound}, not {number:g}")
+    return number
+
+
+def arrival_times(values: Any, name: str, ranks: int | None = None) -> list[float] | None:
+    """None, or finite arrival times in seconds (one per rank where `ranks` is given) whose
+    spread, latest minus earliest, is finite too: 1e308 and -1e308 are each finite, but every
+    wait between them would be infinite."""
+    checked = optional_sequence(values, name)
+    if checked is None:
+        return None
+    times = [real_number(value, f"every entry of {name}") for value in checked]
+    if ranks is not None and len(times) != ranks:
+        raise ValueError(f"{name} gives {len(times)} times for {ranks} ranks: give one per rank")
+    if times and not math.isfinite(max(times) - min(times)):
+        raise ValueError(f"{name} spans {min(times):g} to {max(times):g} s, more than a float "
+                         "holds")
+    return times
 
 
 def optional_text(value: Any, name: str) -> None:

@@ -10,6 +10,7 @@ from ._core import ffi, lib
 from .checks import (
     INT32_MAX,
     INT64_MAX,
+    arrival_times,
     optional_sequence,
     optional_text,
     real_number,
@@ -90,8 +91,7 @@ class Context:
         if not isinstance(self.parameters, Parameters):
             raise TypeError("Context.parameters must be a Parameters, not "
                             f"{type(self.parameters).__name__}")
-        for arrival in optional_sequence(self.arrivals, "Context.arrivals") or ():
-            real_number(arrival, "every entry of Context.arrivals")
+        arrival_times(self.arrivals, "Context.arrivals")
         real_number(self.tau, "Context.tau", 0.0)
         for group in optional_sequence(self.groups, "Context.groups") or ():
             whole_number(group, "every entry of Context.groups", 0, INT32_MAX)
@@ -231,6 +231,16 @@ def schedule_text(
     context: Context | None = None,
 ) -> str:
     """The text dump of one rank's schedule (one operation per line)."""
+    schedule = _build(algorithm_name, ranks, rank, count, elem_size, context)
+    try:
+        return _dump(schedule)
+    finally:
+        lib.papcoll_schedule_free(schedule)
+
+
+def _build(algorithm_name: str, ranks: int, rank: int, count: int, elem_size: int,
+           context: Context | None) -> Any:
+    """One rank's C schedule; the caller frees it (papcoll_schedule_free)."""
     raw_context, _keep = _c_context(context)
     out = ffi.new("papcoll_schedule **")
     error = ffi.new("char[]", _ERROR_SIZE)
@@ -239,10 +249,27 @@ def schedule_text(
         _ERROR_SIZE,
     )
     _raise(status, error)
-    try:
-        return _dump(out[0])
-    finally:
-        lib.papcoll_schedule_free(out[0])
+    return out[0]
+
+
+def estimated_operations(
+    algorithm_name: str,
+    ranks: int,
+    count: int,
+    elem_size: int = 4,
+    context: Context | None = None,
+) -> int:
+    """About how many operations the schedules of all ranks hold, from three of them: P
+    times the median op count of ranks 0, P/2 and P-1 (a root's extra work is not
+    multiplied by P). Lets a caller refuse a run before building P schedules."""
+    counts = []
+    for rank in sorted({0, ranks // 2, ranks - 1}):
+        schedule = _build(algorithm_name, ranks, rank, count, elem_size, context)
+        try:
+            counts.append(int(lib.papcoll_schedule_op_count(schedule)))
+        finally:
+            lib.papcoll_schedule_free(schedule)
+    return ranks * sorted(counts)[len(counts) // 2]
 
 
 def _report(raw: Any) -> VerifyReport:

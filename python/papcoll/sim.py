@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ._core import ffi, lib
-from .checks import real_number, whole_number
+from .checks import arrival_times, real_number, whole_number
 from .core import _ERROR_SIZE, Context, _c_context, _raise
 
 if TYPE_CHECKING:
@@ -233,6 +233,7 @@ def simulate(
     tau). `topology` (network.Topology) places the ranks on a tree; None is a crossbar.
     `max_operations` > 0 refuses schedules with more ops in all (about 40 bytes each)."""
     model = model or PRESETS["hockney"]
+    arrivals = arrival_times(arrivals, "arrivals", ranks)
     if context is None:
         predictions = list(arrivals) if arrivals is not None else [0.0] * ranks
         context = Context(arrivals=predictions, tau=tau(model, ranks, count, elem_size))

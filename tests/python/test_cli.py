@@ -92,7 +92,8 @@ def test_schedule_prints_the_text_dump(papcoll_command):
         (["verify", "--algorithm", "bogus", "--ranks", "4", "--count", "8"],
          "unknown algorithm 'bogus'"),
         (["verify", "--algorithm", "ring", "--ranks", "0", "--count", "8"], "ranks must be in"),
-        (["verify", "--algorithm", "ring", "--ranks", "4", "--count", "-3"], "is not a count"),
+        (["verify", "--algorithm", "ring", "--ranks", "4", "--count", "-3"],
+         "--count must be >= 0"),
         (["verify", "--algorithm", "ring", "--ranks", "4", "--count", "12Q"], "is not a count"),
         (["verify", "--algorithm", "ring", "--ranks", "four", "--count", "8"],
          "must be an integer"),
@@ -154,7 +155,7 @@ def test_prr_follows_fig_8b(papcoll_command):
     ("arguments", "message"),
     [
         (["--arrivals", "0,1"], "gives 2 times for 3 ranks"),
-        (["--arrivals", "0,1,nan"], "must be finite"),
+        (["--arrivals", "0,1,nan"], "must be a finite number"),
         (["--arrivals", "0,x,1"], "is not a list of arrival times"),
         (["--arrivals", "random:x"], "is not random:SEED"),
         (["--arrivals", "0,1,2", "--tau", "0"], "tau must be a positive"),

@@ -88,8 +88,12 @@ def test_bad_model_and_network_are_refused():
         simulate("ring", 4, 16, 4, SimModel(latency=float("nan")))
     with pytest.raises(TypeError, match="SimModel.eager_limit_bytes must be a whole number"):
         SimModel(eager_limit_bytes=1.5)
-    with pytest.raises(ValueError, match="entry of Context.arrivals must be a finite number"):
+    with pytest.raises(ValueError, match="entry of arrivals must be a finite number"):
         simulate("ring", 4, 16, 4, HOCKNEY, [0.0, 0.0, float("inf"), 0.0])
+    with pytest.raises(ValueError, match="arrivals spans .* more than a float holds"):
+        simulate("ring", 4, 16, 4, HOCKNEY, [1e308, -1e308, 0.0, 0.0])
+    with pytest.raises(ValueError, match="arrivals gives 3 times for 4 ranks"):
+        simulate("ring", 4, 16, 4, HOCKNEY, [0.0, 0.0, 0.0])
 
 
 def test_sim_command_prints_rows(papcoll_command):

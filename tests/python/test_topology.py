@@ -221,7 +221,7 @@ def test_sim_command_per_rank_links_and_arrivals_file(papcoll_command, tmp_path)
         assert row["link_bytes"] == {}  # block placement: all four ranks on node0
     arrivals.write_text("[0, 1]")
     bad = papcoll_command("sim", "--ranks", "4", "--arrivals", str(arrivals))
-    assert bad.returncode == 2 and "needs 4 arrival times" in bad.stderr
+    assert bad.returncode == 2 and "gives 2 times for 4 ranks" in bad.stderr
 
 
 def test_sim_command_draws_a_timeline(papcoll_command, tmp_path):

@@ -11,28 +11,60 @@ stdout).
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
 
+from ..core import PapcollError
 from . import algorithms, bench, demo, reproduce, schedule, search, sim, verify
+from .options import EXIT_USAGE, Parser, check_outputs
 
 # in the order `papcoll --help` lists them
 SUBCOMMANDS = (algorithms, verify, schedule, bench, sim, search, reproduce, demo)
+# What bad input raises (NetworkError, UnicodeDecodeError and options.UsageError are
+# ValueErrors; FileNotFoundError and PermissionError OSErrors): one line and exit 2. Any
+# other exception is a bug in papcoll and keeps its traceback.
+EXPECTED_FAILURES = (PapcollError, ValueError, OverflowError, RecursionError, OSError)
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports it
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> Parser:
     """The top-level parser: every subcommand, each with a one-line help."""
-    parser = argparse.ArgumentParser(prog="papcoll", description=__doc__.splitlines()[0])
+    parser = Parser(prog="papcoll", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in SUBCOMMANDS:
         module.add_parser(commands)
     return parser
 
 
+def failure_message(error: BaseException) -> str:
+    """One line that says what went wrong with the input."""
+    if isinstance(error, PapcollError):
+        message = error.message
+    elif isinstance(error, UnicodeDecodeError):
+        message = f"not UTF-8 text: {error.reason} at byte {error.start}"
+    elif isinstance(error, OSError) and error.strerror:
+        message = error.strerror + (f": {error.filename}" if error.filename else "")
+    elif isinstance(error, RecursionError):
+        message = "input nested too deeply"
+    else:
+        message = str(error) or type(error).__name__
+    return " ".join(message.split())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    arguments = build_parser().parse_args(argv)
-    return int(arguments.handler(arguments))
+    """`papcoll COMMAND ...`: the one place where expected failures become exit statuses."""
+    command = "papcoll"
+    try:
+        arguments = build_parser().parse_args(argv)  # a usage error exits 2 here (Parser)
+        command = f"papcoll {arguments.command}"
+        check_outputs(arguments)
+        return int(arguments.handler(arguments))
+    except KeyboardInterrupt:
+        print(f"{command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except EXPECTED_FAILURES as error:
+        print(f"{command}: {failure_message(error)}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":

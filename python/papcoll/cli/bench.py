@@ -15,16 +15,17 @@ from .options import (
     EXIT_OK,
     EXIT_VIOLATION,
     INT32_MAX,
+    UsageError,
     add_algorithms,
     add_count,
     add_datatype,
     add_json,
     add_ranks,
     add_schedule,
+    check_schedule,
     console_for,
     durations,
     integer_in_range,
-    usage_error,
     write_json,
 )
 
@@ -101,13 +102,14 @@ def _run(options: BenchOptions, console: Console) -> list[dict[str, Any]]:
 
 
 def command_bench(arguments: argparse.Namespace) -> int:
+    check_schedule(arguments.schedule, arguments.algorithms)
     console = console_for(arguments, 140)
     algorithms = list(arguments.algorithms)
     if BASELINE not in algorithms:
         algorithms.append(BASELINE)
         console.print(f"[dim]adding '{BASELINE}', the baseline of speedup_vs_ring[/]")
     if arguments.mode == "one-late" and arguments.ranks < 2:
-        return usage_error("bench", "one-late delays rank 1, so it needs --ranks 2 or more")
+        raise UsageError("one-late delays rank 1, so it needs --ranks 2 or more")
     options = BenchOptions(
         ranks=arguments.ranks, algorithms=algorithms, counts=arguments.count,
         mode=arguments.mode, max_delays_ms=arguments.max_delay,
@@ -116,8 +118,8 @@ def command_bench(arguments: argparse.Namespace) -> int:
         schedule=arguments.schedule, timeout=arguments.timeout)
     try:
         rows = _run(options, console)
-    except (RuntimeError, FileNotFoundError) as error:
-        return usage_error("bench", str(error))
+    except RuntimeError as error:  # the MPI job failed: its message says how
+        raise UsageError(str(error)) from None
     print_table(rows, console)
     if arguments.json:
         write_json(rows, arguments.json)

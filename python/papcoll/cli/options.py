@@ -6,19 +6,20 @@ exit statuses."""
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import math
+import os
 import random
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from rich.console import Console
 
-from ..core import Context, PapcollError, Parameters, algorithm
+from .. import checks
+from ..core import Context, PapcollError, Parameters, algorithm, estimated_operations
 from ..network import Topology, load_network
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE = 0, 1, 2
@@ -30,6 +31,40 @@ Handler = Callable[[argparse.Namespace], int]
 Item = TypeVar("Item")
 _SUFFIXES = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
 _UNITS_MS = {"us": 1e-3, "ms": 1.0, "s": 1e3}
+# the options whose value is a file papcoll writes ('-': stdout where the option allows it)
+OUTPUT_OPTIONS = ("json", "plot", "timeline", "export_goal")
+# the algorithms that take --schedule (Parameters.schedule)
+SCHEDULE_ALGORITHMS = ("recursive_multiplying",)
+# an arrivals file holds one number per rank: 64 MiB is some 4 M ranks of 16-digit numbers,
+# more than any run takes, and it keeps /dev/zero or a wrong file from filling memory
+ARRIVALS_FILE_MAX_BYTES = 64 << 20
+
+
+class UsageError(ValueError):
+    """Input the command line refuses after parsing; main() prints `papcoll COMMAND:
+    message` and exits 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser with two changes: a usage error is one line, `papcoll COMMAND:
+    message`, exit 2 (not the usage text); and a value that starts with '-' and a digit is
+    a value (`--count -5K` reaches --count's check, which says why it is wrong) since no
+    option of papcoll starts with one."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(r"^-\d")
+
+    def error(self, message: str) -> NoReturn:
+        # "argument --count: must be >= 0" reads as "--count must be >= 0", and "argument
+        # --arrivals: --arrivals spans ..." as "--arrivals spans ..."
+        match = re.fullmatch(r"argument (\S+): (.*)", message, flags=re.DOTALL)
+        if match and match.group(2).startswith("must "):
+            message = f"{match.group(1)} {match.group(2)}"
+        elif match and match.group(2).startswith(match.group(1) + " "):
+            message = match.group(2)
+        print(f"{self.prog}: {message} (see `{self.prog} --help`)", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
 
 
 # --- value checkers (argparse `type=`) ---------------------------------------------------
@@ -51,13 +86,19 @@ def integer_in_range(what: str, low: int, high: int = INT32_MAX) -> Callable[[st
 
 
 def parse_count(text: str) -> int:
-    """An element count: a non-negative integer with an optional K, M or G suffix (x1024)."""
-    match = re.fullmatch(r"\s*(\d+)\s*([KMG]?)\s*", text, flags=re.IGNORECASE)
+    """An element count: a non-negative integer with an optional K, M or G suffix (x1024),
+    at most INT64_MAX."""
+    match = re.fullmatch(r"\s*([-+]?)(\d{1,30})\s*([KMG]?)\s*", text, flags=re.IGNORECASE)
     if match is None:
         raise argparse.ArgumentTypeError(
             f"'{text}' is not a count (a non-negative integer, optionally with K, M or G)"
         )
-    return int(match.group(1)) * _SUFFIXES[match.group(2).upper()]
+    value = int(match.group(2)) * _SUFFIXES[match.group(3).upper()]
+    if match.group(1) == "-" and value:
+        raise argparse.ArgumentTypeError(f"must be >= 0, not '{text.strip()}'")
+    if value > INT64_MAX:
+        raise argparse.ArgumentTypeError(f"must be at most {INT64_MAX}, not '{text.strip()}'")
+    return value
 
 
 def comma_list(item: Callable[[str], Item], what: str | None = None) -> Callable[[str], list[Item]]:
@@ -138,14 +179,17 @@ def group_layout(text: str) -> str | list[int]:
     return _group_ids(text)
 
 
-def _finite_seconds(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"arrival times must be finite numbers: '{text}'")
-    return value
-
-
-_arrival_list = comma_list(_finite_seconds, "a list of arrival times in seconds (a0,a1,...)")
+def _arrival_list(text: str) -> list[float]:
+    """a0,a1,... in seconds: finite, with a finite spread (checks.arrival_times)."""
+    try:
+        values = [float(item) for item in text.split(",") if item.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"'{text}' is not a list of arrival times in seconds (a0,a1,...)") from None
+    try:
+        return checks.arrival_times(values, "--arrivals") or []
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def arrivals(text: str) -> str | list[float]:
@@ -157,7 +201,7 @@ def arrivals(text: str) -> str | list[float]:
             if len(parts) not in (2, 3):
                 raise ValueError
             int(parts[1])
-            if len(parts) == 3 and not float(parts[2]) >= 0:
+            if len(parts) == 3 and not 0 <= float(parts[2]) < math.inf:
                 raise ValueError
         except ValueError:
             raise argparse.ArgumentTypeError(
@@ -288,11 +332,11 @@ def add_arrivals(parser: argparse.ArgumentParser, what: str) -> None:
                              "or a FILE holding a JSON list or one number per line")
 
 
-def add_problem(parser: argparse.ArgumentParser, required: bool = True) -> None:
-    """One all-reduce to build schedules of (`verify`, `schedule`): the algorithm, P, the
-    count, the element size and the algorithm's parameters."""
+def add_problem(parser: argparse.ArgumentParser, max_ranks: int, required: bool = True) -> None:
+    """One all-reduce to build schedules of (`verify`, `schedule`): the algorithm, P (at
+    most max_ranks), the count, the element size and the algorithm's parameters."""
     add_algorithm(parser, required)
-    add_ranks(parser, 1 << 20, required=required)
+    add_ranks(parser, max_ranks, required=required)
     add_count(parser, None, required=required)
     add_element_size(parser)
     add_parameters(parser)
@@ -305,6 +349,7 @@ def add_problem(parser: argparse.ArgumentParser, required: bool = True) -> None:
 def problem_context(arguments: argparse.Namespace) -> Context:
     """The Context of add_problem's options: predicted arrivals, the tree of --tree."""
     ranks = arguments.ranks
+    check_schedule(arguments.schedule, [arguments.algorithm])
     tree = load_network(arguments.tree).topology(ranks) if arguments.tree else None
     return context_of(arguments, arrival_times(arguments.arrivals, ranks), tree, 1e-3,
                       arguments.schedule)
@@ -372,33 +417,31 @@ def arrival_times(value: str | list[float] | None, ranks: int) -> list[float] | 
         return [generator.uniform(0, top) for _ in range(ranks)]
     if isinstance(value, str):
         return _read_arrivals(value, ranks)
-    if len(value) != ranks:
-        raise PapcollError(1, f"--arrivals gives {len(value)} times for {ranks} ranks: "
-                              "give one per rank")
-    return value
+    return checks.arrival_times(value, "--arrivals", ranks)
 
 
 def _read_arrivals(path: str, ranks: int) -> list[float]:
+    where = f"arrivals file {path}"
     try:
-        text = Path(path).read_text()
+        with open(path, "rb") as file:
+            raw = file.read(ARRIVALS_FILE_MAX_BYTES + 1)
     except OSError as error:
-        raise PapcollError(1, f"cannot read arrivals file {path}: {error.strerror}") from None
+        raise UsageError(f"cannot read {where}: {error.strerror}") from None
+    if len(raw) > ARRIVALS_FILE_MAX_BYTES:
+        raise UsageError(f"{where}: larger than {ARRIVALS_FILE_MAX_BYTES >> 20} MiB")
     try:
+        text = raw.decode()
         values = json.loads(text) if text.lstrip().startswith("[") else [
-            float(line) for line in text.split() if line]
-    except ValueError as error:
-        raise PapcollError(1, f"arrivals file {path}: not a JSON list or numbers one per "
-                              f"line ({error})") from None
-    if not isinstance(values, list) or len(values) != ranks:
-        found = len(values) if isinstance(values, list) else "no list"
-        raise PapcollError(1, f"arrivals file {path}: needs {ranks} arrival times (one per "
-                              f"rank), found {found}")
-    for rank, value in enumerate(values):
-        if isinstance(value, bool) or not isinstance(value, int | float) or \
-                not math.isfinite(value):
-            raise PapcollError(1, f"arrivals file {path}: the time of rank {rank} is not a "
-                                  f"finite number ({value!r})")
-    return [float(value) for value in values]
+            float(line) for line in text.split()]
+    except (ValueError, RecursionError) as error:  # UnicodeDecodeError is a ValueError
+        raise UsageError(f"{where}: not a JSON list or numbers one per line "
+                         f"({str(error)[:80]})") from None
+    if not isinstance(values, list):
+        raise UsageError(f"{where}: not a JSON list or numbers one per line")
+    try:
+        return checks.arrival_times(values, where, ranks) or []
+    except TypeError as error:  # a JSON item that is not a number
+        raise UsageError(str(error)) from None
 
 
 def context_of(arguments: argparse.Namespace, arrivals: list[float] | None,
@@ -432,25 +475,41 @@ def console_for(arguments: argparse.Namespace, width: int) -> Console:
                    width=max(Console().width, width))
 
 
-def refusing(command: str) -> Callable[[Handler], Handler]:
-    """A handler whose bad input found after parsing (PapcollError, ValueError: an unknown
-    network, a bad --param ...) ends in `papcoll COMMAND: message` on stderr, exit 2."""
-
-    def wrap(handler: Handler) -> Handler:
-        @functools.wraps(handler)
-        def run(arguments: argparse.Namespace) -> int:
-            try:
-                return handler(arguments)
-            except PapcollError as error:
-                return usage_error(command, error.message)
-            except ValueError as error:  # NetworkError is a ValueError
-                return usage_error(command, str(error))
-
-        return run
-
-    return wrap
+def check_outputs(arguments: argparse.Namespace) -> None:
+    """Refuses, before any work, an output option (OUTPUT_OPTIONS) whose file papcoll could
+    not write at the end: a directory, a missing or read-only folder, a read-only file."""
+    for name in OUTPUT_OPTIONS:
+        target = getattr(arguments, name, None)
+        if not target or target == "-":
+            continue
+        option, path = "--" + name.replace("_", "-"), Path(target)
+        if path.is_dir():
+            raise UsageError(f"{option} {target}: is a directory, not a file")
+        if not path.parent.is_dir():
+            raise UsageError(f"{option} {target}: no directory {path.parent}")
+        if not os.access(path.parent, os.W_OK | os.X_OK) or \
+                path.exists() and not os.access(path, os.W_OK):
+            raise UsageError(f"{option} {target}: not writable")
 
 
-def usage_error(command: str, message: str) -> int:
-    print(f"papcoll {command}: {message}", file=sys.stderr)
-    return EXIT_USAGE
+def check_schedule(schedule: str | None, algorithms: Sequence[str | None]) -> None:
+    """Refuses a --schedule that no algorithm of the run takes, or whose ';'-separated
+    schedules (`sim` takes several) include an empty one."""
+    if schedule is None:
+        return
+    if not any(name in SCHEDULE_ALGORITHMS for name in algorithms):
+        raise UsageError(f"--schedule applies to {', '.join(SCHEDULE_ALGORITHMS)}; "
+                         f"{', '.join(str(name) for name in algorithms)} "
+                         f"{'takes' if len(algorithms) == 1 else 'take'} no schedule")
+    if any(not part.strip() for part in schedule.split(";")):
+        raise UsageError(f"--schedule '{schedule}' holds an empty schedule")
+
+
+def check_operations(name: str, ranks: int, count: int, elem_size: int, context: Context,
+                     limit: int, raise_it: str) -> None:
+    """Refuses, before P schedules are built, a run whose schedules would hold more than
+    `limit` operations (core.estimated_operations); `raise_it` says how to allow more."""
+    estimate = estimated_operations(name, ranks, count, elem_size, context)
+    if estimate > limit:
+        raise UsageError(f"{name} at P = {ranks} builds about {estimate:.3g} operations, above "
+                         f"the limit of {limit:.3g} ({raise_it})")

@@ -9,13 +9,16 @@ from typing import Any
 from ..core import schedule_text
 from . import options
 
+# one rank's schedule: ring's at P = 2^20 has 2 M operations, built in a fraction of a second
+SCHEDULE_MAX_RANKS = 1 << 20
+
 
 def add_parser(commands: Any) -> None:
     dumping = commands.add_parser(
         "schedule", help="print one rank's schedule",
         description="One rank's schedule in the text format `papcoll verify --schedule-files` "
                     "reads (docs/schedules.md).")
-    options.add_problem(dumping)
+    options.add_problem(dumping, SCHEDULE_MAX_RANKS)
     dumping.add_argument("--rank", required=True, type=options.integer_in_range("rank", 0, 1 << 20),
                          help="which rank's schedule")
     options.add_json(dumping, "the schedule (header fields and one line per op)")
@@ -32,11 +35,9 @@ def schedule_json(text: str) -> dict[str, Any]:
     return {**fields, "ops": lines}
 
 
-@options.refusing("schedule")
 def command_schedule(arguments: argparse.Namespace) -> int:
     if arguments.rank >= arguments.ranks:
-        return options.usage_error("schedule", f"--rank {arguments.rank} is not below --ranks "
-                                       f"{arguments.ranks}")
+        raise options.UsageError(f"--rank {arguments.rank} is not below --ranks {arguments.ranks}")
     text = schedule_text(arguments.algorithm, arguments.ranks, arguments.rank, arguments.count,
                          arguments.elem_size, options.problem_context(arguments))
     if arguments.json:

@@ -22,6 +22,7 @@ from ..multiplying import (
 )
 from .options import (
     EXIT_OK,
+    UsageError,
     add_count,
     add_element_size,
     add_json,
@@ -30,9 +31,13 @@ from .options import (
     console_for,
     integer_in_range,
     network_of,
-    refusing,
     write_json,
 )
+
+# search simulates every schedule of P, some 2.3 us per schedule and rank on a 2-core
+# machine: P = 256 (6158 schedules) takes 4 s, P = 512 (16741) 20 s. The limit on
+# schedules x P keeps a search under about 10 s; --max-base makes fewer schedules.
+SEARCH_MAX_WORK = 4_000_000
 
 
 def _add_max_base(parser: argparse.ArgumentParser) -> None:
@@ -96,8 +101,12 @@ def _search(arguments: argparse.Namespace) -> dict[str, Any]:
                                     task, completed=done, total=total))
 
 
-@refusing("search")
 def command_search(arguments: argparse.Namespace) -> int:
+    schedules = sum(1 for _ in enumerate_schedules(arguments.ranks, arguments.max_base))
+    if schedules * arguments.ranks > SEARCH_MAX_WORK:
+        raise UsageError(f"P = {arguments.ranks} has {schedules} schedules (bases <= "
+                         f"{arguments.max_base}): {schedules} x P is above the limit of "
+                         f"{SEARCH_MAX_WORK} (about 10 s); use a smaller --ranks or --max-base")
     console = console_for(arguments, 110)
     found = _search(arguments)
     rows, baseline = found["rows"], found["recursive_doubling"]

@@ -32,6 +32,8 @@ from .options import (
     algorithm_name,
     arrival_times,
     arrivals_from_file,
+    check_operations,
+    check_schedule,
     console_for,
     context_of,
     durations,
@@ -39,7 +41,6 @@ from .options import (
     integer_in_range,
     network_of,
     one_duration,
-    refusing,
     require_ranks,
     write_json,
 )
@@ -239,7 +240,6 @@ def _print_rows(arguments: argparse.Namespace, rows: list[dict[str, Any]], elem_
         console.print(profile)
 
 
-@refusing("sim")
 def command_sim(arguments: argparse.Namespace) -> int:
     console = console_for(arguments, 120)
     network = network_of(arguments)
@@ -250,6 +250,7 @@ def command_sim(arguments: argparse.Namespace) -> int:
     topology = network.topology(arguments.ranks)
     if arguments.export_goal:
         return _export_goal(arguments, network, topology, elem_size)
+    check_schedule(arguments.schedule, arguments.algorithms)
     algorithms = list(arguments.algorithms)
     if arguments.baseline and arguments.baseline not in algorithms:
         algorithms.append(arguments.baseline)
@@ -262,10 +263,16 @@ def command_sim(arguments: argparse.Namespace) -> int:
                               f"{len(scenarios) * len(algorithms)} panels")
     delta = transfer_time(network.model, topology, arguments.count * elem_size)
     model_tau = tau(network.model, arguments.ranks, arguments.count, elem_size)
+    variants = _variants(algorithms, arguments.schedule)
+    for _, name, schedule in variants:  # before any run builds P schedules
+        check_operations(name, arguments.ranks, arguments.count, elem_size,
+                         context_of(arguments, scenarios[0][1], topology, model_tau, schedule),
+                         arguments.max_operations, "--max-operations; the engine holds about "
+                         "64 bytes and runs some 15 M of them a second")
     rows: list[dict[str, Any]] = []
     panels: list[tuple[str, SimResult]] = []
     for delay, arrivals in scenarios:
-        for label, name, schedule in _variants(algorithms, arguments.schedule):
+        for label, name, schedule in variants:
             context = context_of(arguments, arrivals, topology, model_tau, schedule)
             began = time.perf_counter()
             result = simulate(name, arguments.ranks, arguments.count, elem_size, network.model,
