@@ -31,6 +31,12 @@ typedef enum papcoll_status {
     PAPCOLL_ERR_LIMIT = 5              /* input exceeds a documented size limit */
 } papcoll_status;
 
+/* The most segments a segmented algorithm cuts one vector into (segment_count of linear_tree
+ * and slt; count / segment_elements of segmented_ring). Every segment costs a few operations
+ * on every rank, so this bounds the work and memory a parameter can ask for: 2^20 segments
+ * of 64 KiB are a 64 GiB vector. */
+enum { PAPCOLL_MAX_SEGMENTS = 1048576 };
+
 /* A tree of vertices (switches and hosts): every vertex but the root has a full-duplex link
  * to its parent. The simulator times messages on it; ring_topology lays its ring out on it
  * (only parent and rank_vertex matter there). Ranks run on vertices (usually the leaves, the hosts); a message between
@@ -57,8 +63,10 @@ typedef struct papcoll_sim_topology {
  * A new parameter is a field here, its check in papcoll_parameters_check (build.c), its copy
  * in parameters.c when it points to memory, and its use in its algorithm's file. */
 typedef struct papcoll_parameters {
-    int64_t segment_elements;     /* segmented_ring: elements per segment; 0 = default */
-    int32_t segment_count;        /* linear_tree, slt: segments the vector is cut into; 0 = P */
+    int64_t segment_elements;     /* segmented_ring: elements per segment; 0 = default; the
+                                     vector may hold at most PAPCOLL_MAX_SEGMENTS of them */
+    int32_t segment_count;        /* linear_tree, slt: segments the vector is cut into; 0 = P;
+                                     at most PAPCOLL_MAX_SEGMENTS and at most count */
     const int32_t *rank_order;    /* ring, segmented_ring: the ranks in ring order (a
                                      permutation), or NULL */
     int32_t rank_order_count;     /* entries in rank_order: 0 or P */

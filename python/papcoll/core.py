@@ -64,7 +64,8 @@ class Parameters:
 
     def __post_init__(self) -> None:
         whole_number(self.segment_elements, "Parameters.segment_elements", 0, INT64_MAX)
-        whole_number(self.segment_count, "Parameters.segment_count", 0, INT32_MAX)
+        whole_number(self.segment_count, "Parameters.segment_count", 0,
+                     lib.PAPCOLL_MAX_SEGMENTS)
         for rank in optional_sequence(self.rank_order, "Parameters.rank_order") or ():
             whole_number(rank, "every entry of Parameters.rank_order", 0, INT32_MAX)
         for name in ("schedule", "inner_algorithm", "outer_algorithm"):

@@ -14,6 +14,9 @@
 static const char *parameters_check_shape(const papcoll_parameters *parameters, int32_t ranks) {
     if (parameters->segment_elements < 0) return "segment_elements must not be negative";
     if (parameters->segment_count < 0) return "segment_count must not be negative";
+    if (parameters->segment_count > PAPCOLL_MAX_SEGMENTS)
+        return "segment_count must be at most 1048576 (PAPCOLL_MAX_SEGMENTS: every segment "
+               "costs operations on every rank)";
     if (parameters->rank_order_count != 0 && parameters->rank_order_count != ranks)
         return "rank_order must list every rank once (rank_order_count 0 or P)";
     if (parameters->rank_order_count != 0 && parameters->rank_order == NULL)

@@ -13,6 +13,7 @@ typedef struct refused_config {
     const char *what, *expected_text;
     const char *algorithm, *outer_algorithm, *inner_algorithm, *schedule;
     int arrival_source, group_color; /* group_color != 0: PAPCOLL_GROUPS_COLOR with it */
+    int32_t segment_count;
 } refused_config;
 
 static const refused_config refused_configs[] = {
@@ -30,6 +31,9 @@ static const refused_config refused_configs[] = {
      .outer_algorithm = "prr"},
     {"create with a reduce-scatter inside a hierarchy",
      "cannot be the inner algorithm of a hierarchy", .inner_algorithm = "rs_halving"},
+    {"create with segment_count INT32_MAX (was minutes of building)",
+     "segment_count must be at most 1048576", .algorithm = "linear_tree",
+     .segment_count = INT32_MAX},
 };
 
 static void expect_refused_config(const refused_config *c) {
@@ -39,6 +43,7 @@ static void expect_refused_config(const refused_config *c) {
     if (c->outer_algorithm) config.parameters.outer_algorithm = c->outer_algorithm;
     if (c->inner_algorithm) config.parameters.inner_algorithm = c->inner_algorithm;
     if (c->schedule) config.parameters.schedule = c->schedule;
+    if (c->segment_count) config.parameters.segment_count = c->segment_count;
     if (c->arrival_source) config.arrival_source = (papcoll_arrival_source)c->arrival_source;
     if (c->group_color) {
         config.grouping = PAPCOLL_GROUPS_COLOR;
@@ -66,6 +71,18 @@ int main(int argc, char **argv) {
                papcoll_allreduce(scatter, input, output, 4, MPI_INT, MPI_SUM), MPI_ERR_ARG,
                "is a reduce-scatter");
         papcoll_comm_free(&scatter);
+    }
+    /* A segment holds at least one element: 8 segments of a 4-element vector is refused on
+     * every rank alike (the schedule is built from the same count everywhere), no hang. */
+    papcoll_config_init(&config);
+    config.algorithm = "linear_tree";
+    config.parameters.segment_count = 8;
+    papcoll_comm *segmented = NULL;
+    if (papcoll_comm_create(MPI_COMM_WORLD, &config, &segmented) == MPI_SUCCESS) {
+        expect("more segments than elements",
+               papcoll_allreduce(segmented, input, output, 4, MPI_INT, MPI_SUM), MPI_ERR_ARG,
+               "segment holds at least one element");
+        papcoll_comm_free(&segmented);
     }
     expect("create on MPI_COMM_NULL", papcoll_comm_create(MPI_COMM_NULL, NULL, &pc), MPI_ERR_COMM,
            "MPI_COMM_NULL");

@@ -93,6 +93,51 @@ def test_linear_tree_any_segment_count(segments, ranks):
     assert report.order_preserved
 
 
+@pytest.mark.parametrize("algorithm", ["linear_tree", "slt"])
+def test_a_segment_holds_at_least_one_element(algorithm):
+    # issue 17: --segment-count 50000000 ran for minutes; now more segments than elements
+    # is refused by name, and count 0 (nothing to cut) still runs.
+    arrivals = [0.0, 0.0, 0.0]
+    def context(segments: int) -> Context:
+        return Context(parameters=Parameters(segment_count=segments), arrivals=arrivals)
+    with pytest.raises(PapcollError, match="segment_count 11 is more than the 10 elements"):
+        papcoll.verify(algorithm, 3, 10, context=context(11))
+    assert papcoll.verify(algorithm, 3, 10, context=context(10)).ok
+    assert papcoll.verify(algorithm, 3, 0, context=context(11)).ok
+
+
+def test_segment_count_is_bounded():
+    limit = papcoll.core.lib.PAPCOLL_MAX_SEGMENTS
+    with pytest.raises(ValueError, match="Parameters.segment_count must be from 0 to 1048576"):
+        Parameters(segment_count=limit + 1)
+    Parameters(segment_count=limit)
+
+
+def test_segmented_ring_refuses_more_segments_than_the_limit_and_names_the_smallest():
+    limit = papcoll.core.lib.PAPCOLL_MAX_SEGMENTS
+    count, ranks = 3 * limit, 4
+    def operations(segment_elements: int) -> int:
+        context = Context(parameters=Parameters(segment_elements=segment_elements))
+        return papcoll.core.estimated_operations("segmented_ring", ranks, count, 4, context)
+    refusal = r"PAPCOLL_MAX_SEGMENTS.*use segment_elements >= (\d+)"
+    with pytest.raises(PapcollError, match=refusal) as caught:
+        operations(1)
+    smallest = int(caught.value.message.rsplit(">= ", 1)[1])
+    assert operations(smallest) > 0
+    with pytest.raises(PapcollError, match="PAPCOLL_MAX_SEGMENTS"):
+        operations(smallest - 1)
+
+
+def test_segmented_ring_default_grows_its_segment_for_huge_vectors():
+    # 2^40 floats (4 TiB) with the default 64 KiB segment would be 2^26 segments; the default
+    # grows the segment instead, so the schedule stays within the segment limit.
+    limit = papcoll.core.lib.PAPCOLL_MAX_SEGMENTS
+    ranks = 4
+    operations = papcoll.core.estimated_operations("segmented_ring", ranks, 1 << 40, 4)
+    # a few operations per segment and step on each rank: far below P x 2^20 x (2P) x 4
+    assert operations < ranks * limit * 2 * ranks * 4
+
+
 def test_bad_context_is_refused_with_a_message():
     with pytest.raises(PapcollError, match="one time per rank"):
         papcoll.verify("ring", 4, 10, context=Context(arrivals=[0.0, 1.0]))

@@ -19,6 +19,7 @@ from typing import Any, NoReturn, TypeVar
 from rich.console import Console
 
 from .. import checks
+from .._core import lib
 from ..core import Context, PapcollError, Parameters, algorithm, estimated_operations
 from ..network import Topology, load_network
 
@@ -298,7 +299,7 @@ def add_parameters(parser: argparse.ArgumentParser, topology: bool = False,
                         type=integer_in_range("segment elements", 0, INT64_MAX),
                         help="segmented algorithms: elements per segment (0: default)")
     parser.add_argument("--segment-count", default=0,
-                        type=integer_in_range("segment count", 0, INT32_MAX),
+                        type=integer_in_range("segment count", 0, lib.PAPCOLL_MAX_SEGMENTS),
                         help="linear_tree, slt: number of segments (0: P)")
     add_schedule(parser)
     parser.add_argument("--groups", type=group_layout, default=None, metavar="LAYOUT",

@@ -46,6 +46,14 @@ int linear_tree_build_with_order(int32_t ranks, int32_t rank, int64_t count,
     if (position < 0) return sched_finish(out);
     if (segments < 0)
         return sched_fail(out, PAPCOLL_ERR_ARGUMENT, "segment count must not be negative");
+    /* A segment holds at least one element: more segments than elements is a parameter that
+     * asks for empty messages, refused. count 0 has nothing to cut and lets any count pass,
+     * so a communicator's segment_count does not break its empty calls. The default, P
+     * segments, may exceed a small count: those empty segments are the paper's choice. */
+    if (segments > 0 && count > 0 && segments > count)
+        return sched_fail(out, PAPCOLL_ERR_ARGUMENT,
+                          "segment_count %d is more than the %lld elements of the vector: a "
+                          "segment holds at least one element", segments, (long long)count);
     if (segments == 0) segments = ranks; /* seed 000 S4.1: "we assume P segments" */
     int32_t copied =
         sched_copy(out, SCHED_SEND_REGION(0, count), SCHED_RECV_REGION(0, count), SCHED_FIRST);

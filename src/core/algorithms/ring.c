@@ -59,6 +59,15 @@ static int64_t ring_segments(const ring_blocks *blocks, int32_t block) {
                                blocks->segment_elements);
 }
 
+int64_t ring_smallest_segment(int64_t count, int32_t ranks) {
+    int64_t largest_block = sched_block_length(count, ranks, 0);
+    int64_t segments_per_block = PAPCOLL_MAX_SEGMENTS / ranks;
+    if (segments_per_block < 1) return largest_block > 0 ? largest_block : 1;
+    int64_t smallest = largest_block / segments_per_block +
+                       (largest_block % segments_per_block != 0);
+    return smallest > 0 ? smallest : 1;
+}
+
 /* The block `back` places before `position` around the ring (0 <= back <= ranks). */
 static int32_t ring_block_before(int32_t position, int32_t back, int32_t ranks) {
     return (int32_t)(((int64_t)position - back + ranks) % ranks);
@@ -94,10 +103,16 @@ int ring_build_with_order(int32_t ranks, int32_t rank, int64_t count, const int3
     if (segment < 1) segment = 1; /* count 0: every block and segment is empty */
     ring_blocks blocks = {count, ranks, segment};
     int64_t most_segments = ring_segments(&blocks, 0);
-    if (most_segments > INT32_MAX / 2 / ranks)
+    /* Every segment of every block costs operations on every rank: the vector's segments are
+     * bounded (the unsegmented ring, one segment a block, is bounded by P instead). */
+    if (most_segments > 1 && most_segments > PAPCOLL_MAX_SEGMENTS / ranks)
         return sched_fail(out, PAPCOLL_ERR_LIMIT,
-                          "%lld segments per block x %d ranks is too many operations",
-                          (long long)most_segments, ranks);
+                          "segment_elements %lld cuts the %lld elements into %lld segments a "
+                          "block x %d blocks, more than PAPCOLL_MAX_SEGMENTS (%d): use "
+                          "segment_elements >= %lld",
+                          (long long)segment, (long long)count, (long long)most_segments,
+                          ranks, PAPCOLL_MAX_SEGMENTS,
+                          (long long)ring_smallest_segment(count, ranks));
     int32_t slots = most_segments == 1 ? RING_BLOCK_SLOTS : RING_SEGMENT_SLOTS;
     int32_t slot_buffers[RING_MAX_SLOTS];
     int32_t slot_last_reader[RING_MAX_SLOTS];

@@ -16,8 +16,9 @@
  * So the next hop starts on a segment while this one still receives the block's rest, and
  * receiving, reducing and sending overlap.
  * Scratch: 4 slots of one segment (not whole blocks), used round-robin by incoming
- * reduce-scatter segments. Default segment: 65536 bytes / elem_size elements (at least 1),
- * chosen as a size well past the latency-dominated range yet small enough that a block of
+ * reduce-scatter segments. Default segment: 65536 bytes / elem_size elements (at least 1,
+ * and large enough that the vector holds at most PAPCOLL_MAX_SEGMENTS segments), chosen as
+ * a size well past the latency-dominated range yet small enough that a block of
  * a large vector spans several segments; the parameters' segment_elements overrides it. A
  * segment as large as a block makes this the plain ring (with 2 slots). Optional rank_order
  * as for ring. Commutative only, like ring.
@@ -31,7 +32,9 @@ static int segmented_ring_build(int32_t ranks, int32_t rank, int64_t count, int3
     int64_t segment_elements = context->parameters.segment_elements;
     if (segment_elements == 0) {
         segment_elements = SEGMENTED_RING_DEFAULT_SEGMENT_BYTES / (elem_size > 0 ? elem_size : 1);
-        if (segment_elements < 1) segment_elements = 1;
+        /* A vector past 64 GiB gets larger segments rather than more of them. */
+        int64_t smallest = ring_smallest_segment(count, ranks);
+        if (segment_elements < smallest) segment_elements = smallest;
     }
     const papcoll_parameters *parameters = &context->parameters;
     const int32_t *order = parameters->rank_order_count == ranks ? parameters->rank_order : NULL;
