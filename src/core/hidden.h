@@ -7,4 +7,14 @@
 
 #define PAPCOLL_HIDDEN __attribute__((visibility("hidden")))
 
+/* The few internal functions the MPI library (src/mpi) calls across the library boundary
+ * must be exported, so they leave the core under papcoll_internal_* names (in no public
+ * header); inside papcoll the short names stay readable. cmake/exports.map lets only
+ * papcoll_* out of either library. */
+#define registry_find papcoll_internal_registry_find
+#define sched_dependents papcoll_internal_sched_dependents
+#define select_default_algorithm papcoll_internal_select_default_algorithm
+#define owned_parameters_set papcoll_internal_owned_parameters_set
+#define owned_parameters_release papcoll_internal_owned_parameters_release
+
 #endif /* PAPCOLL_HIDDEN_H */

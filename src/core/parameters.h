@@ -4,6 +4,8 @@
 #ifndef PAPCOLL_PARAMETERS_H
 #define PAPCOLL_PARAMETERS_H
 
+#include "hidden.h"
+
 #include "papcoll_core.h"
 
 typedef struct owned_parameters {

@@ -2,6 +2,8 @@
 #ifndef PAPCOLL_SELECT_H
 #define PAPCOLL_SELECT_H
 
+#include "hidden.h"
+
 #include <stdint.h>
 
 /* The algorithm `auto` runs for this call; never one that needs a commutative op when

@@ -1,5 +1,7 @@
-"""A C user's view: install papcoll into a prefix, then build the example against it the two
-documented ways (pkg-config, and CMake's find_package) and run it over mpiexec."""
+"""A C user's view: build papcoll, install it into a prefix, move the prefix elsewhere and
+delete the build, then build the example against the moved prefix the two documented ways
+(pkg-config, and CMake's find_package) and run it over mpiexec with no LD_LIBRARY_PATH. Also
+the core-only build (PAPCOLL_MPI=OFF), which must need no MPI at all."""
 
 from __future__ import annotations
 
@@ -10,13 +12,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from papcoll.launcher import mpi_flavor, mpiexec_command
+from papcoll.launcher import mpiexec_command
 
 ROOT = Path(__file__).resolve().parents[2]
-BUILD = ROOT / "build" / os.environ.get("PAPCOLL_MPI", mpi_flavor())
 MPICC = Path(sys.executable).parent / "mpicc"
 EXAMPLE = ROOT / "examples" / "allreduce_example.c"
-TIMEOUT_SECONDS = 300
+TIMEOUT_SECONDS = 600
+PKG_CONFIG = shutil.which("pkg-config")
 
 
 def run(argv: list[str], **keywords: object) -> subprocess.CompletedProcess[str]:
@@ -26,34 +28,81 @@ def run(argv: list[str], **keywords: object) -> subprocess.CompletedProcess[str]
     return result
 
 
+def without_library_path() -> dict[str, str]:
+    environment = dict(os.environ)
+    environment.pop("LD_LIBRARY_PATH", None)
+    return environment
+
+
+def build_install_and_move(folder: Path, *options: str) -> Path:
+    """Configures and builds papcoll in folder/build (its libraries in folder/lib, not the
+    Python package's), installs into folder/prefix, moves that to folder/moved and deletes
+    the build and the original prefix: what is left must work on its own."""
+    build, prefix, moved = folder / "build", folder / "prefix", folder / "moved"
+    run(["cmake", "-S", str(ROOT), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
+         f"-DPAPCOLL_LIBRARY_FOLDER={folder / 'lib'}", *options])
+    run(["cmake", "--build", str(build), "--parallel", "2"])
+    run(["cmake", "--install", str(build), "--prefix", str(prefix)])
+    shutil.copytree(prefix, moved, symlinks=True)
+    for gone in (build, prefix, folder / "lib"):
+        shutil.rmtree(gone)
+    return moved
+
+
 @pytest.fixture(scope="module")
-def prefix(tmp_path_factory) -> Path:
-    installed = tmp_path_factory.mktemp("prefix")
-    run(["cmake", "--install", str(BUILD), "--prefix", str(installed)])
-    return installed
+def installed(tmp_path_factory) -> Path:
+    return build_install_and_move(tmp_path_factory.mktemp("mpi"),
+                                  f"-DMPI_C_COMPILER={MPICC}")
 
 
 def library_directory(prefix: Path) -> Path:
-    return next(path.parent for path in prefix.rglob("libpapcoll.so"))
+    return next(path.parent for path in prefix.rglob("libpapcoll_core.so"))
 
 
-def assert_example_runs(program: Path, prefix: Path) -> None:
+def run_paths(binary: Path) -> list[str]:
+    dynamic = run(["readelf", "-d", str(binary)]).stdout
+    return [entry for line in dynamic.splitlines() if "RUNPATH" in line or "RPATH" in line
+            for entry in line.split("[", 1)[1].rstrip("]").split(":") if entry]
+
+
+def exported_names(library: Path) -> list[str]:
+    table = run(["nm", "-D", "--defined-only", str(library)]).stdout
+    return [line.split()[-1] for line in table.splitlines() if line.strip()]
+
+
+def assert_example_runs(program: Path) -> None:
     argv, environment = mpiexec_command(2, [str(program)])
-    environment["LD_LIBRARY_PATH"] = str(library_directory(prefix))
+    environment.pop("LD_LIBRARY_PATH", None)
     result = run(argv, env=environment)
     assert result.stdout.count("matches MPI_Allreduce") == 4, result.stdout
 
 
-@pytest.mark.skipif(shutil.which("pkg-config") is None, reason="no pkg-config on this machine")
-def test_pkg_config_builds_the_example(prefix, tmp_path):
-    environment = dict(os.environ, PKG_CONFIG_PATH=str(library_directory(prefix) / "pkgconfig"))
-    flags = run(["pkg-config", "--cflags", "--libs", "papcoll"], env=environment).stdout.split()
+def test_installed_libraries_are_versioned_relocatable_and_export_only_papcoll(installed):
+    libraries = library_directory(installed)
+    for name in ("libpapcoll", "libpapcoll_core"):
+        assert (libraries / f"{name}.so").resolve().name == f"{name}.so.0.1.0"
+        assert (libraries / f"{name}.so.0").is_symlink()
+        library = libraries / f"{name}.so.0.1.0"
+        # the sibling through $ORIGIN; never the build tree, the venv or the MPI
+        assert run_paths(library) == ["$ORIGIN"]
+        names = exported_names(library)
+        assert names and all(name.startswith("papcoll_") for name in names), names
+    bench = run_paths(installed / "bin" / "papcoll-bench")
+    assert "$ORIGIN/../lib" in bench
+    assert not any(str(ROOT / "build") in entry or "_lib" in entry for entry in bench), bench
+
+
+@pytest.mark.skipif(PKG_CONFIG is None, reason="no pkg-config on this machine")
+def test_pkg_config_builds_the_example(installed, tmp_path):
+    environment = dict(os.environ, PKG_CONFIG_PATH=str(library_directory(installed) / "pkgconfig"))
+    flags = run([str(PKG_CONFIG), "--cflags", "--libs", "papcoll"], env=environment).stdout.split()
+    # the .pc file's -Wl,-rpath lets the program find the libraries where the prefix is now
     program = tmp_path / "allreduce_example"
     run([str(MPICC), str(EXAMPLE), *flags, "-o", str(program)])
-    assert_example_runs(program, prefix)
+    assert_example_runs(program)
 
 
-def test_find_package_builds_the_example(prefix, tmp_path):
+def test_find_package_builds_the_example(installed, tmp_path):
     (tmp_path / "CMakeLists.txt").write_text(
         "cmake_minimum_required(VERSION 3.18)\n"
         "project(user C)\n"
@@ -61,7 +110,57 @@ def test_find_package_builds_the_example(prefix, tmp_path):
         f"add_executable(allreduce_example {EXAMPLE})\n"
         "target_link_libraries(allreduce_example PRIVATE papcoll::papcoll)\n")
     build = tmp_path / "build"
-    run(["cmake", "-S", str(tmp_path), "-B", str(build), f"-DCMAKE_PREFIX_PATH={prefix}",
+    run(["cmake", "-S", str(tmp_path), "-B", str(build), f"-DCMAKE_PREFIX_PATH={installed}",
          f"-DMPI_C_COMPILER={MPICC}"])
     run(["cmake", "--build", str(build)])
-    assert_example_runs(build / "allreduce_example", prefix)
+    assert_example_runs(build / "allreduce_example")
+
+
+def test_installed_benchmark_runs_from_the_moved_prefix(installed):
+    argv, environment = mpiexec_command(2, [str(installed / "bin" / "papcoll-bench"),
+                                            "--algorithms", "ring", "--counts", "16",
+                                            "--mode", "one-late", "--max-delays-ms", "0",
+                                            "--iterations", "2", "--compute-ms", "0"])
+    environment.pop("LD_LIBRARY_PATH", None)
+    assert "ring" in run(argv, env=environment).stdout
+
+
+CORE_PROGRAM = r"""
+#include <stdio.h>
+#include <papcoll_core.h>
+int main(void) {
+    papcoll_verify_report report;
+    char error[256];
+    int status = papcoll_verify("ring", 13, 1009, sizeof(float), NULL, NULL, &report, error,
+                                sizeof error);
+    printf("%s: %s\n", status == PAPCOLL_OK && report.ok ? "proved" : "violation", error);
+    return status == PAPCOLL_OK && report.ok ? 0 : 1;
+}
+"""
+
+
+@pytest.mark.skipif(PKG_CONFIG is None, reason="no pkg-config on this machine")
+def test_core_only_build_needs_no_mpi(tmp_path):
+    # No MPI anywhere on PATH and no MPI_C_COMPILER: CMake must not look for one.
+    environment = without_library_path()
+    environment["PATH"] = os.pathsep.join(
+        folder for folder in environment["PATH"].split(os.pathsep)
+        if not (Path(folder) / "mpicc").exists())
+    folder = tmp_path / "core"
+    folder.mkdir()
+    build, prefix = folder / "build", folder / "prefix"
+    run(["cmake", "-S", str(ROOT), "-B", str(build), "-DPAPCOLL_MPI=OFF",
+         "-DCMAKE_BUILD_TYPE=Release", f"-DPAPCOLL_LIBRARY_FOLDER={folder / 'lib'}"],
+        env=environment)
+    run(["cmake", "--build", str(build), "--parallel", "2", "--target", "papcoll_core"],
+        env=environment)
+    run(["cmake", "--install", str(build), "--prefix", str(prefix)], env=environment)
+    assert not list(prefix.rglob("libpapcoll.so*"))
+    assert not (prefix / "include" / "papcoll.h").exists()
+    source = tmp_path / "core_example.c"
+    source.write_text(CORE_PROGRAM)
+    pkgconfig = dict(environment, PKG_CONFIG_PATH=str(library_directory(prefix) / "pkgconfig"))
+    flags = run([str(PKG_CONFIG), "--cflags", "--libs", "papcoll_core"], env=pkgconfig).stdout
+    program = tmp_path / "core_example"
+    run(["cc", str(source), *flags.split(), "-o", str(program)], env=environment)
+    assert run([str(program)], env=environment).stdout.startswith("proved")
