@@ -40,7 +40,8 @@ setup: $(INSTALLED)
 
 build: $(INSTALLED)
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-		-DMPI_C_COMPILER=$(CURDIR)/$(VENV)/bin/mpicc >/dev/null
+		-DMPI_C_COMPILER=$(CURDIR)/$(VENV)/bin/mpicc \
+		-DPAPCOLL_LIBRARY_FOLDER=$(CURDIR)/python/papcoll/_lib >/dev/null
 	cmake --build $(BUILD) --parallel 2 -- --no-print-directory
 
 test: build
