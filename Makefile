@@ -32,6 +32,8 @@ $(INSTALLED): pyproject.toml | $(PYTHON)
 	@# in seconds from its cache when the venv is made again.
 	$(VENV)/bin/uv pip install --quiet --python $(PYTHON) -r pyproject.toml \
 		--extra torch --extra examples
+	@# The same build `pip install` runs (scikit-build-core over CMakeLists.txt), editable:
+	@# papcoll imports from python/, whose _lib/ the `build` target below fills.
 	$(PYTHON) -m pip install --quiet --no-deps --editable .
 	rm -f $(VENV)/.installed-*
 	touch $@

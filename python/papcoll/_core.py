@@ -2,8 +2,8 @@
 
 The cdef is read from the C headers themselves (the parts between the cffi markers), so the
 bindings cannot drift from the C API. The libraries and the headers are placed next to this
-file by the CMake build; PAPCOLL_LIBRARY overrides the core library's path and
-PAPCOLL_MPI_LIBRARY the MPI one's.
+file by the CMake build (`pip install`, or `make build` in a checkout); PAPCOLL_LIBRARY
+overrides the core library's path and PAPCOLL_MPI_LIBRARY the MPI one's.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def _paths(library_name: str, header_name: str, variable: str) -> tuple[Path, Pa
     if not header.exists() or not library.exists():
         raise ImportError(
             f"papcoll's C library is not built ({library} or {header} is missing): "
-            "run `make build` in the papcoll checkout"
+            "`pip install` papcoll (it builds them), or run `make build` in a checkout"
         )
     return library, header
 

@@ -31,12 +31,16 @@ BASELINE = "ring"
 _ROOT = Path(__file__).resolve().parents[2]
 def bench_program() -> Path:
     """The papcoll-bench of this MPI's build: $PAPCOLL_BENCH, else build/<mpi>/ in the source
-    tree this package runs from, else the one on PATH."""
+    tree this package runs from, else the one pip installed with the package, else the one on
+    PATH."""
     if "PAPCOLL_BENCH" in os.environ:
         return Path(os.environ["PAPCOLL_BENCH"])
     built = _ROOT / "build" / mpi_flavor() / "papcoll-bench"
     if built.exists():
         return built
+    installed = Path(__file__).resolve().parent / "_lib" / "papcoll-bench"
+    if installed.exists():
+        return installed
     from shutil import which
 
     found = which("papcoll-bench")
