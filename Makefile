@@ -33,9 +33,14 @@ $(INSTALLED): pyproject.toml | $(PYTHON)
 	@# Two MPIs in one venv would shadow each other's mpiexec: keep only the one asked for.
 	$(PYTHON) -m pip uninstall --quiet --yes $(OTHER_MPI) >/dev/null 2>&1 || true
 	$(PYTHON) -m pip install --quiet $(MPI) mpi4py numpy cffi rich
-	@# The same build `pip install` runs (scikit-build-core over CMakeLists.txt), editable:
-	@# papcoll imports from python/, whose _lib/ the `build` target below fills.
-	$(PYTHON) -m pip install --quiet --no-deps --editable .
+	@# papcoll from this checkout: python/ on the venv's path (a .pth file, which PYTHONPATH
+	@# still overrides, unlike an editable install's import hook) and the `papcoll` command;
+	@# the `build` target fills python/papcoll/_lib. `pip install .` builds the same
+	@# CMakeLists.txt through scikit-build-core (tests/python/test_pip_install.py).
+	$(PYTHON) -m pip uninstall --quiet --yes papcoll >/dev/null 2>&1 || true
+	echo "$(CURDIR)/python" > "$$($(PYTHON) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/papcoll-checkout.pth"
+	printf '#!%s\nimport sys\nfrom papcoll.cli import main\nsys.exit(main())\n' \
+		"$(CURDIR)/$(PYTHON)" > $(PAPCOLL) && chmod +x $(PAPCOLL)
 	rm -f $(VENV)/.installed-*
 	touch $@
 
