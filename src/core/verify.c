@@ -264,7 +264,7 @@ static void release(verifier *v) {
             free(state->dependents);
         }
     if (v->maps)
-        for (size_t m = 0; m < (size_t)v->ranks * BUFFERS_PER_RANK; m++) free(v->maps[m].items);
+        for (size_t m = 0; m < (size_t)v->ranks * BUFFERS_PER_RANK; m++) map_release(&v->maps[m]);
     free(v->states);
     free(v->maps);
     free(v->bits);
@@ -275,6 +275,7 @@ static void release(verifier *v) {
     free(v->scratch_a.items);
     free(v->scratch_b.items);
     free(v->scratch_out.items);
+    free(v->spliced);
     free(v->worklist);
 }
 
