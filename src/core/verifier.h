@@ -114,8 +114,9 @@ const char *buffer_name(int buffer, char *space, size_t size);
 /* A new value with no contribution; UNDEFINED_VALUE when out of memory (reported). */
 PAPCOLL_HIDDEN
 int32_t new_value(verifier *v);
+/* The lowest rank whose contribution value lacks, or -1 when it has all. */
 PAPCOLL_HIDDEN
-int has_contribution(const verifier *v, int32_t value, int32_t rank);
+int32_t first_missing_contribution(const verifier *v, int32_t value);
 /* left (op) right; reports and returns UNDEFINED_VALUE on a double count. */
 PAPCOLL_HIDDEN
 int32_t combine(verifier *v, int32_t left, int32_t right, int32_t rank, int32_t op,

@@ -346,13 +346,10 @@ static void run(verifier *v) {
                 fail_at(v, r, -1, "result element %" PRId64 " is never written", element);
                 break;
             }
-            for (int32_t q = 0; q < v->ranks; q++)
-                if (!has_contribution(v, value, q)) {
-                    fail_at(v, r, -1,
-                            "result element %" PRId64 " misses the contribution of rank %d",
-                            element, q);
-                    break;
-                }
+            int32_t missing = first_missing_contribution(v, value);
+            if (missing >= 0)
+                fail_at(v, r, -1, "result element %" PRId64 " misses the contribution of rank %d",
+                        element, missing);
             if (v->failed) break;
             all_ordered &= v->ordered[value] && v->low[value] == 0 && v->high[value] == v->ranks - 1;
             element += v->scratch_a.items[p].length;

@@ -33,8 +33,16 @@ int32_t new_value(verifier *v) {
     return value;
 }
 
-int has_contribution(const verifier *v, int32_t value, int32_t rank) {
-    return (v->bits[(size_t)value * v->words + rank / 64] >> (rank % 64)) & 1;
+int32_t first_missing_contribution(const verifier *v, int32_t value) {
+    /* a word at a time: asking rank by rank made checking P results cost P^2 (issue 17) */
+    const uint64_t *bits = v->bits + (size_t)value * v->words;
+    for (int32_t w = 0; w < v->words; w++) {
+        int32_t ranks_here = v->ranks - 64 * w < 64 ? v->ranks - 64 * w : 64;
+        uint64_t all = ranks_here == 64 ? ~0ull : (1ull << ranks_here) - 1;
+        uint64_t missing = ~bits[w] & all;
+        if (missing) return 64 * w + __builtin_ctzll(missing);
+    }
+    return -1;
 }
 
 /* left (op) right; reports and returns UNDEFINED_VALUE on a double count. */
