@@ -19,10 +19,20 @@ typedef struct segment {
     int32_t value;
 } segment;
 
+/* A buffer's map is a sorted run of segments covering [0, size) without gaps, adjacent
+ * segments holding different values. It is cut into blocks of at most MAP_BLOCK_SEGMENTS,
+ * so that replacing a region moves one or two blocks' segments instead of all of them:
+ * with one flat array, n writes to distinct elements cost O(n^2) (issue 17). */
+#define MAP_BLOCK_SEGMENTS 128
+typedef struct segment_block {
+    int32_t count, capacity;
+    segment items[]; /* capacity of them, grown up to MAP_BLOCK_SEGMENTS */
+} segment_block;
+
 typedef struct interval_map {
-    segment *items;
-    int32_t count;
-    size_t capacity;
+    segment_block **blocks;
+    int32_t block_count;
+    size_t block_capacity;
 } interval_map;
 
 typedef struct piece {
@@ -71,6 +81,8 @@ typedef struct verifier {
     rank_state *states;
     piece_list pool;           /* snapshots of sent data */
     piece_list scratch_a, scratch_b, scratch_out;
+    segment *spliced;          /* map_write: the segments that replace a region */
+    size_t spliced_capacity;
     worklist_item *worklist;
     int64_t worklist_head, worklist_tail;
     size_t worklist_capacity;
@@ -102,8 +114,9 @@ const char *buffer_name(int buffer, char *space, size_t size);
 /* A new value with no contribution; UNDEFINED_VALUE when out of memory (reported). */
 PAPCOLL_HIDDEN
 int32_t new_value(verifier *v);
+/* The lowest rank whose contribution value lacks, or -1 when it has all. */
 PAPCOLL_HIDDEN
-int has_contribution(const verifier *v, int32_t value, int32_t rank);
+int32_t first_missing_contribution(const verifier *v, int32_t value);
 /* left (op) right; reports and returns UNDEFINED_VALUE on a double count. */
 PAPCOLL_HIDDEN
 int32_t combine(verifier *v, int32_t left, int32_t right, int32_t rank, int32_t op,
@@ -114,6 +127,9 @@ interval_map *map_of(verifier *v, int32_t rank, int32_t buffer);
 /* Appends [start, end) -> value at the end of map, merging with the last segment. */
 PAPCOLL_HIDDEN
 int map_push(verifier *v, interval_map *map, int64_t start, int64_t end, int32_t value);
+/* Frees what map holds and leaves it empty. */
+PAPCOLL_HIDDEN
+void map_release(interval_map *map);
 /* The pieces of map over [start, end), into out (replacing what it held). */
 PAPCOLL_HIDDEN
 int map_read(verifier *v, const interval_map *map, int64_t start, int64_t end, piece_list *out);

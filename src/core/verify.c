@@ -264,7 +264,7 @@ static void release(verifier *v) {
             free(state->dependents);
         }
     if (v->maps)
-        for (size_t m = 0; m < (size_t)v->ranks * BUFFERS_PER_RANK; m++) free(v->maps[m].items);
+        for (size_t m = 0; m < (size_t)v->ranks * BUFFERS_PER_RANK; m++) map_release(&v->maps[m]);
     free(v->states);
     free(v->maps);
     free(v->bits);
@@ -275,6 +275,7 @@ static void release(verifier *v) {
     free(v->scratch_a.items);
     free(v->scratch_b.items);
     free(v->scratch_out.items);
+    free(v->spliced);
     free(v->worklist);
 }
 
@@ -345,13 +346,10 @@ static void run(verifier *v) {
                 fail_at(v, r, -1, "result element %" PRId64 " is never written", element);
                 break;
             }
-            for (int32_t q = 0; q < v->ranks; q++)
-                if (!has_contribution(v, value, q)) {
-                    fail_at(v, r, -1,
-                            "result element %" PRId64 " misses the contribution of rank %d",
-                            element, q);
-                    break;
-                }
+            int32_t missing = first_missing_contribution(v, value);
+            if (missing >= 0)
+                fail_at(v, r, -1, "result element %" PRId64 " misses the contribution of rank %d",
+                        element, missing);
             if (v->failed) break;
             all_ordered &= v->ordered[value] && v->low[value] == 0 && v->high[value] == v->ranks - 1;
             element += v->scratch_a.items[p].length;

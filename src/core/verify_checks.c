@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "growth.h"
 #include "verifier.h"
 
 /* Race analysis asks "is op a an ancestor of op b?". Up to this many ops per rank it keeps an
@@ -137,6 +138,12 @@ static void ancestry_release(ancestry *a) {
 static int is_ancestor(ancestry *a, int32_t of, int32_t candidate) {
     if (candidate >= of) return 0;
     if (a->bits) return (a->bits[(size_t)of * a->words + candidate / 64] >> (candidate % 64)) & 1;
+    /* Most questions are about a direct dependency (the op that wrote what this one reads):
+     * answered from the list, without a pass over the ops between them. */
+    int32_t direct_count;
+    const int32_t *direct = sched_dependencies(a->schedule, of, &direct_count);
+    for (int32_t d = 0; d < direct_count; d++)
+        if (direct[d] == candidate) return 1;
     if (a->cached_candidate == candidate) return a->descends[of];
     if (of - candidate > 256) {
         /* A far question: mark every descendant of candidate in one forward pass and keep
@@ -171,6 +178,112 @@ static int is_ancestor(ancestry *a, int32_t of, int32_t candidate) {
         }
     }
     return 0;
+}
+
+/* ---- races: a fast pass that says whether there is one, the sweep that names it --------- */
+
+/* Whether any two of the accesses (in op order) overlap, one writing, without being ordered
+ * by the DAG. Pairwise that is quadratic in ops on one region (linear's root reduces P
+ * times into one accumulator: issue 17). As ancestry is transitive it suffices, op by op,
+ * to check each element's last writer and the readers since: when every op is ordered after
+ * those, every earlier op on the element is ordered before it too. Each buffer's elements
+ * are cut at every region boundary; the cost is the number of (access, stretch) pairs.
+ * 1: a race (or out of memory: then the sweep decides); 0: none. */
+typedef struct reader {
+    int32_t op, next; /* the next reader of the same piece, -1 at the end */
+} reader;
+
+typedef struct stretch_state {
+    int32_t writer;  /* the last op that wrote it, -1: none */
+    int32_t readers; /* the readers since, a list in the reader pool, -1: none */
+} stretch_state;
+
+typedef struct question {
+    int32_t late, early;
+} question;
+
+/* Is op `late` ordered after op `early` (an op is with itself)? Remembers the last yes, as
+ * an op asks about the same writer for every stretch it covers. */
+static int ordered_after(ancestry *ancestors, question *last_yes, int32_t late, int32_t early) {
+    if (early == late || (early == last_yes->early && late == last_yes->late)) return 1;
+    if (!is_ancestor(ancestors, late, early)) return 0;
+    *last_yes = (question){late, early};
+    return 1;
+}
+
+static int compare_element(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The index of `element` in the sorted distinct cuts[0 .. count), where it is. */
+static int64_t cut_index(const int64_t *cuts, int64_t count, int64_t element) {
+    int64_t low = 0, high = count;
+    while (low < high) {
+        int64_t middle = low + (high - low) / 2;
+        if (cuts[middle] < element) low = middle + 1;
+        else high = middle;
+    }
+    return low;
+}
+
+static int may_race(const access *accesses, int32_t access_count, ancestry *ancestors) {
+    int32_t *order = malloc((size_t)access_count * sizeof *order);
+    int64_t *cuts = malloc((size_t)access_count * 2 * sizeof *cuts);
+    stretch_state *stretches = malloc((size_t)access_count * 2 * sizeof *stretches);
+    reader *readers = NULL;
+    size_t reader_capacity = 0;
+    int32_t reader_count = 0, group_first[BUFFERS_PER_RANK + 1] = {0};
+    int race = order == NULL || cuts == NULL || stretches == NULL;
+    /* group the accesses by buffer, each group still in op order (a counting sort) */
+    for (int32_t a = 0; a < access_count && !race; a++) group_first[accesses[a].buffer + 1]++;
+    for (int b = 0; b < BUFFERS_PER_RANK; b++) group_first[b + 1] += group_first[b];
+    int32_t placed[BUFFERS_PER_RANK];
+    memcpy(placed, group_first, sizeof placed);
+    for (int32_t a = 0; a < access_count && !race; a++) order[placed[accesses[a].buffer]++] = a;
+    question last_yes = {-1, -1};
+    for (int b = 0; b < BUFFERS_PER_RANK && !race; b++) {
+        int32_t first = group_first[b], end = group_first[b + 1];
+        int64_t cut_count = 0;
+        for (int32_t g = first; g < end; g++) {
+            cuts[cut_count++] = accesses[order[g]].start;
+            cuts[cut_count++] = accesses[order[g]].end;
+        }
+        qsort(cuts, (size_t)cut_count, sizeof *cuts, compare_element);
+        int64_t distinct = 0;
+        for (int64_t c = 0; c < cut_count; c++)
+            if (distinct == 0 || cuts[distinct - 1] != cuts[c]) cuts[distinct++] = cuts[c];
+        for (int64_t t = 0; t < distinct; t++) stretches[t] = (stretch_state){-1, -1};
+        for (int32_t g = first; g < end && !race; g++) {
+            const access *at = &accesses[order[g]];
+            int64_t from = cut_index(cuts, distinct, at->start);
+            int64_t to = cut_index(cuts, distinct, at->end);
+            for (int64_t t = from; t < to && !race; t++) {
+                stretch_state *stretch = &stretches[t];
+                /* the writer, then (for a write) the readers, must all come before this op */
+                if (stretch->writer >= 0)
+                    race = !ordered_after(ancestors, &last_yes, at->op, stretch->writer);
+                for (int32_t r = stretch->readers; at->writes && r >= 0 && !race; r = readers[r].next)
+                    race = !ordered_after(ancestors, &last_yes, at->op, readers[r].op);
+                if (race) break;
+                if (at->writes) {
+                    *stretch = (stretch_state){at->op, -1};
+                } else if (grow_array((void **)&readers, &reader_capacity,
+                                      (size_t)reader_count + 1, sizeof *readers) != 0 ||
+                           reader_count == INT32_MAX) {
+                    race = 1; /* out of memory: let the sweep decide */
+                } else {
+                    readers[reader_count] = (reader){at->op, stretch->readers};
+                    stretch->readers = reader_count++;
+                }
+            }
+        }
+    }
+    free(order);
+    free(cuts);
+    free(stretches);
+    free(readers);
+    return race;
 }
 
 /* Races and deterministic matching for one rank; aliased = MPI_IN_PLACE buffers. */
@@ -215,8 +328,12 @@ void check_ordering(verifier *v, int32_t rank, int aliased) {
                                                 op->u.target_offset + op->length, i, target, 1};
         }
     }
-    qsort(accesses, (size_t)access_count, sizeof *accesses, compare_access);
-    /* Sweep each buffer: every pair of overlapping accesses with a write must be ordered. */
+    /* When there is a race, sweep each buffer for the first in (buffer, start, op) order:
+     * every pair of overlapping accesses with a write must be ordered. */
+    if (may_race(accesses, access_count, &ancestors))
+        qsort(accesses, (size_t)access_count, sizeof *accesses, compare_access);
+    else
+        access_count = 0;
     for (int32_t a = 0; a < access_count && !v->failed; a++) {
         for (int32_t b = a + 1; b < access_count; b++) {
             if (accesses[b].buffer != accesses[a].buffer || accesses[b].start >= accesses[a].end)

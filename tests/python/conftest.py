@@ -52,6 +52,14 @@ def passed_failed(output: str) -> tuple[int, int]:
     return passed, failed
 
 
+def run_python_within(code: str, seconds: float) -> subprocess.CompletedProcess[str]:
+    """`code` in a fresh interpreter (this one's, same environment), killed after `seconds`:
+    for sizes at which a quadratic engine would take minutes, where a wall-clock assertion
+    on a loaded machine would flake and a call into C cannot be interrupted in-process."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=seconds, check=True)
+
+
 def run_under_mpiexec(ranks: int, program: list[str],
                       timeout: float = COMMAND_TIMEOUT_SECONDS) -> subprocess.CompletedProcess[str]:
     """`program` on `ranks` processes through papcoll's launcher, killed after `timeout` s."""

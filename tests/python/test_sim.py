@@ -7,6 +7,7 @@ import json
 import math
 
 import pytest
+from conftest import run_python_within
 from papcoll import Context
 from papcoll.sim import SimModel, arrival_pattern, preset, simulate, with_parameters
 
@@ -118,3 +119,18 @@ def test_sim_command_bad_input(papcoll_command, arguments, message):
     result = papcoll_command("sim", *arguments)
     assert result.returncode == 2
     assert message in result.stderr
+
+
+# Issue 17: messages were matched by searching the destination's lists, so linear (rank 0
+# receives from P - 1 down while the sends arrive from 1 up) was quadratic: 26 s at
+# P = 100,000, some 7 minutes at this P; now 1.2 to 2.5 s. The limit is some 20 times that.
+LINEAR_AT_400K = """
+from papcoll.sim import simulate
+ranks = 400_000
+result = simulate("linear", ranks, 1)
+assert result.operations == 5 * ranks - 4, result.operations  # root 3P - 2, leaves 2 each
+"""
+
+
+def test_simulator_is_not_quadratic_for_linear():
+    run_python_within(LINEAR_AT_400K, seconds=40)

@@ -1,6 +1,6 @@
 /* engine.h - the simulator's engine state (simulate.c), shared with the part that moves the
  * bytes (transfer.c). Laid out for speed at P = 2^20: all ranks' ops in one array of 32-byte
- * records, everything per rank in one 48-byte record, so an event touches one or two cache
+ * records, everything per rank in one 32-byte record, so an event touches one or two cache
  * lines. Internal to the simulator; every function is hidden. */
 #ifndef PAPCOLL_SIM_ENGINE_H
 #define PAPCOLL_SIM_ENGINE_H
@@ -20,7 +20,7 @@ typedef struct sim_op {
     int32_t rank;
     int32_t pending;     /* ops this one still waits for */
     int32_t peer;        /* SEND / RECV */
-    int32_t tag;
+    int32_t channel;     /* SEND / RECV: its (source, destination, tag), an index in channels */
     uint8_t kind;        /* enum sched_op_kind */
     uint8_t padding[3];
 } sim_op;
@@ -29,13 +29,13 @@ typedef struct sim_op {
 #define SIM_MAX_OPS ((int64_t)UINT32_MAX - 1)
 _Static_assert(sizeof(sim_op) == 32, "an engine op should stay 32 bytes");
 
-/* ---- message matching: per destination, posted receives and unexpected sends ------------ */
+/* ---- message matching: per channel, posted receives and unexpected sends ---------------- */
 
 typedef struct message_side {
-    double time;    /* SEND: when it arrives (eager) or is offered (rendezvous); RECV: posted */
-    int32_t source; /* the sending rank */
-    int32_t tag;
-    uint32_t op;    /* the SEND or RECV */
+    double time;       /* SEND: when it arrives (eager) or is offered (rendezvous); RECV: posted */
+    int32_t source;    /* the sending rank */
+    uint32_t sequence; /* SEND: the how-manieth unexpected send it was, for the leftover report */
+    uint32_t op;       /* the SEND or RECV */
     int32_t next;
     int32_t eager;
 } message_side;
@@ -44,11 +44,20 @@ typedef struct side_list {
     int32_t head, tail;
 } side_list;
 
-/* Everything the engine keeps per rank, in one 48-byte record: an event touches one line. */
+/* A channel: the messages from one rank to another with one tag. MPI matches in order
+ * within a channel only (papcoll has no wildcards), so a FIFO per channel finds a partner
+ * at its head; one list per destination would be searched past other channels' messages,
+ * which made `linear` quadratic (rank 0 receives from P - 1 down, the sends arrive from 1
+ * up: issue 17). Channels are numbered while the schedules are converted. */
+typedef struct channel {
+    int32_t source, destination, tag;
+    side_list posted, unexpected; /* receives posted, sends waiting, oldest first */
+} channel;
+
+/* Everything the engine keeps per rank, in one 32-byte record: an event touches one line. */
 typedef struct rank_state {
     double cpu_free, send_nic_free, receive_nic_free; /* next-free times of its resources */
     double finish;                                    /* its last op's completion */
-    side_list posted, unexpected;  /* messages to this rank: receives posted, sends waiting */
 } rank_state;
 
 /* ---- the simulation ---------------------------------------------------------------------- */
@@ -65,6 +74,13 @@ typedef struct simulation {
     int64_t dependent_count;
     size_t dependent_capacity;
     rank_state *rank;
+    channel *channels;
+    int32_t channel_count;
+    size_t channel_capacity;
+    int32_t *channel_slots;         /* open-addressing hash (source, destination, tag) ->
+                                       channel, -1: empty; only while converting */
+    int64_t channel_slot_count;     /* a power of two, at least twice channel_count */
+    uint32_t unexpected_sends;      /* sends that waited so far: the next one's sequence */
     message_side *sides;
     size_t side_capacity;
     int32_t side_used, side_free;

@@ -15,8 +15,8 @@
  *                  when its bytes are out. Rendezvous: leaves only once the RECV is posted;
  *                  the SEND completes when it has arrived.
  *   RECV           posted when ready; completes at max(arrival, posted), plus o on the CPU.
- * Messages match per (source, destination, tag) in order, as in MPI: each rank keeps a
- * list of posted receives and one of unexpected sends, searched first to last. Empty
+ * Messages match per (source, destination, tag) in order, as in MPI: each such channel
+ * keeps a FIFO of posted receives and one of unexpected sends, so a match is O(1). Empty
  * messages cost nothing (both sides skip them, as the executor does).
  *
  * Where the bytes go (crossbar, or a tree of switches, first come first served on the whole
@@ -95,17 +95,14 @@ static void side_append(simulation *s, side_list *list, int32_t index) {
     list->tail = index;
 }
 
-/* Removes and returns the first side in `list` from `source` with `tag`, or -1. */
-static int32_t side_find(simulation *s, side_list *list, int32_t source, int32_t tag) {
-    int32_t previous = -1;
-    for (int32_t i = list->head; i >= 0; previous = i, i = s->sides[i].next) {
-        if (s->sides[i].source != source || s->sides[i].tag != tag) continue;
-        if (previous >= 0) s->sides[previous].next = s->sides[i].next;
-        else list->head = s->sides[i].next;
-        if (list->tail == i) list->tail = previous;
-        return i;
-    }
-    return -1;
+/* Removes and returns the oldest side of a channel's list, or -1: every side in it has the
+ * channel's source and tag, so the head is the one MPI would match. */
+static int32_t side_take_oldest(simulation *s, side_list *list) {
+    int32_t oldest = list->head;
+    if (oldest < 0) return -1;
+    list->head = s->sides[oldest].next;
+    if (list->tail == oldest) list->tail = -1;
+    return oldest;
 }
 
 static void side_free(simulation *s, int32_t index) {
@@ -165,18 +162,19 @@ static int start(simulation *s, uint32_t index, double ready) {
             time = transfer(s, rank, peer, offered, op->bytes, &out_of_sender);
             if (!event_queue_push(&s->queue, out_of_sender, index, EVENT_COMPLETE)) return 0;
         }
-        s->sides[entry] = (message_side){time, rank, op->tag, index, -1, eager};
-        int32_t receive = side_find(s, &s->rank[peer].posted, rank, op->tag);
+        s->sides[entry] = (message_side){time, rank, s->unexpected_sends, index, -1, eager};
+        int32_t receive = side_take_oldest(s, &s->channels[op->channel].posted);
         if (receive < 0) {
-            side_append(s, &s->rank[peer].unexpected, entry);
+            s->unexpected_sends++;
+            side_append(s, &s->channels[op->channel].unexpected, entry);
             return 1;
         }
         return pair(s, entry, receive);
     }
-    s->sides[entry] = (message_side){ready, peer, op->tag, index, -1, 0};
-    int32_t send = side_find(s, &s->rank[rank].unexpected, peer, op->tag);
+    s->sides[entry] = (message_side){ready, peer, 0, index, -1, 0};
+    int32_t send = side_take_oldest(s, &s->channels[op->channel].unexpected);
     if (send < 0) {
-        side_append(s, &s->rank[rank].posted, entry);
+        side_append(s, &s->channels[op->channel].posted, entry);
         return 1;
     }
     return pair(s, send, entry);
@@ -203,6 +201,46 @@ typedef struct build_scratch {
     int32_t *pending, *dependent_first, *dependents;
     size_t pending_capacity, first_capacity, dependents_capacity;
 } build_scratch;
+
+/* The channel of messages from `source` to `destination` with `tag`, numbered on first
+ * sight; -1 when out of memory or out of channel numbers. */
+static int32_t channel_of(simulation *s, int32_t source, int32_t destination, int32_t tag) {
+    if (2 * ((int64_t)s->channel_count + 1) > s->channel_slot_count) {
+        /* keep the table at most half full, so that probes stay short */
+        int64_t slot_count = s->channel_slot_count ? 2 * s->channel_slot_count : 1024;
+        if (s->channel_count == INT32_MAX || (uint64_t)slot_count > SIZE_MAX / sizeof(int32_t))
+            return -1;
+        int32_t *slots = malloc((size_t)slot_count * sizeof *slots);
+        if (slots == NULL) return -1;
+        memset(slots, 0xff, (size_t)slot_count * sizeof *slots); /* all -1 */
+        for (int32_t c = 0; c < s->channel_count; c++) {
+            const channel *known = &s->channels[c];
+            uint64_t slot = mix64(((uint64_t)(uint32_t)known->source << 32 |
+                                   (uint32_t)known->destination) ^ (uint64_t)known->tag << 17);
+            while (slots[slot & (uint64_t)(slot_count - 1)] >= 0) slot++;
+            slots[slot & (uint64_t)(slot_count - 1)] = c;
+        }
+        free(s->channel_slots);
+        s->channel_slots = slots;
+        s->channel_slot_count = slot_count;
+    }
+    const uint64_t mask = (uint64_t)(s->channel_slot_count - 1);
+    uint64_t slot = mix64(((uint64_t)(uint32_t)source << 32 | (uint32_t)destination) ^
+                          (uint64_t)tag << 17);
+    for (;; slot++) {
+        int32_t c = s->channel_slots[slot & mask];
+        if (c < 0) break;
+        const channel *known = &s->channels[c];
+        if (known->source == source && known->destination == destination && known->tag == tag)
+            return c;
+    }
+    if (grow_array((void **)&s->channels, &s->channel_capacity, (size_t)s->channel_count + 1,
+                   sizeof(channel)) != 0)
+        return -1;
+    s->channels[s->channel_count] = (channel){source, destination, tag, {-1, -1}, {-1, -1}};
+    s->channel_slots[slot & mask] = s->channel_count;
+    return s->channel_count++;
+}
 
 /* Builds rank r's schedule and appends its ops to s->ops. */
 static int add_rank(simulation *s, build_scratch *scratch, const char *algorithm, int32_t rank,
@@ -246,7 +284,14 @@ static int add_rank(simulation *s, build_scratch *scratch, const char *algorithm
         to->bytes = (double)from->length * elem_size;
         if (from->kind == SCHED_SEND || from->kind == SCHED_RECV) {
             to->peer = from->u.message.peer;
-            to->tag = from->u.message.tag;
+            to->channel = from->kind == SCHED_SEND
+                              ? channel_of(s, rank, to->peer, from->u.message.tag)
+                              : channel_of(s, to->peer, rank, from->u.message.tag);
+            if (to->channel < 0) {
+                papcoll_schedule_free(schedule);
+                return fail(s, PAPCOLL_ERR_NO_MEMORY, "out of memory for the message channels "
+                            "of %d ranks", s->ranks);
+            }
         } else if (from->kind == SCHED_COPY && from->buffer == from->target_buffer &&
                    from->offset == from->u.target_offset) {
             to->bytes = 0; /* a copy onto itself (MPI_IN_PLACE) moves nothing */
@@ -267,6 +312,8 @@ static void release(simulation *s) {
     free(s->first_op);
     free(s->dependents);
     free(s->rank);
+    free(s->channels);
+    free(s->channel_slots);
     free(s->sides);
     event_queue_release(&s->queue);
     free(s->depth);
@@ -318,6 +365,7 @@ static int64_t engine_memory(const simulation *s) {
     return (int64_t)s->op_capacity * (int64_t)sizeof(sim_op) +
            (int64_t)s->dependent_capacity * (int64_t)sizeof(uint32_t) + per_rank +
            (int64_t)s->side_capacity * (int64_t)sizeof(message_side) +
+           (int64_t)s->channel_capacity * (int64_t)sizeof(channel) +
            event_queue_memory(&s->queue);
 }
 
@@ -384,7 +432,6 @@ int papcoll_simulate(const char *algorithm, int32_t ranks, int64_t count, int32_
         release(&s);
         return fail(&s, PAPCOLL_ERR_NO_MEMORY, "out of memory for %d ranks", ranks);
     }
-    for (int32_t r = 0; r < ranks; r++) s.rank[r].posted = s.rank[r].unexpected = (side_list){-1, -1};
     if (s.topology) {
         int32_t vertices = s.topology->vertex_count > 0 ? s.topology->vertex_count : 1;
         s.depth = calloc((size_t)vertices, sizeof(int32_t));
@@ -413,6 +460,8 @@ int papcoll_simulate(const char *algorithm, int32_t ranks, int64_t count, int32_
     free(scratch.pending);
     free(scratch.dependent_first);
     free(scratch.dependents);
+    free(s.channel_slots); /* the ops hold their channels now */
+    s.channel_slots = NULL;
     if (status == PAPCOLL_OK && options->record_timeline) {
         s.op_start = calloc((size_t)s.op_count + 1, sizeof(double));
         s.op_end = calloc((size_t)s.op_count + 1, sizeof(double));
@@ -469,12 +518,26 @@ int papcoll_simulate(const char *algorithm, int32_t ranks, int64_t count, int32_
         }
         if (!ok) status = fail(&s, PAPCOLL_ERR_NO_MEMORY, "out of memory simulating");
     }
-    for (int32_t r = 0; r < ranks && status == PAPCOLL_OK; r++)
-        if (s.rank[r].unexpected.head >= 0) {
-            const message_side *left = &s.sides[s.rank[r].unexpected.head];
-            status = fail(&s, PAPCOLL_ERR_ARGUMENT, "a message from rank %d to rank %d (tag %d) "
-                          "was sent but never received", left->source, r, left->tag);
+    if (status == PAPCOLL_OK) {
+        /* Report what a per-destination list would have held first: the send that waited
+         * earliest among those to the lowest rank. */
+        const channel *leftover = NULL;
+        uint32_t earliest = 0;
+        for (int32_t c = 0; c < s.channel_count; c++) {
+            const channel *candidate = &s.channels[c];
+            if (candidate->unexpected.head < 0) continue;
+            uint32_t sequence = s.sides[candidate->unexpected.head].sequence;
+            if (leftover == NULL || candidate->destination < leftover->destination ||
+                (candidate->destination == leftover->destination && sequence < earliest)) {
+                leftover = candidate;
+                earliest = sequence;
+            }
         }
+        if (leftover != NULL)
+            status = fail(&s, PAPCOLL_ERR_ARGUMENT, "a message from rank %d to rank %d (tag %d) "
+                          "was sent but never received", leftover->source,
+                          leftover->destination, leftover->tag);
+    }
     if (status == PAPCOLL_OK && s.remaining > 0)
         status = fail(&s, PAPCOLL_ERR_ARGUMENT,
                       "deadlock: %lld operations never ran (a message waits for a partner "
