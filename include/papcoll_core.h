@@ -148,6 +148,7 @@ typedef struct papcoll_verify_report {
                                      completes one round after both its SEND and its RECV
                                      have started (a rank may have several in flight);
                                      empty messages take none */
+    /* The counts below saturate at INT64_MAX (hand-written schedules can pass it). */
     int64_t max_bytes_sent;       /* by the busiest rank */
     int64_t max_bytes_received;
     int64_t total_bytes_sent;     /* over all ranks */
