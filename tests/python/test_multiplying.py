@@ -13,9 +13,11 @@ import pytest
 from papcoll import Context, PapcollError, Parameters, verify
 from papcoll.core import schedule_text
 from papcoll.multiplying import (
+    MAX_RECEIVED,
     check,
     default_schedule,
     enumerate_schedules,
+    factorisations,
     lambert_w,
     optimal_fanout,
     recursive_doubling_schedule,
@@ -125,6 +127,43 @@ def test_scratch_past_2_to_63_bytes_is_refused():
             "its scratch of 7 x 576460752303423488 elements of 4 bytes passes 2^63-1 bytes")):
         schedule_text(NAME, 8, 0, 2**59, 4, context)
     assert "scratch=2017612633061982208" in schedule_text(NAME, 8, 0, 2**58, 4, context)
+
+
+@pytest.mark.parametrize("ranks", [1030, 2047, 2050, 2051, 2052, 2053, 2100, 2500])
+def test_every_listed_schedule_passes_the_checker(ranks):
+    # above P = 2050 some merges would give a block member more than PAPCOLL_RM_MAX_BASE
+    # vectors in one stage (P = 2051: m2035g2a8, 1025); the enumeration leaves them out
+    listed = list(enumerate_schedules(ranks))
+    for _kind, schedule in listed:
+        check(schedule, ranks)
+    merged = {schedule for kind, schedule in listed if kind == "merged"}
+    # and it leaves out only those: every merge of the paper's generator that check() takes
+    accepted = set()
+    for remaining in range(1, ranks - 3):
+        interior = ranks - remaining
+        for bases in factorisations(interior, 8):
+            if len(bases) >= 2:
+                first, *middle, last = bases
+                schedule = ",".join([f"m{remaining}g{interior // first}a{first}",
+                                     *(f"a{b}" for b in middle),
+                                     f"n{remaining}g{interior // last}a{last}"])
+                try:
+                    check(schedule, ranks)
+                except PapcollError as error:
+                    assert "more than 1024" in error.message, error.message
+                    continue
+                accepted.add(schedule)
+    assert merged == accepted
+    if ranks == 2051:
+        assert "m2035g2a8,n2035g8a2" not in merged
+
+
+def test_max_base_is_capped_at_the_checkers_limit():
+    assert MAX_RECEIVED == 1024
+    listed = list(enumerate_schedules(2048, max_base=4096))
+    assert ("factored", "a1024,a2") in listed and ("factored", "a2048") not in listed
+    for _kind, schedule in listed[:2000]:
+        check(schedule, 2048)
 
 
 def test_the_parser_survives_fuzzing():
@@ -250,6 +289,10 @@ def test_search_ranks_the_space(papcoll_command):
 def test_schedules_command_and_bad_schedule(papcoll_command):
     listing = papcoll_command("schedules", "--ranks", "7")
     assert listing.returncode == 0, listing.stderr
+    # P = 2051 listed a merge the checker refuses, and the command failed on it
+    large = papcoll_command("schedules", "--ranks", "2051", "--json", "-")
+    assert large.returncode == 0, large.stderr
+    assert len(json.loads(large.stdout)) == len(list(enumerate_schedules(2051)))
     assert "m1g2a3,n1g3a2" in listing.stdout and "c6m2,a2,a2,e6m2" in listing.stdout
     bad = papcoll_command("verify", "--algorithm", NAME, "--ranks", "6", "--count", "4",
                           "--schedule", "a4,a2")

@@ -157,7 +157,7 @@ static int32_t most_received(const rm_parsed *parsed) {
  * their vectors, which go after the block's in the reduction. */
 static void exchange(rm_builder *b, const rm_level *levels, int32_t depth, int32_t u,
                      int32_t base, int32_t tag, const int32_t *extras, int32_t extra_count) {
-    int32_t taken[RM_MAX_BASE + 1], values[2 * RM_MAX_BASE + 2];
+    int32_t taken[PAPCOLL_RM_MAX_BASE + 1], values[2 * PAPCOLL_RM_MAX_BASE + 2];
     int32_t received = 0, n = 0;
     const int32_t stride = levels[depth].done, digit = (u / stride) % base;
     const int32_t first = u - digit * stride;
@@ -184,9 +184,9 @@ static void exchange(rm_builder *b, const rm_level *levels, int32_t depth, int32
 static int build_stages(rm_builder *b, const rm_parsed *parsed, int32_t ranks, int32_t rank) {
     rm_level levels[RM_MAX_STAGES + 1];
     int32_t me[RM_MAX_STAGES + 1]; /* this rank's virtual rank per level, -1: sits it out */
-    /* A rank gets at most ceil(R / G) <= RM_MAX_BASE extras in a merge (rm_parse
+    /* A rank gets at most ceil(R / G) <= PAPCOLL_RM_MAX_BASE extras in a merge (rm_parse
      * checks B - 1 + ceil(R / G) against it), so no array of P entries, 8 GiB near 2^31. */
-    int32_t depth = 0, values[RM_MAX_BASE + 1], extras[RM_MAX_BASE];
+    int32_t depth = 0, values[PAPCOLL_RM_MAX_BASE + 1], extras[PAPCOLL_RM_MAX_BASE];
     levels[0] = (rm_level){'r', ranks, 1, 0, 0, 0, 0};
     me[0] = rank;
     for (int32_t i = 0; i < parsed->count && !b->failed; i++) {

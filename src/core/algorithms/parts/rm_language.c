@@ -74,9 +74,9 @@ static int parse_stage(const char *text, size_t length, int32_t index, rm_stage 
         *p != '\0')
         return refuse(error, "stage %d '%s': malformed, expected %s with decimal numbers "
                       "(0 to 2147483647)", index + 1, piece, shape);
-    if (stage->base < 2 || stage->base > RM_MAX_BASE)
+    if (stage->base < 2 || stage->base > PAPCOLL_RM_MAX_BASE)
         return refuse(error, "stage %d '%s': the base must be 2..%d, not %d", index + 1, piece,
-                      RM_MAX_BASE, stage->base);
+                      PAPCOLL_RM_MAX_BASE, stage->base);
     return PAPCOLL_OK;
 }
 
@@ -151,12 +151,12 @@ static int check_stages(const rm_parsed *parsed, int32_t ranks, rm_error *error)
                               "at least two stages (the m-stage and the n-stage)", n,
                               s->remaining, s->groups, B, interior);
             /* a block member receives B - 1 vectors plus its share of the extras */
-            if ((int64_t)B - 1 + (s->remaining + s->groups - 1) / s->groups > RM_MAX_BASE)
+            if ((int64_t)B - 1 + (s->remaining + s->groups - 1) / s->groups > PAPCOLL_RM_MAX_BASE)
                 return refuse(error, "stage %d 'm%dg%da%d': a member of a block would receive "
                               "%lld vectors in one stage, more than %d", n, s->remaining,
                               s->groups, B,
                               (long long)B - 1 + (s->remaining + s->groups - 1) / s->groups,
-                              RM_MAX_BASE);
+                              PAPCOLL_RM_MAX_BASE);
             stack[++depth] = (rm_level){'m', interior, B, 0, 0, s->remaining, s->groups};
             break;
         }
