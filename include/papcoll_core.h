@@ -156,6 +156,7 @@ typedef struct papcoll_verify_report {
                                      completes one round after both its SEND and its RECV
                                      have started (a rank may have several in flight);
                                      empty messages take none */
+    /* The counts below saturate at INT64_MAX (hand-written schedules can pass it). */
     int64_t max_bytes_sent;       /* by the busiest rank */
     int64_t max_bytes_received;
     int64_t total_bytes_sent;     /* over all ranks */
@@ -204,6 +205,10 @@ int papcoll_rm_check(const char *schedule, int32_t ranks, int32_t *reorders, cha
  * doubling as a schedule string; returns the length the text needs (without the NUL). */
 size_t papcoll_rm_default(int32_t ranks, char *text, size_t size);
 size_t papcoll_rm_recursive_doubling(int32_t ranks, char *text, size_t size);
+/* The most vectors one rank may receive in one stage: every base B is at most this, and so
+ * is B - 1 plus the extras a merge mRgGaB sends each block member (ceil(R / G)).
+ * papcoll_rm_check refuses a schedule needing more; python's enumeration obeys the same. */
+enum { PAPCOLL_RM_MAX_BASE = 1024 };
 
 /* ---- the discrete-event simulator (src/core/sim/simulate.c) ------------------------------
  * Runs the schedules of all P ranks against a LogGP-family cost model, on a crossbar or on a

@@ -10,6 +10,9 @@ The enumeration follows the paper's generator ("factored, split and merged sched
             with two or more stages.
 Choice: one level of collapse and no collapse inside a merge (the C builder accepts nested
 collapses; the enumeration does not generate them, to keep the space small).
+Limit: no rank receives more than PAPCOLL_RM_MAX_BASE (C, papcoll_core.h) vectors in one stage,
+as papcoll_rm_check demands: bases are capped at it, and a merge is left out when a block
+member would receive B - 1 + ceil(R / G) vectors, more than it (P = 2051: m2035g2a8).
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ if TYPE_CHECKING:
     from .network import Network, Topology
 
 DEFAULT_MAX_BASE = 8
+# the most vectors one rank may receive in a stage; the C checker's own number
+MAX_RECEIVED = int(lib.PAPCOLL_RM_MAX_BASE)
 
 
 def check(schedule: str, ranks: int) -> bool:
@@ -75,7 +80,8 @@ def _stages(bases: tuple[int, ...]) -> str:
 
 
 def enumerate_schedules(ranks: int, max_base: int = DEFAULT_MAX_BASE) -> Iterator[tuple[str, str]]:
-    """(kind, schedule) for every schedule of the space, each once."""
+    """(kind, schedule) for every schedule of the space, each once; each passes check()."""
+    max_base = min(max_base, MAX_RECEIVED)
     if ranks == 1:
         yield "factored", ""
         return
@@ -94,8 +100,11 @@ def enumerate_schedules(ranks: int, max_base: int = DEFAULT_MAX_BASE) -> Iterato
             if len(bases) < 2:
                 continue
             first, *middle, last = bases
+            groups = interior // first
+            if first - 1 + -(-remaining // groups) > MAX_RECEIVED:
+                continue  # a block member would receive too many vectors in the m-stage
             yield "merged", ",".join(
-                [f"m{remaining}g{interior // first}a{first}", *(f"a{b}" for b in middle),
+                [f"m{remaining}g{groups}a{first}", *(f"a{b}" for b in middle),
                  f"n{remaining}g{interior // last}a{last}"])
 
 

@@ -144,6 +144,8 @@ static int parse_region(parser *p, sched_region *region) {
     if (!expect(p, "[") || !parse_integer(p, &start, "region start") || !expect(p, ",") ||
         !parse_integer(p, &end, "region end") || !expect(p, ")"))
         return 0;
+    /* A negative start would let end - start overflow; no buffer has one anyway. */
+    if (start < 0) return parse_fail(p, "a region start >= 0");
     if (end < start) return parse_fail(p, "a region whose end is not before its start");
     region->offset = start;
     region->length = end - start;
@@ -156,9 +158,26 @@ static int parse_dependencies(parser *p, int32_t *dependencies, int32_t *count) 
     do {
         int64_t value;
         if (!parse_integer(p, &value, "an op index")) return 0;
+        /* Checked here, before the narrowing to int32_t: -1 is SCHED_NONE, which the
+         * builder skips silently, and 2^32 would wrap to op 0. */
+        if (value < 0 || value > INT32_MAX) return parse_fail(p, "an op index in 0..2^31-1");
         if (*count >= 4096) return parse_fail(p, "at most 4096 dependencies");
         dependencies[(*count)++] = (int32_t)value;
     } while (accept(p, ","));
+    return 1;
+}
+
+/* The builder's own checks (a peer, a dependency, the scratch limit) fail the schedule, not
+ * the parser: report them with the line they are on. */
+static int builder_failed(parser *p, const papcoll_schedule *schedule) {
+    if (schedule->status == PAPCOLL_OK) return 0;
+    if (!p->failed) {
+        char message[300];
+        snprintf(message, sizeof message, "schedule text, line %d: %.200s", p->line,
+                 schedule->error);
+        copy_message(p->error, p->error_size, message);
+    }
+    p->failed = 1;
     return 1;
 }
 
@@ -182,6 +201,12 @@ int papcoll_schedule_parse(const char *text, papcoll_schedule **out, char *error
         parse_fail(&p, "ranks >= 1, 0 <= rank < ranks, count >= 0, elem_size >= 1");
         return PAPCOLL_ERR_ARGUMENT;
     }
+    /* As papcoll_schedule_build requires: every buffer's size in bytes fits 64 bits, so the
+     * verifier's byte counts of any region inside a buffer do too. */
+    if (count > INT64_MAX / elem_size) {
+        parse_fail(&p, "count x elem_size within 2^63-1 bytes");
+        return PAPCOLL_ERR_ARGUMENT;
+    }
     papcoll_schedule *schedule = malloc(sizeof *schedule);
     int32_t *dependencies = malloc(4096 * sizeof *dependencies);
     if (schedule == NULL || dependencies == NULL) {
@@ -192,11 +217,16 @@ int papcoll_schedule_parse(const char *text, papcoll_schedule **out, char *error
     }
     sched_init(schedule, (int32_t)ranks, (int32_t)rank, count, (int32_t)elem_size);
     skip_blanks(&p);
-    while (!p.failed && isdigit((unsigned char)*p.cursor)) {
+    while (!p.failed && (isdigit((unsigned char)*p.cursor) || *p.cursor == '-')) {
         int64_t size;
-        parse_integer(&p, &size, "a scratch size");
-        if (!p.failed) sched_add_scratch(schedule, size);
-        if (!accept(&p, ",")) break;
+        if (!parse_integer(&p, &size, "a scratch size")) break;
+        /* Scratch obeys the receive buffer's rule: its size in bytes fits 64 bits. */
+        if (size < 0 || size > INT64_MAX / elem_size) {
+            parse_fail(&p, "a scratch size >= 0 whose bytes (x elem_size) fit 2^63-1");
+            break;
+        }
+        sched_add_scratch(schedule, size);
+        if (builder_failed(&p, schedule) || !accept(&p, ",")) break;
     }
     if (!p.failed && accept(&p, "result=")) {
         int64_t offset = 0, length = 0;
@@ -261,13 +291,7 @@ int papcoll_schedule_parse(const char *text, papcoll_schedule **out, char *error
             else
                 sched_copy(schedule, source, target, dependencies, dependency_count);
         }
-        if (schedule->status != PAPCOLL_OK) {
-            char message[300];
-            snprintf(message, sizeof message, "schedule text, line %d: %.200s", p.line,
-                     schedule->error);
-            copy_message(error, error_size, message);
-            p.failed = 1;
-        }
+        builder_failed(&p, schedule);
         skip_blanks(&p);
         if (!p.failed && *p.cursor != '\n' && *p.cursor != '\0' && *p.cursor != '\r')
             parse_fail(&p, "the end of the line");

@@ -95,7 +95,8 @@ static void complete(verifier *v, int32_t rank, int32_t op, int32_t round) {
 
 static int is_eager(const verifier *v, const sched_op *op) {
     if (op->length == 0 || v->eager_limit < 0) return 1;
-    return op->length * (int64_t)v->elem_size <= v->eager_limit;
+    /* length x elem_size <= limit, divided out: the product may not fit 64 bits. */
+    return op->length <= v->eager_limit / v->elem_size;
 }
 
 static int check_defined(verifier *v, int32_t rank, int32_t op, const piece_list *pieces,
@@ -368,11 +369,24 @@ static void run(verifier *v) {
     }
 }
 
+/* The report's byte counts are statistics: a schedule text may declare sizes whose totals
+ * pass 2^63-1, and those saturate there rather than overflow. */
+static int64_t saturated_add(int64_t a, int64_t b) {
+    int64_t sum;
+    return __builtin_add_overflow(a, b, &sum) ? INT64_MAX : sum;
+}
+
+static int64_t saturated_multiply(int64_t a, int64_t b) {
+    int64_t product;
+    return __builtin_mul_overflow(a, b, &product) ? INT64_MAX : product;
+}
+
 static int64_t lower_bound_elements(int32_t ranks, int64_t count) {
     /* ceil(2 (P-1) count / P) without overflow: count = quotient P + remainder */
     int64_t quotient = count / ranks, remainder = count % ranks;
     int64_t tail = 2 * (int64_t)(ranks - 1) * remainder;
-    return 2 * (int64_t)(ranks - 1) * quotient + (tail + ranks - 1) / ranks;
+    return saturated_add(saturated_multiply(2 * (int64_t)(ranks - 1), quotient),
+                         (tail + ranks - 1) / ranks);
 }
 
 int papcoll_verify_schedules(papcoll_schedule *const *schedules, int32_t ranks,
@@ -399,17 +413,19 @@ int papcoll_verify_schedules(papcoll_schedule *const *schedules, int32_t ranks,
     int64_t count = schedules[0]->count;
     int32_t elem_size = schedules[0]->elem_size;
     report->ok = 1;
-    report->lower_bound_bytes = ranks > 1 ? lower_bound_elements(ranks, count) * elem_size : 0;
+    report->lower_bound_bytes =
+        ranks > 1 ? saturated_multiply(lower_bound_elements(ranks, count), elem_size) : 0;
     for (int32_t r = 0; r < ranks; r++) {
         int64_t sent = 0, received = 0, scratch = 0;
         for (int32_t i = 0; i < schedules[r]->op_count; i++) {
             const sched_op *op = &schedules[r]->ops[i];
-            if (op->kind == SCHED_SEND) sent += op->length * elem_size;
-            if (op->kind == SCHED_RECV) received += op->length * elem_size;
+            int64_t bytes = saturated_multiply(op->length, elem_size);
+            if (op->kind == SCHED_SEND) sent = saturated_add(sent, bytes);
+            if (op->kind == SCHED_RECV) received = saturated_add(received, bytes);
         }
         for (int32_t s = 0; s < schedules[r]->scratch_count; s++)
-            scratch += schedules[r]->scratch_elements[s];
-        report->total_bytes_sent += sent;
+            scratch = saturated_add(scratch, schedules[r]->scratch_elements[s]);
+        report->total_bytes_sent = saturated_add(report->total_bytes_sent, sent);
         if (sent > report->max_bytes_sent) report->max_bytes_sent = sent;
         if (received > report->max_bytes_received) report->max_bytes_received = received;
         if (schedules[r]->op_count > report->max_ops) report->max_ops = schedules[r]->op_count;

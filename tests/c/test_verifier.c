@@ -1,5 +1,6 @@
 /* test_verifier.c - the verifier must catch planted bugs, and pass what is correct.
  * Each case is a set of hand-written schedules in the text format of papcoll_schedule_dump. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -150,6 +151,94 @@ static const two_rank_case cases[] = {
      0, "race"},
 };
 
+/* Texts whose numbers would overflow 64-bit arithmetic in the parser or the verifier, or
+ * wrap when narrowed (issue 17): each must be refused with its line and field named. */
+#define ONE_RANK(count, elem_size, scratch) \
+    "schedule ranks=1 rank=0 count=" count " elem_size=" elem_size " scratch=" scratch "\n"
+#define INT64_MAX_TEXT "9223372036854775807"
+typedef struct parse_error_case {
+    const char *name, *text, *expected;
+} parse_error_case;
+
+static const parse_error_case overflow_cases[] = {
+    {"region from INT64_MIN to INT64_MAX (end - start overflows)",
+     ONE_RANK("8", "4", "8") "0 COPY send[-9223372036854775808," INT64_MAX_TEXT ") -> recv[0,8)\n",
+     "line 2: expected a region start >= 0"},
+    {"negative region start",
+     ONE_RANK("8", "4", "8") "0 COPY send[0,8) -> scratch0[-1,7)\n",
+     "line 2: expected a region start >= 0"},
+    {"region end that does not fit 64 bits",
+     ONE_RANK("8", "4", "8") "0 COPY send[0,99999999999999999999) -> recv[0,8)\n",
+     "line 2: expected region end near '99999999999999999999'"},
+    {"count x elem_size past 2^63-1",
+     ONE_RANK(INT64_MAX_TEXT, "4", "") "0 COPY send[0,8) -> recv[0,8)\n",
+     "line 1: expected count x elem_size within 2^63-1 bytes"},
+    {"count x elem_size just past 2^63-1",
+     ONE_RANK("4294967299", "2147483647", "") "0 COPY send[0,8) -> recv[0,8)\n",
+     "line 1: expected count x elem_size within 2^63-1 bytes"},
+    {"count that does not fit 64 bits",
+     ONE_RANK("99999999999999999999", "4", ""), "line 1: expected count near '9999"},
+    {"scratch size x elem_size past 2^63-1",
+     ONE_RANK("8", "4", "8," INT64_MAX_TEXT) "0 COPY send[0,8) -> recv[0,8)\n",
+     "line 1: expected a scratch size >= 0 whose bytes (x elem_size) fit 2^63-1"},
+    {"negative scratch size",
+     ONE_RANK("8", "4", "-5") "0 COPY send[0,8) -> recv[0,8)\n",
+     "line 1: expected a scratch size >= 0"},
+    {"scratch size that does not fit 64 bits",
+     ONE_RANK("8", "4", "99999999999999999999"), "line 1: expected a scratch size near '9999"},
+    {"more scratch buffers than the limit, and no ops",
+     ONE_RANK("8", "4", "1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1"),
+     "line 1: more than 32 scratch buffers"},
+    {"result region at INT64_MAX",
+     "schedule ranks=1 rank=0 count=8 elem_size=4 scratch= result=" INT64_MAX_TEXT
+     "," INT64_MAX_TEXT "\n",
+     "line 1: expected a result region inside the receive buffer"},
+    {"dependency 2^32 (would wrap to op 0)",
+     ONE_RANK("8", "4", "") "0 COPY send[0,8) -> recv[0,8)\n"
+     "1 COPY send[0,8) -> recv[0,8) after 4294967296\n",
+     "line 3: expected an op index in 0..2^31-1"},
+    {"dependency -1 (would read as no dependency)",
+     ONE_RANK("8", "4", "") "0 COPY send[0,8) -> recv[0,8)\n"
+     "1 COPY send[0,8) -> recv[0,8) after 0,-1\n",
+     "line 3: expected an op index in 0..2^31-1"},
+    {"op index 2^32",
+     ONE_RANK("8", "4", "") "4294967296 COPY send[0,8) -> recv[0,8)\n",
+     "line 2: expected ops numbered 0, 1, 2"},
+    {"peer 2^32",
+     "schedule ranks=2 rank=0 count=8 elem_size=4 scratch=\n0 SEND to=4294967297 tag=0 "
+     "send[0,8)\n",
+     "line 2: expected peer and tag within 0 .. 2^31-1"},
+};
+
+/* Byte counts past 2^63-1 in the report saturate (issue 17): two sends of ~2^63 bytes each. */
+static void check_saturated_report(void) {
+#define HUGE_COUNT "2305843009213693951" /* x 4 bytes = 2^63 - 4 */
+    const char *texts[] = {
+        "schedule ranks=2 rank=0 count=" HUGE_COUNT " elem_size=4 scratch=\n"
+        "0 SEND to=1 tag=0 send[0," HUGE_COUNT ")\n"
+        "1 SEND to=1 tag=1 send[0," HUGE_COUNT ") after 0\n",
+        "schedule ranks=2 rank=1 count=" HUGE_COUNT " elem_size=4 scratch=\n"
+        "0 RECV from=0 tag=0 recv[0," HUGE_COUNT ")\n"
+        "1 RECV from=0 tag=1 recv[0," HUGE_COUNT ") after 0\n"};
+#undef HUGE_COUNT
+    papcoll_schedule *schedules[2] = {0};
+    char error[256] = "";
+    papcoll_verify_report report;
+    int status = papcoll_schedule_parse(texts[0], &schedules[0], error, sizeof error);
+    if (status == PAPCOLL_OK)
+        status = papcoll_schedule_parse(texts[1], &schedules[1], error, sizeof error);
+    if (status == PAPCOLL_OK)
+        status = papcoll_verify_schedules(schedules, 2, NULL, &report, error, sizeof error);
+    int passed = status == PAPCOLL_OK && report.max_bytes_sent == INT64_MAX &&
+                 report.total_bytes_sent == INT64_MAX && report.max_bytes_received == INT64_MAX;
+    printf("%s byte counts past 2^63-1 saturate: %s\n", passed ? "ok  " : "FAIL",
+           status != PAPCOLL_OK ? error : passed ? "INT64_MAX" : "wrong counts");
+    papcoll_schedule_free(schedules[0]);
+    papcoll_schedule_free(schedules[1]);
+    failures += !passed;
+    checks++;
+}
+
 int main(void) {
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         const char *texts[] = {cases[c].rank0, cases[c].rank1};
@@ -163,6 +252,10 @@ int main(void) {
                       "peer 7 is not another rank");
     check_parse_error("reversed region", HEADER(0) "0 SEND to=1 tag=0 send[5,2)\n",
                       "end is not before");
+    for (size_t c = 0; c < sizeof overflow_cases / sizeof *overflow_cases; c++)
+        check_parse_error(overflow_cases[c].name, overflow_cases[c].text,
+                          overflow_cases[c].expected);
+    check_saturated_report();
     printf("%d passed, %d failed\n", checks - failures, failures);
     return failures ? 1 : 0;
 }

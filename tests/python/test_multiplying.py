@@ -11,10 +11,13 @@ import re
 
 import pytest
 from papcoll import Context, PapcollError, Parameters, verify
+from papcoll.core import schedule_text
 from papcoll.multiplying import (
+    MAX_RECEIVED,
     check,
     default_schedule,
     enumerate_schedules,
+    factorisations,
     lambert_w,
     optimal_fanout,
     recursive_doubling_schedule,
@@ -28,7 +31,8 @@ NAME = "recursive_multiplying"
     ("x3", 3, "unknown instruction 'x'"),
     ("a", 3, "malformed, expected aB"),
     ("a3b", 3, "malformed, expected aB"),
-    ("a1234567890", 3, "malformed"),
+    ("a12345678901", 3, "malformed"),
+    ("a1234567890", 3, "the base must be 2..1024, not 1234567890"),
     ("c6m", 7, "malformed, expected cTmB"),
     ("m1g2", 7, "malformed, expected mRgGaB"),
     ("a1", 1, "the base must be 2.."),
@@ -58,6 +62,108 @@ def test_the_parser_names_the_problem(schedule, ranks, message):
         check(schedule, ranks)
     with pytest.raises(PapcollError, match="schedule '"):
         verify(NAME, ranks, 10, 4, Context(parameters=Parameters(schedule=schedule)))
+
+
+# Numbers near and past 2^31 (issue 17): refused with the stage named, or checked without
+# signed overflow (the sanitizer build runs these through the same C code). P is too large
+# for verify(), which builds every rank; check() and one rank's schedule suffice.
+INT32_MAX = 2**31 - 1
+
+
+@pytest.mark.parametrize(("schedule", "ranks", "message"), [
+    ("a2147483647", INT32_MAX, "stage 1 'a2147483647': the base must be 2..1024, not 2147483647"),
+    ("a2147483648", 4, "stage 1 'a2147483648': malformed, expected aB with decimal numbers "
+                       "(0 to 2147483647)"),
+    ("a99999999999999999999", 4, "stage 1 'a99999999999999999999': malformed, expected aB"),
+    ("c4294967296m2,a2", 4, "stage 1 'c4294967296m2': malformed, expected cTmB"),
+    ("c4m2,a2,e4294967296m2", 4, "stage 3 'e4294967296m2': malformed, expected eTmB"),
+    ("m4294967295g1a2,n1g1a2", 4, "stage 1 'm4294967295g1a2': malformed, expected mRgGaB"),
+    ("m1g2147483647a2,a2,n1g2a2", 5, "G x B + R = the group size 5 (here 4294967295)"),
+    ("m2147483643g2a2,a2,n2147483643g2a2", INT32_MAX,
+     "would receive 1073741823 vectors in one stage, more than 1024"),
+    # T/B + P - T, which overflowed int32 when added first
+    ("c2147483646m2,a2,e2147483646m2", INT32_MAX,
+     "stage 3 'e2147483646m2': the collapsed group of 1073741824 processes is not fully reduced"),
+    ("c1073741826m2,a2,e1073741826m2", 1073741827,
+     "the collapsed group of 536870914 processes is not fully reduced"),
+])
+def test_huge_numbers_are_refused_by_name(schedule, ranks, message):
+    with pytest.raises(PapcollError, match=re.escape(message)):
+        check(schedule, ranks)
+
+
+def _merge_near_2_to_31() -> str:
+    # interior 2^30 (30 stages of 2), R = 2^30 - 1 extras over G = 2^29 blocks: 2 each
+    remaining, groups = INT32_MAX - 2**30, 2**29
+    return f"m{remaining}g{groups}a2," + ",".join(["a2"] * 28) + f",n{remaining}g{groups}a2"
+
+
+@pytest.mark.parametrize(("ranks", "schedule"), [
+    (INT32_MAX, ""), (INT32_MAX - 1, ""), (2**30 + 1, ""), (1_500_000_001, ""),
+    (INT32_MAX, recursive_doubling_schedule(INT32_MAX)),  # c2147483646m2,...: 10 digits
+    (2**30 + 1, recursive_doubling_schedule(2**30 + 1)),
+    (INT32_MAX, _merge_near_2_to_31()),
+])
+def test_schedules_near_2_to_31_check_and_build(ranks, schedule):
+    check(schedule or default_schedule(ranks), ranks)
+    context = Context(parameters=Parameters(schedule=schedule))
+    for rank in (0, 1, ranks // 2, ranks - 2, ranks - 1):
+        # one rank's schedule: stepping through the merge's extras, not all P of them (this
+        # took 6 s a rank at P = 2^31 - 1 before), and no array of P entries
+        text = schedule_text(NAME, ranks, rank, 3, 4, context)
+        assert text.startswith(f"schedule ranks={ranks} rank={rank} ")
+
+
+def test_defaults_near_2_to_31_pass_the_checker():
+    for ranks in (INT32_MAX, INT32_MAX - 1, 2**30 + 1, 1_000_000_007, 1_500_000_001):
+        check(default_schedule(ranks), ranks)
+        check(recursive_doubling_schedule(ranks), ranks)
+
+
+def test_scratch_past_2_to_63_bytes_is_refused():
+    # a8: 7 vectors of scratch; 7 x 2^59 x 4 bytes passes 2^63 - 1, 7 x 2^58 x 4 does not
+    context = Context(parameters=Parameters(schedule="a8"))
+    with pytest.raises(PapcollError, match=re.escape(
+            "its scratch of 7 x 576460752303423488 elements of 4 bytes passes 2^63-1 bytes")):
+        schedule_text(NAME, 8, 0, 2**59, 4, context)
+    assert "scratch=2017612633061982208" in schedule_text(NAME, 8, 0, 2**58, 4, context)
+
+
+@pytest.mark.parametrize("ranks", [1030, 2047, 2050, 2051, 2052, 2053, 2100, 2500])
+def test_every_listed_schedule_passes_the_checker(ranks):
+    # above P = 2050 some merges would give a block member more than PAPCOLL_RM_MAX_BASE
+    # vectors in one stage (P = 2051: m2035g2a8, 1025); the enumeration leaves them out
+    listed = list(enumerate_schedules(ranks))
+    for _kind, schedule in listed:
+        check(schedule, ranks)
+    merged = {schedule for kind, schedule in listed if kind == "merged"}
+    # and it leaves out only those: every merge of the paper's generator that check() takes
+    accepted = set()
+    for remaining in range(1, ranks - 3):
+        interior = ranks - remaining
+        for bases in factorisations(interior, 8):
+            if len(bases) >= 2:
+                first, *middle, last = bases
+                schedule = ",".join([f"m{remaining}g{interior // first}a{first}",
+                                     *(f"a{b}" for b in middle),
+                                     f"n{remaining}g{interior // last}a{last}"])
+                try:
+                    check(schedule, ranks)
+                except PapcollError as error:
+                    assert "more than 1024" in error.message, error.message
+                    continue
+                accepted.add(schedule)
+    assert merged == accepted
+    if ranks == 2051:
+        assert "m2035g2a8,n2035g8a2" not in merged
+
+
+def test_max_base_is_capped_at_the_checkers_limit():
+    assert MAX_RECEIVED == 1024
+    listed = list(enumerate_schedules(2048, max_base=4096))
+    assert ("factored", "a1024,a2") in listed and ("factored", "a2048") not in listed
+    for _kind, schedule in listed[:2000]:
+        check(schedule, 2048)
 
 
 def test_the_parser_survives_fuzzing():
@@ -183,6 +289,10 @@ def test_search_ranks_the_space(papcoll_command):
 def test_schedules_command_and_bad_schedule(papcoll_command):
     listing = papcoll_command("schedules", "--ranks", "7")
     assert listing.returncode == 0, listing.stderr
+    # P = 2051 listed a merge the checker refuses, and the command failed on it
+    large = papcoll_command("schedules", "--ranks", "2051", "--json", "-")
+    assert large.returncode == 0, large.stderr
+    assert len(json.loads(large.stdout)) == len(list(enumerate_schedules(2051)))
     assert "m1g2a3,n1g3a2" in listing.stdout and "c6m2,a2,a2,e6m2" in listing.stdout
     bad = papcoll_command("verify", "--algorithm", NAME, "--ranks", "6", "--count", "4",
                           "--schedule", "a4,a2")

@@ -157,7 +157,8 @@ static int32_t most_received(const rm_parsed *parsed) {
  * their vectors, which go after the block's in the reduction. */
 static void exchange(rm_builder *b, const rm_level *levels, int32_t depth, int32_t u,
                      int32_t base, int32_t tag, const int32_t *extras, int32_t extra_count) {
-    int32_t taken[RM_MAX_BASE + 1], values[2 * RM_MAX_BASE + 2], received = 0, n = 0;
+    int32_t taken[PAPCOLL_RM_MAX_BASE + 1], values[2 * PAPCOLL_RM_MAX_BASE + 2];
+    int32_t received = 0, n = 0;
     const int32_t stride = levels[depth].done, digit = (u / stride) % base;
     const int32_t first = u - digit * stride;
     for (int32_t j = 0; j < base; j++) {
@@ -183,9 +184,9 @@ static void exchange(rm_builder *b, const rm_level *levels, int32_t depth, int32
 static int build_stages(rm_builder *b, const rm_parsed *parsed, int32_t ranks, int32_t rank) {
     rm_level levels[RM_MAX_STAGES + 1];
     int32_t me[RM_MAX_STAGES + 1]; /* this rank's virtual rank per level, -1: sits it out */
-    int32_t depth = 0, values[RM_MAX_BASE + 1];
-    int32_t *extras = malloc((size_t)ranks * sizeof *extras);
-    if (extras == NULL) return sched_fail(b->out, PAPCOLL_ERR_NO_MEMORY, "out of memory");
+    /* A rank gets at most ceil(R / G) <= PAPCOLL_RM_MAX_BASE extras in a merge (rm_parse
+     * checks B - 1 + ceil(R / G) against it), so no array of P entries, 8 GiB near 2^31. */
+    int32_t depth = 0, values[PAPCOLL_RM_MAX_BASE + 1], extras[PAPCOLL_RM_MAX_BASE];
     levels[0] = (rm_level){'r', ranks, 1, 0, 0, 0, 0};
     me[0] = rank;
     for (int32_t i = 0; i < parsed->count && !b->failed; i++) {
@@ -202,10 +203,11 @@ static int build_stages(rm_builder *b, const rm_parsed *parsed, int32_t ranks, i
             levels[depth + 1] = (rm_level){'m', interior, 1, 0, 0, s->remaining, s->groups};
             me[depth + 1] = v >= 0 && v < interior ? v : -1;
             if (v >= 0 && v < interior) {
+                /* the extras e with e % G == v / B: stepping by G, not testing all R of them,
+                 * which near P = 2^31 takes seconds per rank (int64_t: e + G may pass 2^31) */
                 int32_t extra_count = 0;
-                for (int32_t e = 0; e < s->remaining; e++)
-                    if (e % s->groups == v / B)
-                        extras[extra_count++] = real_rank(levels, depth, interior + e);
+                for (int64_t e = v / B; e < s->remaining; e += s->groups)
+                    extras[extra_count++] = real_rank(levels, depth, interior + (int32_t)e);
                 exchange(b, levels, depth + 1, v, B, tag, extras, extra_count);
             } else if (v >= 0) { /* an extra: its vector to every member of its block */
                 const int32_t block = (v - interior) % s->groups;
@@ -220,10 +222,11 @@ static int build_stages(rm_builder *b, const rm_parsed *parsed, int32_t ranks, i
             const int32_t stride = levels[depth].done;
             if (v >= 0) {
                 /* before the exchange, the extras of this n-group get this vector */
-                for (int32_t e = 0; e < levels[depth - 1].size - interior; e++)
-                    if (e % s->groups == v % stride)
-                        send_region(b, real_rank(levels, depth - 1, interior + e), tag,
-                                    b->accumulator);
+                /* e % G == v % stride, stepping by G as above (rm_parse makes G the stride) */
+                for (int64_t e = v % stride; e < levels[depth - 1].size - interior;
+                     e += s->groups)
+                    send_region(b, real_rank(levels, depth - 1, interior + (int32_t)e), tag,
+                                b->accumulator);
                 exchange(b, levels, depth, v, B, tag, NULL, 0);
             } else if (outer >= interior) {
                 /* an extra: the B vectors of its n-group hold everything, its own included */
@@ -243,7 +246,7 @@ static int build_stages(rm_builder *b, const rm_parsed *parsed, int32_t ranks, i
             const int32_t blocks = s->threshold / B;
             int32_t inner = -1;
             if (v >= s->threshold) {
-                inner = blocks + v - s->threshold;
+                inner = v - s->threshold + blocks; /* in this order: no overflow near 2^31 */
             } else if (v >= 0 && v % B == B - 1) {
                 /* the block's last member: gathers the other B - 1, in order, then itself */
                 for (int32_t j = 0; j < B - 1; j++) {
@@ -258,7 +261,7 @@ static int build_stages(rm_builder *b, const rm_parsed *parsed, int32_t ranks, i
                 send_region(b, real_rank(levels, depth, (v / B) * B + B - 1), tag,
                             b->accumulator);
             }
-            levels[depth + 1] = (rm_level){'c', blocks + levels[depth].size - s->threshold, 1,
+            levels[depth + 1] = (rm_level){'c', levels[depth].size - (s->threshold - blocks), 1,
                                            s->threshold, B, 0, 0};
             me[++depth] = inner;
             break;
@@ -283,14 +286,12 @@ static int build_stages(rm_builder *b, const rm_parsed *parsed, int32_t ranks, i
             break;
         }
     }
-    free(extras);
     return b->failed ? sched_fail(b->out, PAPCOLL_ERR_NO_MEMORY, "out of memory") : PAPCOLL_OK;
 }
 
 static int recursive_multiplying_build(int32_t ranks, int32_t rank, int64_t count,
                                        int32_t elem_size, const papcoll_context *context,
                                        papcoll_schedule *out) {
-    (void)elem_size;
     char fallback[256], message[200];
     const char *text = context ? context->parameters.schedule : NULL;
     if (text == NULL || text[strspn(text, " ")] == '\0') {
@@ -314,6 +315,12 @@ static int recursive_multiplying_build(int32_t ranks, int32_t rank, int64_t coun
     b.out = out;
     b.count = count;
     b.region_count = parsed.count ? most_received(&parsed) + 1 : 1;
+    /* The scratch holds region_count - 1 vectors: its size in bytes must fit 64 bits, as
+     * build.c asks of the receive buffer. */
+    if (b.region_count > 1 && count > INT64_MAX / elem_size / (b.region_count - 1))
+        return sched_fail(out, PAPCOLL_ERR_LIMIT, "schedule '%.60s': its scratch of %d x %lld "
+                          "elements of %d bytes passes 2^63-1 bytes", text,
+                          b.region_count - 1, (long long)count, elem_size);
     b.scratch = parsed.count ? sched_add_scratch(out, (int64_t)(b.region_count - 1) * count) : -1;
     b.regions = calloc((size_t)b.region_count, sizeof *b.regions);
     if (b.regions == NULL) return sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory");

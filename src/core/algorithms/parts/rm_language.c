@@ -15,13 +15,15 @@
 #define refuse(error, ...) \
     message_write((error)->text, (error)->size, PAPCOLL_ERR_ARGUMENT, __VA_ARGS__)
 
-/* A decimal number of 1..9 digits at *cursor; -1 if there is none. */
+/* A decimal number 0..INT32_MAX at *cursor; -1 if there is none or it is larger. Up to 10
+ * digits, since a threshold or R near P = 2^31 - 1 has 10 (papcoll_rm_recursive_doubling
+ * writes c2147483646m2 for it); 10 digits cannot overflow the int64_t they are summed in. */
 static int32_t read_number(const char **cursor) {
     const char *p = *cursor;
     int64_t value = 0;
     int32_t digits = 0;
-    while (isdigit((unsigned char)*p) && digits < 10) value = value * 10 + (*p++ - '0'), digits++;
-    if (digits == 0 || digits > 9) return -1;
+    while (isdigit((unsigned char)*p) && digits <= 10) value = value * 10 + (*p++ - '0'), digits++;
+    if (digits == 0 || digits > 10 || value > INT32_MAX) return -1;
     *cursor = p;
     return (int32_t)value;
 }
@@ -71,10 +73,10 @@ static int parse_stage(const char *text, size_t length, int32_t index, rm_stage 
     if (stage->base < 0 || stage->threshold < 0 || stage->remaining < 0 || stage->groups < 0 ||
         *p != '\0')
         return refuse(error, "stage %d '%s': malformed, expected %s with decimal numbers "
-                      "(at most 9 digits)", index + 1, piece, shape);
-    if (stage->base < 2 || stage->base > RM_MAX_BASE)
+                      "(0 to 2147483647)", index + 1, piece, shape);
+    if (stage->base < 2 || stage->base > PAPCOLL_RM_MAX_BASE)
         return refuse(error, "stage %d '%s': the base must be 2..%d, not %d", index + 1, piece,
-                      RM_MAX_BASE, stage->base);
+                      PAPCOLL_RM_MAX_BASE, stage->base);
     return PAPCOLL_OK;
 }
 
@@ -116,7 +118,8 @@ static int check_stages(const rm_parsed *parsed, int32_t ranks, rm_error *error)
                 return refuse(error, "stage %d 'c%dm%d': the threshold must be a multiple of "
                               "the base %d between %d and the group size %d", n, s->threshold,
                               B, B, B, level->size);
-            stack[++depth] = (rm_level){'c', s->threshold / B + level->size - s->threshold, 1,
+            /* T/B + size - T, subtracting first: size + T/B passes INT32_MAX near 2^31 */
+            stack[++depth] = (rm_level){'c', level->size - (s->threshold - s->threshold / B), 1,
                                         s->threshold, B, 0, 0};
             break;
         case 'e':
@@ -148,12 +151,12 @@ static int check_stages(const rm_parsed *parsed, int32_t ranks, rm_error *error)
                               "at least two stages (the m-stage and the n-stage)", n,
                               s->remaining, s->groups, B, interior);
             /* a block member receives B - 1 vectors plus its share of the extras */
-            if ((int64_t)B - 1 + (s->remaining + s->groups - 1) / s->groups > RM_MAX_BASE)
+            if ((int64_t)B - 1 + (s->remaining + s->groups - 1) / s->groups > PAPCOLL_RM_MAX_BASE)
                 return refuse(error, "stage %d 'm%dg%da%d': a member of a block would receive "
                               "%lld vectors in one stage, more than %d", n, s->remaining,
                               s->groups, B,
                               (long long)B - 1 + (s->remaining + s->groups - 1) / s->groups,
-                              RM_MAX_BASE);
+                              PAPCOLL_RM_MAX_BASE);
             stack[++depth] = (rm_level){'m', interior, B, 0, 0, s->remaining, s->groups};
             break;
         }

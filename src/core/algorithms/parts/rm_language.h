@@ -49,9 +49,9 @@
 #include <stdint.h>
 
 #include "../../hidden.h"
+#include "papcoll_core.h" /* PAPCOLL_RM_MAX_BASE */
 
 #define RM_MAX_STAGES 64
-#define RM_MAX_BASE 1024
 
 typedef struct rm_stage {
     char kind;                  /* 'a', 'c', 'e', 'm', 'n' */
