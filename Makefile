@@ -25,7 +25,8 @@ $(INSTALLED): pyproject.toml | $(PYTHON)
 	$(PYTHON) -m pip install --quiet --upgrade pip
 	@# Two MPIs in one venv would shadow each other's mpiexec: keep only the one asked for.
 	$(PYTHON) -m pip uninstall --quiet --yes $(OTHER_MPI) >/dev/null 2>&1 || true
-	$(PYTHON) -m pip install --quiet $(MPI) mpi4py numpy cffi pytest ruff rich matplotlib uv
+	$(PYTHON) -m pip install --quiet $(MPI) mpi4py numpy cffi pytest hypothesis ruff rich \
+		matplotlib uv
 	@# torch and scikit-learn (the papcoll[torch] and [examples] extras): PyPI's Linux torch
 	@# brings its CUDA libraries, some 5 GB (the CPU-only wheels are on PyTorch's own index,
 	@# which these machines cannot reach); uv installs them in about 35 s (pip: 2 min), and
