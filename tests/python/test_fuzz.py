@@ -778,6 +778,10 @@ _SEND_WHOLE_INT64 = [
 C_FINDINGS = [
     # rm_language.c:119: threshold / B + size - threshold computes 2^31-1 + 3 in int32
     pytest.param(lambda: multiplying.check("c6m2", INT32_MAX), id="rm c6m2 at P=2^31-1"),
+    # schedule_text.c:149: a region's end - start with start -2^63
+    pytest.param(lambda: papcoll.verify_texts([
+        "schedule ranks=1 rank=0 count=8 elem_size=4 scratch=\n"
+        "0 COPY send[-9223372036854775808,0) -> recv[0,8)\n"]), id="text send[-2^63,0)"),
     # verify.c:409-410: a region's length x elem_size overflows int64
     pytest.param(lambda: papcoll.verify_texts(_SEND_WHOLE_INT64), id="text send[0,2^63-1)"),
 ]
