@@ -21,7 +21,7 @@ COMMAND_TIMEOUT_SECONDS = 120
 # Fuzzing (test_fuzz.py): hypothesis keeps no example database, and its other caches go to
 # .pytest_cache/hypothesis (ignored by git), not .hypothesis in the tree; `short` runs in
 # `make test`, `long` (10x the examples) with --long. Each run draws a seed, printed in the
-# header: PAPCOLL_FUZZ_SEED=N repeats it. An example slower than the deadline fails (a hang;
+# summary: PAPCOLL_FUZZ_SEED=N repeats it. An example slower than the deadline fails (a hang;
 # test_fuzz.py's watchdog ends one that never returns).
 set_hypothesis_home_dir(Path(__file__).parents[2] / ".pytest_cache" / "hypothesis")
 FUZZ_SEED = int(os.environ.get("PAPCOLL_FUZZ_SEED") or random.SystemRandom().getrandbits(32))
@@ -43,10 +43,17 @@ def pytest_configure(config: pytest.Config) -> None:
     settings.load_profile("long" if config.getoption("--long") else "short")
 
 
-def pytest_report_header(config: pytest.Config) -> str:
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter,
+                            config: pytest.Config) -> None:
+    """The fuzzing's profile and seed, after the results (shown under -q too)."""
+    if not any("test_fuzz.py" in report.nodeid
+               for reports in terminalreporter.stats.values() for report in reports
+               if hasattr(report, "nodeid")):
+        return
     profile = "long" if config.getoption("--long") else "short"
-    return (f"papcoll fuzz: hypothesis profile '{profile}' ({FUZZ_EXAMPLES[profile]} examples "
-            f"a property), seed {FUZZ_SEED} (PAPCOLL_FUZZ_SEED={FUZZ_SEED} repeats it)")
+    terminalreporter.write_line(
+        f"papcoll fuzz: hypothesis profile '{profile}' ({FUZZ_EXAMPLES[profile]} examples a "
+        f"property), seed {FUZZ_SEED} (PAPCOLL_FUZZ_SEED={FUZZ_SEED} repeats it)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -4,7 +4,7 @@ line end to end. Each property says what any input may lead to: a valid result o
 documented error; another exception, a crash or a hang fails.
 
 Hypothesis profiles (conftest.py): `short` in `make test`, `long` (10x) with --long; the
-seed is printed in pytest's header. `--hypothesis-show-statistics` counts what ran.
+seed is printed at the end of pytest's output. `--hypothesis-show-statistics` counts what ran.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def watchdog() -> Iterator[None]:
 
 
 def fuzz(test: Any) -> Any:
-    """Every property draws from the run's seed (printed in pytest's header)."""
+    """Every property draws from the run's seed (printed at the end of pytest's output)."""
     return seed(FUZZ_SEED)(test)
 
 
