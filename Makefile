@@ -19,7 +19,8 @@ OTHER_MPI := $(filter-out $(MPI),mpich openmpi)
 # CI's clock is 90 minutes; each MPI test still has its own timeout (tests/python/conftest.py).
 PYTEST_FLAGS ?= -q
 
-.PHONY: all setup build test test-long test-sanitizers demo demo-train lint clean
+.PHONY: all setup build test test-long test-sanitizers fuzz-sanitizers demo demo-train lint \
+	clean
 
 all: build
 
@@ -89,6 +90,17 @@ test-sanitizers: $(INSTALLED)
 	$(SANITIZED_MPI) -n 3 $(SANITIZE_BUILD)/mpi_errors
 	$(SANITIZED_MPI) -n 3 $(SANITIZE_BUILD)/mpi_agreement
 	$(SANITIZED_MPI) -n 2 $(SANITIZE_BUILD)/mpi_failed_call
+
+# The property tests (tests/python/test_fuzz.py) against the core built with the sanitizers,
+# loaded through PAPCOLL_LIBRARY: the first report ends the run and names the C line (-s:
+# pytest must not swallow it). Not in CI: the short profile takes minutes under ASan.
+fuzz-sanitizers: $(TESTING_INSTALLED)
+	cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPAPCOLL_SANITIZE=ON \
+		-DMPI_C_COMPILER=$(CURDIR)/$(VENV)/bin/mpicc >/dev/null
+	cmake --build $(SANITIZE_BUILD) --parallel 2 --target papcoll_core -- --no-print-directory
+	LD_PRELOAD=$$(cc -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0 \
+		PAPCOLL_LIBRARY=$(CURDIR)/$(SANITIZE_BUILD)/lib/libpapcoll_core.so \
+		$(VENV)/bin/pytest $(PYTEST_FLAGS) -s tests/python/test_fuzz.py
 
 demo: build
 	$(PAPCOLL) demo

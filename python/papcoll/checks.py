@@ -29,6 +29,15 @@ def whole_number(value: Any, name: str, low: int, high: int) -> int:
     return number
 
 
+def finite(value: float) -> bool:
+    """math.isfinite for any int or float: an int beyond a float's range (a JSON or TOML
+    10**400) is not finite, where math.isfinite raises OverflowError."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 def real_number(value: Any, name: str, low: float = -math.inf) -> float:
     """`value` as a finite float >= low."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):

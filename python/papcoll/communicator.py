@@ -28,7 +28,7 @@ from mpi4py import MPI
 
 from ._core import check_same_mpi, ffi, load_mpi_library, mpi_library_path
 from .checks import INT32_MAX, INT64_MAX, whole_number
-from .core import PapcollError, Parameters, c_parameters
+from .core import PapcollError, Parameters, c_parameters, c_string
 
 _VERSION_SIZE = 8192
 
@@ -97,7 +97,7 @@ def _c_config(algorithm: str, config: Config) -> tuple[Any, list[Any]]:
     keep: list[Any] = [raw]
 
     def text(value: str) -> Any:
-        pointer = ffi.new("char[]", value.encode())
+        pointer = ffi.new("char[]", c_string(value, "algorithm name"))
         keep.append(pointer)
         return pointer
 
@@ -224,12 +224,13 @@ class Communicator:
 
     @algorithm.setter
     def algorithm(self, name: str) -> None:
-        _check(_lib.papcoll_set_algorithm(self._live(), str(name).encode()))
+        _check(_lib.papcoll_set_algorithm(self._live(), c_string(str(name), "algorithm name")))
 
     def set_schedule(self, schedule: str | None) -> None:
         """The recursive_multiplying schedule of later calls (None: the default for P)."""
         _check(_lib.papcoll_set_schedule(self._live(),
-                                         schedule.encode() if schedule else ffi.NULL))
+                                         c_string(schedule, "schedule") if schedule
+                                         else ffi.NULL))
 
     def resolve(self, count: int, dtype: Any = np.float64, op: MPI.Op = MPI.SUM) -> str:
         """The algorithm an all-reduce of `count` elements of `dtype` with `op` would run."""

@@ -117,6 +117,20 @@ class VerifyReport:
         return asdict(self)
 
 
+def c_string(text: str, what: str) -> bytes:
+    """`text` as the UTF-8 bytes of a C string. Refuses (PapcollError, PAPCOLL_ERR_ARGUMENT)
+    a NUL character, where C would read only the text before it ("ring\\0x" as "ring"), and
+    text UTF-8 cannot hold (a lone surrogate such as '\\ud800')."""
+    if "\0" in text:
+        raise PapcollError(lib.PAPCOLL_ERR_ARGUMENT,
+                           f"{what} holds a NUL character at {text.index(chr(0))}")
+    try:
+        return text.encode()
+    except UnicodeEncodeError as error:
+        raise PapcollError(lib.PAPCOLL_ERR_ARGUMENT,
+                           f"{what} is not UTF-8 text ({error.reason} at {error.start})") from None
+
+
 def _text(pointer: Any) -> str:
     # errors="replace": a message may quote the user's bytes (a non-ASCII schedule string)
     return ffi.string(pointer).decode(errors="replace") if pointer != ffi.NULL else ""
@@ -147,7 +161,7 @@ def algorithms() -> list[AlgorithmInfo]:
 
 def algorithm(name: str) -> AlgorithmInfo:
     raw = ffi.new("papcoll_algorithm_info *")
-    status = lib.papcoll_algorithm_find(name.encode(), raw)
+    status = lib.papcoll_algorithm_find(c_string(name, "algorithm name"), raw)
     if status != lib.PAPCOLL_OK:
         known = ", ".join(info.name for info in algorithms())
         raise PapcollError(status, f"unknown algorithm '{name}' (known: {known})")
@@ -175,7 +189,7 @@ def c_parameters(parameters: Parameters, raw: Any, keep: list[Any]) -> None:
         elif field.name == "tree":
             raw.tree = value.c_struct(keep)
         elif isinstance(value, str):
-            setattr(raw, field.name, array("char", value.encode()))
+            setattr(raw, field.name, array("char", c_string(value, f"Parameters.{field.name}")))
         else:
             setattr(raw, field.name, value)
 
@@ -246,8 +260,8 @@ def _build(algorithm_name: str, ranks: int, rank: int, count: int, elem_size: in
     out = ffi.new("papcoll_schedule **")
     error = ffi.new("char[]", _ERROR_SIZE)
     status = lib.papcoll_schedule_build(
-        algorithm_name.encode(), ranks, rank, count, elem_size, raw_context, out, error,
-        _ERROR_SIZE,
+        c_string(algorithm_name, "algorithm name"), ranks, rank, count, elem_size, raw_context,
+        out, error, _ERROR_SIZE,
     )
     _raise(status, error)
     return out[0]
@@ -316,7 +330,7 @@ def verify(
     report = ffi.new("papcoll_verify_report *")
     error = ffi.new("char[]", _ERROR_SIZE)
     status = lib.papcoll_verify(
-        algorithm_name.encode(), ranks, count, elem_size, raw_context,
+        c_string(algorithm_name, "algorithm name"), ranks, count, elem_size, raw_context,
         _options(eager_limit_bytes, check_in_place), report, error, _ERROR_SIZE,
     )
     _raise(status, error)
@@ -332,7 +346,8 @@ def verify_texts(
     try:
         for rank, text in enumerate(texts):
             slot = ffi.new("papcoll_schedule **")
-            _raise(lib.papcoll_schedule_parse(text.encode(), slot, error, _ERROR_SIZE), error)
+            encoded = c_string(text, f"the schedule text of rank {rank}")
+            _raise(lib.papcoll_schedule_parse(encoded, slot, error, _ERROR_SIZE), error)
             schedules[rank] = slot[0]
         report = ffi.new("papcoll_verify_report *")
         status = lib.papcoll_verify_schedules(

@@ -24,7 +24,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ._core import ffi, lib
-from .core import _ERROR_SIZE, Context, PapcollError, Parameters, _text
+from .core import _ERROR_SIZE, Context, PapcollError, Parameters, _text, c_string
 from .sim import SimModel, simulate
 
 if TYPE_CHECKING:
@@ -40,7 +40,8 @@ def check(schedule: str, ranks: int) -> bool:
     whether it reorders operands (merges: commutative ops only)."""
     reorders = ffi.new("int32_t *")
     error = ffi.new("char[]", _ERROR_SIZE)
-    status = lib.papcoll_rm_check(schedule.encode(), ranks, reorders, error, _ERROR_SIZE)
+    status = lib.papcoll_rm_check(c_string(schedule, f"schedule {schedule!r}"), ranks,
+                                  reorders, error, _ERROR_SIZE)
     if status != lib.PAPCOLL_OK:
         raise PapcollError(status, f"schedule '{schedule}': {_text(error)}")
     return bool(reorders[0])

@@ -38,6 +38,7 @@ from typing import Any
 import tomllib
 
 from ._core import ffi, lib
+from .checks import finite
 from .core import _ERROR_SIZE, _raise
 from .sim import PRESETS, SimModel, with_parameters, with_values
 
@@ -198,7 +199,7 @@ class Network:
 def _number(entry: dict[str, Any], key: str, default: float, where: str) -> float:
     value = entry.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int | float) or not (
-            math.isfinite(value) and value >= 0):
+            finite(value) and value >= 0):
         raise NetworkError(f"{where}: {key} must be a finite number >= 0, not {value!r}")
     return float(value)
 

@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ._core import ffi, lib
-from .checks import arrival_times, real_number, whole_number
-from .core import _ERROR_SIZE, Context, _c_context, _raise
+from .checks import arrival_times, finite, real_number, whole_number
+from .core import _ERROR_SIZE, Context, _c_context, _raise, c_string
 
 if TYPE_CHECKING:
     from .network import Topology
@@ -128,7 +128,7 @@ def with_values(model: SimModel, values: dict[str, Any]) -> SimModel:
                              f"(known: {', '.join(sorted(_PARAMETER_NAMES))})")
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueError(f"model parameter {name} must be a number, not {value!r}")
-        if not (math.isfinite(value) and value >= 0):
+        if not (finite(value) and value >= 0):
             raise ValueError(f"model parameter {name} must be a finite number >= 0, "
                              f"not {value}")
         if field_name == "eager_limit_bytes":
@@ -250,9 +250,9 @@ def simulate(
     finish = ffi.new("double[]", ranks)
     result = ffi.new("papcoll_sim_result *")
     error = ffi.new("char[]", _ERROR_SIZE)
-    status = lib.papcoll_simulate(algorithm_name.encode(), ranks, count, elem_size,
-                                  raw_context, raw_model, options, raw_arrivals, finish, result,
-                                  error, _ERROR_SIZE)
+    status = lib.papcoll_simulate(c_string(algorithm_name, "algorithm name"), ranks, count,
+                                  elem_size, raw_context, raw_model, options, raw_arrivals,
+                                  finish, result, error, _ERROR_SIZE)
     try:
         _raise(status, error)
         spans = [Span(s.rank, s.op, KINDS[s.kind], s.peer, s.bytes, s.start, s.end)

@@ -2,16 +2,36 @@
 
 from __future__ import annotations
 
+import os
+import random
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis.configuration import set_hypothesis_home_dir
 from papcoll.launcher import mpiexec_command
 
 VENV_BIN = Path(sys.executable).parent
 # No test may hang CI: every external command runs under this many seconds.
 COMMAND_TIMEOUT_SECONDS = 120
+
+# Fuzzing (test_fuzz.py): hypothesis keeps no example database, and its other caches go to
+# .pytest_cache/hypothesis (ignored by git), not .hypothesis in the tree; `short` runs in
+# `make test`, `long` (10x the examples) with --long. Each run draws a seed, printed in the
+# summary: PAPCOLL_FUZZ_SEED=N repeats it. An example slower than the deadline fails (a hang;
+# test_fuzz.py's watchdog ends one that never returns).
+set_hypothesis_home_dir(Path(__file__).parents[2] / ".pytest_cache" / "hypothesis")
+FUZZ_SEED = int(os.environ.get("PAPCOLL_FUZZ_SEED") or random.SystemRandom().getrandbits(32))
+FUZZ_EXAMPLES = {"short": 1000, "long": 10000}
+for _profile, _examples in FUZZ_EXAMPLES.items():
+    settings.register_profile(
+        _profile, database=None, max_examples=_examples, print_blob=True,
+        deadline=timedelta(seconds=5),
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.load_profile("short")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -20,6 +40,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "long: a sweep that only `make test-long` runs")
+    settings.load_profile("long" if config.getoption("--long") else "short")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter,
+                            config: pytest.Config) -> None:
+    """The fuzzing's profile and seed, after the results (shown under -q too)."""
+    if not any("test_fuzz.py" in report.nodeid
+               for reports in terminalreporter.stats.values() for report in reports
+               if hasattr(report, "nodeid")):
+        return
+    profile = "long" if config.getoption("--long") else "short"
+    terminalreporter.write_line(
+        f"papcoll fuzz: hypothesis profile '{profile}' ({FUZZ_EXAMPLES[profile]} examples a "
+        f"property), seed {FUZZ_SEED} (PAPCOLL_FUZZ_SEED={FUZZ_SEED} repeats it)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

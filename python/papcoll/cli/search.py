@@ -41,7 +41,9 @@ SEARCH_MAX_WORK = 4_000_000
 
 
 def _add_max_base(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--max-base", type=integer_in_range("max base", 1, 64),
+    # a base is 2 or more: --max-base 1 left no schedule for P > 1 (search indexed an empty
+    # list); the stages are factors of P, so 64 bounds the work, not P
+    parser.add_argument("--max-base", type=integer_in_range("max base", 2, 64),
                         default=DEFAULT_MAX_BASE,
                         help=f"largest base of a stage (default {DEFAULT_MAX_BASE})")
 

@@ -287,9 +287,10 @@ def command_sim(arguments: argparse.Namespace) -> int:
                 panels.append((f"{label}, max delay {rows[-1]['max_delay_ms']:g} ms", result))
     base = {row["max_delay_ms"]: row["avg_elapsed_ms"] for row in rows
             if row["algorithm"] == arguments.baseline}
-    for row in rows:
+    for row in rows:  # none where the run takes no time (P = 1, count 0): 0 / 0
         row["speedup_vs_ring" if arguments.baseline == BASELINE else "speedup_vs_baseline"] = (
-            base[row["max_delay_ms"]] / row["avg_elapsed_ms"] if base else None)
+            base[row["max_delay_ms"]] / row["avg_elapsed_ms"]
+            if base and row["avg_elapsed_ms"] > 0 else None)
     _print_rows(arguments, rows, elem_size, console, network)
     if arguments.timeline:
         draw_timelines(panels, arguments.timeline,
