@@ -60,8 +60,13 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         # "argument --count: must be >= 0" reads as "--count must be >= 0", and "argument
         # --arrivals: --arrivals spans ..." as "--arrivals spans ..."
+        # and "argument --sizes: not allowed with argument --count" (a mutually exclusive
+        # group) as "--sizes and --count exclude each other"
         match = re.fullmatch(r"argument (\S+): (.*)", message, flags=re.DOTALL)
-        if match and match.group(2).startswith("must "):
+        excluded = match and re.fullmatch(r"not allowed with argument (\S+)", match.group(2))
+        if match and excluded:
+            message = f"{match.group(1)} and {excluded.group(1)} exclude each other: give one"
+        elif match and match.group(2).startswith("must "):
             message = f"{match.group(1)} {match.group(2)}"
         elif match and match.group(2).startswith(match.group(1) + " "):
             message = match.group(2)
