@@ -103,9 +103,11 @@ def bench_program() -> Path:
 
 def add_speedups(rows: list[dict[str, Any]], baseline: str = DEFAULT_BASELINE) -> None:
     """Adds `baseline` (its name), speedup_vs_baseline = e-bar(baseline) / e-bar(algorithm)
-    for the same size and delay, and speedup_2sigma, twice the standard deviation of that
+    for the same size and delay, speedup_2sigma, twice the standard deviation of that
     ratio propagated to first order from both e-bars' spread across iterations:
-    s x sqrt((sigma_b / b)^2 + (sigma_a / a)^2). None where the baseline has no row."""
+    s x sqrt((sigma_b / b)^2 + (sigma_a / a)^2), and median_speedup_vs_baseline, the same
+    ratio of medians, which one slow iteration (a busy machine) does not move. None where
+    the baseline has no row."""
     base = {(row["bytes"], row["max_delay_ms"]): row
             for row in rows if row["algorithm"] == baseline}
     for row in rows:
@@ -114,11 +116,14 @@ def add_speedups(rows: list[dict[str, Any]], baseline: str = DEFAULT_BASELINE) -
         mean = row["avg_elapsed_ms"]
         if reference is None or mean <= 0 or reference["avg_elapsed_ms"] <= 0:
             row["speedup_vs_baseline"] = row["speedup_2sigma"] = None
+            row["median_speedup_vs_baseline"] = None
             continue
         speedup = reference["avg_elapsed_ms"] / mean
         row["speedup_vs_baseline"] = speedup
         row["speedup_2sigma"] = 2 * speedup * math.hypot(
             reference["stddev_ms"] / reference["avg_elapsed_ms"], row["stddev_ms"] / mean)
+        row["median_speedup_vs_baseline"] = (reference["median_ms"] / row["median_ms"]
+                                              if row["median_ms"] > 0 else None)
 
 
 @dataclass(frozen=True)

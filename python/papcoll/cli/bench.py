@@ -101,7 +101,7 @@ def print_table(rows: list[dict[str, Any]], console: Console) -> None:
                         f"speedup vs {first['baseline']} ({first['mpi_library']})")
     for column in ("algorithm", "bytes", "max delay ms", f"e-bar {unit}", f"+-2 sigma {unit}",
                    f"min {unit}", f"median {unit}", f"max {unit}", f"e-bar_lo {unit}",
-                   f"speedup vs {first['baseline']}", "correct"):
+                   f"speedup vs {first['baseline']}", "of medians", "correct"):
         if column == "algorithm":
             table.add_column(column, no_wrap=True, min_width=12)
         else:
@@ -113,13 +113,14 @@ def print_table(rows: list[dict[str, Any]], console: Console) -> None:
         if previous is not None and key != previous:
             table.add_section()
         previous = key
-        speedup = row["speedup_vs_baseline"]
+        speedup, of_medians = row["speedup_vs_baseline"], row["median_speedup_vs_baseline"]
         table.add_row(row["algorithm"], format_bytes(row["bytes"]), f"{row['max_delay_ms']:g}",
                       f"{row['avg_elapsed_ms'] * scale:.3f}",
                       f"{2 * row['stddev_ms'] * scale:.3f}",
                       *(f"{row[field] * scale:.3f}" for field in (
                           "min_ms", "median_ms", "max_ms", "lower_bound_ms")),
                       "-" if speedup is None else f"{speedup:.2f}",
+                      "-" if of_medians is None else f"{of_medians:.2f}",
                       "[green]yes[/]" if row["correct"] else "[red]NO[/]")
     console.print(table)
     for line in saving_summary(rows):
@@ -166,7 +167,7 @@ def command_bench(arguments: argparse.Namespace) -> int:
     if arguments.mode == "one-late" and arguments.ranks < 2:
         raise UsageError("one-late delays rank 1, so it needs --ranks 2 or more")
     counts = element_counts(arguments)
-    console = console_for(arguments, 150)
+    console = console_for(arguments, 160)
     algorithms = list(arguments.algorithms)
     if arguments.baseline not in algorithms:
         algorithms.append(arguments.baseline)
