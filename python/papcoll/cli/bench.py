@@ -68,10 +68,9 @@ def add_parser(commands: Any) -> None:
                        help="untimed iterations first (default 2)")
     bench.add_argument("--compute-ms", type=float, default=100.0,
                        help="emulated compute phase per iteration (default 100, as the paper)")
-    add_datatype(bench, tuple(DATATYPES), default="float",
-                 why="MPI's predefined numeric types, named as MPI_INT8_T -> int8, "
-                     "MPI_UNSIGNED_LONG -> unsigned_long, MPI_C_FLOAT_COMPLEX -> "
-                     "c_float_complex")
+    add_datatype(bench, tuple(DATATYPES), default="float", metavar="TYPE",
+                 why="one of MPI's predefined numeric types, named as MPI names it without "
+                     "MPI_ (and _T), in lower case: " + ", ".join(DATATYPES))
     bench.add_argument("--op", choices=OPS, default="sum",
                        help="the reduction: band, bor, bxor on integer types only, min and "
                             "max not on complex ones (default sum)")

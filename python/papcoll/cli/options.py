@@ -301,9 +301,10 @@ def add_element_size(parser: argparse.ArgumentParser, datatype: bool = False) ->
 
 
 def add_datatype(parser: Any, choices: tuple[str, ...], default: str | None,
-                 why: str = "") -> None:
-    """--datatype: the element type (MPI's, in `bench`)."""
-    parser.add_argument("--datatype", choices=choices, default=default,
+                 why: str = "", metavar: str | None = None) -> None:
+    """--datatype: the element type (MPI's, in `bench`); `metavar` stands for a list of
+    choices too long for the usage line."""
+    parser.add_argument("--datatype", choices=choices, default=default, metavar=metavar,
                         help="element type" + (f"; {why}" if why else "")
                              + (f" (default {default})" if default else ""))
 
