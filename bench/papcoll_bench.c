@@ -11,8 +11,9 @@
  *   4. MPI_Barrier twice, so every rank leaves together;
  *   5. sleep(half); edge(0.5); sleep(half)   -- edge() tells the monitor (PAP issue) that
  *      half the compute is done; here it is a no-op hook;
- *   6. t0 = MPI_Wtime(); all-reduce (MPI_SUM); t1 = MPI_Wtime();
- *   7. check the result against MPI_Allreduce of the same data;
+ *   6. t0 = MPI_Wtime(); all-reduce (--op, MPI_SUM by default); t1 = MPI_Wtime();
+ *   7. check the result against MPI_Allreduce of the same data (integer types and min/max
+ *      bit for bit, floating-point sums and products within a rounding bound);
  *   8. e_i = t1 - t0 on every rank; MPI_Allgather; e-bar = mean of the e_i.
  * The first --warmup iterations are run and thrown away.
  *
@@ -27,12 +28,20 @@
  * MPI_Allreduce with its own choice, "native:NAME" for one of the library's algorithms
  * (native_algorithms.h).
  *
+ * Element types (--datatype): MPI's predefined numeric types, named as MPI names them
+ * without "MPI_" (and without "_T" for the fixed-width ones), in lower case: int8 ..
+ * uint64, signed_char .. unsigned_long_long, float, double, long_double, c_float_complex,
+ * c_double_complex. Ops (--op): sum, prod, min, max, band, bor, bxor where MPI defines
+ * them (bitwise ops on integers, min/max not on complex numbers).
+ *
  * Output: rank 0 writes a JSON array (one object per algorithm x count x maxDelay) to
  * --json FILE, or "-" for stdout, and a plain table to stdout otherwise. With --progress it
  * prints "progress DONE TOTAL" lines on stderr, which `papcoll bench` turns into a bar.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <complex.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -57,6 +66,7 @@ typedef struct options {
     double compute_ms;
     unsigned seed;
     const char *datatype_name;
+    const char *op_name;
     const char *json_path;     /* NULL: table on stdout */
     int progress;
     const char *schedule;      /* recursive_multiplying's schedule, or NULL */
@@ -68,6 +78,17 @@ typedef struct contender {
     papcoll_comm *papcoll;     /* NULL for native ones */
     native_algorithm native;
 } contender;
+
+/* What fill_random and same_result need to know of an element type. */
+typedef enum { KIND_SIGNED, KIND_UNSIGNED, KIND_REAL, KIND_COMPLEX } element_kind;
+
+typedef struct element_type {
+    const char *name;
+    MPI_Datatype datatype;
+    element_kind kind;
+} element_type;
+
+typedef enum { OP_SUM, OP_PROD, OP_MIN, OP_MAX, OP_BAND, OP_BOR, OP_BXOR } op_code;
 
 static int rank, ranks;
 
@@ -84,7 +105,9 @@ static void usage_error(const char *format, const char *value) {
                 "usage: papcoll-bench --algorithms a,b --counts 1M --mode one-late|rand-late\n"
                 "       --max-delays-ms 0,10,50 [--iterations 20] [--warmup 2] "
                 "[--compute-ms 100]\n"
-                "       [--datatype float|double|int] [--seed S] [--json FILE|-] [--progress]\n"
+                "       [--datatype int8..uint64|float|double|long_double|...] "
+                "[--op sum|prod|min|max|band|bor|bxor]\n"
+                "       [--seed S] [--json FILE|-] [--progress]\n"
                 "       [--schedule STRING]   (recursive_multiplying's schedule)\n");
     }
     MPI_Finalize();
@@ -142,6 +165,7 @@ static void parse_options(int argc, char **argv, options *o) {
     o->compute_ms = 100;
     o->seed = 1;
     o->datatype_name = "float";
+    o->op_name = "sum";
     for (int i = 1; i < argc; i++) {
         const char *flag = argv[i];
         if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) usage_error(NULL, NULL);
@@ -174,9 +198,9 @@ static void parse_options(int argc, char **argv, options *o) {
         } else if (strcmp(flag, "--seed") == 0) {
             o->seed = (unsigned)parse_int(value, 0, "bad --seed '%s'");
         } else if (strcmp(flag, "--datatype") == 0) {
-            if (strcmp(value, "float") && strcmp(value, "double") && strcmp(value, "int"))
-                usage_error("bad datatype '%s': want float, double or int", value);
-            o->datatype_name = value;
+            o->datatype_name = value; /* checked in main, where the MPI's handles exist */
+        } else if (strcmp(flag, "--op") == 0) {
+            o->op_name = value;
         } else if (strcmp(flag, "--schedule") == 0) {
             o->schedule = value;
         } else if (strcmp(flag, "--json") == 0) {
@@ -241,29 +265,185 @@ static uint64_t next_random(uint64_t *state) {
 
 static double uniform(uint64_t *state) { return (double)(next_random(state) >> 11) / 9007199254740992.0; }
 
-static void fill_random(void *data, int64_t count, MPI_Datatype datatype, uint64_t *state) {
-    for (int64_t i = 0; i < count; i++) {
-        double value = 2 * uniform(state) - 1; /* [-1, 1): sums stay well inside float range */
-        if (datatype == MPI_FLOAT) ((float *)data)[i] = (float)value;
-        else if (datatype == MPI_DOUBLE) ((double *)data)[i] = value;
-        else ((int *)data)[i] = (int)(value * 1000);
+/* ---- element types and ops ------------------------------------------------------- */
+
+/* A function, not a static table: MPI's handles need not be compile-time constants (in
+ * Open MPI they are addresses of library objects). MPI_CHAR is left out: MPI defines no
+ * reduction on it (it is text); MPI_BYTE and MPI_C_BOOL are not numbers. */
+static int find_element_type(const char *name, element_type *found) {
+    const element_type types[] = {
+        {"int8", MPI_INT8_T, KIND_SIGNED},
+        {"int16", MPI_INT16_T, KIND_SIGNED},
+        {"int32", MPI_INT32_T, KIND_SIGNED},
+        {"int64", MPI_INT64_T, KIND_SIGNED},
+        {"uint8", MPI_UINT8_T, KIND_UNSIGNED},
+        {"uint16", MPI_UINT16_T, KIND_UNSIGNED},
+        {"uint32", MPI_UINT32_T, KIND_UNSIGNED},
+        {"uint64", MPI_UINT64_T, KIND_UNSIGNED},
+        {"signed_char", MPI_SIGNED_CHAR, KIND_SIGNED},
+        {"short", MPI_SHORT, KIND_SIGNED},
+        {"int", MPI_INT, KIND_SIGNED},
+        {"long", MPI_LONG, KIND_SIGNED},
+        {"long_long", MPI_LONG_LONG, KIND_SIGNED},
+        {"unsigned_char", MPI_UNSIGNED_CHAR, KIND_UNSIGNED},
+        {"unsigned_short", MPI_UNSIGNED_SHORT, KIND_UNSIGNED},
+        {"unsigned", MPI_UNSIGNED, KIND_UNSIGNED},
+        {"unsigned_long", MPI_UNSIGNED_LONG, KIND_UNSIGNED},
+        {"unsigned_long_long", MPI_UNSIGNED_LONG_LONG, KIND_UNSIGNED},
+        {"float", MPI_FLOAT, KIND_REAL},
+        {"double", MPI_DOUBLE, KIND_REAL},
+        {"long_double", MPI_LONG_DOUBLE, KIND_REAL},
+        {"c_float_complex", MPI_C_FLOAT_COMPLEX, KIND_COMPLEX},
+        {"c_double_complex", MPI_C_DOUBLE_COMPLEX, KIND_COMPLEX},
+    };
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (strcmp(name, types[i].name) == 0 && types[i].datatype != MPI_DATATYPE_NULL) {
+            *found = types[i];
+            return 1;
+        }
+    return 0;
+}
+
+static const char *const op_names[] = {"sum", "prod", "min", "max", "band", "bor", "bxor"};
+
+static op_code parse_op(const char *name, element_kind kind) {
+    for (int i = 0; i < (int)(sizeof op_names / sizeof op_names[0]); i++) {
+        if (strcmp(name, op_names[i]) != 0) continue;
+        /* MPI defines the bitwise ops on integers only, min and max not on complex */
+        if (i >= OP_BAND && (kind == KIND_REAL || kind == KIND_COMPLEX))
+            usage_error("--op %s applies to integer types only", name);
+        if ((i == OP_MIN || i == OP_MAX) && kind == KIND_COMPLEX)
+            usage_error("--op %s is not defined on complex types", name);
+        return (op_code)i;
+    }
+    usage_error("bad op '%s': want sum, prod, min, max, band, bor or bxor", name);
+    return OP_SUM;
+}
+
+static MPI_Op mpi_op(op_code op) {
+    switch (op) {
+    case OP_PROD: return MPI_PROD;
+    case OP_MIN: return MPI_MIN;
+    case OP_MAX: return MPI_MAX;
+    case OP_BAND: return MPI_BAND;
+    case OP_BOR: return MPI_BOR;
+    case OP_BXOR: return MPI_BXOR;
+    default: return MPI_SUM;
     }
 }
 
-/* Integers must match exactly; floating point within 4 P^2 eps (absolute) of MPI's sum,
- * which bounds any two summation orders of P values in [-1, 1]. */
-static int same_result(const void *result, const void *expected, int64_t count,
-                       MPI_Datatype datatype) {
-    double epsilon = datatype == MPI_FLOAT ? 1.1920929e-7 : 2.220446e-16;
-    double tolerance = 4.0 * ranks * ranks * epsilon;
+/* Integers of 1, 2, 4 or 8 bytes, through memcpy so no type is punned. */
+static void store_integer(void *at, size_t size, uint64_t bits) {
+    uint8_t b8 = (uint8_t)bits;
+    uint16_t b16 = (uint16_t)bits;
+    uint32_t b32 = (uint32_t)bits;
+    const void *from = size == 1 ? (const void *)&b8 : size == 2 ? (const void *)&b16
+                       : size == 4 ? (const void *)&b32 : (const void *)&bits;
+    memcpy(at, from, size);
+}
+
+/* Floating-point components: float, double or long double by size (long double can be as
+ * small as double, so the test is in that order). */
+static void store_real(void *at, size_t size, long double value) {
+    if (size == sizeof(float)) {
+        float x = (float)value;
+        memcpy(at, &x, sizeof x);
+    } else if (size == sizeof(double)) {
+        double x = (double)value;
+        memcpy(at, &x, sizeof x);
+    } else {
+        memcpy(at, &value, sizeof value);
+    }
+}
+
+static long double load_real(const void *at, size_t size) {
+    if (size == sizeof(float)) {
+        float x;
+        memcpy(&x, at, sizeof x);
+        return x;
+    }
+    if (size == sizeof(double)) {
+        double x;
+        memcpy(&x, at, sizeof x);
+        return x;
+    }
+    long double x;
+    memcpy(&x, at, sizeof x);
+    return x;
+}
+
+static long double epsilon_of(size_t size) {
+    return size == sizeof(float) ? FLT_EPSILON : size == sizeof(double) ? DBL_EPSILON : LDBL_EPSILON;
+}
+
+/* Random data whose reduction stays inside the type, so every order of evaluation gives the
+ * same integers and near-same floating-point values (signed overflow is undefined in C):
+ *   sum: integers in +-max/P (unsigned 0..max/P), reals in [-1, 1);
+ *   prod: rank 0 any value of the type (reals [0.5, 2) with a sign), the others +-1 (unsigned
+ *         1), reals [0.5, 2) with a sign (complex: that modulus at a random angle);
+ *   min, max, bitwise: any bit pattern of an integer, reals in [-1, 1). */
+static void fill_random(void *data, int64_t count, const element_type *type, size_t size,
+                        op_code op, uint64_t *state) {
+    char *bytes = data;
+    int bits = (int)(size * 8);
+    uint64_t unsigned_max = bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+    uint64_t signed_max = unsigned_max >> 1;
     for (int64_t i = 0; i < count; i++) {
-        if (datatype == MPI_INT) {
-            if (((const int *)result)[i] != ((const int *)expected)[i]) return 0;
-        } else {
-            double a = datatype == MPI_FLOAT ? ((const float *)result)[i] : ((const double *)result)[i];
-            double b = datatype == MPI_FLOAT ? ((const float *)expected)[i] : ((const double *)expected)[i];
-            if (!(fabs(a - b) <= tolerance)) return 0;
+        char *at = bytes + (size_t)i * size;
+        uint64_t random = next_random(state);
+        if (type->kind == KIND_SIGNED || type->kind == KIND_UNSIGNED) {
+            int is_signed = type->kind == KIND_SIGNED;
+            uint64_t top = is_signed ? signed_max : unsigned_max, bits_value = random;
+            if (op == OP_SUM || (op == OP_PROD && rank == 0)) {
+                uint64_t magnitude = op == OP_SUM ? top / (uint64_t)ranks : top;
+                uint64_t value = magnitude == UINT64_MAX ? random : random % (magnitude + 1);
+                /* two's complement negation in unsigned arithmetic, stored by its bits */
+                bits_value = is_signed && (next_random(state) & 1) ? ~value + 1 : value;
+            } else if (op == OP_PROD) {
+                bits_value = is_signed && (random & 1) ? UINT64_MAX : 1; /* -1 or 1 */
+            }
+            store_integer(at, size, bits_value);
+            continue;
         }
+        size_t part = type->kind == KIND_COMPLEX ? size / 2 : size;
+        long double value = 2 * uniform(state) - 1;
+        if (op == OP_PROD) value = (value < 0 ? -1 : 1) * (0.5 + 1.5 * uniform(state));
+        if (type->kind == KIND_REAL) {
+            store_real(at, part, value);
+        } else if (op == OP_PROD) {
+            double angle = 6.283185307179586 * uniform(state);
+            store_real(at, part, fabsl(value) * cos(angle));
+            store_real(at + part, part, fabsl(value) * sin(angle));
+        } else {
+            store_real(at, part, value);
+            store_real(at + part, part, 2 * uniform(state) - 1);
+        }
+    }
+}
+
+/* Integers, and min/max of reals, must match MPI_Allreduce bit for bit (they do not depend
+ * on the order of evaluation). Floating-point sums must lie within 4 P^2 eps (absolute) of
+ * MPI's, which bounds any two summation orders of P values in [-1, 1]; products within
+ * 8 P eps relative to MPI's (P roundings of factors in [0.5, 2), complex ones a few each). */
+static int same_result(const void *result, const void *expected, int64_t count,
+                       const element_type *type, size_t size, op_code op) {
+    if (type->kind == KIND_SIGNED || type->kind == KIND_UNSIGNED)
+        return memcmp(result, expected, (size_t)count * size) == 0;
+    size_t part = type->kind == KIND_COMPLEX ? size / 2 : size;
+    int parts = type->kind == KIND_COMPLEX ? 2 : 1;
+    long double epsilon = epsilon_of(part);
+    const char *got = result, *want = expected;
+    for (int64_t i = 0; i < count; i++) {
+        long double a[2] = {0, 0}, b[2] = {0, 0};
+        for (int k = 0; k < parts; k++) {
+            a[k] = load_real(got + (size_t)i * size + (size_t)k * part, part);
+            b[k] = load_real(want + (size_t)i * size + (size_t)k * part, part);
+        }
+        long double tolerance = op == OP_SUM ? 4.0L * ranks * ranks * epsilon
+                                : op == OP_PROD ? 8.0L * ranks * epsilon * hypotl(b[0], b[1])
+                                                : 0;
+        for (int k = 0; k < parts; k++)
+            if (!(fabsl(a[k] - b[k]) <= tolerance)) return 0;
     }
     return 1;
 }
@@ -313,10 +493,10 @@ static void open_contender(const char *name, const char *schedule, contender *c)
 }
 
 static int run_allreduce(contender *c, const void *send, void *receive, int count,
-                         MPI_Datatype datatype) {
-    if (c->papcoll) return papcoll_allreduce(c->papcoll, send, receive, count, datatype, MPI_SUM);
+                         MPI_Datatype datatype, MPI_Op op) {
+    if (c->papcoll) return papcoll_allreduce(c->papcoll, send, receive, count, datatype, op);
     native_algorithm_select(&c->native);
-    int code = MPI_Allreduce(send, receive, count, datatype, MPI_SUM, c->native.comm);
+    int code = MPI_Allreduce(send, receive, count, datatype, op, c->native.comm);
     native_algorithm_restore(&c->native);
     return code;
 }
@@ -343,9 +523,13 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
     options o;
     parse_options(argc, argv, &o);
-    MPI_Datatype datatype = strcmp(o.datatype_name, "float") == 0    ? MPI_FLOAT
-                            : strcmp(o.datatype_name, "double") == 0 ? MPI_DOUBLE
-                                                                     : MPI_INT;
+    element_type type;
+    if (!find_element_type(o.datatype_name, &type))
+        usage_error("bad datatype '%s' (or one this MPI lacks): want int8..uint64, "
+                    "signed_char..unsigned_long_long, float, double, long_double, "
+                    "c_float_complex or c_double_complex", o.datatype_name);
+    MPI_Datatype datatype = type.datatype;
+    op_code op = parse_op(o.op_name, type.kind);
     int element_size;
     MPI_Type_size(datatype, &element_size);
 
@@ -390,7 +574,7 @@ int main(int argc, char **argv) {
                                      ((uint64_t)o.seed << 40) ^ ((uint64_t)rank << 20) ^
                                      (uint64_t)(iteration * MAX_ITEMS + a) * 7919u;
                     next_random(&state);
-                    fill_random(send, count, datatype, &state);
+                    fill_random(send, count, &type, (size_t)element_size, op, &state);
                     double half = (max_delay + o.compute_ms) / 2;
                     if (o.one_late && rank == 1) half += max_delay / 2;
                     if (!o.one_late) half += uniform(&state) * max_delay / 2;
@@ -401,7 +585,7 @@ int main(int argc, char **argv) {
                     edge(&contenders[a], 0.5);
                     sleep_ms(half);
                     double start = MPI_Wtime();
-                    int code = run_allreduce(&contenders[a], send, receive, count, datatype);
+                    int code = run_allreduce(&contenders[a], send, receive, count, datatype, mpi_op(op));
                     double elapsed = MPI_Wtime() - start;
                     if (code != MPI_SUCCESS) {
                         fprintf(stderr, "papcoll-bench: rank %d: %s failed: %s\n", rank,
@@ -409,8 +593,9 @@ int main(int argc, char **argv) {
                                 contenders[a].papcoll ? papcoll_error_string(code) : "MPI error");
                         MPI_Abort(MPI_COMM_WORLD, 4);
                     }
-                    MPI_Allreduce(send, expected, count, datatype, MPI_SUM, MPI_COMM_WORLD);
-                    int ok = same_result(receive, expected, count, datatype), all_ok;
+                    MPI_Allreduce(send, expected, count, datatype, mpi_op(op), MPI_COMM_WORLD);
+                    int ok = same_result(receive, expected, count, &type, (size_t)element_size, op),
+                        all_ok;
                     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
                     MPI_Allgather(&elapsed, 1, MPI_DOUBLE, all_elapsed, 1, MPI_DOUBLE, MPI_COMM_WORLD);
                     if (iteration < o.warmup) continue;
@@ -442,7 +627,7 @@ int main(int argc, char **argv) {
         }
         if (o.json_path) fprintf(out, "[\n");
         else fprintf(out, "%-28s %6s %10s %6s %10s %10s %10s %8s\n", "algorithm", "ranks",
-                     "count", "delay", "ebar_ms", "2sigma_ms", "median_ms", "correct");
+                     "bytes", "delay", "ebar_ms", "2sigma_ms", "median_ms", "correct");
         for (int s = 0; s < series; s++) {
             int a = s / (o.count_count * o.max_delay_count);
             int c = (s / o.max_delay_count) % o.count_count, d = s % o.max_delay_count;
@@ -450,19 +635,20 @@ int main(int argc, char **argv) {
             statistics st = summarize(ebar, o.iterations);
             if (!o.json_path) {
                 fprintf(out, "%-28s %6d %10lld %6g %10.3f %10.3f %10.3f %8s\n",
-                        contenders[a].name, ranks, (long long)o.counts[c], o.max_delays_ms[d],
+                        contenders[a].name, ranks, (long long)o.counts[c] * element_size, o.max_delays_ms[d],
                         st.mean, 2 * st.standard_deviation, st.median, correct[s] ? "yes" : "NO");
                 continue;
             }
             fprintf(out, "  {\"algorithm\": ");
             print_json_string(out, contenders[a].name);
-            fprintf(out, ", \"ranks\": %d, \"count\": %lld, \"datatype\": \"%s\", \"bytes\": %lld,"
+            fprintf(out, ", \"ranks\": %d, \"count\": %lld, \"datatype\": \"%s\", \"op\": \"%s\","
+                    " \"bytes\": %lld,"
                     " \"mode\": \"%s\", \"max_delay_ms\": %g, \"compute_ms\": %g,"
                     " \"iterations\": %d, \"avg_elapsed_ms\": %.6f, \"stddev_ms\": %.6f,"
                     " \"median_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f,"
                     " \"p2p_ms\": %.6f, \"lower_bound_ms\": %.6f, \"predicted_calls\": %d,"
                     " \"correct\": %s, \"mpi_library\": ",
-                    ranks, (long long)o.counts[c], o.datatype_name,
+                    ranks, (long long)o.counts[c], o.datatype_name, op_names[op],
                     (long long)o.counts[c] * element_size, o.one_late ? "one-late" : "rand-late",
                     o.max_delays_ms[d], o.compute_ms, o.iterations, st.mean,
                     st.standard_deviation, st.median, st.minimum, st.maximum, p2p_ms[c],

@@ -2,10 +2,11 @@
 side by side with the MPI library's own (`native`, `native:NAME`).
 
 It launches `papcoll-bench` (bench/papcoll_bench.c) under mpiexec, reports its progress
-lines, reads its JSON, adds `speedup_vs_ring` (e-bar of papcoll's ring / e-bar of the
-algorithm, as in seed 000 Tables 3-4: above 1 means faster than ring), sums up the saving
-of the PAP-aware algorithms and plots e-bar against the maximum delay (seed 000 Fig. 10).
-The command (options, table, JSON) is papcoll.cli.bench.
+lines, reads its JSON, adds `speedup_vs_baseline` (e-bar of the baseline, `native` unless
+the user names another / e-bar of the algorithm, as seed 000 Tables 3-4 do against ring:
+above 1 means faster than the baseline), sums up the saving of the PAP-aware algorithms
+against ring where ring ran, and plots the speedup against message size and delay. The
+command (options, table, JSON, CSV) is papcoll.cli.bench.
 
 Terms: e-bar is the mean over ranks of the time each rank spends inside the all-reduce,
 averaged over iterations; +-2 sigma is twice the standard deviation of e-bar across
@@ -14,7 +15,9 @@ iterations.
 
 from __future__ import annotations
 
+import ctypes
 import json
+import math
 import os
 import re
 import subprocess
@@ -27,8 +30,56 @@ from typing import Any
 
 from .launcher import mpi_flavor, mpiexec_command
 
-BASELINE = "ring"
+DEFAULT_BASELINE = "native"
+# seed 000 S3's saving (saving_summary) is measured against papcoll's ring
+RING = "ring"
 _ROOT = Path(__file__).resolve().parents[2]
+OPS = ("sum", "prod", "min", "max", "band", "bor", "bxor")
+BITWISE_OPS = ("band", "bor", "bxor")
+
+
+@dataclass(frozen=True)
+class Datatype:
+    """One of MPI's predefined numeric types as papcoll-bench names it: MPI's name without
+    MPI_ (and _T), lower case. `kind`: signed, unsigned, real or complex."""
+
+    name: str
+    size: int
+    kind: str
+
+    def ops(self) -> tuple[str, ...]:
+        """The ops MPI defines on it: bitwise ones on integers only, min/max not on complex."""
+        if self.kind == "complex":
+            return ("sum", "prod")
+        return OPS if self.kind in ("signed", "unsigned") else OPS[:4]
+
+
+def _datatypes() -> dict[str, Datatype]:
+    # sizes from this platform's C ABI (ctypes), as papcoll-bench's MPI sees them
+    c = ctypes
+    table = [("int8", c.c_int8, "signed"), ("int16", c.c_int16, "signed"),
+             ("int32", c.c_int32, "signed"), ("int64", c.c_int64, "signed"),
+             ("uint8", c.c_uint8, "unsigned"), ("uint16", c.c_uint16, "unsigned"),
+             ("uint32", c.c_uint32, "unsigned"), ("uint64", c.c_uint64, "unsigned"),
+             ("signed_char", c.c_byte, "signed"), ("short", c.c_short, "signed"),
+             ("int", c.c_int, "signed"), ("long", c.c_long, "signed"),
+             ("long_long", c.c_longlong, "signed"),
+             ("unsigned_char", c.c_ubyte, "unsigned"),
+             ("unsigned_short", c.c_ushort, "unsigned"), ("unsigned", c.c_uint, "unsigned"),
+             ("unsigned_long", c.c_ulong, "unsigned"),
+             ("unsigned_long_long", c.c_ulonglong, "unsigned"),
+             ("float", c.c_float, "real"), ("double", c.c_double, "real"),
+             ("long_double", c.c_longdouble, "real")]
+    types = {name: Datatype(name, c.sizeof(ctype), kind) for name, ctype, kind in table}
+    types["c_float_complex"] = Datatype("c_float_complex", 2 * c.sizeof(c.c_float), "complex")
+    types["c_double_complex"] = Datatype("c_double_complex", 2 * c.sizeof(c.c_double),
+                                         "complex")
+    return types
+
+
+DATATYPES = _datatypes()
+
+
 def bench_program() -> Path:
     """The papcoll-bench of this MPI's build: $PAPCOLL_BENCH, else build/<mpi>/ in the source
     tree this package runs from, else the one pip installed with the package, else the one on
@@ -50,14 +101,29 @@ def bench_program() -> Path:
     return Path(found)
 
 
-def add_speedups(rows: list[dict[str, Any]]) -> None:
-    """speedup_vs_ring = e-bar(ring) / e-bar(algorithm) for the same count and delay."""
-    ring = {(row["count"], row["max_delay_ms"]): row["avg_elapsed_ms"]
-            for row in rows if row["algorithm"] == BASELINE}
+def add_speedups(rows: list[dict[str, Any]], baseline: str = DEFAULT_BASELINE) -> None:
+    """Adds `baseline` (its name), speedup_vs_baseline = e-bar(baseline) / e-bar(algorithm)
+    for the same size and delay, speedup_2sigma, twice the standard deviation of that
+    ratio propagated to first order from both e-bars' spread across iterations:
+    s x sqrt((sigma_b / b)^2 + (sigma_a / a)^2), and median_speedup_vs_baseline, the same
+    ratio of medians, which one slow iteration (a busy machine) does not move. None where
+    the baseline has no row."""
+    base = {(row["bytes"], row["max_delay_ms"]): row
+            for row in rows if row["algorithm"] == baseline}
     for row in rows:
-        baseline = ring.get((row["count"], row["max_delay_ms"]))
-        row["speedup_vs_ring"] = (baseline / row["avg_elapsed_ms"]
-                                  if baseline and row["avg_elapsed_ms"] > 0 else None)
+        reference = base.get((row["bytes"], row["max_delay_ms"]))
+        row["baseline"] = baseline
+        mean = row["avg_elapsed_ms"]
+        if reference is None or mean <= 0 or reference["avg_elapsed_ms"] <= 0:
+            row["speedup_vs_baseline"] = row["speedup_2sigma"] = None
+            row["median_speedup_vs_baseline"] = None
+            continue
+        speedup = reference["avg_elapsed_ms"] / mean
+        row["speedup_vs_baseline"] = speedup
+        row["speedup_2sigma"] = 2 * speedup * math.hypot(
+            reference["stddev_ms"] / reference["avg_elapsed_ms"], row["stddev_ms"] / mean)
+        row["median_speedup_vs_baseline"] = (reference["median_ms"] / row["median_ms"]
+                                              if row["median_ms"] > 0 else None)
 
 
 @dataclass(frozen=True)
@@ -73,7 +139,9 @@ class BenchOptions:
     warmup: int = 2
     compute_ms: float = 100.0
     datatype: str = "float"
+    op: str = "sum"
     seed: int = 1
+    baseline: str = DEFAULT_BASELINE  # of the speedups; the caller puts it in `algorithms`
     schedule: str | None = None
     timeout: float = 3600.0
 
@@ -81,7 +149,8 @@ class BenchOptions:
 def run_benchmark(options: BenchOptions,
                   progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
     """Runs papcoll-bench under mpiexec; `progress(done, total)` follows its progress lines.
-    Returns its rows with speedup_vs_ring; RuntimeError when the job fails or times out."""
+    Returns its rows with the speedups against options.baseline; RuntimeError when the job
+    fails or times out."""
     with tempfile.TemporaryDirectory() as directory:
         json_path = Path(directory) / "rows.json"
         program = [str(bench_program()), "--algorithms", ",".join(options.algorithms),
@@ -90,6 +159,7 @@ def run_benchmark(options: BenchOptions,
                    "--max-delays-ms", ",".join(f"{delay:g}" for delay in options.max_delays_ms),
                    "--iterations", str(options.iterations), "--warmup", str(options.warmup),
                    "--compute-ms", f"{options.compute_ms:g}", "--datatype", options.datatype,
+                   "--op", options.op,
                    "--seed", str(options.seed), "--json", str(json_path), "--progress"]
         if options.schedule:
             program += ["--schedule", options.schedule]
@@ -121,27 +191,40 @@ def run_benchmark(options: BenchOptions,
             raise RuntimeError(f"papcoll-bench failed ({why}):\n"
                                + "".join(messages)[-3000:] + output[-1000:])
         rows: list[dict[str, Any]] = json.loads(json_path.read_text())
-    add_speedups(rows)
+    add_speedups(rows, options.baseline)
     return rows
+
+
+def format_bytes(size: int) -> str:
+    """8, 1K, 16M: the largest power-of-1024 suffix that divides the size exactly, as
+    --sizes takes them."""
+    for suffix, scale in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale}{suffix}"
+    return str(size)
 
 
 def saving_summary(rows: list[dict[str, Any]]) -> list[str]:
     """Seed 000 S3: a PAP-aware algorithm can save at most Delta - delta against the ring,
-    Delta = the ring's e-bar with balanced arrivals, delta = one transfer of the vector."""
-    lines = []
-    for count in sorted({row["count"] for row in rows}):
-        of_count = [row for row in rows if row["count"] == count]
-        balanced = [row for row in of_count
-                    if row["algorithm"] == BASELINE and row["max_delay_ms"] == 0]
-        delta = of_count[0].get("p2p_ms")
+    Delta = the ring's e-bar with balanced arrivals, delta = one transfer of the vector.
+    Nothing where ring or the PAP-aware algorithms did not run (ring runs only when asked
+    for)."""
+    lines: list[str] = []
+    if not {"prr", "slt"} & {row["algorithm"] for row in rows}:
+        return lines
+    for size in sorted({row["bytes"] for row in rows}):
+        of_size = [row for row in rows if row["bytes"] == size]
+        balanced = [row for row in of_size
+                    if row["algorithm"] == RING and row["max_delay_ms"] == 0]
+        delta = of_size[0].get("p2p_ms")
         if not balanced or delta is None:
             continue
         full = balanced[0]["avg_elapsed_ms"]
-        lines.append(f"count {count}: Delta (ring, balanced) = {full:.3f} ms, delta (one "
-                     f"transfer) = {delta:.3f} ms, Delta - delta = {full - delta:.3f} ms")
-        ring = {row["max_delay_ms"]: row["avg_elapsed_ms"] for row in of_count
-                if row["algorithm"] == BASELINE}
-        for row in of_count:
+        lines.append(f"{format_bytes(size)} B: Delta (ring, balanced) = {full:.3f} ms, delta "
+                     f"(one transfer) = {delta:.3f} ms, Delta - delta = {full - delta:.3f} ms")
+        ring = {row["max_delay_ms"]: row["avg_elapsed_ms"] for row in of_size
+                if row["algorithm"] == RING}
+        for row in of_size:
             if row["algorithm"] in ("prr", "slt") and row["max_delay_ms"] in ring:
                 saving = ring[row["max_delay_ms"]] - row["avg_elapsed_ms"]
                 lines.append(f"  {row['algorithm']} at max delay {row['max_delay_ms']:g} ms: "
@@ -151,31 +234,87 @@ def saving_summary(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _error_bars(series: list[dict[str, Any]]) -> list[list[float]]:
+    """Asymmetric +-2 sigma bars of the speedups, the lower one cut at 0: a speedup is a
+    ratio of times and cannot be negative, however wide its spread."""
+    speedups = [row["speedup_vs_baseline"] for row in series]
+    spreads = [row["speedup_2sigma"] or 0.0 for row in series]
+    return [[min(spread, speedup) for speedup, spread in zip(speedups, spreads)], spreads]
+
+
+def _faint(container: Any) -> None:
+    """Error bars lighter than their line, so crossing bars do not hide the points."""
+    for bars in container[2]:
+        bars.set_alpha(0.45)
+
+
 def plot(rows: list[dict[str, Any]], path: str) -> None:
-    """e-bar against the maximum delay, one line per algorithm, one panel per count."""
+    """Two panels: the speedup over the baseline against message size (log2 axis; a colour
+    per algorithm, a line style per max delay) and against max delay (at the largest size),
+    with +-2 sigma bars that stop at 0. The baseline is the dashed line at 1."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as pyplot
 
-    counts = sorted({row["count"] for row in rows})
-    figure, axes = pyplot.subplots(1, len(counts), figsize=(6 * len(counts), 4.5),
-                                   squeeze=False)
-    for axis, count in zip(axes[0], counts):
-        for algorithm in dict.fromkeys(row["algorithm"] for row in rows):
-            series = sorted((row for row in rows
-                             if row["algorithm"] == algorithm and row["count"] == count),
-                            key=lambda row: row["max_delay_ms"])
-            axis.errorbar([row["max_delay_ms"] for row in series],
-                          [row["avg_elapsed_ms"] for row in series],
-                          yerr=[2 * row["stddev_ms"] for row in series],
-                          marker="o", capsize=3, label=algorithm)
-        first = rows[0]
-        axis.set_title(f"{count} x {first['datatype']}, P = {first['ranks']}, {first['mode']}")
-        axis.set_xlabel("max delay (ms)")
-        axis.set_ylabel("e-bar (ms)")
+    first = rows[0]
+    baseline = first["baseline"]
+    algorithms = [name for name in dict.fromkeys(row["algorithm"] for row in rows)
+                  if name != baseline]
+    sizes = sorted({row["bytes"] for row in rows})
+    delays = sorted({row["max_delay_ms"] for row in rows})
+    colours = pyplot.rcParams["axes.prop_cycle"].by_key()["color"]
+    styles = ["-", "--", ":", "-."]
+    markers = ["o", "s", "^", "D", "v", "P"]
+    figure, (by_size, by_delay) = pyplot.subplots(1, 2, figsize=(13, 5))
+    usable = [row for row in rows if row["speedup_vs_baseline"] is not None]
+    for index, algorithm in enumerate(algorithms):
+        colour = colours[index % len(colours)]
+        for number, delay in enumerate(delays):
+            series = sorted((row for row in usable if row["algorithm"] == algorithm
+                             and row["max_delay_ms"] == delay), key=lambda row: row["bytes"])
+            if not series:
+                continue
+            label = algorithm if len(delays) == 1 else f"{algorithm}, delay {delay:g} ms"
+            # each series a little to the side (x 2^dodge), so overlapping bars stay apart
+            dodge = 2 ** (0.06 * (index * len(delays) + number))
+            _faint(by_size.errorbar([row["bytes"] * dodge for row in series],
+                             [row["speedup_vs_baseline"] for row in series],
+                             yerr=_error_bars(series), color=colour,
+                             linestyle=styles[number % len(styles)],
+                             marker=markers[number % len(markers)], markersize=4, capsize=2,
+                             label=label))
+        series = sorted((row for row in usable if row["algorithm"] == algorithm
+                         and row["bytes"] == sizes[-1]), key=lambda row: row["max_delay_ms"])
+        if series:
+            shift = 0.01 * index * (delays[-1] - delays[0])
+            _faint(by_delay.errorbar([row["max_delay_ms"] + shift for row in series],
+                                     [row["speedup_vs_baseline"] for row in series],
+                                     yerr=_error_bars(series), color=colour, marker="o",
+                                     markersize=4, capsize=3, label=algorithm))
+    by_size.set_xscale("log", base=2)
+    by_size.set_xticks(sizes)
+    by_size.set_xticklabels([format_bytes(size) for size in sizes],
+                            rotation=45 if len(sizes) > 8 else 0, ha="right"
+                            if len(sizes) > 8 else "center")
+    by_size.set_xlabel("message size per rank (bytes)")
+    by_size.set_title("speedup against size")
+    by_delay.set_xlabel("max delay (ms)")
+    by_delay.set_title(f"speedup against delay, {format_bytes(sizes[-1])} B")
+    # The axes fit the speedups, not the whiskers: one noisy iteration can make a bar ten
+    # times taller than every point, and the points are what the plot is for.
+    points = [row["speedup_vs_baseline"] for row in usable if row["algorithm"] != baseline]
+    top = max([1.5, *(1.15 * point for point in points)])
+    for axis in (by_size, by_delay):
+        axis.axhline(1.0, color="black", linestyle="--", linewidth=1, label=baseline)
+        axis.set_ylim(0, top)
+        axis.set_ylabel(f"speedup over {baseline} (e-bar ratio)")
         axis.grid(alpha=0.3)
-        axis.legend()
+        axis.legend(fontsize="small")
+    figure.suptitle(f"all-reduce ({first.get('op', 'sum')}, {first['datatype']}), "
+                    f"P = {first['ranks']}, {first['mode']}, compute {first['compute_ms']:g} "
+                    f"ms, {first['iterations']} iterations; bars +-2 sigma, cut at 0 and at "
+                    "the top")
     figure.tight_layout()
     figure.savefig(path, dpi=120)
     pyplot.close(figure)

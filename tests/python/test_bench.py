@@ -1,12 +1,15 @@
 """`papcoll bench` end to end: real mpiexec, papcoll's algorithms and the MPI library's own,
-the JSON rows, the plot, and the errors a user gets for bad input."""
+the JSON and CSV rows, sizes in bytes, every datatype and op against MPI_Allreduce, the
+plot, and the errors a user gets for bad input."""
 
 from __future__ import annotations
 
+import csv
 import json
 
 import pytest
 from conftest import run_papcoll
+from papcoll.cli.options import parse_sizes
 
 ALGORITHMS = ["ring", "recursive_doubling", "prr", "slt", "native",
               "native:recursive_doubling"]
@@ -41,10 +44,11 @@ def test_bench_rows_cover_every_algorithm_and_delay(bench_run):
         else:
             assert row["predicted_calls"] == 0
         assert row["lower_bound_ms"] >= row["p2p_ms"] > 0
-        if row["algorithm"] == "ring":
-            assert row["speedup_vs_ring"] == pytest.approx(1.0)
+        assert row["baseline"] == "native"
+        if row["algorithm"] == "native":
+            assert row["speedup_vs_baseline"] == pytest.approx(1.0)
         else:
-            assert row["speedup_vs_ring"] > 0
+            assert row["speedup_vs_baseline"] > 0 and row["speedup_2sigma"] >= 0
 
 
 def test_one_late_rank_makes_the_others_wait(bench_run):
@@ -62,7 +66,7 @@ def test_bench_prints_the_table_and_draws_the_plot(bench_run):
     result, _, plot_path = bench_run
     for name in ALGORITHMS:
         assert name in result.stdout
-    assert "speedup vs ring" in result.stdout
+    assert "speedup vs native" in result.stdout
     assert plot_path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -74,6 +78,7 @@ def test_bench_prints_the_table_and_draws_the_plot(bench_run):
         (["--max-delay", "5parsecs"], "is not a delay"),
         (["--count", "lots"], "is not a count"),
         (["--ranks", "1"], "needs --ranks 2 or more"),
+        (["--sizes", "12"], "--sizes and --count exclude each other"),
     ],
 )
 def test_bench_bad_input_exits_2_with_a_message(papcoll_command, arguments, message):
@@ -82,3 +87,93 @@ def test_bench_bad_input_exits_2_with_a_message(papcoll_command, arguments, mess
     assert result.returncode == 2, result.stdout + result.stderr
     assert message in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--sizes", "12", "--datatype", "double"],
+         "12 bytes is not a whole number of double elements (8 bytes each)"),
+        (["--sizes", "0:64"], "sizes must be at least 1 byte"),
+        (["--sizes", "64:8"], "the range ends below its start"),
+        (["--sizes", "8:lots"], "is not a count"),
+        (["--op", "bxor", "--datatype", "float"], "--op bxor is not defined on --datatype float"),
+        (["--op", "max", "--datatype", "c_double_complex"], "it takes sum, prod"),
+        (["--op", "average"], "invalid choice: 'average'"),
+        (["--datatype", "int128"], "invalid choice: 'int128'"),
+        (["--baseline", "bogus"], "unknown algorithm 'bogus'"),
+        (["--json", "-", "--csv", "-"], "both write to stdout"),
+    ],
+)
+def test_bench_refuses_bad_sizes_types_and_ops_before_launching(papcoll_command, arguments,
+                                                                 message):
+    result = papcoll_command("bench", "--ranks", "2", "--iterations", "1", "--compute-ms", "0",
+                             *arguments)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_sizes_parse_as_osu_ranges_and_lists():
+    assert parse_sizes("8:64") == [8, 16, 32, 64]
+    assert parse_sizes("8:16M")[-1] == 16 << 20 and len(parse_sizes("8:16M")) == 22
+    assert parse_sizes("3:20") == [3, 6, 12]  # B only where a doubling of A reaches it
+    assert parse_sizes("8,1K,64K") == [8, 1024, 65536]
+    assert parse_sizes("1:4,4,1M") == [1, 2, 4, 1 << 20]
+
+
+@pytest.fixture(scope="module")
+def sizes_run(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("sizes")
+    json_path, csv_path = directory / "rows.json", directory / "rows.csv"
+    result = run_papcoll("bench", "--ranks", "2", "--algorithms", "rabenseifner",
+                         "--sizes", "8:64", "--datatype", "int32", "--max-delay", "0",
+                         "--iterations", "2", "--warmup", "0", "--compute-ms", "0",
+                         "--json", str(json_path), "--csv", str(csv_path))
+    return result, json.loads(json_path.read_text()), csv_path
+
+
+def test_sizes_give_a_row_per_size_and_only_the_baseline_is_added(sizes_run):
+    result, rows, _ = sizes_run
+    assert result.returncode == 0, result.stderr[-3000:]
+    # ring is not added behind the user's back; the baseline (native) is
+    assert sorted((row["algorithm"], row["bytes"]) for row in rows) == sorted(
+        (name, size) for name in ("rabenseifner", "native") for size in (8, 16, 32, 64))
+    for row in rows:
+        assert row["count"] * 4 == row["bytes"] and row["datatype"] == "int32"
+        assert row["op"] == "sum" and row["correct"] is True
+        assert row["min_ms"] <= row["median_ms"] <= row["max_ms"]
+    assert "speedup vs native" in result.stdout and "ring" not in result.stdout
+
+
+def test_csv_holds_the_json_rows(sizes_run):
+    _, rows, csv_path = sizes_run
+    with open(csv_path, newline="") as file:
+        table = list(csv.DictReader(file))
+    assert list(table[0]) == list(rows[0])
+    assert len(table) == len(rows)
+    for line, row in zip(table, rows):
+        for key, value in row.items():
+            text = "" if value is None else str(value).lower() if isinstance(value, bool) \
+                else str(value)
+            assert line[key] == text, (key, line[key], value)
+
+
+# every kind of type (signed, unsigned, fixed-width and C-named, real, long double, complex)
+# under every kind of op, at P = 3 (not a power of two)
+@pytest.mark.parametrize(("datatype", "op"), [
+    ("int8", "sum"), ("uint16", "prod"), ("int64", "bxor"), ("unsigned_long", "band"),
+    ("short", "min"), ("float", "prod"), ("double", "max"), ("long_double", "sum"),
+    ("c_double_complex", "prod"),
+])
+def test_every_datatype_and_op_matches_mpi_allreduce(datatype, op, tmp_path):
+    json_path = tmp_path / "rows.json"
+    result = run_papcoll("bench", "--ranks", "3", "--algorithms", "ring,rabenseifner",
+                         "--sizes", "16,1K", "--datatype", datatype, "--op", op,
+                         "--max-delay", "0", "--iterations", "2", "--warmup", "0",
+                         "--compute-ms", "0", "--json", str(json_path))
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = json.loads(json_path.read_text())
+    assert len(rows) == 3 * 2
+    for row in rows:
+        assert (row["datatype"], row["op"], row["correct"]) == (datatype, op, True), row

@@ -10,7 +10,16 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.table import Table
 
-from ..bench import BASELINE, BenchOptions, plot, run_benchmark, saving_summary
+from ..bench import (
+    DATATYPES,
+    DEFAULT_BASELINE,
+    OPS,
+    BenchOptions,
+    format_bytes,
+    plot,
+    run_benchmark,
+    saving_summary,
+)
 from .options import (
     EXIT_OK,
     EXIT_VIOLATION,
@@ -18,14 +27,18 @@ from .options import (
     UsageError,
     add_algorithms,
     add_count,
+    add_csv,
     add_datatype,
     add_json,
     add_ranks,
     add_schedule,
+    add_sizes,
+    bench_algorithm,
     check_schedule,
     console_for,
     durations,
     integer_in_range,
+    write_csv,
     write_json,
 )
 
@@ -37,7 +50,13 @@ def add_parser(commands: Any) -> None:
                     "(one-late) or every rank (rand-late) arrives up to --max-delay late.")
     add_ranks(bench, 4096, default=4)
     add_algorithms(bench, "ring,rabenseifner,native", native=True)
-    add_count(bench, "1M", many=True)
+    bench.add_argument("--baseline", type=bench_algorithm, default=DEFAULT_BASELINE,
+                       help="the algorithm speedups are measured against, added to the run "
+                            f"if --algorithms lacks it (default {DEFAULT_BASELINE})")
+    # --sizes (bytes, OSU/IMB style) or --count (elements, as before): one or the other
+    amount = bench.add_mutually_exclusive_group()
+    add_sizes(amount)
+    add_count(amount, "1M", many=True)
     bench.add_argument("--mode", choices=("one-late", "rand-late"), default="one-late",
                        help="rank 1 late (one-late) or every rank late by a random share "
                             "(rand-late) of the maximum delay (default one-late)")
@@ -49,44 +68,79 @@ def add_parser(commands: Any) -> None:
                        help="untimed iterations first (default 2)")
     bench.add_argument("--compute-ms", type=float, default=100.0,
                        help="emulated compute phase per iteration (default 100, as the paper)")
-    add_datatype(bench, ("float", "double", "int"), default="float")
+    add_datatype(bench, tuple(DATATYPES), default="float", metavar="TYPE",
+                 why="one of MPI's predefined numeric types, named as MPI names it without "
+                     "MPI_ (and _T), in lower case: " + ", ".join(DATATYPES))
+    bench.add_argument("--op", choices=OPS, default="sum",
+                       help="the reduction: band, bor, bxor on integer types only, min and "
+                            "max not on complex ones (default sum)")
     bench.add_argument("--seed", type=integer_in_range("seed", 0, INT32_MAX), default=1,
                        help="for rand-late delays (default 1)")
     add_schedule(bench)
     add_json(bench)
-    bench.add_argument("--plot", metavar="FILE.png", help="plot e-bar against max delay")
+    add_csv(bench)
+    bench.add_argument("--plot", metavar="FILE.png",
+                       help="plot the speedup over the baseline against size and max delay")
     bench.add_argument("--timeout", type=float, default=3600,
                        help="kill the MPI job after this many seconds (default 3600)")
     bench.set_defaults(handler=command_bench)
 
 
+def _unit(rows: list[dict[str, Any]]) -> tuple[str, float]:
+    """us when every e-bar is below a millisecond (small messages, no delay), else ms."""
+    return ("us", 1e3) if max(row["max_ms"] for row in rows) < 1 else ("ms", 1.0)
+
+
 def print_table(rows: list[dict[str, Any]], console: Console) -> None:
     first = rows[0]
-    table = Table(title=f"e-bar of all-reduce, P = {first['ranks']}, {first['mode']}, "
-                        f"{first['datatype']}, compute {first['compute_ms']:g} ms, "
-                        f"{first['iterations']} iterations ({first['mpi_library']})")
-    for column in ("algorithm", "count", "max delay ms", "e-bar ms", "+-2 sigma ms",
-                   "median ms", "e-bar_lo ms", "speedup vs ring", "correct"):
+    unit, scale = _unit(rows)
+    table = Table(title=f"e-bar of all-reduce ({first['op']}, {first['datatype']}), "
+                        f"P = {first['ranks']}, {first['mode']}, compute "
+                        f"{first['compute_ms']:g} ms, {first['iterations']} iterations, "
+                        f"speedup vs {first['baseline']} ({first['mpi_library']})")
+    for column in ("algorithm", "bytes", "max delay ms", f"e-bar {unit}", f"+-2 sigma {unit}",
+                   f"min {unit}", f"median {unit}", f"max {unit}", f"e-bar_lo {unit}",
+                   f"speedup vs {first['baseline']}", "of medians", "correct"):
         if column == "algorithm":
             table.add_column(column, no_wrap=True, min_width=12)
         else:
             table.add_column(column, justify="right")
-    ordered = sorted(rows, key=lambda row: (row["count"], row["max_delay_ms"]))
+    ordered = sorted(rows, key=lambda row: (row["bytes"], row["max_delay_ms"]))
     previous = None
     for row in ordered:
-        key = (row["count"], row["max_delay_ms"])
+        key = (row["bytes"], row["max_delay_ms"])
         if previous is not None and key != previous:
             table.add_section()
         previous = key
-        speedup = row["speedup_vs_ring"]
-        table.add_row(row["algorithm"], str(row["count"]), f"{row['max_delay_ms']:g}",
-                      f"{row['avg_elapsed_ms']:.3f}", f"{2 * row['stddev_ms']:.3f}",
-                      f"{row['median_ms']:.3f}", f"{row.get('lower_bound_ms', 0):.3f}",
+        speedup, of_medians = row["speedup_vs_baseline"], row["median_speedup_vs_baseline"]
+        table.add_row(row["algorithm"], format_bytes(row["bytes"]), f"{row['max_delay_ms']:g}",
+                      f"{row['avg_elapsed_ms'] * scale:.3f}",
+                      f"{2 * row['stddev_ms'] * scale:.3f}",
+                      *(f"{row[field] * scale:.3f}" for field in (
+                          "min_ms", "median_ms", "max_ms", "lower_bound_ms")),
                       "-" if speedup is None else f"{speedup:.2f}",
+                      "-" if of_medians is None else f"{of_medians:.2f}",
                       "[green]yes[/]" if row["correct"] else "[red]NO[/]")
     console.print(table)
     for line in saving_summary(rows):
         console.print(line)
+
+
+def element_counts(arguments: argparse.Namespace) -> list[int]:
+    """Elements per rank: --sizes (bytes) divided by the datatype's size, else --count."""
+    if arguments.sizes is None:
+        return list(arguments.count)
+    size = DATATYPES[arguments.datatype].size
+    counts = []
+    for total in arguments.sizes:
+        if total % size:
+            raise UsageError(f"--sizes: {total} bytes is not a whole number of "
+                             f"{arguments.datatype} elements ({size} bytes each)")
+        if total // size > INT32_MAX:
+            raise UsageError(f"--sizes: {total} bytes is more than {INT32_MAX} "
+                             f"{arguments.datatype} elements, the most one call takes")
+        counts.append(total // size)
+    return counts
 
 
 def _run(options: BenchOptions, console: Console) -> list[dict[str, Any]]:
@@ -103,19 +157,27 @@ def _run(options: BenchOptions, console: Console) -> list[dict[str, Any]]:
 
 def command_bench(arguments: argparse.Namespace) -> int:
     check_schedule(arguments.schedule, arguments.algorithms)
-    console = console_for(arguments, 140)
-    algorithms = list(arguments.algorithms)
-    if BASELINE not in algorithms:
-        algorithms.append(BASELINE)
-        console.print(f"[dim]adding '{BASELINE}', the baseline of speedup_vs_ring[/]")
+    if arguments.json == "-" and arguments.csv == "-":
+        raise UsageError("--json - and --csv - would both write to stdout: give one a file")
+    datatype = DATATYPES[arguments.datatype]
+    if arguments.op not in datatype.ops():
+        raise UsageError(f"--op {arguments.op} is not defined on --datatype "
+                         f"{arguments.datatype} (it takes {', '.join(datatype.ops())})")
     if arguments.mode == "one-late" and arguments.ranks < 2:
         raise UsageError("one-late delays rank 1, so it needs --ranks 2 or more")
+    counts = element_counts(arguments)
+    console = console_for(arguments, 160)
+    algorithms = list(arguments.algorithms)
+    if arguments.baseline not in algorithms:
+        algorithms.append(arguments.baseline)
+        console.print(f"[dim]adding '{arguments.baseline}', the baseline of the speedups[/]")
     options = BenchOptions(
-        ranks=arguments.ranks, algorithms=algorithms, counts=arguments.count,
+        ranks=arguments.ranks, algorithms=algorithms, counts=counts,
         mode=arguments.mode, max_delays_ms=arguments.max_delay,
         iterations=arguments.iterations, warmup=arguments.warmup,
-        compute_ms=arguments.compute_ms, datatype=arguments.datatype, seed=arguments.seed,
-        schedule=arguments.schedule, timeout=arguments.timeout)
+        compute_ms=arguments.compute_ms, datatype=arguments.datatype, op=arguments.op,
+        seed=arguments.seed, baseline=arguments.baseline, schedule=arguments.schedule,
+        timeout=arguments.timeout)
     try:
         rows = _run(options, console)
     except RuntimeError as error:  # the MPI job failed: its message says how
@@ -123,6 +185,8 @@ def command_bench(arguments: argparse.Namespace) -> int:
     print_table(rows, console)
     if arguments.json:
         write_json(rows, arguments.json)
+    if arguments.csv:
+        write_csv(rows, arguments.csv)
     if arguments.plot:
         plot(rows, arguments.plot)
         console.print(f"plot written to {arguments.plot}")

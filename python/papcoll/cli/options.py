@@ -6,6 +6,7 @@ exit statuses."""
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import math
 import os
@@ -33,7 +34,7 @@ Item = TypeVar("Item")
 _SUFFIXES = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
 _UNITS_MS = {"us": 1e-3, "ms": 1.0, "s": 1e3}
 # the options whose value is a file papcoll writes ('-': stdout where the option allows it)
-OUTPUT_OPTIONS = ("json", "plot", "timeline", "export_goal")
+OUTPUT_OPTIONS = ("json", "csv", "plot", "timeline", "export_goal")
 # the algorithms that take --schedule (Parameters.schedule)
 SCHEDULE_ALGORITHMS = ("recursive_multiplying",)
 # an arrivals file holds one number per rank: 64 MiB is some 4 M ranks of 16-digit numbers,
@@ -59,8 +60,13 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         # "argument --count: must be >= 0" reads as "--count must be >= 0", and "argument
         # --arrivals: --arrivals spans ..." as "--arrivals spans ..."
+        # and "argument --sizes: not allowed with argument --count" (a mutually exclusive
+        # group) as "--sizes and --count exclude each other"
         match = re.fullmatch(r"argument (\S+): (.*)", message, flags=re.DOTALL)
-        if match and match.group(2).startswith("must "):
+        excluded = match and re.fullmatch(r"not allowed with argument (\S+)", match.group(2))
+        if match and excluded:
+            message = f"{match.group(1)} and {excluded.group(1)} exclude each other: give one"
+        elif match and match.group(2).startswith("must "):
             message = f"{match.group(1)} {match.group(2)}"
         elif match and match.group(2).startswith(match.group(1) + " "):
             message = match.group(2)
@@ -102,6 +108,29 @@ def parse_count(text: str) -> int:
     return value
 
 
+def parse_sizes(text: str) -> list[int]:
+    """Message sizes in bytes, the way OSU and IMB sweep them: a comma list of sizes (K, M,
+    G: x1024) and ranges A:B, which double from A up to B (B included when a doubling of A
+    reaches it): '8:16M', '8,1K,64K', '1:4,1M'. Every size is at least 1 byte (a 0-byte
+    all-reduce times only the call); duplicates are dropped, the order kept."""
+    sizes: list[int] = []
+    for item in (part.strip() for part in text.split(",")):
+        bounds = item.split(":")
+        if not item or len(bounds) > 2:
+            raise argparse.ArgumentTypeError(
+                f"'{text}' is not a list of sizes (e.g. 8:16M, or 8,1K,64K)")
+        low, high = (parse_count(bound) for bound in (bounds[0], bounds[-1]))
+        if low == 0:
+            raise argparse.ArgumentTypeError(f"sizes must be at least 1 byte, not '{item}'")
+        if high < low:
+            raise argparse.ArgumentTypeError(f"'{item}': the range ends below its start")
+        size = low
+        while size <= high:
+            sizes.append(size)
+            size *= 2
+    return list(dict.fromkeys(sizes))
+
+
 def comma_list(item: Callable[[str], Item], what: str | None = None) -> Callable[[str], list[Item]]:
     """A checker of a comma-separated list whose items `item` checks. With `what`, an item
     that is not a valid one (ValueError) makes the message "'TEXT' is not WHAT"; without,
@@ -130,7 +159,7 @@ def algorithm_name(text: str) -> str:
         raise argparse.ArgumentTypeError(error.message) from None
 
 
-def _bench_algorithm(text: str) -> str:
+def bench_algorithm(text: str) -> str:
     """A papcoll algorithm (checked here) or native / native:NAME (checked by the MPI)."""
     return text if text == "native" or text.startswith("native:") else algorithm_name(text)
 
@@ -240,7 +269,7 @@ def require_ranks(command: str, arguments: argparse.Namespace) -> None:
         raise PapcollError(1, f"--ranks is required for `papcoll {command}` here")
 
 
-def add_count(parser: argparse.ArgumentParser, default: str | None, many: bool = False,
+def add_count(parser: Any, default: str | None, many: bool = False,
               required: bool = False) -> None:
     """--count: elements per rank (K/M/G suffixes); with `many`, a comma list."""
     parser.add_argument(
@@ -249,6 +278,15 @@ def add_count(parser: argparse.ArgumentParser, default: str | None, many: bool =
         comma_list(parse_count)(default) if many else parse_count(default),
         help=("elements per rank" + (", comma-separated" if many else "")
               + "; K/M/G multiply by 1024" + (f" (default {default})" if default else "")))
+
+
+def add_sizes(parser: Any) -> None:
+    """--sizes: message sizes in bytes per rank (parse_sizes); the alternative to --count
+    where a command takes both (a mutually exclusive group)."""
+    parser.add_argument("--sizes", type=parse_sizes, default=None, metavar="SIZES",
+                        help="message sizes in bytes per rank: A:B doubles from A to B, or a "
+                             "comma list (8,1K,64K); K/M/G multiply by 1024; each a multiple "
+                             "of the datatype's size")
 
 
 def add_element_size(parser: argparse.ArgumentParser, datatype: bool = False) -> None:
@@ -263,9 +301,10 @@ def add_element_size(parser: argparse.ArgumentParser, datatype: bool = False) ->
 
 
 def add_datatype(parser: Any, choices: tuple[str, ...], default: str | None,
-                 why: str = "") -> None:
-    """--datatype: the element type (MPI's, in `bench`)."""
-    parser.add_argument("--datatype", choices=choices, default=default,
+                 why: str = "", metavar: str | None = None) -> None:
+    """--datatype: the element type (MPI's, in `bench`); `metavar` stands for a list of
+    choices too long for the usage line."""
+    parser.add_argument("--datatype", choices=choices, default=default, metavar=metavar,
                         help="element type" + (f"; {why}" if why else "")
                              + (f" (default {default})" if default else ""))
 
@@ -283,7 +322,7 @@ def add_algorithm(parser: argparse.ArgumentParser, required: bool = True) -> Non
 
 def add_algorithms(parser: argparse.ArgumentParser, default: str, native: bool = False) -> None:
     """--algorithms: a comma list of algorithm names (in `bench` also native, native:NAME)."""
-    names = comma_list(_bench_algorithm if native else algorithm_name)
+    names = comma_list(bench_algorithm if native else algorithm_name)
     parser.add_argument("--algorithms", type=names, default=names(default),
                         help="comma-separated algorithm names" +
                              (": papcoll names, native (MPI_Allreduce), native:NAME (one of "
@@ -459,6 +498,34 @@ def context_of(arguments: argparse.Namespace, arrivals: list[float] | None,
                    groups=groups_for(arguments.groups, arguments.ranks, tree))
 
 
+def add_csv(parser: argparse.ArgumentParser, what: str = "the rows") -> None:
+    parser.add_argument("--csv", metavar="FILE",
+                        help=f"write {what} as CSV to FILE, the JSON keys as the header "
+                             "('-': stdout)")
+
+
+def write_csv(rows: list[dict[str, Any]], target: str) -> None:
+    """The one CSV writer: one header line (the keys of the rows, in their first order),
+    then a line per row; to the file `target`, or to stdout for '-'. None is an empty cell,
+    booleans are true/false as in the JSON."""
+    fields = list(dict.fromkeys(key for row in rows for key in row))
+
+    def cell(value: Any) -> Any:
+        return "" if value is None else str(value).lower() if isinstance(value, bool) else value
+
+    def write(out: Any) -> None:
+        writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows({key: cell(row.get(key)) for key in fields} for row in rows)
+
+    if target == "-":
+        write(sys.stdout)
+        sys.stdout.flush()
+    else:
+        with open(target, "w", newline="") as file:
+            write(file)
+
+
 def write_json(data: Any, target: str, indent: int | None = 1) -> None:
     """The one JSON writer: `data` to the file `target`, or to stdout for '-'."""
     text = json.dumps(data, indent=indent) + "\n"
@@ -470,9 +537,9 @@ def write_json(data: Any, target: str, indent: int | None = 1) -> None:
 
 
 def console_for(arguments: argparse.Namespace, width: int) -> Console:
-    """The console of tables and progress: stderr when --json - has stdout, at least
-    `width` columns wide."""
-    return Console(stderr=arguments.json == "-",
+    """The console of tables and progress: stderr when --json - or --csv - has stdout, at
+    least `width` columns wide."""
+    return Console(stderr="-" in (arguments.json, getattr(arguments, "csv", None)),
                    width=max(Console().width, width))
 
 
