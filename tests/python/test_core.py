@@ -10,8 +10,8 @@ from pathlib import Path
 
 import papcoll
 import pytest
-from papcoll import Context, PapcollError, Parameters
 from conftest import run_python_within
+from papcoll import Context, PapcollError, Parameters
 from papcoll.launcher import mpi_flavor
 
 ALGORITHMS = [info.name for info in papcoll.algorithms()]
