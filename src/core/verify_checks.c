@@ -88,16 +88,75 @@ static int compare_access(const void *a, const void *b) {
     return x->op < y->op ? -1 : x->op > y->op;
 }
 
+/* Above BITSET_OPS_LIMIT ops, a rank's DAG is cut into chains (each op continues the chain
+ * of a dependency that is still that chain's last op, else starts one), and every op keeps,
+ * per chain, the latest op of that chain it waits for: "a before b" is then one lookup. The
+ * pipelines of segmented algorithms are a few chains however long (segmented_ring: 12 for
+ * 39,000 ops), where searching the DAG per question was quadratic. Schedules with many
+ * chains (linear's root receives from P ranks independently) would need n x chains
+ * entries: above this many, the search below answers instead. */
+#define CHAIN_ENTRIES_LIMIT (1 << 26) /* 256 MiB */
+
 /* Answers ancestry questions within one rank's DAG. */
 typedef struct ancestry {
     const papcoll_schedule *schedule;
-    uint64_t *bits;           /* bitset per op, or NULL in search mode */
+    uint64_t *bits;           /* bitset per op, or NULL in the other modes */
     int32_t words;
+    int32_t *chain_of;        /* chain mode: each op's chain */
+    int32_t *latest;          /* chain mode: op x chain, the latest op of the chain it waits
+                                 for (itself on its own chain), -1 none */
+    int32_t chain_count;
     int32_t *stamp, *stack;   /* search mode: visited marks and the DFS stack */
     int32_t query;
     uint8_t *descends;        /* search mode: which ops wait for cached_candidate */
     int32_t cached_candidate;
 } ancestry;
+
+/* Chain mode, when the chains fit CHAIN_ENTRIES_LIMIT: 1, or 0 to search instead. */
+static int chains_init(ancestry *a, const papcoll_schedule *schedule) {
+    int32_t n = schedule->op_count;
+    int32_t *chain_of = malloc((size_t)n * sizeof *chain_of);
+    int32_t *tail = malloc((size_t)n * sizeof *tail); /* per chain: its last op so far */
+    int32_t chains = 0;
+    if (chain_of == NULL || tail == NULL) {
+        free(chain_of);
+        free(tail);
+        return 0;
+    }
+    for (int32_t op = 0; op < n; op++) {
+        int32_t count;
+        const int32_t *dependencies = sched_dependencies(schedule, op, &count);
+        chain_of[op] = -1;
+        for (int32_t d = 0; d < count && chain_of[op] < 0; d++)
+            if (tail[chain_of[dependencies[d]]] == dependencies[d])
+                chain_of[op] = chain_of[dependencies[d]];
+        if (chain_of[op] < 0) chain_of[op] = chains++;
+        tail[chain_of[op]] = op;
+    }
+    free(tail);
+    int32_t *latest = (int64_t)n * chains <= CHAIN_ENTRIES_LIMIT
+                          ? malloc((size_t)n * (size_t)chains * sizeof *latest)
+                          : NULL;
+    if (latest == NULL) {
+        free(chain_of);
+        return 0;
+    }
+    for (int32_t op = 0; op < n; op++) {
+        int32_t *mine = latest + (size_t)op * (size_t)chains, count;
+        for (int32_t c = 0; c < chains; c++) mine[c] = -1;
+        const int32_t *dependencies = sched_dependencies(schedule, op, &count);
+        for (int32_t d = 0; d < count; d++) {
+            const int32_t *theirs = latest + (size_t)dependencies[d] * (size_t)chains;
+            for (int32_t c = 0; c < chains; c++)
+                if (theirs[c] > mine[c]) mine[c] = theirs[c];
+        }
+        mine[chain_of[op]] = op;
+    }
+    a->chain_of = chain_of;
+    a->latest = latest;
+    a->chain_count = chains;
+    return 1;
+}
 
 static int ancestry_init(ancestry *a, const papcoll_schedule *schedule) {
     int32_t n = schedule->op_count;
@@ -120,6 +179,7 @@ static int ancestry_init(ancestry *a, const papcoll_schedule *schedule) {
         }
         return 1;
     }
+    if (chains_init(a, schedule)) return 1;
     a->stamp = calloc((size_t)n, sizeof *a->stamp);
     a->stack = malloc((size_t)n * sizeof *a->stack);
     a->descends = malloc((size_t)n);
@@ -129,6 +189,8 @@ static int ancestry_init(ancestry *a, const papcoll_schedule *schedule) {
 
 static void ancestry_release(ancestry *a) {
     free(a->bits);
+    free(a->chain_of);
+    free(a->latest);
     free(a->stamp);
     free(a->stack);
     free(a->descends);
@@ -138,6 +200,11 @@ static void ancestry_release(ancestry *a) {
 static int is_ancestor(ancestry *a, int32_t of, int32_t candidate) {
     if (candidate >= of) return 0;
     if (a->bits) return (a->bits[(size_t)of * a->words + candidate / 64] >> (candidate % 64)) & 1;
+    /* a chain's ops wait for each other in order, so reaching any later op of candidate's
+     * chain means reaching candidate */
+    if (a->latest)
+        return a->latest[(size_t)of * (size_t)a->chain_count + (size_t)a->chain_of[candidate]] >=
+               candidate;
     /* Most questions are about a direct dependency (the op that wrote what this one reads):
      * answered from the list, without a pass over the ops between them. */
     int32_t direct_count;
@@ -260,8 +327,12 @@ static int may_race(const access *accesses, int32_t access_count, ancestry *ance
             int64_t to = cut_index(cuts, distinct, at->end);
             for (int64_t t = from; t < to && !race; t++) {
                 stretch_state *stretch = &stretches[t];
-                /* the writer, then (for a write) the readers, must all come before this op */
-                if (stretch->writer >= 0)
+                /* the writer, then (for a write) the readers, must all come before this op.
+                 * A write after readers need not ask about the writer: each reader was found
+                 * ordered after it, and the readers are usually this write's direct
+                 * dependencies while the writer may lie far back (linear_tree's final
+                 * receive of a segment waits for the send of its reduced value). */
+                if (stretch->writer >= 0 && !(at->writes && stretch->readers >= 0))
                     race = !ordered_after(ancestors, &last_yes, at->op, stretch->writer);
                 for (int32_t r = stretch->readers; at->writes && r >= 0 && !race; r = readers[r].next)
                     race = !ordered_after(ancestors, &last_yes, at->op, readers[r].op);

@@ -300,7 +300,23 @@ assert not report.ok and "race" in report.reason, report
 """
 
 
-@pytest.mark.parametrize("code", [INDEPENDENT_COPIES, COPIES_ONTO_ONE_REGION],
-                         ids=["independent-copies", "copies-onto-one-region"])
+# Segmented pipelines at the segment limit's scale: the ancestry questions of a long pipeline
+# were searches over the ops between (segmented_ring, count 4M: 156,000 ops a rank, 3.3 s at
+# count 1M and growing 3x per doubling; linear_tree, 65,536 segments: 110 s). Now 0.7-0.8 s.
+SEGMENTED_PIPELINES = """
+import papcoll
+from papcoll import Context, Parameters
+for algorithm, count, parameters in [
+        ("segmented_ring", 4_000_000, Parameters(segment_elements=96)),
+        ("linear_tree", 2_000_000, Parameters(segment_count=65_536))]:
+    report = papcoll.verify(algorithm, 4, count, context=Context(parameters=parameters))
+    assert report.ok, report
+"""
+
+
+@pytest.mark.parametrize("code", [INDEPENDENT_COPIES, COPIES_ONTO_ONE_REGION,
+                                  SEGMENTED_PIPELINES],
+                         ids=["independent-copies", "copies-onto-one-region",
+                              "segmented-pipelines"])
 def test_verifier_is_not_quadratic(code):
     run_python_within(code, seconds=30)
