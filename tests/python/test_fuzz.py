@@ -765,10 +765,10 @@ def test_network_number_beyond_a_float_is_refused(document: Any, tmp_path: Path)
         load_network(str(path))
 
 
-# --- what the fuzzing found in C (src/core; fixed on the overflow branch, not here) --------
+# --- what the fuzzing found in C (src/core), fixed there: kept as inputs -------------------
 # Found by this file run against the core built with -fsanitize=address,undefined (`make
-# fuzz-sanitizers`). In a plain build these inputs return or raise PapcollError as they
-# should; a sanitizer build aborts on the first until the C fix is merged.
+# fuzz-sanitizers`): signed overflows that a plain build hid. Each must return or raise
+# PapcollError, and under `make fuzz-sanitizers` run without a report.
 _SEND_WHOLE_INT64 = [
     "schedule ranks=2 rank=0 count=1 elem_size=4 scratch=\n"
     "0 SEND to=1 tag=0 send[0,9223372036854775807)\n",
@@ -795,10 +795,9 @@ def test_c_findings_return_or_refuse(call: Any) -> None:
         pass
 
 
-@pytest.mark.xfail(strict=False, reason="verify.c:409: SEND send[0,9223372036854775807) with "
-                   "elem_size 4 wraps total_bytes_sent to -4 (int64 overflow); the fix is on "
-                   "the overflow branch (the verifier's byte counts saturate)")
 def test_verifier_byte_counts_do_not_wrap() -> None:
+    # verify.c:409: SEND send[0,2^63-1) of 4-byte elements wrapped total_bytes_sent to -4;
+    # the byte counts now saturate at 2^63-1
     report = papcoll.verify_texts(_SEND_WHOLE_INT64)
     assert min(report.total_bytes_sent, report.max_bytes_sent,
                report.max_bytes_received) >= 0, report
