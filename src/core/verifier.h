@@ -90,6 +90,7 @@ typedef struct verifier {
     const char *mode;          /* "" or "with MPI_IN_PLACE: " */
     int failed;
     int out_of_memory;
+    int32_t too_large_rank; /* >= 0: this rank's accesses overlap too much to check for races */
 } verifier;
 
 /* ---- verify.c: reporting ----------------------------------------------------------------- */

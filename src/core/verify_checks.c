@@ -294,6 +294,14 @@ static int64_t cut_index(const int64_t *cuts, int64_t count, int64_t element) {
     return low;
 }
 
+/* may_race's answers besides 0 (no race) and 1 (a race, or out of memory) */
+#define MAY_RACE_TOO_MUCH_WORK 2
+/* The (access, stretch) pairs may_race visits at most (a few seconds, some 10 ns each).
+ * Schedules papcoll builds visit about one per access; a hand-written one where each of n
+ * ops reads a whole buffer that n others cut into pieces visits n^2: refused as too large
+ * to check (the pairwise sweep would be quadratic too), rather than running for hours. */
+#define MAY_RACE_MAX_STEPS (INT64_C(1) << 28)
+
 static int may_race(const access *accesses, int32_t access_count, ancestry *ancestors) {
     int32_t *order = malloc((size_t)access_count * sizeof *order);
     int64_t *cuts = malloc((size_t)access_count * 2 * sizeof *cuts);
@@ -302,6 +310,7 @@ static int may_race(const access *accesses, int32_t access_count, ancestry *ance
     size_t reader_capacity = 0;
     int32_t reader_count = 0, group_first[BUFFERS_PER_RANK + 1] = {0};
     int race = order == NULL || cuts == NULL || stretches == NULL;
+    int64_t steps = 0;
     /* group the accesses by buffer, each group still in op order (a counting sort) */
     for (int32_t a = 0; a < access_count && !race; a++) group_first[accesses[a].buffer + 1]++;
     for (int b = 0; b < BUFFERS_PER_RANK; b++) group_first[b + 1] += group_first[b];
@@ -325,6 +334,8 @@ static int may_race(const access *accesses, int32_t access_count, ancestry *ance
             const access *at = &accesses[order[g]];
             int64_t from = cut_index(cuts, distinct, at->start);
             int64_t to = cut_index(cuts, distinct, at->end);
+            steps += to - from;
+            if (steps > MAY_RACE_MAX_STEPS) race = MAY_RACE_TOO_MUCH_WORK;
             for (int64_t t = from; t < to && !race; t++) {
                 stretch_state *stretch = &stretches[t];
                 /* the writer, then (for a write) the readers, must all come before this op.
@@ -401,7 +412,13 @@ void check_ordering(verifier *v, int32_t rank, int aliased) {
     }
     /* When there is a race, sweep each buffer for the first in (buffer, start, op) order:
      * every pair of overlapping accesses with a write must be ordered. */
-    if (may_race(accesses, access_count, &ancestors))
+    int race = may_race(accesses, access_count, &ancestors);
+    if (race == MAY_RACE_TOO_MUCH_WORK) {
+        v->too_large_rank = rank;
+        v->failed = 1;
+        goto done;
+    }
+    if (race)
         qsort(accesses, (size_t)access_count, sizeof *accesses, compare_access);
     else
         access_count = 0;

@@ -314,9 +314,34 @@ for algorithm, count, parameters in [
 """
 
 
+# A hand-written schedule whose every pair overlaps: 20,000 ops that each read all of recv,
+# cut into 20,000 stretches by 20,000 one-element writes, all chained (no race). Checking it
+# costs 4 x 10^8 (op, stretch) steps, past the verifier's 2^28: refused with the limit named
+# within seconds instead of running on (100,000 readers x 200,000 stretches would take hours).
+OVERLAPPING_EVERYWHERE = """
+import papcoll
+from papcoll import PapcollError
+elements, readers = 20_000, 20_000
+lines = [f"schedule ranks=1 rank=0 count={elements} elem_size=4 scratch={elements}",
+         f"0 COPY send[0,{elements}) -> recv[0,{elements})"]
+for at in range(1, readers + 1):
+    lines.append(f"{at} COPY recv[0,{elements}) -> scratch0[0,{elements}) after {at - 1}")
+for element in range(elements):
+    at = readers + 1 + element
+    lines.append(f"{at} COPY send[{element},{element + 1}) -> recv[{element},{element + 1}) "
+                 f"after {at - 1}")
+try:
+    papcoll.verify_texts(["\\n".join(lines) + "\\n"])
+except PapcollError as error:
+    assert "too many to check for races" in error.message, error.message
+else:
+    raise AssertionError("a schedule past the race check's limit was verified")
+"""
+
+
 @pytest.mark.parametrize("code", [INDEPENDENT_COPIES, COPIES_ONTO_ONE_REGION,
-                                  SEGMENTED_PIPELINES],
+                                  SEGMENTED_PIPELINES, OVERLAPPING_EVERYWHERE],
                          ids=["independent-copies", "copies-onto-one-region",
-                              "segmented-pipelines"])
+                              "segmented-pipelines", "overlapping-everywhere"])
 def test_verifier_is_not_quadratic(code):
     run_python_within(code, seconds=30)

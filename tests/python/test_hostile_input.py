@@ -107,7 +107,7 @@ def test_hostile_input_exits_2_with_one_line(papcoll_command, tmp_path, argument
 @pytest.mark.long
 def test_four_million_ranks_are_refused_before_their_schedules_are_built(papcoll_command):
     # issue 17: this built 6.4 GB of schedules before --max-operations refused it; the
-    # estimate now builds three ranks' schedules (about 13 s here) and refuses.
+    # estimate now builds three ranks' schedules (4-13 s here) and refuses.
     result = papcoll_command("sim", "--network", "hockney", "--ranks", "4194304",
                              "--algorithms", "ring", "--count", "1K")
     assert result.returncode == 2

@@ -40,7 +40,7 @@ def build_install_and_move(folder: Path, *options: str) -> Path:
     the build and the original prefix: what is left must work on its own."""
     build, prefix, moved = folder / "build", folder / "prefix", folder / "moved"
     run(["cmake", "-S", str(ROOT), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
-         f"-DPAPCOLL_LIBRARY_FOLDER={folder / 'lib'}", *options])
+         "-DPAPCOLL_TESTS=OFF", f"-DPAPCOLL_LIBRARY_FOLDER={folder / 'lib'}", *options])
     run(["cmake", "--build", str(build), "--parallel", "2"])
     run(["cmake", "--install", str(build), "--prefix", str(prefix)])
     shutil.copytree(prefix, moved, symlinks=True)
