@@ -218,3 +218,20 @@ def test_schedule_json_and_datatype_and_arrival_list(papcoll_command, tmp_path):
     rows = json.loads(target.read_text())
     assert {row["ranks"] for row in rows} == {4, 8} and all(row["ok"] is not False
                                                           for row in rows)
+
+
+def test_demo_ends_in_a_verdict_that_names_the_numbers():
+    from papcoll.cli.demo import verdict
+    rows = [{"ok": True}, {"ok": True}, {"ok": None}]
+    bench_rows = [
+        {"algorithm": name, "max_delay_ms": delay, "avg_elapsed_ms": ms, "correct": True}
+        for name, delay, ms in [("ring", 0, 2.0), ("native", 0, 2.5), ("native:ring", 0, 3.0),
+                                ("ring", 10, 11.0), ("native", 10, 10.0)]]
+    sim_rows = [{"algorithm": name, "max_delay_ms": 100, "avg_elapsed_ms": ms}
+                for name, ms in [("ring", 170.0), ("slt", 150.0), ("prr", 160.0)]]
+    lines = verdict(rows, bench_rows, sim_rows)
+    assert "proved 2 schedules correct and found 0 wrong" in lines[0]
+    assert "1 are refused" in lines[0] and "matched MPI_Allreduce: yes" in lines[0]
+    assert "ring 2.00 ms against native 2.50 ms: papcoll 25 % faster" in lines[1]
+    assert "rank 1 10 ms late" in lines[2] and "papcoll 9 % slower" in lines[2]
+    assert "slt e-bar 150.0 ms against ring 170.0 ms (1.13x)" in lines[3]
