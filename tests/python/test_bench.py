@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import csv
 import json
+import subprocess
 
 import pytest
-from conftest import run_papcoll
+from conftest import COMMAND_TIMEOUT_SECONDS, run_papcoll
+from papcoll.bench import DATATYPES, bench_program
 from papcoll.cli.options import parse_sizes
+from papcoll.launcher import mpiexec_command
 
 ALGORITHMS = ["ring", "recursive_doubling", "prr", "slt", "native",
               "native:recursive_doubling"]
@@ -178,3 +181,21 @@ def test_every_datatype_and_op_matches_mpi_allreduce(datatype, op, tmp_path):
     assert len(rows) == 3 * 2
     for row in rows:
         assert (row["datatype"], row["op"], row["correct"]) == (datatype, op, True), row
+
+
+@pytest.mark.parametrize("name", sorted(DATATYPES))
+def test_every_python_datatype_is_one_the_c_program_knows_with_the_same_size(name):
+    # The datatype table lives twice: papcoll.bench.DATATYPES (checked before launching) and
+    # bench/papcoll_bench.c (what runs). A name only Python knows, or a size the two disagree
+    # on (long double), fails here rather than inside a user's run.
+    argv, environment = mpiexec_command(1, [str(bench_program()), "--algorithms", "ring",
+                                            "--counts", "3", "--mode", "rand-late",
+                                            "--max-delays-ms", "0", "--iterations", "1",
+                                            "--warmup", "0", "--compute-ms", "0",
+                                            "--datatype", name, "--json", "-"])
+    result = subprocess.run(argv, env=environment, capture_output=True, text=True,
+                            timeout=COMMAND_TIMEOUT_SECONDS)
+    assert result.returncode == 0, result.stderr[-2000:]
+    row = json.loads(result.stdout)[0]
+    assert row["datatype"] == name and row["correct"] is True
+    assert row["bytes"] == 3 * DATATYPES[name].size, row
