@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .launcher import mpi_flavor, mpiexec_command
+from .launcher import Launch, mpi_flavor, mpiexec_command
 
 DEFAULT_BASELINE = "native"
 # seed 000 S3's saving (saving_summary) is measured against papcoll's ring
@@ -147,8 +147,10 @@ class BenchOptions:
 
 
 def run_benchmark(options: BenchOptions,
-                  progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
-    """Runs papcoll-bench under mpiexec; `progress(done, total)` follows its progress lines.
+                  progress: Callable[[int, int], None] | None = None,
+                  launch: Launch = mpiexec_command) -> list[dict[str, Any]]:
+    """Runs papcoll-bench under mpiexec (`launch`: this machine's, or a testbed's);
+    `progress(done, total)` follows its progress lines.
     Returns its rows with the speedups against options.baseline; RuntimeError when the job
     fails or times out."""
     with tempfile.TemporaryDirectory() as directory:
@@ -163,7 +165,7 @@ def run_benchmark(options: BenchOptions,
                    "--seed", str(options.seed), "--json", str(json_path), "--progress"]
         if options.schedule:
             program += ["--schedule", options.schedule]
-        argv, environment = mpiexec_command(options.ranks, program)
+        argv, environment = launch(options.ranks, program)
         # Open MPI's tuned component honours coll_tuned_allreduce_algorithm only with
         # dynamic rules on, and reads that at start-up (bench/native_algorithms.h).
         environment.setdefault("OMPI_MCA_coll_tuned_use_dynamic_rules", "1")

@@ -18,8 +18,13 @@ import functools
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+
+# How a job is started: (ranks, program argv) -> (mpiexec argv, environment). This machine's
+# mpiexec_command below, or an emulated cluster's (papcoll.testbed.Testbed.mpiexec_command);
+# the benchmark, the calibration and the validation take either.
+Launch = Callable[[int, Sequence[str]], tuple[list[str], dict[str, str]]]
 
 _MPICH_SHARED_MEMORY_COLLECTIVES = ("ALLREDUCE", "BCAST", "BARRIER", "REDUCE", "ALLGATHER",
                                     "ALLGATHERV", "ALLTOALL")
