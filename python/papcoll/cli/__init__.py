@@ -1,7 +1,7 @@
 """The `papcoll` command: list, verify, print, benchmark and simulate all-reduce algorithms.
 
 One module a subcommand (algorithms, verify, schedule, bench, sim, search: schedules and
-search, reproduce, demo), each with its add_parser(commands) and its handler; options.py
+search, reproduce, testbed, demo), each with its add_parser(commands) and its handler; options.py
 holds what they share. The library (papcoll.core, .sim, .bench ...) never imports this.
 
 Exit status: 0 success, 1 a verification found a violation, 2 bad arguments (including an
@@ -15,15 +15,18 @@ import sys
 from collections.abc import Sequence
 
 from ..core import PapcollError
-from . import algorithms, bench, demo, reproduce, schedule, search, sim, verify
+from ..testbed import TestbedError
+from . import algorithms, bench, demo, reproduce, schedule, search, sim, testbed, verify
 from .options import EXIT_USAGE, Parser, check_outputs
 
 # in the order `papcoll --help` lists them
-SUBCOMMANDS = (algorithms, verify, schedule, bench, sim, search, reproduce, demo)
+SUBCOMMANDS = (algorithms, verify, schedule, bench, sim, search, reproduce, testbed, demo)
 # What bad input raises (NetworkError, UnicodeDecodeError and options.UsageError are
 # ValueErrors; FileNotFoundError and PermissionError OSErrors): one line and exit 2. Any
-# other exception is a bug in papcoll and keeps its traceback.
-EXPECTED_FAILURES = (PapcollError, ValueError, OverflowError, RecursionError, OSError)
+# other exception is a bug in papcoll and keeps its traceback. A TestbedError says what the
+# machine lacks or which testbed piece failed.
+EXPECTED_FAILURES = (PapcollError, ValueError, OverflowError, RecursionError, OSError,
+                     TestbedError)
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports it
 
 

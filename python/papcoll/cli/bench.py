@@ -20,6 +20,8 @@ from ..bench import (
     run_benchmark,
     saving_summary,
 )
+from ..launcher import Launch, mpiexec_command
+from ..testbed import CpuMeter, link_bytes
 from .options import (
     EXIT_OK,
     EXIT_VIOLATION,
@@ -33,11 +35,13 @@ from .options import (
     add_ranks,
     add_schedule,
     add_sizes,
+    add_testbed,
     bench_algorithm,
     check_schedule,
     console_for,
     durations,
     integer_in_range,
+    launch_for,
     write_csv,
     write_json,
 )
@@ -77,6 +81,7 @@ def add_parser(commands: Any) -> None:
     bench.add_argument("--seed", type=integer_in_range("seed", 0, INT32_MAX), default=1,
                        help="for rand-late delays (default 1)")
     add_schedule(bench)
+    add_testbed(bench)
     add_json(bench)
     add_csv(bench)
     bench.add_argument("--plot", metavar="FILE.png",
@@ -143,7 +148,8 @@ def element_counts(arguments: argparse.Namespace) -> list[int]:
     return counts
 
 
-def _run(options: BenchOptions, console: Console) -> list[dict[str, Any]]:
+def _run(options: BenchOptions, console: Console,
+         launch: Launch = mpiexec_command) -> list[dict[str, Any]]:
     """papcoll.bench.run_benchmark behind a progress bar."""
     progress = Progress("[progress.description]{task.description}", BarColumn(),
                         MofNCompleteColumn(), TimeElapsedColumn(), console=console,
@@ -152,7 +158,7 @@ def _run(options: BenchOptions, console: Console) -> list[dict[str, Any]]:
         task = progress.add_task(f"P = {options.ranks}, {', '.join(options.algorithms)}",
                                  total=None)
         return run_benchmark(options, lambda done, total: progress.update(
-            task, completed=done, total=total))
+            task, completed=done, total=total), launch)
 
 
 def command_bench(arguments: argparse.Namespace) -> int:
@@ -179,10 +185,23 @@ def command_bench(arguments: argparse.Namespace) -> int:
         seed=arguments.seed, baseline=arguments.baseline, schedule=arguments.schedule,
         timeout=arguments.timeout)
     try:
-        rows = _run(options, console)
+        with launch_for(arguments, arguments.ranks) as (launch, testbed), \
+                CpuMeter() as cpu:
+            before = link_bytes(testbed.plan) if testbed else {}
+            rows = _run(options, console, launch)
+            after = link_bytes(testbed.plan) if testbed else {}
     except RuntimeError as error:  # the MPI job failed: its message says how
         raise UsageError(str(error)) from None
+    for row in rows:
+        row["cpu_busy_percent"] = cpu.busy_percent
     print_table(rows, console)
+    console.print(f"CPU busy during the run: {cpu.busy_percent:.0f} % of this machine's "
+                  f"{cpu.cores} cores" + (" (near 100 %: the timings measure the CPU, not "
+                                          "the network)" if cpu.busy_percent > 90 else ""))
+    if testbed:
+        moved = sum(after[h][0] - before[h][0] for h in after)
+        console.print(f"testbed {testbed.plan.network}: {len(after)} hosts, "
+                      f"{moved / 2**20:.0f} MiB sent over their shaped links")
     if arguments.json:
         write_json(rows, arguments.json)
     if arguments.csv:

@@ -13,7 +13,8 @@ import os
 import random
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -22,7 +23,9 @@ from rich.console import Console
 from .. import checks
 from .._core import lib
 from ..core import Context, PapcollError, Parameters, algorithm, estimated_operations
+from ..launcher import Launch, mpiexec_command
 from ..network import Topology, load_network
+from ..testbed import temporary
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE = 0, 1, 2
 INT32_MAX, INT64_MAX = 2**31 - 1, 2**63 - 1
@@ -403,6 +406,27 @@ def add_network(parser: argparse.ArgumentParser, default: str) -> None:
                              f"(docs/simulator.md; default {default})")
     parser.add_argument("--param",
                         help="override model parameters, e.g. alpha=5e-5,beta=8e-9")
+
+
+def add_testbed(parser: argparse.ArgumentParser) -> None:
+    """--testbed: run the MPI job on an emulated cluster instead of this machine's shared
+    memory (papcoll.testbed)."""
+    parser.add_argument("--testbed", metavar="NETWORK",
+                        help="run on an emulated cluster of this network (a preset or file, "
+                             "as --network): one network namespace per host, links shaped "
+                             "with tc, MPI over TCP; made for the run and removed after it "
+                             "(needs root; docs/testbed.md)")
+
+
+@contextmanager
+def launch_for(arguments: argparse.Namespace, ranks: int) -> Iterator[tuple[Launch, Any]]:
+    """How to start the command's MPI job: on this machine, or on a testbed of --testbed
+    made for `ranks` ranks for the command's duration. Yields (launch, Testbed or None)."""
+    if not getattr(arguments, "testbed", None):
+        yield mpiexec_command, None
+        return
+    with temporary(arguments.testbed, ranks) as testbed:
+        yield testbed.mpiexec_command, testbed
 
 
 def add_json(parser: argparse.ArgumentParser, what: str = "the rows") -> None:

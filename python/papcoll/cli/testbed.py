@@ -1,0 +1,135 @@
+"""`papcoll testbed up | down | status | check`: an emulated cluster of network namespaces
+and shaped links on this machine (papcoll.testbed), for `papcoll bench / calibrate /
+validate --testbed` to run MPI on, or for a user's own mpiexec (status prints the command)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from ..testbed import (
+    MAX_HOSTS,
+    Plan,
+    Testbed,
+    TestbedError,
+    down,
+    existing,
+    link_bytes,
+    load,
+    missing_pieces,
+    require_support,
+    stream_bandwidth,
+    up,
+)
+from .options import EXIT_OK, EXIT_VIOLATION, add_json, integer_in_range, write_json
+
+# a shaped link counts as working when a bulk stream gets this share of its rate (TCP/IP
+# headers alone take 4.4 % of a 1500-byte frame)
+STREAM_TOLERANCE = 0.10
+
+
+def add_parser(commands: Any) -> None:
+    testbed = commands.add_parser(
+        "testbed", help="an emulated cluster on this machine: network namespaces, shaped links",
+        description="Builds, lists, checks and removes emulated clusters: one network "
+                    "namespace per host of a network (preset or file, as `papcoll sim "
+                    "--network`), bridges for its switches, links shaped with tc tbf. Needs "
+                    "root.")
+    actions = testbed.add_subparsers(dest="action", required=True, metavar="ACTION")
+    make = actions.add_parser("up", help="build a testbed")
+    make.add_argument("--network", required=True,
+                      help="preset or .json / .toml network file whose hosts, switches and "
+                           "link bandwidths to build")
+    make.add_argument("--hosts", type=integer_in_range("hosts", 1, MAX_HOSTS), required=True,
+                      help=f"how many of the network's hosts to build (1..{MAX_HOSTS})")
+    make.add_argument("--name", help="1-6 letters or digits (default: t0, t1, ...)")
+    remove = actions.add_parser("down", help="remove a testbed (safe to repeat)")
+    which = remove.add_mutually_exclusive_group(required=True)
+    which.add_argument("--name", help="the testbed to remove")
+    which.add_argument("--all", action="store_true", help="remove every testbed")
+    show = actions.add_parser("status", help="list the testbeds and what they hold")
+    add_json(show, "the testbeds")
+    check = actions.add_parser("check", help="stream between two hosts: the shaped rate?")
+    check.add_argument("--name", required=True, help="the testbed")
+    check.add_argument("--megabytes", type=integer_in_range("megabytes", 1, 4096), default=64,
+                       help="MiB to send each way (default 64)")
+    add_json(check, "the measured rates")
+    testbed.set_defaults(handler=command_testbed)
+
+
+def _host_table(plan: Plan) -> Table:
+    table = Table(title=f"testbed {plan.name}: network {plan.network}, {len(plan.hosts)} hosts")
+    for column in ("host", "namespace", "address", "ranks", "link Gb/s"):
+        table.add_column(column)
+    host_links = [link for link in plan.links if link.namespace is not None]
+    for host, namespace, address, cores, link in zip(plan.hosts, plan.namespaces,
+                                                     plan.addresses, plan.cores, host_links,
+                                                     strict=True):
+        table.add_row(host, namespace, address, str(cores), f"{link.rate_bits / 1e9:g}")
+    return table
+
+
+def command_testbed(arguments: argparse.Namespace) -> int:
+    console = Console(stderr=getattr(arguments, "json", None) == "-")
+    require_support()
+    if arguments.action == "up":
+        plan = up(arguments.network, arguments.hosts, name=arguments.name)
+        console.print(_host_table(plan))
+        argv, _ = Testbed(plan).mpiexec_command(plan.ranks, ["PROGRAM"])
+        console.print(f"run MPI on it with: {' '.join(argv)}\n(with MPICH also set "
+                      "MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self UCX_NET_DEVICES=eth0); remove it "
+                      f"with: papcoll testbed down --name {plan.name}")
+        return EXIT_OK
+    if arguments.action == "down":
+        names = [plan.name for plan in existing()] if arguments.all else [arguments.name]
+        for name in names:
+            console.print(f"testbed {name}: " + ("removed" if down(name) else "not found"))
+        return EXIT_OK
+    if arguments.action == "status":
+        plans = existing()
+        report = []
+        for plan in plans:
+            missing = missing_pieces(plan)
+            console.print(_host_table(plan))
+            console.print("complete" if not missing else
+                          f"[red]incomplete[/]: {', '.join(missing[:5])} missing "
+                          f"(papcoll testbed down --name {plan.name})")
+            report.append({"name": plan.name, "network": plan.network, "hosts": plan.hosts,
+                           "addresses": plan.addresses, "ranks": plan.cores,
+                           "missing": missing,
+                           "link_bytes": link_bytes(plan) if not missing else None})
+        if not plans:
+            console.print("no testbeds")
+        if arguments.json:
+            write_json(report, arguments.json)
+        return EXIT_OK
+    return _check(load(arguments.name), arguments, console)
+
+
+def _check(plan: Plan, arguments: argparse.Namespace, console: Console) -> int:
+    """A bulk TCP stream each way between host 0 and host 1, against the shaped rate."""
+    if len(plan.hosts) < 2:
+        raise TestbedError(f"testbed {plan.name} has one host: a stream needs two")
+    host_links = [link for link in plan.links if link.namespace is not None]
+    rows = []
+    table = Table(title=f"testbed {plan.name}: TCP stream of {arguments.megabytes} MiB")
+    for column in ("from", "to", "shaped Gb/s", "measured Gb/s", "ratio"):
+        table.add_column(column)
+    for source, destination in ((0, 1), (1, 0)):
+        rate = min(host_links[source].rate_bits, host_links[destination].rate_bits)
+        measured = stream_bandwidth(plan, source, destination, arguments.megabytes) * 8
+        rows.append({"from": plan.hosts[source], "to": plan.hosts[destination],
+                     "shaped_bits_per_second": rate, "measured_bits_per_second": measured,
+                     "ratio": measured / rate})
+        table.add_row(plan.hosts[source], plan.hosts[destination], f"{rate / 1e9:.3f}",
+                      f"{measured / 1e9:.3f}", f"{measured / rate:.3f}")
+    console.print(table)
+    good = all(abs(row["ratio"] - 1) <= STREAM_TOLERANCE for row in rows)
+    console.print("within 10 % of the shaped rate" if good else
+                  "[red]more than 10 % off the shaped rate[/]")
+    if arguments.json:
+        write_json(rows, arguments.json)
+    return EXIT_OK if good else EXIT_VIOLATION
