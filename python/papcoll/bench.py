@@ -177,14 +177,21 @@ def run_benchmark(options: BenchOptions,
         watchdog.start()
         messages = []
         assert process.stderr is not None
-        for line in process.stderr:
-            match = re.fullmatch(r"progress (\d+) (\d+)\s*", line)
-            if match is None:
-                messages.append(line)
-            elif progress is not None:
-                progress(int(match.group(1)), int(match.group(2)))
-        status = process.wait()
-        watchdog.cancel()
+        try:
+            for line in process.stderr:
+                match = re.fullmatch(r"progress (\d+) (\d+)\s*", line)
+                if match is None:
+                    messages.append(line)
+                elif progress is not None:
+                    progress(int(match.group(1)), int(match.group(2)))
+            status = process.wait()
+        except BaseException:
+            # interrupted (Ctrl-C, SIGTERM, a progress callback's error): the MPI job must
+            # not outlive us. mpiexec passes SIGTERM on to its ranks and daemons.
+            stop_job(process)
+            raise
+        finally:
+            watchdog.cancel()
         stdout_file.seek(0)
         output = stdout_file.read()
         stdout_file.close()
@@ -195,6 +202,16 @@ def run_benchmark(options: BenchOptions,
         rows: list[dict[str, Any]] = json.loads(json_path.read_text())
     add_speedups(rows, options.baseline)
     return rows
+
+
+def stop_job(process: subprocess.Popen[str], grace: float = 10.0) -> None:
+    """Ends an MPI job: SIGTERM to mpiexec (which ends its ranks), SIGKILL after `grace`."""
+    process.terminate()
+    try:
+        process.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def format_bytes(size: int) -> str:

@@ -262,6 +262,14 @@ def up(network_name: str, hosts: int = 0, *, name: str | None = None,
         raise TestbedError(f"a testbed named '{name}' exists: `papcoll testbed down --name "
                            f"{name}` first, or give another --name")
     testbed = plan(network_name, name, hosts, ranks)
+    in_the_way = [device for device in testbed.bridges + [link.outer for link in testbed.links]
+                  + [link.inner for link in testbed.links if link.namespace is None]
+                  if Path(f"/sys/class/net/{device}").exists()]
+    present = set(_run(["ip", "netns", "list"], check=False).stdout.split())
+    in_the_way += [namespace for namespace in testbed.namespaces if namespace in present]
+    if in_the_way:  # not ours: `down` would remove it
+        raise TestbedError(f"{in_the_way[0]} exists already (not made by a testbed papcoll "
+                           "knows of): remove it or give another --name")
     STATE_DIRECTORY.mkdir(parents=True, exist_ok=True)
     _state_file(name).write_text(json.dumps(asdict(testbed), indent=1))
     try:

@@ -1,0 +1,168 @@
+"""The emulated cluster (papcoll.testbed): real network namespaces and tc-shaped links made
+and removed by the tests, a bulk stream at the shaped rate, an all-reduce verified across
+the namespaces under this MPI with its bytes counted on the links, nothing left behind after
+a failure or a signal, and bad input refused. Skipped, with the reason, where the machine
+cannot make namespaces (no root, no iproute2)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import COMMAND_TIMEOUT_SECONDS, VENV_BIN, run_papcoll
+from papcoll import testbed
+from papcoll.bench import BenchOptions, run_benchmark
+
+MISSING = testbed.missing_support()
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+
+
+def _leftovers(name: str) -> list[str]:
+    """Namespaces, interfaces and state of testbed `name` that still exist."""
+    namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True,
+                                check=True).stdout.split()
+    found = [n for n in namespaces if n.startswith(f"papcoll-{name}-")]
+    found += [d.name for d in Path("/sys/class/net").iterdir() if d.name.startswith(f"pc{name}")]
+    if (testbed.STATE_DIRECTORY / f"{name}.json").exists():
+        found.append("state file")
+    return found
+
+
+@pytest.fixture
+def two_hosts() -> Iterator[testbed.Plan]:
+    plan = testbed.up("ethernet-1g", 2, name="pt2")
+    yield plan
+    testbed.down(plan.name)
+    assert _leftovers(plan.name) == []
+
+
+def test_up_makes_what_the_plan_says_and_down_removes_all_of_it(two_hosts: testbed.Plan) -> None:
+    assert testbed.missing_pieces(two_hosts) == []
+    assert two_hosts.cores == [1, 1]
+    for namespace, address in zip(two_hosts.namespaces, two_hosts.addresses, strict=True):
+        shown = subprocess.run(["ip", "-n", namespace, "-4", "addr", "show", "eth0"],
+                               capture_output=True, text=True, check=True).stdout
+        assert f"inet {address}/24" in shown
+    qdisc = subprocess.run(["tc", "qdisc", "show", "dev", two_hosts.links[0].outer],
+                           capture_output=True, text=True, check=True).stdout
+    assert "tbf" in qdisc and "rate 1Gbit" in qdisc
+    assert testbed.down("pt2") is True
+    assert _leftovers("pt2") == []
+    assert testbed.down("pt2") is False  # idempotent
+
+
+def test_a_stream_between_two_hosts_runs_at_the_shaped_rate(two_hosts: testbed.Plan) -> None:
+    result = run_papcoll("testbed", "check", "--name", two_hosts.name, "--megabytes", "24",
+                         "--json", "-")
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)
+    assert len(rows) == 2
+    for row in rows:
+        # a bulk TCP stream gets ~95.6 % of a shaped link (headers); unshaped veth would
+        # run at many Gb/s, far above
+        assert 0.9 <= row["ratio"] <= 1.02, row
+
+
+def test_an_allreduce_across_namespaces_is_correct_and_crosses_the_links() -> None:
+    """Every byte of the ring's reduce-scatter and all-gather goes over the shaped links:
+    each rank sends 2 (P-1)/P of the vector per call, so the links' counters must carry at
+    least that (plus the checks' MPI_Allreduce), not the nothing shared memory would."""
+    ranks, count, iterations = 3, 64 * 1024, 3
+    with testbed.temporary("ethernet-1g", ranks) as bed:
+        before = testbed.link_bytes(bed.plan)
+        rows = run_benchmark(BenchOptions(ranks=ranks, algorithms=["ring", "native"],
+                                          counts=[count], max_delays_ms=[0],
+                                          iterations=iterations, warmup=1, compute_ms=0,
+                                          timeout=COMMAND_TIMEOUT_SECONDS),
+                             launch=bed.mpiexec_command)
+        after = testbed.link_bytes(bed.plan)
+    assert all(row["correct"] for row in rows)
+    ring_bytes_per_rank = 2 * (ranks - 1) / ranks * count * 4 * (iterations + 1)
+    for host, (sent_up, _) in after.items():
+        assert sent_up - before[host][0] >= ring_bytes_per_rank, host
+    assert _leftovers(bed.plan.name) == []
+
+
+def test_an_interface_in_the_way_is_refused_and_left_alone() -> None:
+    subprocess.run(["ip", "link", "add", "pcpt3h1", "type", "bridge"], check=True)
+    try:
+        with pytest.raises(testbed.TestbedError, match="pcpt3h1 exists"):
+            testbed.up("ethernet-1g", 3, name="pt3")
+        assert _leftovers("pt3") == ["pcpt3h1"]  # not the testbed's: still there
+    finally:
+        subprocess.run(["ip", "link", "delete", "pcpt3h1"], check=True)
+
+
+def test_an_up_that_fails_half_way_removes_what_it_made(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The last step fails (writing the launch wrapper: a full disk, say) after every
+    namespace, bridge and shaped link is made: all of them must go."""
+
+    def full_disk(_plan: testbed.Plan) -> Path:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(testbed, "_write_launch_wrapper", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        testbed.up("ethernet-1g", 3, name="pt6")
+    assert _leftovers("pt6") == []
+
+
+def test_sigterm_during_a_testbed_run_leaves_nothing_behind() -> None:
+    process = subprocess.Popen(
+        [str(VENV_BIN / "papcoll"), "bench", "--testbed", "ethernet-1g", "--ranks", "2",
+         "--algorithms", "ring", "--count", "1M", "--max-delay", "0", "--iterations", "1000",
+         "--compute-ms", "0"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not [p for p in testbed.existing() if p.name.startswith("t")] and \
+            time.monotonic() < deadline:
+        time.sleep(0.2)
+    made = [p.name for p in testbed.existing()]
+    assert made, "the run made no testbed"
+    time.sleep(2)  # into the MPI job
+    process.send_signal(signal.SIGTERM)
+    _, error = process.communicate(timeout=60)
+    assert process.returncode != 0
+    assert "interrupted" in error
+    for name in made:
+        assert _leftovers(name) == []
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    (["--network", "no-such-net", "--hosts", "2"], "unknown network 'no-such-net'"),
+    (["--network", "ethernet-1g", "--hosts", "65"], "hosts must be in 1..64"),
+    (["--network", "ethernet-1g", "--hosts", "0"], "hosts must be in 1..64"),
+    (["--network", "ethernet-1g", "--hosts", "2", "--name", "Bad-Name"],
+     "must be 1 to 6 lower-case letters or digits"),
+    (["--network", "docs/networks/smp-4x8.json", "--hosts", "5"], "has 4 hosts, not 5"),
+])
+def test_bad_input_is_refused_with_a_message(arguments: list[str], message: str) -> None:
+    result = run_papcoll("testbed", "up", *arguments)
+    assert result.returncode == 2
+    assert message in result.stderr, result.stderr
+
+
+def test_zero_bandwidth_is_refused(tmp_path: Path) -> None:
+    network = tmp_path / "zero.json"
+    network.write_text(json.dumps({"base": "ethernet-1g", "model": {"seconds_per_byte": 0}}))
+    result = run_papcoll("testbed", "up", "--network", str(network), "--hosts", "2")
+    assert result.returncode == 2
+    assert "infinitely fast link" in result.stderr
+
+
+def test_two_testbeds_get_their_own_names_and_subnets() -> None:
+    first = testbed.up("ethernet-1g", 2, name="pt4")
+    try:
+        second = testbed.up("ethernet-1g", 2, name="pt5")
+        try:
+            assert first.subnet != second.subnet
+            assert set(first.namespaces).isdisjoint(second.namespaces)
+            with pytest.raises(testbed.TestbedError, match="exists"):
+                testbed.up("ethernet-1g", 2, name="pt4")
+        finally:
+            testbed.down("pt5")
+    finally:
+        testbed.down("pt4")
