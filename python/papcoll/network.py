@@ -8,6 +8,8 @@ A network is a named preset (`hockney`, `ethernet-1g`, `infiniband-fdr`, `aries`
       "description": "two leaf switches of 16 hosts under a root switch",
       "base": "ethernet-1g",                       # preset giving the model's defaults
       "model": {"overhead": 5e-6},                 # overrides, names as in --param
+      "calibration": {...},                        # optional: what `papcoll calibrate`
+                                                   # measured; a record, not read
       "topology": {
         "link": {"latency": 25e-6, "seconds_per_byte": 8e-9},  # default for every link
         "local": {"latency": 1e-6, "seconds_per_byte": 1e-10}, # two ranks on one host
@@ -359,7 +361,13 @@ def load_network(name_or_file: str) -> Network:
         raise NetworkError(f"network file {path}: a network file ends in .json or .toml")
     data = _read_network_file(path)
     try:
-        data = _check_keys(data, {"description", "base", "model", "topology"}, "the file")
+        data = _check_keys(data, {"description", "base", "model", "topology", "calibration"},
+                           "the file")
+        # "calibration": what `papcoll calibrate` measured (papcoll.calibrate), a record for
+        # people; the model above already holds its result, so it is checked, not read.
+        if not isinstance(data.get("calibration", {}), dict):
+            raise NetworkError("calibration must be a table / object (the record "
+                               "`papcoll calibrate` writes)")
         if not data.keys() & {"base", "model", "topology"}:
             raise NetworkError("it sets none of base, model and topology (for a preset, give "
                                "its name instead of a file)")

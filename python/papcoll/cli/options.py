@@ -37,7 +37,7 @@ Item = TypeVar("Item")
 _SUFFIXES = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
 _UNITS_MS = {"us": 1e-3, "ms": 1.0, "s": 1e3}
 # the options whose value is a file papcoll writes ('-': stdout where the option allows it)
-OUTPUT_OPTIONS = ("json", "csv", "plot", "timeline", "export_goal")
+OUTPUT_OPTIONS = ("json", "csv", "plot", "timeline", "export_goal", "output")
 # the algorithms that take --schedule (Parameters.schedule)
 SCHEDULE_ALGORITHMS = ("recursive_multiplying",)
 # an arrivals file holds one number per rank: 64 MiB is some 4 M ranks of 16-digit numbers,

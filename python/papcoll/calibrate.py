@@ -1,0 +1,325 @@
+"""Calibration (issue 19): this machine's simulator parameters, measured with real MPI by
+papcoll-calibrate (bench/papcoll_calibrate.c) and fitted to the simulator's model
+(papcoll.sim.SimModel), written as a network file that `papcoll sim --network FILE` and
+`papcoll search --network FILE` read. The command is papcoll.cli.calibrate.
+
+The fit. The simulator charges one message L + 2 o + bytes x G on a crossbar (sim.py
+`_path_time`: latency, overhead at both ends, seconds per byte) and gives the program's
+fan-out, b pipelined 8-byte messages answered by 8 bytes, 2 L + (b + 3) o + 16 G (the
+program's header derives it). Both are linear in (L, o, G), so one least-squares fit over
+the ping-pong sweep and the fan-out gives all three. Each row is divided by its measured
+time, so the fit minimises *relative* error: otherwise the 16 MiB ping-pong (milliseconds)
+would outweigh every microsecond-sized point. A parameter the data push below zero (L on
+shared memory, where a message has no wire) is held at 0 and the others refitted: the
+simulator refuses negative times. Seed 004's pipelining postal parameters are the same
+numbers under the project's mapping (sim.py): alpha_p = L, alpha_r = o.
+
+Residuals: for each set of measurements, (model - measured) / measured at every point; the
+table reports their root mean square and the largest magnitude. The reduction and copy
+speeds are measured directly (medians), not fitted, and have no residual.
+
+Not calibrated: the NIC gap g (written as 0: the fan-out's slope is o + g in the model,
+and the sweep cannot tell them apart) and the eager limit (the base preset's, all eager).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import os
+import platform
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy
+
+from .bench import DATATYPES
+from .launcher import Launch, mpi_flavor, mpiexec_command
+from .sim import SimModel, tau
+
+_ROOT = Path(__file__).resolve().parents[2]
+# The datatype whose reduction speed goes into the model's gamma unless the caller names
+# another: papcoll-bench's default and the monitor's own calibration (src/mpi/monitor.c).
+DEFAULT_DATATYPE = "float"
+# The base preset of a written network file; every parameter it would give is overridden
+# except the eager limit (all eager), which the calibration does not measure.
+BASE = "hockney"
+FAN_OUT_MESSAGE_BYTES = 8
+# statistic -> the fields of papcoll-calibrate's ping-pong and fan-out rows it fits
+STATISTICS = {"median": ("one_way_seconds", "done_seconds"),
+              "minimum": ("minimum_seconds", "done_minimum_seconds")}
+
+
+def calibrate_program() -> Path:
+    """papcoll-calibrate of this MPI's build: $PAPCOLL_CALIBRATE, else build/<mpi>/ in the
+    source tree this package runs from, else the one pip installed with the package, else the
+    one on PATH (the same search as papcoll.bench.bench_program)."""
+    if "PAPCOLL_CALIBRATE" in os.environ:
+        return Path(os.environ["PAPCOLL_CALIBRATE"])
+    built = _ROOT / "build" / mpi_flavor() / "papcoll-calibrate"
+    if built.exists():
+        return built
+    installed = Path(__file__).resolve().parent / "_lib" / "papcoll-calibrate"
+    if installed.exists():
+        return installed
+    from shutil import which
+
+    found = which("papcoll-calibrate")
+    if found is None:
+        raise FileNotFoundError(f"papcoll-calibrate not found (looked in {built.parent} and "
+                                "PATH): run `make build` or set PAPCOLL_CALIBRATE")
+    return Path(found)
+
+
+def check_datatypes(datatypes: Sequence[str]) -> list[str]:
+    """The names, checked against papcoll-bench's types; an unknown one is refused."""
+    unknown = [name for name in datatypes if name not in DATATYPES]
+    if unknown:
+        raise ValueError(f"unknown datatype '{unknown[0]}' (known: {', '.join(DATATYPES)})")
+    if not datatypes:
+        raise ValueError("no datatypes to measure")
+    return list(dict.fromkeys(datatypes))
+
+
+def measure(ranks: int = 2, quick: bool = False, datatypes: Sequence[str] | None = None,
+            launch: Launch = mpiexec_command, timeout: float = 600) -> dict[str, Any]:
+    """Runs papcoll-calibrate on `ranks` processes through `launch` (this machine's mpiexec,
+    or an emulated cluster's: papcoll.testbed.Testbed.mpiexec_command) and returns its JSON.
+    """
+    if isinstance(ranks, bool) or not isinstance(ranks, int) or ranks < 2:
+        raise ValueError(f"calibration needs at least 2 ranks (a ping-pong has two ends), "
+                         f"not {ranks}")
+    names = check_datatypes(list(datatypes) if datatypes is not None else list(DATATYPES))
+    with tempfile.TemporaryDirectory(prefix="papcoll-calibrate-") as directory:
+        json_path = Path(directory) / "calibration.json"
+        program = [str(calibrate_program()), "--json", str(json_path),
+                   "--datatypes", ",".join(names), *(["--quick"] if quick else [])]
+        argv, environment = launch(ranks, program)
+        try:
+            finished = subprocess.run(argv, env=environment, capture_output=True, text=True,
+                                      timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(f"papcoll-calibrate did not finish in {timeout:g} s") from None
+        if finished.returncode != 0 or not json_path.exists():
+            raise RuntimeError(f"papcoll-calibrate failed (exit {finished.returncode}):\n"
+                               + (finished.stderr[-3000:] + finished.stdout[-1000:]).strip())
+        measured: dict[str, Any] = json.loads(json_path.read_text())
+    return measured
+
+
+@dataclass(frozen=True)
+class Residuals:
+    """How far a fitted model lies from the measurements it was fitted to, relative."""
+
+    points: int
+    relative_rms: float
+    relative_max: float
+
+    @staticmethod
+    def of(predicted: Sequence[float], measured: Sequence[float]) -> Residuals:
+        relative = [(float(p) - m) / m for p, m in zip(predicted, measured, strict=True)]
+        return Residuals(len(relative), math.sqrt(sum(r * r for r in relative) / len(relative)),
+                         max(abs(r) for r in relative))
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One row of the calibration table: a model parameter, where it came from, and the
+    residuals of the fit that gave it (None: measured directly)."""
+
+    name: str          # SimModel field, or a name of its own for reported-only values
+    value: float
+    unit: str
+    source: str
+    residuals: Residuals | None = None
+
+
+@dataclass(frozen=True)
+class Calibration:
+    model: SimModel                              # gamma from `datatype`
+    datatype: str
+    reduce_seconds_per_byte: dict[str, float]    # every datatype measured
+    parameters: list[Parameter]
+    measurements: dict[str, Any]                 # papcoll-calibrate's JSON, as it came
+    ping_pong_residuals: Residuals
+    fan_out_residuals: Residuals
+    statistic: str = "median"
+    date: str = field(default_factory=lambda: datetime.datetime.now(
+        datetime.timezone.utc).isoformat(timespec="seconds"))
+
+    def model_for(self, datatype: str) -> SimModel:
+        """The model with the reduction speed of `datatype` (one that was measured)."""
+        if datatype not in self.reduce_seconds_per_byte:
+            raise ValueError(f"datatype '{datatype}' was not measured (measured: "
+                             f"{', '.join(self.reduce_seconds_per_byte)})")
+        return replace(self.model, reduce_seconds_per_byte=self.reduce_seconds_per_byte[datatype])
+
+    def tau(self, ranks: int, count: int, datatype: str | None = None) -> float:
+        """The arrival monitor's tau (seed 000 S4: seconds to move and reduce one of P
+        segments) for an all-reduce of `count` elements of `datatype` on `ranks` ranks,
+        from this calibration: papcoll.sim.tau on the calibrated model, which is
+        L + 2 o + segment bytes x (G + gamma), the half round trip the monitor measures
+        itself plus the segment's transfer and reduction."""
+        name = datatype or self.datatype
+        return tau(self.model_for(name), ranks, count, DATATYPES[name].size)
+
+    def network(self, description: str | None = None) -> dict[str, Any]:
+        """The network file's contents: `papcoll.network.load_network` reads the base and the
+        model; the calibration block records what the numbers came from."""
+        model = self.model
+        library = " ".join(str(self.measurements.get("mpi_library", "MPI")).split())
+        return {
+            "description": description or (
+                f"calibrated {self.date} on {platform.node() or 'this machine'}: "
+                f"{library}, {self.measurements.get('ranks')} ranks"),
+            "base": BASE,
+            "model": {"latency": model.latency, "overhead": model.overhead, "gap": model.gap,
+                      "seconds_per_byte": model.seconds_per_byte,
+                      "reduce_seconds_per_byte": model.reduce_seconds_per_byte,
+                      "copy_seconds_per_byte": model.copy_seconds_per_byte},
+            "calibration": {
+                "date": self.date,
+                "host": platform.node(),
+                "mpi_library": self.measurements.get("mpi_library"),
+                "ranks": self.measurements.get("ranks"),
+                "quick": self.measurements.get("quick"),
+                "model_datatype": self.datatype,
+                "statistic": self.statistic,
+                "reduce_seconds_per_byte": self.reduce_seconds_per_byte,
+                "residuals": {"ping_pong": _residual_record(self.ping_pong_residuals),
+                              "fan_out": _residual_record(self.fan_out_residuals)},
+                "measurements": self.measurements,
+            },
+        }
+
+    def write_network(self, path: str | Path, description: str | None = None) -> None:
+        target = Path(path)
+        if target.suffix != ".json":
+            raise ValueError(f"a calibrated network file is JSON and ends in .json, not "
+                             f"'{target.name}'")
+        target.write_text(json.dumps(self.network(description), indent=1) + "\n")
+
+
+def _residual_record(residuals: Residuals) -> dict[str, float]:
+    return {"points": residuals.points, "relative_rms": residuals.relative_rms,
+            "relative_max": residuals.relative_max}
+
+
+def _non_negative_fit(rows: numpy.ndarray, targets: numpy.ndarray) -> numpy.ndarray:
+    """Least squares with every unknown >= 0: an unknown the unconstrained fit makes
+    negative is held at 0 and the rest refitted (enough for three unknowns)."""
+    free = list(range(rows.shape[1]))
+    solution = numpy.zeros(rows.shape[1])
+    while free:
+        values, *_ = numpy.linalg.lstsq(rows[:, free], targets, rcond=None)
+        if (values >= 0).all():
+            solution[free] = values
+            break
+        free.pop(int(numpy.argmin(values)))
+    return solution
+
+
+def _line(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
+    """Intercept and slope of the least-squares line through (xs, ys)."""
+    slope, intercept = numpy.polyfit(numpy.asarray(xs, float), numpy.asarray(ys, float), 1)
+    return float(intercept), float(slope)
+
+
+def fit(measurements: dict[str, Any], datatype: str | None = None,
+        statistic: str = "median") -> Calibration:
+    """The simulator's model fitted to papcoll-calibrate's measurements (see the module's
+    docstring); `datatype` picks the model's reduction speed (default float, else the first
+    one measured). `statistic`: fit the medians of the samples, or their minimums, which a
+    machine busy with other work disturbs far less (noise only ever adds time; seed 004
+    Table 1 gives both)."""
+    if statistic not in STATISTICS:
+        raise ValueError(f"unknown statistic '{statistic}' ({', '.join(STATISTICS)})")
+    one_way, done = STATISTICS[statistic]
+    ping_pong = measurements["ping_pong"]
+    fan_out = measurements["fan_out"]
+    reduce = {row["datatype"]: float(row["seconds_per_byte"]) for row in measurements["reduce"]}
+    if not ping_pong or not fan_out or not reduce:
+        raise ValueError("the measurements lack a ping-pong, fan-out or reduction")
+    if datatype is None:
+        datatype = DEFAULT_DATATYPE if DEFAULT_DATATYPE in reduce else next(iter(reduce))
+    elif datatype not in reduce:
+        raise ValueError(f"datatype '{datatype}' was not measured")
+    # rows (coefficients of L, o, G) and the measured times, ping-pong first
+    message = FAN_OUT_MESSAGE_BYTES
+    rows = ([[1.0, 2.0, float(row["bytes"])] for row in ping_pong]
+            + [[2.0, row["messages"] + 3.0, 2.0 * message] for row in fan_out])
+    measured = ([float(row[one_way]) for row in ping_pong]
+                + [float(row[done]) for row in fan_out])
+    if not all(math.isfinite(t) and t > 0 for t in measured):
+        raise ValueError("a measured time is not a positive number")
+    matrix = numpy.asarray(rows)
+    times = numpy.asarray(measured)
+    latency, overhead, per_byte = (float(v) for v in _non_negative_fit(
+        matrix / times[:, None], numpy.ones(len(times))))
+    predicted = [float(t) for t in matrix @ numpy.array([latency, overhead, per_byte])]
+    split = len(ping_pong)
+    ping_pong_residuals = Residuals.of(predicted[:split], measured[:split])
+    fan_out_residuals = Residuals.of(predicted[split:], measured[split:])
+    model = SimModel(latency=latency, overhead=overhead, gap=0.0, seconds_per_byte=per_byte,
+                     reduce_seconds_per_byte=reduce[datatype],
+                     copy_seconds_per_byte=float(measurements["copy"]["seconds_per_byte"]),
+                     eager_limit_bytes=-1)
+    # Seed 004's own reading, reported beside the model: the slope of the time to post b
+    # sends (LogP's send overhead), from the same fan-out.
+    post_intercept, post_slope = _line([row["messages"] for row in fan_out],
+                                       [row["post_seconds"] for row in fan_out])
+    post_residuals = Residuals.of(
+        [post_intercept + post_slope * row["messages"] for row in fan_out],
+        [row["post_seconds"] for row in fan_out])
+    joint = "ping-pong + fan-out fit"
+    parameters = [
+        Parameter("latency", latency, "s", f"{joint} (alpha_p, L)", ping_pong_residuals),
+        Parameter("overhead", overhead, "s", f"{joint} (alpha_r, o)", fan_out_residuals),
+        Parameter("seconds_per_byte", per_byte, "s/B", f"{joint} (G, beta)",
+                  ping_pong_residuals),
+        Parameter("reduce_seconds_per_byte", reduce[datatype], "s/B",
+                  f"MPI_Reduce_local, {datatype} (gamma)"),
+        Parameter("copy_seconds_per_byte", model.copy_seconds_per_byte, "s/B", "memcpy"),
+        Parameter("send_post_seconds", max(post_slope, 0.0), "s",
+                  "slope of MPI_Isend posting time (reported, not in the model)",
+                  post_residuals),
+    ]
+    return Calibration(model, datatype, reduce, parameters, measurements,
+                       ping_pong_residuals, fan_out_residuals, statistic)
+
+
+def measured_times(calibration: Calibration) -> tuple[list[float], list[float]]:
+    """The ping-pong and fan-out times the fit used (its statistic), in order."""
+    one_way, done = STATISTICS[calibration.statistic]
+    return ([row[one_way] for row in calibration.measurements["ping_pong"]],
+            [row[done] for row in calibration.measurements["fan_out"]])
+
+
+def predicted_times(calibration: Calibration) -> tuple[list[float], list[float]]:
+    """The model's one-way ping-pong times and fan-out times at the measured points, in
+    the measurements' order: what the residuals compare."""
+    model = calibration.model
+    ping_pong = [model.latency + 2 * model.overhead + row["bytes"] * model.seconds_per_byte
+                 for row in calibration.measurements["ping_pong"]]
+    fan_out = [2 * model.latency + (row["messages"] + 3) * model.overhead
+               + 2 * FAN_OUT_MESSAGE_BYTES * model.seconds_per_byte
+               for row in calibration.measurements["fan_out"]]
+    return ping_pong, fan_out
+
+
+def calibrate(ranks: int = 2, quick: bool = False, datatypes: Sequence[str] | None = None,
+              datatype: str | None = None, launch: Launch = mpiexec_command,
+              timeout: float = 600, statistic: str = "median") -> Calibration:
+    """Measures (papcoll-calibrate through `launch`) and fits."""
+    if statistic not in STATISTICS:
+        raise ValueError(f"unknown statistic '{statistic}' ({', '.join(STATISTICS)})")
+    if datatype is not None:
+        check_datatypes([datatype])
+        if datatypes is not None and datatype not in datatypes:
+            datatypes = [datatype, *datatypes]
+    return fit(measure(ranks, quick, datatypes, launch, timeout), datatype, statistic)

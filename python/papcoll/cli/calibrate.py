@@ -1,0 +1,128 @@
+"""`papcoll calibrate`: this machine's simulator parameters measured with real MPI
+(papcoll-calibrate under mpiexec), fitted, printed with the fit's residuals and written as a
+network file for `papcoll sim` and `papcoll search`; the engine is papcoll.calibrate."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from ..bench import DATATYPES
+from ..calibrate import DEFAULT_DATATYPE, STATISTICS, Calibration, calibrate
+from ..launcher import Launch, mpiexec_command
+from .options import (
+    EXIT_OK,
+    UsageError,
+    add_datatype,
+    add_json,
+    add_ranks,
+    comma_list,
+    console_for,
+    write_json,
+)
+
+
+def _datatype(text: str) -> str:
+    if text not in DATATYPES:
+        raise argparse.ArgumentTypeError(f"unknown datatype '{text}' (known: "
+                                         f"{', '.join(DATATYPES)})")
+    return text
+
+
+def add_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "calibrate", help="measure this machine's simulator parameters with real MPI",
+        description="Runs papcoll-calibrate under mpiexec (ping-pong sweep, seed 004 fan-out, "
+                    "reduction speed per datatype), fits latency, overhead and time per "
+                    "byte, prints them with the fit's residuals and writes a network file "
+                    "for `papcoll sim --network FILE` (docs/simulator.md, Calibration).")
+    add_ranks(parser, 4096, default=2)
+    parser.add_argument("--output", "-o", metavar="FILE.json",
+                        help="write the calibrated network file here")
+    add_json(parser, "the measurements and the fitted parameters")
+    parser.add_argument("--quick", action="store_true",
+                        help="fewer samples, sizes up to 1 MiB, fan-out up to 4 (seconds)")
+    parser.add_argument("--datatypes", type=comma_list(_datatype), default=None,
+                        metavar="TYPES",
+                        help="reduction speeds to measure, comma-separated (default: all of "
+                             "papcoll-bench's types)")
+    add_datatype(parser, tuple(DATATYPES), default=DEFAULT_DATATYPE, metavar="TYPE",
+                 why="whose reduction speed the model's gamma takes")
+    parser.add_argument("--statistic", choices=tuple(STATISTICS), default="median",
+                        help="fit the median of each measurement's samples, or the minimum "
+                             "(steadier on a machine busy with other work; default median)")
+    parser.add_argument("--timeout", type=float, default=600,
+                        help="kill the MPI job after this many seconds (default 600)")
+    parser.set_defaults(handler=command_calibrate)
+
+
+def launcher_of(arguments: argparse.Namespace) -> Launch:
+    """How the job starts: this machine's mpiexec. Hook for `--testbed NETWORK` (issue 19):
+    an emulated cluster's papcoll.testbed.Testbed(...).mpiexec_command goes here, with the
+    same signature, and papcoll.calibrate.calibrate takes it unchanged."""
+    del arguments
+    return mpiexec_command
+
+
+def _seconds(value: float, unit: str) -> str:
+    if unit == "s/B":
+        return f"{value * 1e9:.4g} ns/B"
+    return f"{value * 1e6:.4g} us"
+
+
+def print_table(calibration: Calibration, console: Console) -> None:
+    measured = calibration.measurements
+    table = Table(title=f"calibration: {' '.join(str(measured['mpi_library']).split())}, "
+                        f"P = {measured['ranks']}{', quick' if measured['quick'] else ''}, "
+                        f"fitted to the {calibration.statistic}s")
+    table.add_column("parameter", no_wrap=True, min_width=23)  # names as --param takes them
+    for column in ("value", "from", "points", "residual rms", "residual max"):
+        table.add_column(column, justify="left" if column == "from" else "right")
+    for parameter in calibration.parameters:
+        residuals = parameter.residuals
+        table.add_row(parameter.name, _seconds(parameter.value, parameter.unit),
+                      parameter.source,
+                      *(("-", "-", "-") if residuals is None else (
+                          str(residuals.points), f"{100 * residuals.relative_rms:.1f} %",
+                          f"{100 * residuals.relative_max:.1f} %")))
+    console.print(table)
+    speeds = Table(title="reduction (MPI_Reduce_local, sum) per datatype")
+    speeds.add_column("datatype")
+    speeds.add_column("gamma", justify="right")
+    for name, value in calibration.reduce_seconds_per_byte.items():
+        speeds.add_row(name, _seconds(value, "s/B"))
+    console.print(speeds)
+    model = calibration.model
+    ratio = (f"{model.latency / model.overhead:.2f}" if model.overhead > 0 else "-")
+    console.print(f"alpha_p = latency, alpha_r = overhead (seed 004); alpha_p / alpha_r = "
+                  f"{ratio}. Not measured: gap (0), eager limit (all eager).")
+
+
+def command_calibrate(arguments: argparse.Namespace) -> int:
+    if arguments.ranks < 2:
+        raise UsageError("calibration needs --ranks 2 or more (a ping-pong has two ends)")
+    if arguments.output is not None and not arguments.output.endswith(".json"):
+        raise UsageError(f"--output {arguments.output}: a calibrated network file ends in "
+                         ".json")
+    if arguments.output == "-":
+        raise UsageError("--output needs a file: `papcoll sim --network` reads it from there")
+    console = console_for(arguments, 120)
+    with console.status(f"measuring with {arguments.ranks} ranks"
+                        f"{' (quick)' if arguments.quick else ''} ..."):
+        try:
+            calibration = calibrate(arguments.ranks, arguments.quick, arguments.datatypes,
+                                    arguments.datatype, launcher_of(arguments),
+                                    arguments.timeout, arguments.statistic)
+        except RuntimeError as error:  # the MPI job failed: its message says how
+            raise UsageError(str(error)) from None
+    print_table(calibration, console)
+    if arguments.output:
+        calibration.write_network(arguments.output)
+        console.print(f"network file written to {arguments.output}: papcoll sim --network "
+                      f"{arguments.output}")
+    if arguments.json:
+        write_json(calibration.network(), arguments.json)
+    return EXIT_OK
