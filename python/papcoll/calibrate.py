@@ -6,13 +6,20 @@ papcoll-calibrate (bench/papcoll_calibrate.c) and fitted to the simulator's mode
 The fit. The simulator charges one message L + 2 o + bytes x G on a crossbar (sim.py
 `_path_time`: latency, overhead at both ends, seconds per byte) and gives the program's
 fan-out, b pipelined 8-byte messages answered by 8 bytes, 2 L + (b + 3) o + 16 G (the
-program's header derives it). Both are linear in (L, o, G), so one least-squares fit over
-the ping-pong sweep and the fan-out gives all three. Each row is divided by its measured
-time, so the fit minimises *relative* error: otherwise the 16 MiB ping-pong (milliseconds)
-would outweigh every microsecond-sized point. A parameter the data push below zero (L on
-shared memory, where a message has no wire) is held at 0 and the others refitted: the
-simulator refuses negative times. Seed 004's pipelining postal parameters are the same
-numbers under the project's mapping (sim.py): alpha_p = L, alpha_r = o.
+program's header derives it). Each parameter is taken from the measurements that determine
+it, in three steps:
+  1. G: the slope of the one-way time over the large messages (LARGE_MESSAGE_BYTES and up),
+     least squares in absolute time. There the time is bytes on the wire; a joint fit
+     weighted to relative error let the microsecond points pick G, and on the testbed it
+     found 3.9 ns/B for a 1 Gb/s link (8.3 ns/B measured at 16 MiB), since tbf's bucket lets
+     a message of up to 125 KB leave at memory speed (testbed.py).
+  2. o: the slope of the fan-out's time in b (least squares; the fan-out's messages are all
+     alike, so the slope is what one more message costs the sender).
+  3. L: the small-message one-way time (the median over the messages of at most
+     SMALL_MESSAGE_BYTES) less 2 o and bytes x G; held at 0 where that is negative (shared
+     memory, where a message has no wire): the simulator refuses negative times.
+Seed 004's pipelining postal parameters are the same numbers under the project's mapping
+(sim.py): alpha_p = L, alpha_r = o.
 
 Residuals: for each set of measurements, (model - measured) / measured at every point; the
 table reports their root mean square and the largest magnitude. The reduction and copy
@@ -50,6 +57,9 @@ DEFAULT_DATATYPE = "float"
 # except the eager limit (all eager), which the calibration does not measure.
 BASE = "hockney"
 FAN_OUT_MESSAGE_BYTES = 8
+# the ping-pong sizes that give G (step 1 of the fit) and L (step 3)
+LARGE_MESSAGE_BYTES = 1 << 20
+SMALL_MESSAGE_BYTES = 1024
 # statistic -> the fields of papcoll-calibrate's ping-pong and fan-out rows it fits
 STATISTICS = {"median": ("one_way_seconds", "done_seconds"),
               "minimum": ("minimum_seconds", "done_minimum_seconds")}
@@ -210,20 +220,6 @@ def _residual_record(residuals: Residuals) -> dict[str, float]:
             "relative_max": residuals.relative_max}
 
 
-def _non_negative_fit(rows: numpy.ndarray, targets: numpy.ndarray) -> numpy.ndarray:
-    """Least squares with every unknown >= 0: an unknown the unconstrained fit makes
-    negative is held at 0 and the rest refitted (enough for three unknowns)."""
-    free = list(range(rows.shape[1]))
-    solution = numpy.zeros(rows.shape[1])
-    while free:
-        values, *_ = numpy.linalg.lstsq(rows[:, free], targets, rcond=None)
-        if (values >= 0).all():
-            solution[free] = values
-            break
-        free.pop(int(numpy.argmin(values)))
-    return solution
-
-
 def _line(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
     """Intercept and slope of the least-squares line through (xs, ys)."""
     slope, intercept = numpy.polyfit(numpy.asarray(xs, float), numpy.asarray(ys, float), 1)
@@ -249,7 +245,7 @@ def fit(measurements: dict[str, Any], datatype: str | None = None,
         datatype = DEFAULT_DATATYPE if DEFAULT_DATATYPE in reduce else next(iter(reduce))
     elif datatype not in reduce:
         raise ValueError(f"datatype '{datatype}' was not measured")
-    # rows (coefficients of L, o, G) and the measured times, ping-pong first
+    # coefficients of (L, o, G) of each measured time, ping-pong first
     message = FAN_OUT_MESSAGE_BYTES
     rows = ([[1.0, 2.0, float(row["bytes"])] for row in ping_pong]
             + [[2.0, row["messages"] + 3.0, 2.0 * message] for row in fan_out])
@@ -257,10 +253,20 @@ def fit(measurements: dict[str, Any], datatype: str | None = None,
                 + [float(row[done]) for row in fan_out])
     if not all(math.isfinite(t) and t > 0 for t in measured):
         raise ValueError("a measured time is not a positive number")
+    by_size = sorted(ping_pong, key=lambda row: row["bytes"])
+    large = [row for row in by_size if row["bytes"] >= LARGE_MESSAGE_BYTES]
+    if len(large) < 2:  # a --quick sweep stops at 1 MiB: its two largest sizes
+        large = by_size[-2:]
+    small = [row for row in by_size if row["bytes"] <= SMALL_MESSAGE_BYTES] or by_size[:1]
+    if len(large) < 2 or large[0]["bytes"] == large[-1]["bytes"] or len(fan_out) < 2:
+        raise ValueError("the fit needs two ping-pong sizes and two fan-out widths")
+    per_byte = max(0.0, _line([row["bytes"] for row in large],
+                              [row[one_way] for row in large])[1])
+    overhead = max(0.0, _line([row["messages"] for row in fan_out],
+                              [row[done] for row in fan_out])[1])
+    latency = max(0.0, float(numpy.median([row[one_way] - row["bytes"] * per_byte
+                                           for row in small])) - 2 * overhead)
     matrix = numpy.asarray(rows)
-    times = numpy.asarray(measured)
-    latency, overhead, per_byte = (float(v) for v in _non_negative_fit(
-        matrix / times[:, None], numpy.ones(len(times))))
     predicted = [float(t) for t in matrix @ numpy.array([latency, overhead, per_byte])]
     split = len(ping_pong)
     ping_pong_residuals = Residuals.of(predicted[:split], measured[:split])
@@ -276,11 +282,12 @@ def fit(measurements: dict[str, Any], datatype: str | None = None,
     post_residuals = Residuals.of(
         [post_intercept + post_slope * row["messages"] for row in fan_out],
         [row["post_seconds"] for row in fan_out])
-    joint = "ping-pong + fan-out fit"
     parameters = [
-        Parameter("latency", latency, "s", f"{joint} (alpha_p, L)", ping_pong_residuals),
-        Parameter("overhead", overhead, "s", f"{joint} (alpha_r, o)", fan_out_residuals),
-        Parameter("seconds_per_byte", per_byte, "s/B", f"{joint} (G, beta)",
+        Parameter("latency", latency, "s", "small ping-pongs less 2 o (alpha_p, L)",
+                  ping_pong_residuals),
+        Parameter("overhead", overhead, "s", "fan-out slope (alpha_r, o)", fan_out_residuals),
+        Parameter("seconds_per_byte", per_byte, "s/B",
+                  f"ping-pong slope from {LARGE_MESSAGE_BYTES >> 20} MiB (G, beta)",
                   ping_pong_residuals),
         Parameter("reduce_seconds_per_byte", reduce[datatype], "s/B",
                   f"MPI_Reduce_local, {datatype} (gamma)"),

@@ -58,7 +58,11 @@ MAX_HOSTS = 64
 ADDRESS_PREFIX = "10.213"   # 10.213.K.0/24 per testbed
 ROOT_ADDRESS_HOST = 254     # the root namespace's address on the root switch
 NAME_PATTERN = re.compile(r"[a-z0-9]{1,6}")
-# tbf: at least this many bytes of burst (a veth passes TCP segments of up to 64 KiB whole)
+# tbf's bucket: 1 ms of traffic at the rate, and at least a 64 KiB TCP segment (a veth passes
+# them whole). Measured at 1 Gb/s: a bucket of 4 / 16 / 64.5 KiB cut a TCP stream to 59 / 70 /
+# 86 % of the rate, 125 KB (1 ms) gives 96 %. The price: a message that fits in a full bucket
+# leaves at the veth's speed (a 64 KiB ping-pong at 4.2 ns/B, 4 MiB at 8.2 ns/B), which the
+# calibration's fit of seconds_per_byte to the large messages sees (docs/testbed.md).
 MIN_BURST_BYTES = 64 * 1024 + 1514
 MIN_RATE_BITS = 1_000_000          # 1 Mb/s: slower would make a test's 1 MiB take seconds
 MAX_RATE_BITS = 100_000_000_000    # 100 Gb/s: beyond what veth moves on this machine

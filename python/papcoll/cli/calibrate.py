@@ -12,15 +12,16 @@ from rich.table import Table
 
 from ..bench import DATATYPES
 from ..calibrate import DEFAULT_DATATYPE, STATISTICS, Calibration, calibrate
-from ..launcher import Launch, mpiexec_command
 from .options import (
     EXIT_OK,
     UsageError,
     add_datatype,
     add_json,
     add_ranks,
+    add_testbed,
     comma_list,
     console_for,
+    launch_for,
     write_json,
 )
 
@@ -54,17 +55,10 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("--statistic", choices=tuple(STATISTICS), default="median",
                         help="fit the median of each measurement's samples, or the minimum "
                              "(steadier on a machine busy with other work; default median)")
+    add_testbed(parser)
     parser.add_argument("--timeout", type=float, default=600,
                         help="kill the MPI job after this many seconds (default 600)")
     parser.set_defaults(handler=command_calibrate)
-
-
-def launcher_of(arguments: argparse.Namespace) -> Launch:
-    """How the job starts: this machine's mpiexec. Hook for `--testbed NETWORK` (issue 19):
-    an emulated cluster's papcoll.testbed.Testbed(...).mpiexec_command goes here, with the
-    same signature, and papcoll.calibrate.calibrate takes it unchanged."""
-    del arguments
-    return mpiexec_command
 
 
 def _seconds(value: float, unit: str) -> str:
@@ -110,12 +104,14 @@ def command_calibrate(arguments: argparse.Namespace) -> int:
     if arguments.output == "-":
         raise UsageError("--output needs a file: `papcoll sim --network` reads it from there")
     console = console_for(arguments, 120)
-    with console.status(f"measuring with {arguments.ranks} ranks"
+    where = f" on testbed {arguments.testbed}" if arguments.testbed else ""
+    with console.status(f"measuring with {arguments.ranks} ranks{where}"
                         f"{' (quick)' if arguments.quick else ''} ..."):
         try:
-            calibration = calibrate(arguments.ranks, arguments.quick, arguments.datatypes,
-                                    arguments.datatype, launcher_of(arguments),
-                                    arguments.timeout, arguments.statistic)
+            with launch_for(arguments, arguments.ranks) as (launch, _):
+                calibration = calibrate(arguments.ranks, arguments.quick, arguments.datatypes,
+                                        arguments.datatype, launch, arguments.timeout,
+                                        arguments.statistic)
         except RuntimeError as error:  # the MPI job failed: its message says how
             raise UsageError(str(error)) from None
     print_table(calibration, console)
