@@ -15,6 +15,12 @@
  *   7. check the result against MPI_Allreduce of the same data (integer types and min/max
  *      bit for bit, floating-point sums and products within a rounding bound);
  *   8. e_i = t1 - t0 on every rank; MPI_Allgather; e-bar = mean of the e_i.
+ * Each rank also reports its arrival, t0 less the moment it left the barriers of step 4:
+ * the JSON's "arrival_offsets_ms" holds, per timed iteration, every rank's arrival relative
+ * to the earliest one. These are the arrivals that happened (sleep overshoot and scheduling
+ * included), which `papcoll validate` replays in the simulator; they are measured on each
+ * rank's own clock from a common start, so they are off by the barrier's exit skew (a few
+ * microseconds in shared memory, about one network latency across hosts).
  * The first --warmup iterations are run and thrown away.
  *
  * Choice where Fig. 9 and its text disagree: line 6 of Fig. 9 adds maxDelay to halfTime,
@@ -549,14 +555,20 @@ int main(int argc, char **argv) {
     char *send = malloc((size_t)largest * (size_t)element_size);
     char *receive = malloc((size_t)largest * (size_t)element_size);
     char *expected = malloc((size_t)largest * (size_t)element_size);
-    double *all_elapsed = malloc((size_t)ranks * sizeof *all_elapsed);
+    /* (elapsed, arrival) of every rank: one Allgather a call, as before */
+    double *all_elapsed = malloc(2 * (size_t)ranks * sizeof *all_elapsed);
     double *ebar = malloc((size_t)o.iterations * sizeof *ebar);
     int series = o.algorithm_count * o.count_count * o.max_delay_count;
     double *ebars = malloc((size_t)series * (size_t)o.iterations * sizeof *ebars);
     int *correct = malloc((size_t)series * sizeof *correct);
     /* slt, prr: in how many timed calls every rank had a usable prediction */
     int *predicted_calls = calloc((size_t)series, sizeof *predicted_calls);
-    if (!send || !receive || !expected || !all_elapsed || !ebar || !ebars || !correct) {
+    /* every rank's arrival in every timed call, kept by rank 0, which writes the JSON */
+    double *arrivals = rank == 0 ? malloc((size_t)series * (size_t)o.iterations * (size_t)ranks *
+                                          sizeof *arrivals)
+                                 : NULL;
+    if (!send || !receive || !expected || !all_elapsed || !ebar || !ebars || !correct ||
+        (rank == 0 && !arrivals)) {
         fprintf(stderr, "papcoll-bench: out of memory for %lld elements\n", (long long)largest);
         MPI_Abort(MPI_COMM_WORLD, 3);
     }
@@ -584,6 +596,7 @@ int main(int argc, char **argv) {
                     if (!o.one_late) half += uniform(&state) * max_delay / 2;
                     MPI_Barrier(MPI_COMM_WORLD);
                     MPI_Barrier(MPI_COMM_WORLD);
+                    double released = MPI_Wtime();
                     if (contenders[a].papcoll) papcoll_compute_begin(contenders[a].papcoll);
                     sleep_ms(half);
                     edge(&contenders[a], 0.5);
@@ -601,10 +614,19 @@ int main(int argc, char **argv) {
                     int ok = same_result(receive, expected, count, &type, (size_t)element_size, op),
                         all_ok;
                     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-                    MPI_Allgather(&elapsed, 1, MPI_DOUBLE, all_elapsed, 1, MPI_DOUBLE, MPI_COMM_WORLD);
+                    double mine[2] = {elapsed, start - released};
+                    MPI_Allgather(mine, 2, MPI_DOUBLE, all_elapsed, 2, MPI_DOUBLE, MPI_COMM_WORLD);
                     if (iteration < o.warmup) continue;
-                    double mean = 0;
-                    for (int r = 0; r < ranks; r++) mean += all_elapsed[r] / ranks;
+                    double mean = 0, earliest = all_elapsed[1];
+                    for (int r = 0; r < ranks; r++) {
+                        mean += all_elapsed[2 * r] / ranks;
+                        earliest = all_elapsed[2 * r + 1] < earliest ? all_elapsed[2 * r + 1] : earliest;
+                    }
+                    if (rank == 0)
+                        for (int r = 0; r < ranks; r++)
+                            arrivals[((size_t)s * (size_t)o.iterations +
+                                      (size_t)(iteration - o.warmup)) * (size_t)ranks + (size_t)r] =
+                                (all_elapsed[2 * r + 1] - earliest) * 1e3;
                     ebars[(size_t)s * (size_t)o.iterations + (size_t)(iteration - o.warmup)] = mean * 1e3;
                     correct[s] &= all_ok;
                     int predicted = 0;
@@ -659,7 +681,14 @@ int main(int argc, char **argv) {
                     lower_bound_ms(o.one_late, o.max_delays_ms[d], p2p_ms[c]), predicted_calls[s],
                     correct[s] ? "true" : "false");
             print_json_string(out, library);
-            fprintf(out, "}%s\n", s + 1 < series ? "," : "");
+            fprintf(out, ", \"arrival_offsets_ms\": [");
+            for (int i = 0; i < o.iterations; i++) {
+                const double *at = arrivals + ((size_t)s * (size_t)o.iterations + (size_t)i) * (size_t)ranks;
+                fprintf(out, "%s[", i ? ", " : "");
+                for (int r = 0; r < ranks; r++) fprintf(out, "%s%.6f", r ? ", " : "", at[r]);
+                fprintf(out, "]");
+            }
+            fprintf(out, "]}%s\n", s + 1 < series ? "," : "");
         }
         if (o.json_path) fprintf(out, "]\n");
         if (out != stdout) fclose(out);
@@ -678,6 +707,7 @@ int main(int argc, char **argv) {
     free(ebars);
     free(correct);
     free(predicted_calls);
+    free(arrivals);
     MPI_Finalize();
     return all_correct ? 0 : 1;
 }
