@@ -15,12 +15,15 @@
  *   7. check the result against MPI_Allreduce of the same data (integer types and min/max
  *      bit for bit, floating-point sums and products within a rounding bound);
  *   8. e_i = t1 - t0 on every rank; MPI_Allgather; e-bar = mean of the e_i.
- * Each rank also reports its arrival, t0 less the moment it left the barriers of step 4:
- * the JSON's "arrival_offsets_ms" holds, per timed iteration, every rank's arrival relative
- * to the earliest one. These are the arrivals that happened (sleep overshoot and scheduling
- * included), which `papcoll validate` replays in the simulator; they are measured on each
- * rank's own clock from a common start, so they are off by the barrier's exit skew (a few
- * microseconds in shared memory, about one network latency across hosts).
+ * Each rank also reports its t0: the JSON's "arrival_offsets_ms" holds, per timed
+ * iteration, every rank's arrival relative to the earliest one. These are the arrivals that
+ * happened (sleep overshoot and scheduling included), which `papcoll validate` replays in
+ * the simulator. They are put on rank 0's clock by offsets measured once at the start (the
+ * ping-pong with the shortest round trip, as the monitor does), not by each rank's exit from
+ * the barriers: a rank descheduled as it leaves them (more ranks than cores) starts its
+ * sleep late, and a barrier-relative time would not show it. MPI_WTIME_IS_GLOBAL is not
+ * assumed; clocks that drift apart during a long run across hosts would blur the offsets
+ * (one machine, network namespaces included, has one clock).
  * The first --warmup iterations are run and thrown away.
  *
  * Choice where Fig. 9 and its text disagree: line 6 of Fig. 9 adds maxDelay to halfTime,
@@ -251,6 +254,31 @@ static double point_to_point_ms(void *buffer, int count, MPI_Datatype datatype) 
     double median = halves[4];
     MPI_Bcast(&median, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     return median;
+}
+
+/* Rank 0 only: offsets[r] = rank 0's clock less rank r's, from the ping-pong of 8 with the
+ * shortest round trip (the reply's time taken halfway through it); others pass NULL. */
+static void measure_clock_offsets(double *offsets) {
+    if (rank == 0) offsets[0] = 0;
+    for (int peer = 1; peer < ranks; peer++) {
+        double best_round_trip = INFINITY, remote = 0;
+        for (int round = 0; round < 8; round++) {
+            if (rank == 0) {
+                double sent = MPI_Wtime();
+                MPI_Send(&sent, 1, MPI_DOUBLE, peer, 8, MPI_COMM_WORLD);
+                MPI_Recv(&remote, 1, MPI_DOUBLE, peer, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                double received = MPI_Wtime();
+                if (received - sent < best_round_trip) {
+                    best_round_trip = received - sent;
+                    offsets[peer] = (sent + received) / 2 - remote;
+                }
+            } else if (rank == peer) {
+                MPI_Recv(&remote, 1, MPI_DOUBLE, 0, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                double now = MPI_Wtime();
+                MPI_Send(&now, 1, MPI_DOUBLE, 0, 8, MPI_COMM_WORLD);
+            }
+        }
+    }
 }
 
 static void sleep_ms(double milliseconds) {
@@ -555,7 +583,7 @@ int main(int argc, char **argv) {
     char *send = malloc((size_t)largest * (size_t)element_size);
     char *receive = malloc((size_t)largest * (size_t)element_size);
     char *expected = malloc((size_t)largest * (size_t)element_size);
-    /* (elapsed, arrival) of every rank: one Allgather a call, as before */
+    /* (elapsed, t0) of every rank: one Allgather a call, as before */
     double *all_elapsed = malloc(2 * (size_t)ranks * sizeof *all_elapsed);
     double *ebar = malloc((size_t)o.iterations * sizeof *ebar);
     int series = o.algorithm_count * o.count_count * o.max_delay_count;
@@ -573,6 +601,13 @@ int main(int argc, char **argv) {
         MPI_Abort(MPI_COMM_WORLD, 3);
     }
     for (int s = 0; s < series; s++) correct[s] = 1;
+
+    double *clock_offsets = rank == 0 ? malloc((size_t)ranks * sizeof *clock_offsets) : NULL;
+    if (rank == 0 && !clock_offsets) {
+        fprintf(stderr, "papcoll-bench: out of memory for %d clock offsets\n", ranks);
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+    measure_clock_offsets(clock_offsets);
 
     double p2p_ms[MAX_ITEMS];
     for (int c = 0; c < o.count_count; c++)
@@ -596,7 +631,6 @@ int main(int argc, char **argv) {
                     if (!o.one_late) half += uniform(&state) * max_delay / 2;
                     MPI_Barrier(MPI_COMM_WORLD);
                     MPI_Barrier(MPI_COMM_WORLD);
-                    double released = MPI_Wtime();
                     if (contenders[a].papcoll) papcoll_compute_begin(contenders[a].papcoll);
                     sleep_ms(half);
                     edge(&contenders[a], 0.5);
@@ -614,13 +648,16 @@ int main(int argc, char **argv) {
                     int ok = same_result(receive, expected, count, &type, (size_t)element_size, op),
                         all_ok;
                     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-                    double mine[2] = {elapsed, start - released};
+                    double mine[2] = {elapsed, start};
                     MPI_Allgather(mine, 2, MPI_DOUBLE, all_elapsed, 2, MPI_DOUBLE, MPI_COMM_WORLD);
                     if (iteration < o.warmup) continue;
-                    double mean = 0, earliest = all_elapsed[1];
+                    double mean = 0, earliest = INFINITY;
                     for (int r = 0; r < ranks; r++) {
                         mean += all_elapsed[2 * r] / ranks;
-                        earliest = all_elapsed[2 * r + 1] < earliest ? all_elapsed[2 * r + 1] : earliest;
+                        if (rank == 0) {
+                            all_elapsed[2 * r + 1] += clock_offsets[r];
+                            earliest = fmin(earliest, all_elapsed[2 * r + 1]);
+                        }
                     }
                     if (rank == 0)
                         for (int r = 0; r < ranks; r++)
@@ -708,6 +745,7 @@ int main(int argc, char **argv) {
     free(correct);
     free(predicted_calls);
     free(arrivals);
+    free(clock_offsets);
     MPI_Finalize();
     return all_correct ? 0 : 1;
 }
