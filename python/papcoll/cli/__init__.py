@@ -1,8 +1,9 @@
 """The `papcoll` command: list, verify, print, benchmark and simulate all-reduce algorithms.
 
-One module a subcommand (algorithms, verify, schedule, bench, sim, search: schedules and
-search, reproduce, demo), each with its add_parser(commands) and its handler; options.py
-holds what they share. The library (papcoll.core, .sim, .bench ...) never imports this.
+One module a subcommand (algorithms, verify, schedule, bench, sim, validate, search:
+schedules and search, reproduce, demo), each with its add_parser(commands) and its
+handler; options.py holds what they share. The library (papcoll.core, .sim, .bench ...)
+never imports this.
 
 Exit status: 0 success, 1 a verification found a violation, 2 bad arguments (including an
 algorithm that refuses its input). Machine-readable output is JSON (`--json FILE`, '-':
@@ -15,11 +16,11 @@ import sys
 from collections.abc import Sequence
 
 from ..core import PapcollError
-from . import algorithms, bench, demo, reproduce, schedule, search, sim, verify
+from . import algorithms, bench, demo, reproduce, schedule, search, sim, validate, verify
 from .options import EXIT_USAGE, Parser, check_outputs
 
 # in the order `papcoll --help` lists them
-SUBCOMMANDS = (algorithms, verify, schedule, bench, sim, search, reproduce, demo)
+SUBCOMMANDS = (algorithms, verify, schedule, bench, sim, validate, search, reproduce, demo)
 # What bad input raises (NetworkError, UnicodeDecodeError and options.UsageError are
 # ValueErrors; FileNotFoundError and PermissionError OSErrors): one line and exit 2. Any
 # other exception is a bug in papcoll and keeps its traceback.
