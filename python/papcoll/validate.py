@@ -32,6 +32,7 @@ library's own all-reduce) has no schedule, so nothing to simulate: it is refused
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -159,24 +160,28 @@ def bench_jobs(options: ValidateOptions) -> list[tuple[str, BenchOptions]]:
     return jobs
 
 
-def simulated_ebar_ms(name: str, ranks: int, count: int, network: Network,
-                      arrivals_ms: Sequence[Sequence[float]]) -> float:
-    """The simulated e-bar in ms: each iteration's measured arrivals replayed on the
-    network's model and topology, the e-bars averaged over iterations."""
+def simulated_ebars_ms(name: str, ranks: int, count: int, network: Network,
+                       arrivals_ms: Sequence[Sequence[float]]) -> list[float]:
+    """The simulated e-bar of every iteration in ms: its measured arrivals replayed on the
+    network's model and topology."""
     topology = network.topology(ranks)
-    total = 0.0
-    for arrivals in arrivals_ms:
-        result = simulate(name, ranks, count, ELEMENT_BYTES, network.model,
-                          [offset / 1e3 for offset in arrivals], topology=topology)
-        total += result.average_elapsed
-    return total / len(arrivals_ms) * 1e3
+    return [simulate(name, ranks, count, ELEMENT_BYTES, network.model,
+                     [offset / 1e3 for offset in arrivals], topology=topology
+                     ).average_elapsed * 1e3 for arrivals in arrivals_ms]
+
+
+def _median(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
 def compare(bench_row: dict[str, Any], mode: str, network: Network) -> dict[str, Any]:
     """One case: papcoll-bench's row against its simulation."""
     arrivals = bench_row["arrival_offsets_ms"]
-    simulated = simulated_ebar_ms(bench_row["algorithm"], bench_row["ranks"],
-                                  bench_row["count"], network, arrivals)
+    ebars = simulated_ebars_ms(bench_row["algorithm"], bench_row["ranks"], bench_row["count"],
+                               network, arrivals)
+    simulated = sum(ebars) / len(ebars)
     measured = bench_row["avg_elapsed_ms"]
     return {"algorithm": bench_row["algorithm"], "ranks": bench_row["ranks"],
             "bytes": bench_row["bytes"], "mode": mode,
@@ -184,6 +189,10 @@ def compare(bench_row: dict[str, Any], mode: str, network: Network) -> dict[str,
             "measured_ms": measured, "measured_stddev_ms": bench_row["stddev_ms"],
             "measured_median_ms": bench_row["median_ms"], "simulated_ms": simulated,
             "relative_error": relative_error(measured, simulated),
+            # the same of medians over iterations: a stall inside one call (another process
+            # took the core) moves the mean, which no replay of arrivals can follow
+            "simulated_median_ms": _median(ebars),
+            "median_relative_error": relative_error(bench_row["median_ms"], _median(ebars)),
             # how late the last rank came, on average: what the waiting part of e-bar is
             "mean_arrival_spread_ms": sum(max(a) for a in arrivals) / len(arrivals),
             "predicted_calls": bench_row["predicted_calls"], "correct": bench_row["correct"],
@@ -197,17 +206,20 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     and over all rows. Per mode because a late rank's wait, which the replayed arrivals give
     the simulator, dominates one-late's e-bar at delays well above the all-reduce's own
     time, and its small errors would hide balanced's in the overall mean."""
-    by_algorithm: dict[str, list[float]] = {}
-    by_mode: dict[str, list[float]] = {}
-    for row in rows:
-        by_algorithm.setdefault(row["algorithm"], []).append(row["relative_error"])
-        by_mode.setdefault(row["mode"], []).append(row["relative_error"])
-    return {"geomean_abs_error_by_algorithm": {name: geometric_mean_error(errors)
-                                               for name, errors in by_algorithm.items()},
-            "geomean_abs_error_by_mode": {mode: geometric_mean_error(by_mode[mode])
-                                          for mode in MODES if mode in by_mode},
-            "geomean_abs_error": geometric_mean_error([row["relative_error"] for row in rows]),
-            "error_floor": ERROR_FLOOR}
+    summary: dict[str, Any] = {"error_floor": ERROR_FLOOR}
+    for prefix, key in (("", "relative_error"), ("median_", "median_relative_error")):
+        by_algorithm: dict[str, list[float]] = {}
+        by_mode: dict[str, list[float]] = {}
+        for row in rows:
+            by_algorithm.setdefault(row["algorithm"], []).append(row[key])
+            by_mode.setdefault(row["mode"], []).append(row[key])
+        summary |= {
+            f"{prefix}geomean_abs_error_by_algorithm": {
+                name: geometric_mean_error(errors) for name, errors in by_algorithm.items()},
+            f"{prefix}geomean_abs_error_by_mode": {mode: geometric_mean_error(by_mode[mode])
+                                                   for mode in MODES if mode in by_mode},
+            f"{prefix}geomean_abs_error": geometric_mean_error([row[key] for row in rows])}
+    return summary
 
 
 def validate(options: ValidateOptions, network: Network,
@@ -222,6 +234,8 @@ def validate(options: ValidateOptions, network: Network,
     steps = [len(job.counts) * len(job.max_delays_ms) * (job.warmup + job.iterations)
              for _, job in jobs]
     rows: list[dict[str, Any]] = []
+    # other work on the machine shows up as measured time the model cannot know of
+    load_before = os.getloadavg()
     for number, (mode, job) in enumerate(jobs):
         done_before = sum(steps[:number])
 
@@ -238,4 +252,6 @@ def validate(options: ValidateOptions, network: Network,
             "topology": "crossbar" if network.layout is None else "tree",
             "options": {**asdict(options), "sizes": list(options.sizes),
                         "size_names": [format_bytes(size) for size in options.sizes]},
+            "load_average": {"before": load_before, "after": os.getloadavg(),
+                             "cores": os.cpu_count()},
             "rows": rows, **summarize(rows)}
