@@ -15,6 +15,15 @@
  *   7. check the result against MPI_Allreduce of the same data (integer types and min/max
  *      bit for bit, floating-point sums and products within a rounding bound);
  *   8. e_i = t1 - t0 on every rank; MPI_Allgather; e-bar = mean of the e_i.
+ * Each rank also reports its t0: the JSON's "arrival_offsets_ms" holds, per timed
+ * iteration, every rank's arrival relative to the earliest one. These are the arrivals that
+ * happened (sleep overshoot and scheduling included), which `papcoll validate` replays in
+ * the simulator. They are put on rank 0's clock by offsets measured once at the start (the
+ * ping-pong with the shortest round trip, as the monitor does), not by each rank's exit from
+ * the barriers: a rank descheduled as it leaves them (more ranks than cores) starts its
+ * sleep late, and a barrier-relative time would not show it. MPI_WTIME_IS_GLOBAL is not
+ * assumed; clocks that drift apart during a long run across hosts would blur the offsets
+ * (one machine, network namespaces included, has one clock).
  * The first --warmup iterations are run and thrown away.
  *
  * Choice where Fig. 9 and its text disagree: line 6 of Fig. 9 adds maxDelay to halfTime,
@@ -245,6 +254,31 @@ static double point_to_point_ms(void *buffer, int count, MPI_Datatype datatype) 
     double median = halves[4];
     MPI_Bcast(&median, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     return median;
+}
+
+/* Rank 0 only: offsets[r] = rank 0's clock less rank r's, from the ping-pong of 8 with the
+ * shortest round trip (the reply's time taken halfway through it); others pass NULL. */
+static void measure_clock_offsets(double *offsets) {
+    if (rank == 0) offsets[0] = 0;
+    for (int peer = 1; peer < ranks; peer++) {
+        double best_round_trip = INFINITY, remote = 0;
+        for (int round = 0; round < 8; round++) {
+            if (rank == 0) {
+                double sent = MPI_Wtime();
+                MPI_Send(&sent, 1, MPI_DOUBLE, peer, 8, MPI_COMM_WORLD);
+                MPI_Recv(&remote, 1, MPI_DOUBLE, peer, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                double received = MPI_Wtime();
+                if (received - sent < best_round_trip) {
+                    best_round_trip = received - sent;
+                    offsets[peer] = (sent + received) / 2 - remote;
+                }
+            } else if (rank == peer) {
+                MPI_Recv(&remote, 1, MPI_DOUBLE, 0, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                double now = MPI_Wtime();
+                MPI_Send(&now, 1, MPI_DOUBLE, 0, 8, MPI_COMM_WORLD);
+            }
+        }
+    }
 }
 
 static void sleep_ms(double milliseconds) {
@@ -549,18 +583,31 @@ int main(int argc, char **argv) {
     char *send = malloc((size_t)largest * (size_t)element_size);
     char *receive = malloc((size_t)largest * (size_t)element_size);
     char *expected = malloc((size_t)largest * (size_t)element_size);
-    double *all_elapsed = malloc((size_t)ranks * sizeof *all_elapsed);
+    /* (elapsed, t0) of every rank: one Allgather a call, as before */
+    double *all_elapsed = malloc(2 * (size_t)ranks * sizeof *all_elapsed);
     double *ebar = malloc((size_t)o.iterations * sizeof *ebar);
     int series = o.algorithm_count * o.count_count * o.max_delay_count;
     double *ebars = malloc((size_t)series * (size_t)o.iterations * sizeof *ebars);
     int *correct = malloc((size_t)series * sizeof *correct);
     /* slt, prr: in how many timed calls every rank had a usable prediction */
     int *predicted_calls = calloc((size_t)series, sizeof *predicted_calls);
-    if (!send || !receive || !expected || !all_elapsed || !ebar || !ebars || !correct) {
+    /* every rank's arrival in every timed call, kept by rank 0, which writes the JSON */
+    double *arrivals = rank == 0 ? malloc((size_t)series * (size_t)o.iterations * (size_t)ranks *
+                                          sizeof *arrivals)
+                                 : NULL;
+    if (!send || !receive || !expected || !all_elapsed || !ebar || !ebars || !correct ||
+        (rank == 0 && !arrivals)) {
         fprintf(stderr, "papcoll-bench: out of memory for %lld elements\n", (long long)largest);
         MPI_Abort(MPI_COMM_WORLD, 3);
     }
     for (int s = 0; s < series; s++) correct[s] = 1;
+
+    double *clock_offsets = rank == 0 ? malloc((size_t)ranks * sizeof *clock_offsets) : NULL;
+    if (rank == 0 && !clock_offsets) {
+        fprintf(stderr, "papcoll-bench: out of memory for %d clock offsets\n", ranks);
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+    measure_clock_offsets(clock_offsets);
 
     double p2p_ms[MAX_ITEMS];
     for (int c = 0; c < o.count_count; c++)
@@ -601,10 +648,22 @@ int main(int argc, char **argv) {
                     int ok = same_result(receive, expected, count, &type, (size_t)element_size, op),
                         all_ok;
                     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-                    MPI_Allgather(&elapsed, 1, MPI_DOUBLE, all_elapsed, 1, MPI_DOUBLE, MPI_COMM_WORLD);
+                    double mine[2] = {elapsed, start};
+                    MPI_Allgather(mine, 2, MPI_DOUBLE, all_elapsed, 2, MPI_DOUBLE, MPI_COMM_WORLD);
                     if (iteration < o.warmup) continue;
-                    double mean = 0;
-                    for (int r = 0; r < ranks; r++) mean += all_elapsed[r] / ranks;
+                    double mean = 0, earliest = INFINITY;
+                    for (int r = 0; r < ranks; r++) {
+                        mean += all_elapsed[2 * r] / ranks;
+                        if (rank == 0) {
+                            all_elapsed[2 * r + 1] += clock_offsets[r];
+                            earliest = fmin(earliest, all_elapsed[2 * r + 1]);
+                        }
+                    }
+                    if (rank == 0)
+                        for (int r = 0; r < ranks; r++)
+                            arrivals[((size_t)s * (size_t)o.iterations +
+                                      (size_t)(iteration - o.warmup)) * (size_t)ranks + (size_t)r] =
+                                (all_elapsed[2 * r + 1] - earliest) * 1e3;
                     ebars[(size_t)s * (size_t)o.iterations + (size_t)(iteration - o.warmup)] = mean * 1e3;
                     correct[s] &= all_ok;
                     int predicted = 0;
@@ -659,7 +718,14 @@ int main(int argc, char **argv) {
                     lower_bound_ms(o.one_late, o.max_delays_ms[d], p2p_ms[c]), predicted_calls[s],
                     correct[s] ? "true" : "false");
             print_json_string(out, library);
-            fprintf(out, "}%s\n", s + 1 < series ? "," : "");
+            fprintf(out, ", \"arrival_offsets_ms\": [");
+            for (int i = 0; i < o.iterations; i++) {
+                const double *at = arrivals + ((size_t)s * (size_t)o.iterations + (size_t)i) * (size_t)ranks;
+                fprintf(out, "%s[", i ? ", " : "");
+                for (int r = 0; r < ranks; r++) fprintf(out, "%s%.6f", r ? ", " : "", at[r]);
+                fprintf(out, "]");
+            }
+            fprintf(out, "]}%s\n", s + 1 < series ? "," : "");
         }
         if (o.json_path) fprintf(out, "]\n");
         if (out != stdout) fclose(out);
@@ -678,6 +744,8 @@ int main(int argc, char **argv) {
     free(ebars);
     free(correct);
     free(predicted_calls);
+    free(arrivals);
+    free(clock_offsets);
     MPI_Finalize();
     return all_correct ? 0 : 1;
 }

@@ -65,6 +65,20 @@ def test_one_late_rank_makes_the_others_wait(bench_run):
             assert row["avg_elapsed_ms"] >= 0.8 * (2 / 3) * 20.0, row
 
 
+def test_arrivals_are_recorded_per_iteration_and_rank(bench_run):
+    # the measured arrivals `papcoll validate` replays: one vector of P offsets a timed
+    # iteration, the earliest at 0; one-late's rank 1 about max delay after the others
+    # (sleep overshoot makes it a little more, barrier skew a little less)
+    _, json_path, _ = bench_run
+    for row in json.loads(json_path.read_text()):
+        offsets = row["arrival_offsets_ms"]
+        assert len(offsets) == row["iterations"], row
+        for arrivals in offsets:
+            assert len(arrivals) == row["ranks"] and min(arrivals) == 0.0, row
+            if row["max_delay_ms"] == 20.0:
+                assert arrivals[1] == max(arrivals) and 15.0 <= arrivals[1] <= 40.0, row
+
+
 def test_bench_prints_the_table_and_draws_the_plot(bench_run):
     result, _, plot_path = bench_run
     for name in ALGORITHMS:

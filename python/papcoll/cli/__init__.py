@@ -1,9 +1,9 @@
 """The `papcoll` command: list, verify, print, benchmark and simulate all-reduce algorithms.
 
-One module a subcommand (algorithms, verify, schedule, bench, calibrate, sim, search:
-schedules and search, reproduce, testbed, demo), each with its add_parser(commands) and its
-handler; options.py holds what they share. The library (papcoll.core, .sim, .bench ...) never
-imports this.
+One module a subcommand (algorithms, verify, schedule, bench, calibrate, sim, validate,
+search: schedules and search, reproduce, testbed, demo), each with its add_parser(commands)
+and its handler; options.py holds what they share. The library (papcoll.core, .sim, .bench
+...) never imports this.
 
 Exit status: 0 success, 1 a verification found a violation, 2 bad arguments (including an
 algorithm that refuses its input). Machine-readable output is JSON (`--json FILE`, '-':
@@ -27,13 +27,14 @@ from . import (
     search,
     sim,
     testbed,
+    validate,
     verify,
 )
 from .options import EXIT_USAGE, Parser, check_outputs
 
 # in the order `papcoll --help` lists them
-SUBCOMMANDS = (algorithms, verify, schedule, bench, calibrate, sim, search, reproduce, testbed,
-               demo)
+SUBCOMMANDS = (algorithms, verify, schedule, bench, calibrate, sim, validate, search, reproduce,
+               testbed, demo)
 # What bad input raises (NetworkError, UnicodeDecodeError and options.UsageError are
 # ValueErrors; FileNotFoundError and PermissionError OSErrors): one line and exit 2. Any
 # other exception is a bug in papcoll and keeps its traceback. A TestbedError says what the
