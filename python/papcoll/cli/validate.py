@@ -27,11 +27,13 @@ from .options import (
     add_network,
     add_ranks,
     add_sizes,
+    add_testbed,
     bench_algorithm,
     comma_list,
     console_for,
     durations,
     integer_in_range,
+    launch_for,
     network_of,
     write_json,
 )
@@ -75,6 +77,7 @@ def add_parser(commands: Any) -> None:
                          help="for rand-late delays (default 1)")
     command.add_argument("--timeout", type=float, default=3600,
                          help="kill an MPI job after this many seconds (default 3600)")
+    add_testbed(command)
     add_json(command, "the report (options, model, rows, geometric means)")
     command.set_defaults(handler=command_validate)
 
@@ -147,8 +150,9 @@ def command_validate(arguments: argparse.Namespace) -> int:
         with progress:
             task = progress.add_task(f"P = {options.ranks}, {len(algorithms)} algorithms",
                                      total=None)
-            report = validate(options, network, lambda done, total: progress.update(
-                task, completed=done, total=total))
+            with launch_for(arguments, options.ranks) as (launch, _):
+                report = validate(options, network, lambda done, total: progress.update(
+                    task, completed=done, total=total), launch)
     except RuntimeError as error:  # the MPI job failed: its message says how
         raise UsageError(str(error)) from None
     print_report(report, console)
