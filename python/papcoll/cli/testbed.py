@@ -5,6 +5,7 @@ validate --testbed` to run MPI on, or for a user's own mpiexec (status prints th
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
 from rich.console import Console
@@ -78,10 +79,11 @@ def command_testbed(arguments: argparse.Namespace) -> int:
     if arguments.action == "up":
         plan = up(arguments.network, arguments.hosts, name=arguments.name)
         console.print(_host_table(plan))
-        argv, _ = Testbed(plan).mpiexec_command(plan.ranks, ["PROGRAM"])
-        console.print(f"run MPI on it with: {' '.join(argv)}\n(with MPICH also set "
-                      "MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self UCX_NET_DEVICES=eth0); remove it "
-                      f"with: papcoll testbed down --name {plan.name}")
+        argv, environment = Testbed(plan).mpiexec_command(plan.ranks, ["PROGRAM"])
+        settings = " ".join(f"{key}={value}" for key, value in environment.items()
+                            if os.environ.get(key) != value)
+        console.print(f"run MPI on it with: {settings} {' '.join(argv)}\nremove it with: "
+                      f"papcoll testbed down --name {plan.name}", soft_wrap=True)
         return EXIT_OK
     if arguments.action == "down":
         names = [plan.name for plan in existing()] if arguments.all else [arguments.name]
