@@ -29,6 +29,11 @@
  *      answer, L, o to receive it. The fit (calibrate.py) takes L, o and G from the
  *      ping-pong and the fan-out together.
  *
+ *   2b. Receive overhead (LogP's o_r): rank 0 times MPI_Recv of an 8-byte message that
+ *      has had 200 us to arrive (receive_overhead below). With it the fit can tell the
+ *      sender's per-message cost (the fan-out's slope) from the receiver's and from the
+ *      wire: over TCP, posting a send is a system call of ~7 us, taking in a message ~1 us.
+ *
  *   3. Reduction speed for each datatype: MPI_Reduce_local (MPI_SUM) of one buffer of
  *      several MiB into another on rank 0, seconds per byte; and memcpy of the same buffer
  *      (the simulator's copy_seconds_per_byte). The buffers are zero, so integer sums
@@ -58,6 +63,7 @@
 #define PING_PONG_TAG 11
 #define FAN_OUT_TAG 12
 #define ANSWER_TAG 13
+#define RECEIVE_TAG 14
 
 static int rank, ranks;
 
@@ -267,6 +273,30 @@ static void fan_out(int messages, int samples, fan_out_result *result) {
     }
 }
 
+/* The receive overhead o_r (LogP's, measured as netgauge and LogGOPSim's authors do): rank
+ * 1 sends 8 bytes; rank 0 waits RECEIVE_WAIT_SECONDS, long enough for the message to be in
+ * its socket or queue, and times MPI_Recv alone: what it costs to take in a message that is
+ * already there. Median over `samples`. */
+#define RECEIVE_WAIT_SECONDS 200e-6
+static double receive_overhead(int samples, double *minimum) {
+    double times[MAX_SAMPLES];
+    int64_t message = 0;
+    for (int sample = -1; sample < samples; sample++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 1) MPI_Send(&message, 1, MPI_INT64_T, 0, RECEIVE_TAG, MPI_COMM_WORLD);
+        if (rank == 0) {
+            double until = MPI_Wtime() + RECEIVE_WAIT_SECONDS;
+            while (MPI_Wtime() < until) {
+            }
+            double start = MPI_Wtime();
+            MPI_Recv(&message, 1, MPI_INT64_T, 1, RECEIVE_TAG, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+            if (sample >= 0) times[sample] = MPI_Wtime() - start;
+        }
+    }
+    return rank == 0 ? median(times, samples, minimum) : 0;
+}
+
 /* Seconds per byte of MPI_Reduce_local (sum) on `bytes` of `datatype`, the median of
  * `samples` after one warm-up (rank 0 only). */
 static double reduce_seconds_per_byte(char *input, char *accumulator, int64_t bytes,
@@ -336,6 +366,10 @@ int main(int argc, char **argv) {
     fan_out_result fan_outs[MAX_FAN_OUT];
     for (int b = 1; b <= o.fan_out; b++) fan_out(b, o.quick ? 21 : 101, &fan_outs[b - 1]);
 
+    /* 2b. the receive overhead */
+    double receive_minimum = 0;
+    double receive_seconds = receive_overhead(o.quick ? 21 : 101, &receive_minimum);
+
     /* 3. reduction and copy on rank 0 */
     int64_t reduce_bytes = o.quick ? 1 << 20 : 8 << 20;
     int reduce_samples = o.quick ? 3 : 7;
@@ -391,7 +425,10 @@ int main(int argc, char **argv) {
                         fan_outs[b].messages, fan_outs[b].done_seconds,
                         fan_outs[b].done_minimum_seconds, fan_outs[b].post_seconds,
                         b + 1 < o.fan_out ? "," : "");
-            fprintf(out, " ],\n \"reduce\": [\n");
+            fprintf(out, " ],\n \"receive_overhead\": {\"seconds\": %.9e, "
+                         "\"minimum_seconds\": %.9e, \"wait_seconds\": %.9e},\n",
+                    receive_seconds, receive_minimum, RECEIVE_WAIT_SECONDS);
+            fprintf(out, " \"reduce\": [\n");
             for (int t = 0; t < o.datatype_count; t++) {
                 fprintf(out, "  {\"datatype\": ");
                 print_json_string(out, o.datatype_names[t]);

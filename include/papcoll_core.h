@@ -217,13 +217,21 @@ enum { PAPCOLL_RM_MAX_BASE = 1024 };
  * pipelining postal model is latency = alpha_p, overhead = alpha_r. */
 typedef struct papcoll_sim_model {
     double latency;                 /* L: wire time of a message; overlaps with everything */
-    double overhead;                /* o: CPU time per message at each end, not overlapped */
+    double overhead;                /* o (o_s): the sender's CPU time per message, not
+                                       overlapped */
+    double receive_overhead;        /* o_r: the receiver's CPU time per message (LogP's
+                                       o_r; over TCP a send costs a system call, a receive
+                                       far less); set it equal to overhead for one o */
     double gap;                     /* g: least time between two messages leaving one NIC */
     double seconds_per_byte;        /* G: NIC time per byte, at the sender and the receiver */
     double reduce_seconds_per_byte; /* gamma: CPU time per byte reduced */
     double copy_seconds_per_byte;   /* CPU time per byte copied */
     int64_t eager_limit_bytes;      /* messages up to this size complete without their
                                        receive; larger wait for it (rendezvous); -1: all eager */
+    double burst_bytes;             /* a token bucket of this many bytes on each NIC's send
+                                       and receive side (a shaped link, as tc's tbf or a
+                                       cloud's rate limit): bytes covered by tokens cost no
+                                       wire time; 0: none. Crossbar only. */
 } papcoll_sim_model;
 
 

@@ -3,21 +3,28 @@ papcoll-calibrate (bench/papcoll_calibrate.c) and fitted to the simulator's mode
 (papcoll.sim.SimModel), written as a network file that `papcoll sim --network FILE` and
 `papcoll search --network FILE` read. The command is papcoll.cli.calibrate.
 
-The fit. The simulator charges one message L + 2 o + bytes x G on a crossbar (sim.py
-`_path_time`: latency, overhead at both ends, seconds per byte) and gives the program's
-fan-out, b pipelined 8-byte messages answered by 8 bytes, 2 L + (b + 3) o + 16 G (the
-program's header derives it). Each parameter is taken from the measurements that determine
-it, in three steps:
+The fit. The simulator charges one message L + o + o_r + bytes x G on a crossbar (sim.py
+`_path_time`: latency, the sender's and the receiver's overhead, seconds per byte) and gives
+the program's fan-out, b pipelined 8-byte messages answered by 8 bytes,
+2 L + (b + 1) o + 2 o_r + 16 G. Each parameter is taken from the measurements that
+determine it:
   1. G: the slope of the one-way time over the large messages (LARGE_MESSAGE_BYTES and up),
      least squares in absolute time. There the time is bytes on the wire; a joint fit
      weighted to relative error let the microsecond points pick G, and on the testbed it
      found 3.9 ns/B for a 1 Gb/s link (8.3 ns/B measured at 16 MiB), since tbf's bucket lets
      a message of up to 125 KB leave at memory speed (testbed.py).
-  2. o: the slope of the fan-out's time in b (least squares; the fan-out's messages are all
-     alike, so the slope is what one more message costs the sender).
-  3. L: the small-message one-way time (the median over the messages of at most
-     SMALL_MESSAGE_BYTES) less 2 o and bytes x G; held at 0 where that is negative (shared
-     memory, where a message has no wire): the simulator refuses negative times.
+  2. o (the sender's): the slope of the fan-out's time in b (what one more message costs
+     the sender).
+  3. o_r (the receiver's) and L share what a small one-way message costs beyond o (the
+     median over the messages of at most SMALL_MESSAGE_BYTES, less o and bytes x G; at
+     least 0, since the simulator refuses negative times). o_r is measured directly too
+     (MPI_Recv of a message already there) and takes its measured value up to that share;
+     L is the rest. Over TCP one o at both ends cannot fit: a send is a system call of
+     ~7 us, so o = 7 us would put 14 us on a message measured at 8.4 us one way. The
+     direct o_r (8.6 us over libfabric's tcp provider) is an upper bound: a receive that
+     finds the message in the socket pays a poll and a read, while in a ping-pong the
+     receiver is already polling and pays ~1 us; L + o_r = 1.3 us is what the ping-pong
+     leaves, so o_r = 1.3 us and L = 0 on the testbed.
 Seed 004's pipelining postal parameters are the same numbers under the project's mapping
 (sim.py): alpha_p = L, alpha_r = o.
 
@@ -173,7 +180,7 @@ class Calibration:
         """The arrival monitor's tau (seed 000 S4: seconds to move and reduce one of P
         segments) for an all-reduce of `count` elements of `datatype` on `ranks` ranks,
         from this calibration: papcoll.sim.tau on the calibrated model, which is
-        L + 2 o + segment bytes x (G + gamma), the half round trip the monitor measures
+        L + o + o_r + segment bytes x (G + gamma), the half round trip the monitor measures
         itself plus the segment's transfer and reduction."""
         name = datatype or self.datatype
         return tau(self.model_for(name), ranks, count, DATATYPES[name].size)
@@ -188,7 +195,9 @@ class Calibration:
                 f"calibrated {self.date} on {platform.node() or 'this machine'}: "
                 f"{library}, {self.measurements.get('ranks')} ranks"),
             "base": BASE,
-            "model": {"latency": model.latency, "overhead": model.overhead, "gap": model.gap,
+            "model": {"latency": model.latency, "overhead": model.overhead,
+                      "receive_overhead": model.receive_overhead, "gap": model.gap,
+                      "burst_bytes": model.burst_bytes,
                       "seconds_per_byte": model.seconds_per_byte,
                       "reduce_seconds_per_byte": model.reduce_seconds_per_byte,
                       "copy_seconds_per_byte": model.copy_seconds_per_byte},
@@ -227,7 +236,7 @@ def _line(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
 
 
 def fit(measurements: dict[str, Any], datatype: str | None = None,
-        statistic: str = "median") -> Calibration:
+        statistic: str = "median", burst_bytes: float = 0.0) -> Calibration:
     """The simulator's model fitted to papcoll-calibrate's measurements (see the module's
     docstring); `datatype` picks the model's reduction speed (default float, else the first
     one measured). `statistic`: fit the medians of the samples, or their minimums, which a
@@ -245,10 +254,6 @@ def fit(measurements: dict[str, Any], datatype: str | None = None,
         datatype = DEFAULT_DATATYPE if DEFAULT_DATATYPE in reduce else next(iter(reduce))
     elif datatype not in reduce:
         raise ValueError(f"datatype '{datatype}' was not measured")
-    # coefficients of (L, o, G) of each measured time, ping-pong first
-    message = FAN_OUT_MESSAGE_BYTES
-    rows = ([[1.0, 2.0, float(row["bytes"])] for row in ping_pong]
-            + [[2.0, row["messages"] + 3.0, 2.0 * message] for row in fan_out])
     measured = ([float(row[one_way]) for row in ping_pong]
                 + [float(row[done]) for row in fan_out])
     if not all(math.isfinite(t) and t > 0 for t in measured):
@@ -264,17 +269,25 @@ def fit(measurements: dict[str, Any], datatype: str | None = None,
                               [row[one_way] for row in large])[1])
     overhead = max(0.0, _line([row["messages"] for row in fan_out],
                               [row[done] for row in fan_out])[1])
-    latency = max(0.0, float(numpy.median([row[one_way] - row["bytes"] * per_byte
-                                           for row in small])) - 2 * overhead)
-    matrix = numpy.asarray(rows)
-    predicted = [float(t) for t in matrix @ numpy.array([latency, overhead, per_byte])]
-    split = len(ping_pong)
-    ping_pong_residuals = Residuals.of(predicted[:split], measured[:split])
-    fan_out_residuals = Residuals.of(predicted[split:], measured[split:])
+    # measured directly where the program did (o_r); else one o at both ends
+    receive = measurements.get("receive_overhead")
+    receive_overhead = (float(receive["seconds" if statistic == "median" else
+                                      "minimum_seconds"]) if receive else overhead)
+    # L + o_r is what a small one-way message costs beyond the sender's o
+    rest = max(0.0, float(numpy.median(
+        [row[one_way] - max(0.0, row["bytes"] - burst_bytes) * per_byte for row in small]))
+        - overhead)
+    receive_overhead = min(receive_overhead, rest)
+    latency = rest - receive_overhead
     model = SimModel(latency=latency, overhead=overhead, gap=0.0, seconds_per_byte=per_byte,
                      reduce_seconds_per_byte=reduce[datatype],
                      copy_seconds_per_byte=float(measurements["copy"]["seconds_per_byte"]),
-                     eager_limit_bytes=-1)
+                     eager_limit_bytes=-1, receive_overhead=receive_overhead,
+                     burst_bytes=burst_bytes)
+    predicted_ping_pong, predicted_fan_out = _predicted(model, ping_pong, fan_out)
+    split = len(ping_pong)
+    ping_pong_residuals = Residuals.of(predicted_ping_pong, measured[:split])
+    fan_out_residuals = Residuals.of(predicted_fan_out, measured[split:])
     # Seed 004's own reading, reported beside the model: the slope of the time to post b
     # sends (LogP's send overhead), from the same fan-out.
     post_intercept, post_slope = _line([row["messages"] for row in fan_out],
@@ -283,9 +296,13 @@ def fit(measurements: dict[str, Any], datatype: str | None = None,
         [post_intercept + post_slope * row["messages"] for row in fan_out],
         [row["post_seconds"] for row in fan_out])
     parameters = [
-        Parameter("latency", latency, "s", "small ping-pongs less 2 o (alpha_p, L)",
+        Parameter("latency", latency, "s", "small ping-pongs less o and o_r (alpha_p, L)",
                   ping_pong_residuals),
-        Parameter("overhead", overhead, "s", "fan-out slope (alpha_r, o)", fan_out_residuals),
+        Parameter("overhead", overhead, "s", "fan-out slope (alpha_r, o, o_s)",
+                  fan_out_residuals),
+        Parameter("receive_overhead", receive_overhead, "s",
+                  "MPI_Recv of a message in, capped by the ping-pong (o_r)" if receive
+                  else "= overhead, capped by the ping-pong"),
         Parameter("seconds_per_byte", per_byte, "s/B",
                   f"ping-pong slope from {LARGE_MESSAGE_BYTES >> 20} MiB (G, beta)",
                   ping_pong_residuals),
@@ -307,26 +324,39 @@ def measured_times(calibration: Calibration) -> tuple[list[float], list[float]]:
             [row[done] for row in calibration.measurements["fan_out"]])
 
 
+def _predicted(model: SimModel, ping_pong: Sequence[dict[str, Any]],
+               fan_out: Sequence[dict[str, Any]]) -> tuple[list[float], list[float]]:
+    """The model's one-way ping-pong times (L + o + o_r + bytes G) and fan-out times
+    (b sends' o, L, o_r to receive, o to send the answer, L, o_r to receive it:
+    2 L + (b + 1) o + 2 o_r + 16 G) at the measured points, in their order."""
+    receive = float(model.receive_overhead or 0.0)
+
+    def wire(nbytes: float) -> float:  # a full token bucket (burst_bytes) passes for free
+        return max(0.0, nbytes - model.burst_bytes) * model.seconds_per_byte
+
+    return ([model.latency + model.overhead + receive + wire(row["bytes"]) for row in ping_pong],
+            [2 * model.latency + (row["messages"] + 1) * model.overhead + 2 * receive
+             + 2 * wire(FAN_OUT_MESSAGE_BYTES) for row in fan_out])
+
+
 def predicted_times(calibration: Calibration) -> tuple[list[float], list[float]]:
-    """The model's one-way ping-pong times and fan-out times at the measured points, in
-    the measurements' order: what the residuals compare."""
-    model = calibration.model
-    ping_pong = [model.latency + 2 * model.overhead + row["bytes"] * model.seconds_per_byte
-                 for row in calibration.measurements["ping_pong"]]
-    fan_out = [2 * model.latency + (row["messages"] + 3) * model.overhead
-               + 2 * FAN_OUT_MESSAGE_BYTES * model.seconds_per_byte
-               for row in calibration.measurements["fan_out"]]
-    return ping_pong, fan_out
+    """What the residuals compare: _predicted at the calibration's own points."""
+    return _predicted(calibration.model, calibration.measurements["ping_pong"],
+                      calibration.measurements["fan_out"])
 
 
 def calibrate(ranks: int = 2, quick: bool = False, datatypes: Sequence[str] | None = None,
               datatype: str | None = None, launch: Launch = mpiexec_command,
-              timeout: float = 600, statistic: str = "median") -> Calibration:
-    """Measures (papcoll-calibrate through `launch`) and fits."""
+              timeout: float = 600, statistic: str = "median",
+              burst_bytes: float = 0.0) -> Calibration:
+    """Measures (papcoll-calibrate through `launch`) and fits. `burst_bytes`: the token
+    bucket of shaped links (a testbed's, which it knows: testbed.bucket_bytes), which the
+    model then has too."""
     if statistic not in STATISTICS:
         raise ValueError(f"unknown statistic '{statistic}' ({', '.join(STATISTICS)})")
     if datatype is not None:
         check_datatypes([datatype])
         if datatypes is not None and datatype not in datatypes:
             datatypes = [datatype, *datatypes]
-    return fit(measure(ranks, quick, datatypes, launch, timeout), datatype, statistic)
+    return fit(measure(ranks, quick, datatypes, launch, timeout), datatype, statistic,
+               burst_bytes)

@@ -4,11 +4,13 @@ patterns and the e-bar / makespan of each algorithm, computed by the C engine
 
 Model parameters (SI units) and their names in `--param`:
   latency (L, alpha, alpha_p)   wire time of a message, overlapped with everything
-  overhead (o, alpha_r)         CPU time per message at each end
+  overhead (o, o_s, alpha_r)    the sender's CPU time per message
+  receive_overhead (o_r)        the receiver's (default: the same as overhead)
   gap (g)                       least time between two messages leaving one NIC
   seconds_per_byte (G, beta)    NIC time per byte
   reduce_seconds_per_byte (gamma), copy_seconds_per_byte (copy)
   eager_limit_bytes (eager)     larger messages wait for their receive (-1: all eager)
+  burst_bytes (burst)           a token bucket per NIC side: a shaped link (0: none)
 These presets are crossbars; network.py adds topologies (geo-2site, files).
 """
 
@@ -35,19 +37,32 @@ _MAX_EAGER_LIMIT_BYTES = 1 << 62
 @dataclass(frozen=True)
 class SimModel:
     latency: float = 0.0
-    overhead: float = 0.0
+    overhead: float = 0.0    # the sender's CPU time per message (o, o_s)
     gap: float = 0.0
     seconds_per_byte: float = 0.0
     reduce_seconds_per_byte: float = 0.0
     copy_seconds_per_byte: float = 0.0
     eager_limit_bytes: int = -1  # messages up to this size go eagerly; -1: all of them
+    # the receiver's CPU time per message (o_r); None: the same as overhead (one o at each
+    # end, LogP's usual simplification and every preset's)
+    receive_overhead: float | None = None
+    # a token bucket of this many bytes on each NIC side (a shaped link: the testbed's tbf);
+    # 0: none. Crossbar only.
+    burst_bytes: float = 0.0
 
     def __post_init__(self) -> None:
-        for name in ("latency", "overhead", "gap", "seconds_per_byte",
-                     "reduce_seconds_per_byte", "copy_seconds_per_byte"):
+        if self.receive_overhead is None:
+            object.__setattr__(self, "receive_overhead", self.overhead)
+        for name in ("latency", "overhead", "receive_overhead", "gap", "seconds_per_byte",
+                     "reduce_seconds_per_byte", "copy_seconds_per_byte", "burst_bytes"):
             real_number(getattr(self, name), f"SimModel.{name}", 0.0)
         whole_number(self.eager_limit_bytes, "SimModel.eager_limit_bytes", -1,
                      _MAX_EAGER_LIMIT_BYTES)
+
+    @property
+    def overheads(self) -> float:
+        """o_s + o_r: what one message costs the two CPUs it touches."""
+        return self.overhead + float(self.receive_overhead or 0.0)
 
 
 KINDS = ("send", "recv", "reduce", "copy")
@@ -100,12 +115,14 @@ PRESETS: dict[str, SimModel] = {
 
 _PARAMETER_NAMES = {
     "latency": "latency", "L": "latency", "alpha": "latency", "alpha_p": "latency",
-    "overhead": "overhead", "o": "overhead", "alpha_r": "overhead",
+    "overhead": "overhead", "o": "overhead", "o_s": "overhead", "alpha_r": "overhead",
+    "receive_overhead": "receive_overhead", "o_r": "receive_overhead",
     "gap": "gap", "g": "gap",
     "seconds_per_byte": "seconds_per_byte", "G": "seconds_per_byte", "beta": "seconds_per_byte",
     "reduce_seconds_per_byte": "reduce_seconds_per_byte", "gamma": "reduce_seconds_per_byte",
     "copy_seconds_per_byte": "copy_seconds_per_byte", "copy": "copy_seconds_per_byte",
     "eager_limit_bytes": "eager_limit_bytes", "eager": "eager_limit_bytes",
+    "burst_bytes": "burst_bytes", "burst": "burst_bytes",
 }
 
 
@@ -138,6 +155,9 @@ def with_values(model: SimModel, values: dict[str, Any]) -> SimModel:
             changes[field_name] = int(value)
         else:
             changes[field_name] = float(value)
+    # one o sets both ends unless o_r is given too (files written before o_r existed)
+    if "overhead" in changes and "receive_overhead" not in changes:
+        changes["receive_overhead"] = changes["overhead"]
     return replace(model, **changes)  # type: ignore[arg-type]
 
 
@@ -171,7 +191,7 @@ def arrival_pattern(mode: str, ranks: int, max_delay: float, seed: int = 1) -> l
 def tau(model: SimModel, ranks: int, count: int, elem_size: int) -> float:
     """Seconds to move and reduce one of P segments under the model (what prr is given)."""
     segment = math.ceil(count / ranks) * elem_size
-    return (model.latency + 2 * model.overhead
+    return (model.latency + model.overheads
             + segment * (model.seconds_per_byte + model.reduce_seconds_per_byte)) or 1e-9
 
 
@@ -180,14 +200,14 @@ def _path_time(model: SimModel, topology: Topology | None, first: int, second: i
                nbytes: int) -> float:
     """One message of nbytes between two vertices (or across the crossbar), alone."""
     if topology is None:
-        return model.latency + 2 * model.overhead + nbytes * model.seconds_per_byte
+        return model.latency + model.overheads + nbytes * model.seconds_per_byte
     if first == second:
-        return (topology.local_latency + 2 * model.overhead
+        return (topology.local_latency + model.overheads
                 + nbytes * topology.local_seconds_per_byte)
     vertices = [link // 2 for link in topology.vertex_path(first, second)]
     latency = sum(topology.link_latency[vertex] for vertex in vertices)
     per_byte = max(topology.link_seconds_per_byte[vertex] for vertex in vertices)
-    return latency + 2 * model.overhead + nbytes * per_byte
+    return latency + model.overheads + nbytes * per_byte
 
 
 def transfer_time(model: SimModel, topology: Topology | None, nbytes: int) -> float:

@@ -245,8 +245,13 @@ def _state_file(name: str) -> Path:
     return STATE_DIRECTORY / f"{name}.json"
 
 
+def bucket_bytes(bits: int) -> int:
+    """The token bucket of a link shaped to `bits` per second (see MIN_BURST_BYTES)."""
+    return max(MIN_BURST_BYTES, bits // 8 // 1000)
+
+
 def _tbf(device: str, namespace: str | None, bits: int) -> None:
-    burst = max(MIN_BURST_BYTES, bits // 8 // 1000)
+    burst = bucket_bytes(bits)
     # a queue of 50 ms at the rate: TCP's window, not tbf, should set the pace (a drop costs
     # a retransmission time-out, which no model of the network has)
     limit = max(4 * burst, bits // 8 // 20)
@@ -430,6 +435,11 @@ class Testbed:
     """A testbed that exists, as the code that runs jobs on it sees it."""
 
     plan: Plan
+
+    @property
+    def bucket_bytes(self) -> int:
+        """The smallest token bucket of its links (the simulator's burst_bytes)."""
+        return min(bucket_bytes(link.rate_bits) for link in self.plan.links)
 
     def topology(self) -> Topology:
         """The simulator's view of the testbed: the network's tree restricted to the hosts

@@ -62,19 +62,24 @@ def test_the_fit_reproduces_its_measurements_within_its_residuals(calibrated):
     # the file holds what the fit gives
     written = calibrated["record"]["model"]
     assert written["overhead"] == pytest.approx(calibration.model.overhead, rel=1e-12)
+    assert written["receive_overhead"] == pytest.approx(calibration.model.receive_overhead,
+                                                        rel=1e-12)
 
 
 def _measurements_of(model: SimModel) -> dict[str, Any]:
     """What papcoll-calibrate would write on a machine that is exactly `model`."""
     sizes = [0] + [4 ** k for k in range(1, 11)]
+    receive = float(model.receive_overhead or 0.0)
     return {
         "ranks": 2, "quick": True, "mpi_library": "made up",
-        "ping_pong": [{"bytes": n, "one_way_seconds": model.latency + 2 * model.overhead
-                       + n * model.seconds_per_byte, "minimum_seconds": 0.0} for n in sizes],
+        "ping_pong": [{"bytes": n, "one_way_seconds": model.latency + model.overhead
+                       + receive + n * model.seconds_per_byte, "minimum_seconds": 0.0}
+                      for n in sizes],
         "fan_out": [{"messages": b, "message_bytes": 8,
-                     "done_seconds": 2 * model.latency + (b + 3) * model.overhead
-                     + 16 * model.seconds_per_byte, "post_seconds": 1e-7 * b}
+                     "done_seconds": 2 * model.latency + (b + 1) * model.overhead
+                     + 2 * receive + 16 * model.seconds_per_byte, "post_seconds": 1e-7 * b}
                     for b in range(1, 9)],
+        "receive_overhead": {"seconds": receive, "minimum_seconds": receive},
         "reduce": [{"datatype": "float", "seconds_per_byte": model.reduce_seconds_per_byte},
                    {"datatype": "double", "seconds_per_byte": 1e-10}],
         "copy": {"seconds_per_byte": model.copy_seconds_per_byte},
@@ -86,11 +91,16 @@ def _measurements_of(model: SimModel) -> dict[str, Any]:
              reduce_seconds_per_byte=2.5e-10, copy_seconds_per_byte=1e-10),
     SimModel(latency=50e-6, overhead=5e-6, seconds_per_byte=8e-9,
              reduce_seconds_per_byte=5e-10, copy_seconds_per_byte=1e-10),
-], ids=["aries", "ethernet-1g"])
+    # over TCP a send costs a system call, a receive far less
+    SimModel(latency=2e-6, overhead=7e-6, receive_overhead=1e-6, seconds_per_byte=8.4e-9,
+             reduce_seconds_per_byte=7e-11, copy_seconds_per_byte=2e-11),
+], ids=["aries", "ethernet-1g", "tcp-testbed"])
 def test_the_fit_recovers_a_known_model(model):
     calibration = fit(_measurements_of(model))
     assert calibration.model.latency == pytest.approx(model.latency, rel=1e-6)
     assert calibration.model.overhead == pytest.approx(model.overhead, rel=1e-6)
+    assert calibration.model.receive_overhead == pytest.approx(model.receive_overhead,
+                                                               rel=1e-6)
     assert calibration.model.seconds_per_byte == pytest.approx(model.seconds_per_byte, rel=1e-6)
     assert calibration.model.reduce_seconds_per_byte == model.reduce_seconds_per_byte
     assert calibration.ping_pong_residuals.relative_max < 1e-9

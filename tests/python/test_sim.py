@@ -35,6 +35,66 @@ def test_hockney_matches_the_closed_forms(name, ranks, per_rank):
     assert result.average_elapsed == pytest.approx(result.makespan, rel=1e-12)
 
 
+@pytest.mark.parametrize("name", ["ring", "recursive_doubling", "rabenseifner"])
+@pytest.mark.parametrize("ranks", [2, 4, 8])
+def test_each_receive_costs_the_receive_overhead_and_each_send_the_overhead(name, ranks):
+    """Every rank of these algorithms sends and receives one message a step, in lock step, so
+    o and o_r add steps x (o + o_r) to the Hockney time (the CPU is free when a message
+    comes in): 2 (P-1) steps for the ring, log2 P for recursive doubling, 2 log2 P for
+    Rabenseifner."""
+    send, receive = 7e-6, 1e-6
+    count = 1024 * ranks
+    model = SimModel(latency=ALPHA, seconds_per_byte=BETA, reduce_seconds_per_byte=GAMMA,
+                     overhead=send, receive_overhead=receive)
+    steps = {"ring": 2 * (ranks - 1), "recursive_doubling": math.log2(ranks),
+             "rabenseifner": 2 * math.log2(ranks)}[name]
+    result = simulate(name, ranks, count, 4, model)
+    assert result.makespan == pytest.approx(
+        closed_form(name, ranks, count * 4) + steps * (send + receive), rel=1e-12)
+
+
+@pytest.mark.parametrize("per_rank_bytes", [4096, 65536, 1 << 20])
+def test_a_token_bucket_lets_a_burst_through_and_then_the_rate(per_rank_bytes):
+    """Recursive doubling at P = 2 is one exchange: with a full bucket of B bytes the n-byte
+    message costs o + max(0, n - B) G + L + o_r, and the reduction n gamma."""
+    burst = 65536.0
+    model = SimModel(latency=2e-6, overhead=7e-6, receive_overhead=1e-6,
+                     seconds_per_byte=8e-9, reduce_seconds_per_byte=1e-10, burst_bytes=burst)
+    result = simulate("recursive_doubling", 2, per_rank_bytes // 4, 4, model)
+    expected = (7e-6 + max(0.0, per_rank_bytes - burst) * 8e-9 + 2e-6 + 1e-6
+                + per_rank_bytes * 1e-10)
+    assert result.makespan == pytest.approx(expected, rel=1e-12)
+
+
+def test_back_to_back_messages_empty_the_bucket_and_pay_the_rate():
+    """The ring at P = 2 sends two half-vectors in a row; with a bucket of one half the first
+    goes free and the second finds the bucket empty (it refills at the rate, no faster than
+    the message would go): exactly one half's wire time is saved."""
+    half = 1 << 20
+    plain = SimModel(seconds_per_byte=8e-9)
+    shaped = SimModel(seconds_per_byte=8e-9, burst_bytes=half)
+    full = simulate("ring", 2, half // 2, 4, plain).makespan  # 2 x 1 MiB at the rate
+    bucketed = simulate("ring", 2, half // 2, 4, shaped).makespan
+    assert bucketed == pytest.approx(full - half * 8e-9, rel=1e-12)
+
+
+def test_a_token_bucket_on_a_topology_is_refused():
+    from papcoll.core import PapcollError
+    from papcoll.network import load_network
+
+    topology = load_network("docs/networks/two-switch-32.json").topology(4)
+    with pytest.raises(PapcollError, match="crossbar only"):
+        simulate("ring", 4, 1024, 4, SimModel(seconds_per_byte=1e-9, burst_bytes=1000),
+                 topology=topology)
+
+
+def test_one_overhead_sets_both_ends_unless_the_receive_overhead_is_given():
+    assert SimModel(overhead=3e-6).receive_overhead == 3e-6
+    assert with_parameters(HOCKNEY, "o=2e-6").receive_overhead == 2e-6
+    both = with_parameters(HOCKNEY, "o=2e-6,o_r=5e-7")
+    assert (both.overhead, both.receive_overhead) == (2e-6, 5e-7)
+
+
 # Unit model: one element of one byte per segment, so moving one segment takes tau = 1.
 UNIT = SimModel(seconds_per_byte=1.0)
 

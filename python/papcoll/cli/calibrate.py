@@ -92,7 +92,8 @@ def print_table(calibration: Calibration, console: Console) -> None:
     model = calibration.model
     ratio = (f"{model.latency / model.overhead:.2f}" if model.overhead > 0 else "-")
     console.print(f"alpha_p = latency, alpha_r = overhead (seed 004); alpha_p / alpha_r = "
-                  f"{ratio}. Not measured: gap (0), eager limit (all eager).")
+                  f"{ratio}. Not measured: gap (0), eager limit (all eager). burst_bytes: "
+                  f"{model.burst_bytes:g} (a testbed's token bucket, set when it shapes links).")
 
 
 def command_calibrate(arguments: argparse.Namespace) -> int:
@@ -108,10 +109,11 @@ def command_calibrate(arguments: argparse.Namespace) -> int:
     with console.status(f"measuring with {arguments.ranks} ranks{where}"
                         f"{' (quick)' if arguments.quick else ''} ..."):
         try:
-            with launch_for(arguments, arguments.ranks) as (launch, _):
+            with launch_for(arguments, arguments.ranks) as (launch, testbed):
                 calibration = calibrate(arguments.ranks, arguments.quick, arguments.datatypes,
                                         arguments.datatype, launch, arguments.timeout,
-                                        arguments.statistic)
+                                        arguments.statistic,
+                                        testbed.bucket_bytes if testbed else 0.0)
         except RuntimeError as error:  # the MPI job failed: its message says how
             raise UsageError(str(error)) from None
     print_table(calibration, console)

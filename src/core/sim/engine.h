@@ -85,6 +85,8 @@ typedef struct simulation {
     size_t side_capacity;
     int32_t side_used, side_free;
     event_queue queue;
+    /* token buckets (model->burst_bytes > 0): when each NIC side's bucket is full again */
+    double *send_bucket_full, *receive_bucket_full;
     /* topology */
     int32_t *depth;
     double *link_free;              /* [2v] up from v, [2v + 1] down to v */

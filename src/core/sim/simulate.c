@@ -3,18 +3,19 @@
  * on a crossbar or a tree of switches (seed 004 S6; LogGOPSim's engine is the model: one
  * event queue plus the next-free time of every resource).
  *
- * Resources: per rank the CPU (copies, reductions, per-message overhead o), the NIC's send
+ * Resources: per rank the CPU (copies, reductions, per-message overheads), the NIC's send
  * side and its receive side; with a topology, also both directions of every link. An op
  * becomes ready when the ops it waits for are done (or at the rank's arrival for the first
  * ones); events are taken in time order, ties in the order they were made, so runs are
  * deterministic:
  *   COPY / REDUCE  on the CPU: start = max(ready, CPU free), length x elem x cost per byte.
- *   SEND           o on the CPU, then the message leaves at max(then, NIC free), takes
+ *   SEND           o (overhead) on the CPU, then the message leaves at max(then, NIC free), takes
  *                  bytes x G on the wire (the NIC is then busy at least g) and arrives L
  *                  later. Eager (bytes <= eager limit): leaves at once; the SEND completes
  *                  when its bytes are out. Rendezvous: leaves only once the RECV is posted;
  *                  the SEND completes when it has arrived.
- *   RECV           posted when ready; completes at max(arrival, posted), plus o on the CPU.
+ *   RECV           posted when ready; completes at max(arrival, posted), plus o_r
+ *                  (receive_overhead) on the CPU.
  * Messages match per (source, destination, tag) in order, as in MPI: each such channel
  * keeps a FIFO of posted receives and one of unexpected sends, so a match is O(1). Empty
  * messages cost nothing (both sides skip them, as the executor does).
@@ -115,11 +116,11 @@ static int is_eager(const simulation *s, double bytes) {
 }
 
 /* A RECV whose message arrives at `arrival`, posted at `posted`: it completes then, after
- * the CPU overhead o, which is booked when that time comes (booking the CPU now, for a
+ * the receive overhead o_r, which is booked when that time comes (booking the CPU now, for a
  * time in the future, would hold back work that is ready before). */
 static int complete_receive(simulation *s, const message_side *receive, double arrival) {
     return event_queue_push(&s->queue, max2(arrival, receive->time), receive->op,
-                      s->model->overhead > 0 ? EVENT_ARRIVED : EVENT_COMPLETE);
+                      s->model->receive_overhead > 0 ? EVENT_ARRIVED : EVENT_COMPLETE);
 }
 
 /* A SEND and its RECV have met: move the message (rendezvous) and complete the RECV. */
@@ -318,6 +319,8 @@ static void release(simulation *s) {
     event_queue_release(&s->queue);
     free(s->depth);
     free(s->link_free);
+    free(s->send_bucket_full);
+    free(s->receive_bucket_full);
     free(s->op_start);
     free(s->op_end);
 }
@@ -329,15 +332,17 @@ static int check_number(const char *what, double value, char *error, size_t erro
 }
 
 static int check_model(const papcoll_sim_model *m, char *error, size_t error_size) {
-    const double values[] = {m->latency, m->overhead, m->gap, m->seconds_per_byte,
-                             m->reduce_seconds_per_byte, m->copy_seconds_per_byte};
+    const double values[] = {m->latency, m->overhead, m->receive_overhead, m->gap,
+                             m->seconds_per_byte, m->reduce_seconds_per_byte,
+                             m->copy_seconds_per_byte};
     const char *names[] = {"model parameter latency", "model parameter overhead",
-                           "model parameter gap", "model parameter seconds_per_byte",
+                           "model parameter receive_overhead", "model parameter gap",
+                           "model parameter seconds_per_byte",
                            "model parameter reduce_seconds_per_byte",
                            "model parameter copy_seconds_per_byte"};
-    for (int i = 0; i < 6; i++)
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
         if (!check_number(names[i], values[i], error, error_size)) return 0;
-    return 1;
+    return check_number("model parameter burst_bytes", m->burst_bytes, error, error_size);
 }
 
 /* The tree (tree.c) plus what only the simulator needs: finite link and local costs. */
@@ -432,6 +437,19 @@ int papcoll_simulate(const char *algorithm, int32_t ranks, int64_t count, int32_
         release(&s);
         return fail(&s, PAPCOLL_ERR_NO_MEMORY, "out of memory for %d ranks", ranks);
     }
+    if (model->burst_bytes > 0) {
+        if (s.topology) {
+            release(&s);
+            return fail(&s, PAPCOLL_ERR_ARGUMENT, "model parameter burst_bytes (token "
+                        "buckets) is simulated on a crossbar only, not on a topology");
+        }
+        s.send_bucket_full = calloc(n, sizeof(double));
+        s.receive_bucket_full = calloc(n, sizeof(double));
+        if (!s.send_bucket_full || !s.receive_bucket_full) {
+            release(&s);
+            return fail(&s, PAPCOLL_ERR_NO_MEMORY, "out of memory for %d ranks", ranks);
+        }
+    }
     if (s.topology) {
         int32_t vertices = s.topology->vertex_count > 0 ? s.topology->vertex_count : 1;
         s.depth = calloc((size_t)vertices, sizeof(int32_t));
@@ -510,7 +528,7 @@ int papcoll_simulate(const char *algorithm, int32_t ranks, int64_t count, int32_
             ok = start(&s, e.op, time);
         } else if (e.kind == EVENT_ARRIVED) {
             int32_t rank = s.ops[e.op].rank;
-            double done = max2(time, s.rank[rank].cpu_free) + model->overhead;
+            double done = max2(time, s.rank[rank].cpu_free) + model->receive_overhead;
             s.rank[rank].cpu_free = done;
             ok = event_queue_push(&s.queue, done, e.op, EVENT_COMPLETE);
         } else {

@@ -12,20 +12,43 @@
  *   one after the other, in the order they were offered; no fair sharing (SimGrid's flow
  *   model would let them share the bandwidth; for equal-size messages both end at the time
  *   the later one ends here, so the makespan is the same, only the first one is earlier).
- *
+ *   token buckets (model->burst_bytes B > 0, crossbar only): each NIC side has a bucket of
+ *   B bytes filling at the link's rate (1 / G bytes per second), as tc's tbf shapes the
+ *   testbed's links (docs/testbed.md). Bytes covered by tokens take no wire time, the rest
+ *   G each. The state is one number per bucket, the time it is full again (GCRA's
+ *   theoretical arrival time): a message of n bytes leaving at t finds
+ *   B - max(0, full - t) / G tokens and leaves the bucket full at max(full, t) + n G. So a
+ *   message of up to B bytes on an idle link costs only latency, a long one (n - B) G more
+ *   than that, and back-to-back messages pay the full rate.
  */
 #include "../tree.h"
+
 #include "engine.h"
+
+/* Wire seconds of `bytes` leaving at `leaves` through the bucket that is full at *full. */
+static double shaped_wire(const simulation *s, double *full, double leaves, double bytes,
+                          double seconds_per_byte) {
+    double backlog = *full > leaves ? *full - leaves : 0;
+    *full = max2(*full, leaves) + bytes * seconds_per_byte;
+    return max2(0, (bytes - s->model->burst_bytes) * seconds_per_byte + backlog);
+}
 
 /* A message of `bytes` between ranks on one vertex, or anywhere on a crossbar. */
 static double transfer_direct(simulation *s, int32_t source, int32_t destination, double ready,
                               double bytes, double latency, double seconds_per_byte,
                               double *out_of_sender) {
     double leaves = max2(ready, s->rank[source].send_nic_free);
-    double wire = bytes * seconds_per_byte;
+    double wire = bytes * seconds_per_byte, receive_wire = wire;
+    if (s->send_bucket_full) {
+        wire = shaped_wire(s, &s->send_bucket_full[source], leaves, bytes, seconds_per_byte);
+        receive_wire = shaped_wire(s, &s->receive_bucket_full[destination],
+                                   max2(leaves, s->rank[destination].receive_nic_free), bytes,
+                                   seconds_per_byte);
+    }
     *out_of_sender = leaves + wire;
     s->rank[source].send_nic_free = max2(leaves + wire, leaves + s->model->gap);
-    double arrives = max2(leaves + wire + latency, s->rank[destination].receive_nic_free + wire);
+    double arrives = max2(leaves + wire + latency,
+                          s->rank[destination].receive_nic_free + receive_wire);
     s->rank[destination].receive_nic_free = arrives;
     return arrives;
 }
