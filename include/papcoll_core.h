@@ -230,8 +230,11 @@ typedef struct papcoll_sim_model {
                                        receive; larger wait for it (rendezvous); -1: all eager */
     double burst_bytes;             /* a token bucket of this many bytes on each NIC's send
                                        and receive side (a shaped link, as tc's tbf or a
-                                       cloud's rate limit): bytes covered by tokens cost no
-                                       wire time; 0: none. Crossbar only. */
+                                       cloud's rate limit): bytes covered by tokens cost
+                                       burst_seconds_per_byte, not G; 0: none. Crossbar
+                                       only. */
+    double burst_seconds_per_byte;  /* the unshaped path's time per byte (what a burst
+                                       costs) */
 } papcoll_sim_model;
 
 

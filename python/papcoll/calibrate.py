@@ -198,6 +198,7 @@ class Calibration:
             "model": {"latency": model.latency, "overhead": model.overhead,
                       "receive_overhead": model.receive_overhead, "gap": model.gap,
                       "burst_bytes": model.burst_bytes,
+                      "burst_seconds_per_byte": model.burst_seconds_per_byte,
                       "seconds_per_byte": model.seconds_per_byte,
                       "reduce_seconds_per_byte": model.reduce_seconds_per_byte,
                       "copy_seconds_per_byte": model.copy_seconds_per_byte},
@@ -273,17 +274,27 @@ def fit(measurements: dict[str, Any], datatype: str | None = None,
     receive = measurements.get("receive_overhead")
     receive_overhead = (float(receive["seconds" if statistic == "median" else
                                       "minimum_seconds"]) if receive else overhead)
+    # a shaped link's bucket lets messages of up to burst_bytes through at the unshaped
+    # path's speed: the slope over the sizes it covers (from SMALL_MESSAGE_BYTES up)
+    covered = [row for row in by_size
+               if SMALL_MESSAGE_BYTES < row["bytes"] <= burst_bytes]
+    burst_per_byte = (max(0.0, _line([row["bytes"] for row in covered],
+                                     [row[one_way] for row in covered])[1])
+                      if len(covered) >= 2 else 0.0)
+
+    def wire(nbytes: float) -> float:
+        return shaped_wire(nbytes, burst_bytes, burst_per_byte, per_byte)
+
     # L + o_r is what a small one-way message costs beyond the sender's o
-    rest = max(0.0, float(numpy.median(
-        [row[one_way] - max(0.0, row["bytes"] - burst_bytes) * per_byte for row in small]))
-        - overhead)
+    rest = max(0.0, float(numpy.median([row[one_way] - wire(row["bytes"]) for row in small]))
+               - overhead)
     receive_overhead = min(receive_overhead, rest)
     latency = rest - receive_overhead
     model = SimModel(latency=latency, overhead=overhead, gap=0.0, seconds_per_byte=per_byte,
                      reduce_seconds_per_byte=reduce[datatype],
                      copy_seconds_per_byte=float(measurements["copy"]["seconds_per_byte"]),
                      eager_limit_bytes=-1, receive_overhead=receive_overhead,
-                     burst_bytes=burst_bytes)
+                     burst_bytes=burst_bytes, burst_seconds_per_byte=burst_per_byte)
     predicted_ping_pong, predicted_fan_out = _predicted(model, ping_pong, fan_out)
     split = len(ping_pong)
     ping_pong_residuals = Residuals.of(predicted_ping_pong, measured[:split])
@@ -306,6 +317,9 @@ def fit(measurements: dict[str, Any], datatype: str | None = None,
         Parameter("seconds_per_byte", per_byte, "s/B",
                   f"ping-pong slope from {LARGE_MESSAGE_BYTES >> 20} MiB (G, beta)",
                   ping_pong_residuals),
+        *([Parameter("burst_seconds_per_byte", burst_per_byte, "s/B",
+                     f"ping-pong slope within the {burst_bytes:g}-byte bucket",
+                     ping_pong_residuals)] if burst_bytes > 0 else []),
         Parameter("reduce_seconds_per_byte", reduce[datatype], "s/B",
                   f"MPI_Reduce_local, {datatype} (gamma)"),
         Parameter("copy_seconds_per_byte", model.copy_seconds_per_byte, "s/B", "memcpy"),
@@ -324,6 +338,19 @@ def measured_times(calibration: Calibration) -> tuple[list[float], list[float]]:
             [row[done] for row in calibration.measurements["fan_out"]])
 
 
+def shaped_wire(nbytes: float, burst_bytes: float, burst_seconds_per_byte: float,
+                seconds_per_byte: float) -> float:
+    """Wire seconds of one message through a full token bucket (the simulator's
+    transfer.c): the bucket's bytes go at the burst's speed and refill meanwhile, so they
+    carry B G / (G - G_b) bytes; the rest pays G."""
+    if burst_bytes <= 0:
+        return nbytes * seconds_per_byte
+    carried = (burst_bytes * seconds_per_byte / (seconds_per_byte - burst_seconds_per_byte)
+               if burst_seconds_per_byte < seconds_per_byte else nbytes)
+    covered = min(nbytes, carried)
+    return covered * burst_seconds_per_byte + (nbytes - covered) * seconds_per_byte
+
+
 def _predicted(model: SimModel, ping_pong: Sequence[dict[str, Any]],
                fan_out: Sequence[dict[str, Any]]) -> tuple[list[float], list[float]]:
     """The model's one-way ping-pong times (L + o + o_r + bytes G) and fan-out times
@@ -331,8 +358,9 @@ def _predicted(model: SimModel, ping_pong: Sequence[dict[str, Any]],
     2 L + (b + 1) o + 2 o_r + 16 G) at the measured points, in their order."""
     receive = float(model.receive_overhead or 0.0)
 
-    def wire(nbytes: float) -> float:  # a full token bucket (burst_bytes) passes for free
-        return max(0.0, nbytes - model.burst_bytes) * model.seconds_per_byte
+    def wire(nbytes: float) -> float:  # a full token bucket lets burst_bytes go unshaped
+        return shaped_wire(nbytes, model.burst_bytes, model.burst_seconds_per_byte,
+                           model.seconds_per_byte)
 
     return ([model.latency + model.overhead + receive + wire(row["bytes"]) for row in ping_pong],
             [2 * model.latency + (row["messages"] + 1) * model.overhead + 2 * receive

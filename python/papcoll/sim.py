@@ -11,6 +11,7 @@ Model parameters (SI units) and their names in `--param`:
   reduce_seconds_per_byte (gamma), copy_seconds_per_byte (copy)
   eager_limit_bytes (eager)     larger messages wait for their receive (-1: all eager)
   burst_bytes (burst)           a token bucket per NIC side: a shaped link (0: none)
+  burst_seconds_per_byte        what a byte the bucket covers costs (the unshaped path)
 These presets are crossbars; network.py adds topologies (geo-2site, files).
 """
 
@@ -47,14 +48,16 @@ class SimModel:
     # end, LogP's usual simplification and every preset's)
     receive_overhead: float | None = None
     # a token bucket of this many bytes on each NIC side (a shaped link: the testbed's tbf);
-    # 0: none. Crossbar only.
+    # 0: none. Crossbar only. Bytes the bucket covers cost burst_seconds_per_byte each.
     burst_bytes: float = 0.0
+    burst_seconds_per_byte: float = 0.0
 
     def __post_init__(self) -> None:
         if self.receive_overhead is None:
             object.__setattr__(self, "receive_overhead", self.overhead)
         for name in ("latency", "overhead", "receive_overhead", "gap", "seconds_per_byte",
-                     "reduce_seconds_per_byte", "copy_seconds_per_byte", "burst_bytes"):
+                     "reduce_seconds_per_byte", "copy_seconds_per_byte", "burst_bytes",
+                     "burst_seconds_per_byte"):
             real_number(getattr(self, name), f"SimModel.{name}", 0.0)
         whole_number(self.eager_limit_bytes, "SimModel.eager_limit_bytes", -1,
                      _MAX_EAGER_LIMIT_BYTES)
@@ -123,6 +126,7 @@ _PARAMETER_NAMES = {
     "copy_seconds_per_byte": "copy_seconds_per_byte", "copy": "copy_seconds_per_byte",
     "eager_limit_bytes": "eager_limit_bytes", "eager": "eager_limit_bytes",
     "burst_bytes": "burst_bytes", "burst": "burst_bytes",
+    "burst_seconds_per_byte": "burst_seconds_per_byte",
 }
 
 

@@ -342,7 +342,9 @@ static int check_model(const papcoll_sim_model *m, char *error, size_t error_siz
                            "model parameter copy_seconds_per_byte"};
     for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
         if (!check_number(names[i], values[i], error, error_size)) return 0;
-    return check_number("model parameter burst_bytes", m->burst_bytes, error, error_size);
+    return check_number("model parameter burst_bytes", m->burst_bytes, error, error_size) &&
+           check_number("model parameter burst_seconds_per_byte", m->burst_seconds_per_byte,
+                        error, error_size);
 }
 
 /* The tree (tree.c) plus what only the simulator needs: finite link and local costs. */

@@ -14,12 +14,14 @@
  *   the later one ends here, so the makespan is the same, only the first one is earlier).
  *   token buckets (model->burst_bytes B > 0, crossbar only): each NIC side has a bucket of
  *   B bytes filling at the link's rate (1 / G bytes per second), as tc's tbf shapes the
- *   testbed's links (docs/testbed.md). Bytes covered by tokens take no wire time, the rest
- *   G each. The state is one number per bucket, the time it is full again (GCRA's
- *   theoretical arrival time): a message of n bytes leaving at t finds
- *   B - max(0, full - t) / G tokens and leaves the bucket full at max(full, t) + n G. So a
- *   message of up to B bytes on an idle link costs only latency, a long one (n - B) G more
- *   than that, and back-to-back messages pay the full rate.
+ *   testbed's links (docs/testbed.md). Bytes covered by tokens go at the unshaped path's
+ *   speed (burst_seconds_per_byte G_b; the bucket refills meanwhile, so k tokens carry
+ *   k G / (G - G_b) bytes), the rest G each, and a bucket in debt delays the
+ *   message until it is out of debt. The state is one number per bucket, the time it is
+ *   full again (GCRA's theoretical arrival time): a message of n bytes leaving at t finds
+ *   k = B - max(0, full - t) / G tokens and leaves the bucket full at max(full, t) + n G.
+ *   So a short message on an idle link costs n G_b, a long one G per byte beyond what the
+ *   bucket carried, and back-to-back messages pay the full rate.
  */
 #include "../tree.h"
 
@@ -29,8 +31,15 @@
 static double shaped_wire(const simulation *s, double *full, double leaves, double bytes,
                           double seconds_per_byte) {
     double backlog = *full > leaves ? *full - leaves : 0;
+    double tokens = s->model->burst_bytes - backlog / seconds_per_byte; /* < 0: in debt */
+    /* The bucket refills while the burst goes out, so k tokens carry k G / (G - G_b)
+     * bytes at the burst's speed G_b before it is empty (all of them if G_b >= G). */
+    double fast = s->model->burst_seconds_per_byte, carried = bytes;
+    if (fast < seconds_per_byte) carried = tokens * seconds_per_byte / (seconds_per_byte - fast);
+    double covered = tokens <= 0 ? 0 : carried < bytes ? carried : bytes;
     *full = max2(*full, leaves) + bytes * seconds_per_byte;
-    return max2(0, (bytes - s->model->burst_bytes) * seconds_per_byte + backlog);
+    return covered * s->model->burst_seconds_per_byte +
+           (bytes - covered + (tokens < 0 ? -tokens : 0)) * seconds_per_byte;
 }
 
 /* A message of `bytes` between ranks on one vertex, or anywhere on a crossbar. */
