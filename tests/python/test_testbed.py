@@ -166,3 +166,35 @@ def test_two_testbeds_get_their_own_names_and_subnets() -> None:
             testbed.down("pt5")
     finally:
         testbed.down("pt4")
+
+
+def test_calibrate_on_the_testbed_finds_the_shaped_rate(tmp_path: Path) -> None:
+    """A 1 Gb/s link carries 1448 bytes of a 1514-byte frame: 8.37 ns a payload byte. The
+    ping-pong's slope must land there, not at shared memory's ~0.1 ns/B."""
+    output = tmp_path / "testbed.json"
+    result = run_papcoll("calibrate", "--testbed", "ethernet-1g", "--ranks", "2", "--quick",
+                         "--datatypes", "float", "--output", str(output))
+    assert result.returncode == 0, result.stderr
+    model = json.loads(output.read_text())["model"]
+    assert 0.9 * 8e-9 <= model["seconds_per_byte"] <= 1.15 * 8e-9, model
+    assert model["burst_bytes"] == testbed.bucket_bytes(1_000_000_000)
+    assert model["overhead"] > 0
+
+
+def test_validate_on_the_testbed_compares_each_case_with_its_simulation() -> None:
+    result = run_papcoll("validate", "--testbed", "ethernet-1g", "--network",
+                         "docs/networks/testbed-1g.json", "--ranks", "2", "--algorithms",
+                         "ring,recursive_doubling", "--sizes", "8,1M", "--modes",
+                         "balanced,one-late", "--max-delay", "5ms", "--iterations", "3",
+                         "--compute-ms", "0", "--json", "-")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert len(report["rows"]) == 2 * 2 * 2
+    for row in report["rows"]:
+        assert row["correct"]
+        assert row["relative_error"] == pytest.approx(
+            (row["simulated_ms"] - row["measured_ms"]) / row["measured_ms"], rel=1e-9)
+        if row["bytes"] == 1 << 20:
+            # a shaped 1 Gb/s link: 1 MiB all-reduced at P = 2 moves 1 MiB each way, which
+            # no run over shared memory (~0.3 ms) comes near
+            assert row["measured_ms"] > 0.5 * (1 << 20) * 8e-9 * 1e3
