@@ -122,7 +122,12 @@ int papcoll_edge(papcoll_comm *pc, double fraction);
 int papcoll_predict_arrival(papcoll_comm *pc, double seconds);
 /* What the last slt or prr call used: *predicted = 1 if it ran on predictions, 0 if it
  * fell back to the ring; arrivals (P entries, may be NULL) gets the predicted arrival of
- * each rank in seconds relative to the earliest, and *tau the tau it used. */
+ * each rank in seconds relative to the earliest, and *tau the tau it used:
+ *   tau = latency + ceil(count / P) x extent x (seconds_per_byte + reduce_seconds_per_byte),
+ * its three numbers measured at the first slt/prr call on pc, or, where rank 0's
+ * environment has PAPCOLL_TAU_MODEL=latency=S,seconds_per_byte=S,reduce_seconds_per_byte=S
+ * (what `papcoll calibrate` prints), taken from there. Malformed PAPCOLL_TAU_MODEL text on
+ * any rank fails slt/prr calls with MPI_ERR_ARG on every rank (src/mpi/monitor.c). */
 int papcoll_last_prediction(const papcoll_comm *pc, int *predicted, double *arrivals,
                             double *tau);
 

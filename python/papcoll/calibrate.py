@@ -32,6 +32,14 @@ Residuals: for each set of measurements, (model - measured) / measured at every 
 table reports their root mean square and the largest magnitude. The reduction and copy
 speeds are measured directly (medians), not fitted, and have no residual.
 
+The arrival monitor (src/mpi/monitor.c) computes its tau from three numbers it measures at
+the first slt/prr call; PAPCOLL_TAU_MODEL gives it this calibration's instead (MonitorModel,
+Calibration.monitor_model): latency = L + o + o_r, the model's one-way small message (the
+monitor's latency is half a round trip of 8 bytes), seconds_per_byte = G and
+reduce_seconds_per_byte = gamma. The text writes each number exactly (repr: strtod reads
+back the same double), and MonitorModel.tau is monitor.c's formula in its order of
+operations, so the tau the library uses is Calibration.tau to the last bit.
+
 Not calibrated: the NIC gap g (written as 0: the fan-out's slope is o + g in the model,
 and the sweep cannot tell them apart) and the eager limit (the base preset's, all eager).
 """
@@ -54,7 +62,7 @@ import numpy
 
 from .bench import DATATYPES
 from .launcher import Launch, mpi_flavor, mpiexec_command
-from .sim import SimModel, tau
+from .sim import SimModel
 
 _ROOT = Path(__file__).resolve().parents[2]
 # The datatype whose reduction speed goes into the model's gamma unless the caller names
@@ -156,6 +164,63 @@ class Parameter:
     residuals: Residuals | None = None
 
 
+# PAPCOLL_TAU_MODEL's names, the arrival monitor's three numbers (src/mpi/monitor.c)
+MONITOR_ENVIRONMENT = "PAPCOLL_TAU_MODEL"
+MONITOR_FIELDS = ("latency", "seconds_per_byte", "reduce_seconds_per_byte")
+
+
+@dataclass(frozen=True)
+class MonitorModel:
+    """The arrival monitor's model of tau (src/mpi/monitor.c), as PAPCOLL_TAU_MODEL gives it:
+    tau = latency + segment bytes x (seconds_per_byte + reduce_seconds_per_byte)."""
+
+    latency: float                  # half a round trip of a small message: L + o + o_r
+    seconds_per_byte: float         # G
+    reduce_seconds_per_byte: float  # gamma of one datatype
+
+    def text(self) -> str:
+        """PAPCOLL_TAU_MODEL's value; repr writes each double so that strtod reads it back
+        exactly."""
+        return ",".join(f"{name}={getattr(self, name)!r}" for name in MONITOR_FIELDS)
+
+    @staticmethod
+    def parse(text: str) -> MonitorModel:
+        """PAPCOLL_TAU_MODEL's value read as monitor.c reads it: each name once, each value a
+        finite number >= 0; ValueError naming the problem otherwise."""
+        values: dict[str, float] = {}
+        for item in text.split(","):
+            name, equals, value = item.partition("=")
+            if name not in MONITOR_FIELDS:
+                raise ValueError(f"{MONITOR_ENVIRONMENT}: unknown name '{name}' (the names "
+                                 f"are {', '.join(MONITOR_FIELDS)})")
+            if name in values:
+                raise ValueError(f"{MONITOR_ENVIRONMENT}: {name} is given twice")
+            if not equals or not value:
+                raise ValueError(f"{MONITOR_ENVIRONMENT}: {name} has no value")
+            try:
+                number = float(value)
+            except ValueError:
+                raise ValueError(f"{MONITOR_ENVIRONMENT}: {name}={value} is not a "
+                                 "number") from None
+            if not math.isfinite(number):
+                raise ValueError(f"{MONITOR_ENVIRONMENT}: {name}={value} is not a finite "
+                                 "number")
+            if number < 0:
+                raise ValueError(f"{MONITOR_ENVIRONMENT}: {name}={value} is negative")
+            values[name] = number
+        missing = [name for name in MONITOR_FIELDS if name not in values]
+        if missing:
+            raise ValueError(f"{MONITOR_ENVIRONMENT}: {missing[0]} is missing")
+        return MonitorModel(**values)
+
+    def tau(self, ranks: int, count: int, elem_size: int) -> float:
+        """monitor.c's tau for `count` elements of `elem_size` bytes on `ranks` ranks, in its
+        order of operations (the segment is ceil(count / P) elements, in integers)."""
+        segment = float(-(-count // ranks) * elem_size)
+        value = self.latency + segment * (self.seconds_per_byte + self.reduce_seconds_per_byte)
+        return value if value > 0 else 1e-9
+
+
 @dataclass(frozen=True)
 class Calibration:
     model: SimModel                              # gamma from `datatype`
@@ -176,19 +241,33 @@ class Calibration:
                              f"{', '.join(self.reduce_seconds_per_byte)})")
         return replace(self.model, reduce_seconds_per_byte=self.reduce_seconds_per_byte[datatype])
 
+    def monitor_model(self, datatype: str | None = None) -> MonitorModel:
+        """The arrival monitor's three numbers from this calibration (see the module's
+        docstring), gamma of `datatype` (default: the model's)."""
+        model = self.model_for(datatype or self.datatype)
+        # L + (o + o_r), grouped as papcoll.sim.tau groups it, so that the two agree exactly
+        return MonitorModel(model.latency + model.overheads, model.seconds_per_byte,
+                            model.reduce_seconds_per_byte)
+
+    def tau_model_text(self, datatype: str | None = None) -> str:
+        """PAPCOLL_TAU_MODEL's value for this calibration."""
+        return self.monitor_model(datatype).text()
+
     def tau(self, ranks: int, count: int, datatype: str | None = None) -> float:
         """The arrival monitor's tau (seed 000 S4: seconds to move and reduce one of P
         segments) for an all-reduce of `count` elements of `datatype` on `ranks` ranks,
-        from this calibration: papcoll.sim.tau on the calibrated model, which is
-        L + o + o_r + segment bytes x (G + gamma), the half round trip the monitor measures
-        itself plus the segment's transfer and reduction."""
+        from this calibration: L + o + o_r + segment bytes x (G + gamma), the half round
+        trip the monitor measures itself plus the segment's transfer and reduction. The
+        library computes the same, bit for bit, under PAPCOLL_TAU_MODEL=tau_model_text(),
+        and papcoll.sim.tau on the calibrated model too."""
         name = datatype or self.datatype
-        return tau(self.model_for(name), ranks, count, DATATYPES[name].size)
+        return self.monitor_model(name).tau(ranks, count, DATATYPES[name].size)
 
     def network(self, description: str | None = None) -> dict[str, Any]:
         """The network file's contents: `papcoll.network.load_network` reads the base and the
         model; the calibration block records what the numbers came from."""
         model = self.model
+        monitor = self.monitor_model()
         library = " ".join(str(self.measurements.get("mpi_library", "MPI")).split())
         return {
             "description": description or (
@@ -211,6 +290,9 @@ class Calibration:
                 "model_datatype": self.datatype,
                 "statistic": self.statistic,
                 "reduce_seconds_per_byte": self.reduce_seconds_per_byte,
+                # the arrival monitor's tau model (src/mpi/monitor.c), gamma of model_datatype
+                "monitor": {**{name: getattr(monitor, name) for name in MONITOR_FIELDS},
+                            "environment": f"{MONITOR_ENVIRONMENT}={monitor.text()}"},
                 "residuals": {"ping_pong": _residual_record(self.ping_pong_residuals),
                               "fan_out": _residual_record(self.fan_out_residuals)},
                 "measurements": self.measurements,

@@ -17,7 +17,6 @@ These presets are crossbars; network.py adds topologies (geo-2site, files).
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -193,8 +192,10 @@ def arrival_pattern(mode: str, ranks: int, max_delay: float, seed: int = 1) -> l
 
 
 def tau(model: SimModel, ranks: int, count: int, elem_size: int) -> float:
-    """Seconds to move and reduce one of P segments under the model (what prr is given)."""
-    segment = math.ceil(count / ranks) * elem_size
+    """Seconds to move and reduce one of P segments under the model (what prr is given): the
+    arrival monitor's formula (src/mpi/monitor.c; papcoll.calibrate.MonitorModel), with its
+    latency L + o + o_r; the segment is ceil(count / P) elements, in integers as there."""
+    segment = -(-count // ranks) * elem_size
     return (model.latency + model.overheads
             + segment * (model.seconds_per_byte + model.reduce_seconds_per_byte)) or 1e-9
 

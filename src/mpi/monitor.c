@@ -32,7 +32,22 @@
  * the first slt/prr call (collective): ranks 0 and 1 ping-pong 8 bytes (latency, best of
  * 20) and 1 MiB (best of 5), and rank 0 times MPI_Reduce_local on 1 MiB of floats;
  * rank 0 broadcasts the three numbers so every rank computes the same
- *   tau = latency + segment_bytes x (seconds_per_byte + reduce_seconds_per_byte).
+ *   tau = latency + segment_bytes x (seconds_per_byte + reduce_seconds_per_byte),
+ * segment_bytes = ceil(count / P) x the datatype's extent.
+ *
+ * PAPCOLL_TAU_MODEL (issue 19): the same three numbers from `papcoll calibrate`, which
+ * prints them from its fitted model (latency = L + o + o_r, the model's one-way small
+ * message, which is what the half round trip measures; seconds_per_byte = G;
+ * reduce_seconds_per_byte = gamma of its datatype), e.g.
+ *   PAPCOLL_TAU_MODEL=latency=8.4e-06,seconds_per_byte=8.37e-09,reduce_seconds_per_byte=6.4e-11
+ * Then nothing is timed: a measurement on a busy machine is noisy, and the calibration's
+ * fit is steadier and is what `papcoll sim` predicts with, so the live tau and the
+ * simulated one agree. Rank 0's setting decides (its numbers are broadcast, as measured
+ * ones are: every rank must build the same schedule); empty is unset. The text must name
+ * each of the three exactly once with a finite number >= 0; anything else fails the call
+ * with MPI_ERR_ARG and a message saying what is wrong, on every rank (one MPI_Allreduce
+ * agrees on it: a rank that failed alone would leave the others waiting in the warm-up).
+ * The warm-up below is still done: the connections need opening whatever gave tau.
  *
  * Warm-up (seed 000 S3): MPI libraries may open a connection at the first message between
  * two processes (TCP between nodes). slt and prr use links that depend on the arrival
@@ -279,11 +294,107 @@ static double best_half_round_trip(papcoll_comm *pc, char *buffer, int bytes, in
     return best;
 }
 
-/* Collective: the latency, bandwidth and reduce speed behind tau (see the header). */
-static int calibrate(papcoll_comm *pc) {
-    monitor_state *m = &pc->monitor;
+/* tau's model in the order of monitor_state and PAPCOLL_TAU_MODEL's names. */
+enum { MODEL_LATENCY, MODEL_SECONDS_PER_BYTE, MODEL_REDUCE_SECONDS_PER_BYTE, MODEL_SIZE };
+static const char *const model_names[MODEL_SIZE] = {"latency", "seconds_per_byte",
+                                                    "reduce_seconds_per_byte"};
+
+/* Parses PAPCOLL_TAU_MODEL's text ("name=value,name=value,name=value") into model[]; 0 and
+ * a reason in why[] if it is malformed. */
+static int parse_tau_model(const char *text, double model[MODEL_SIZE], char *why,
+                           size_t why_size) {
+    int seen[MODEL_SIZE] = {0};
+    const char *item = text;
+    for (;;) {
+        const char *end = strchr(item, ',');
+        if (end == NULL) end = item + strlen(item);
+        const char *equals = memchr(item, '=', (size_t)(end - item));
+        int name_length = (int)((equals ? equals : end) - item);
+        int which = -1;
+        for (int i = 0; i < MODEL_SIZE; i++)
+            if ((size_t)name_length == strlen(model_names[i]) &&
+                strncmp(item, model_names[i], (size_t)name_length) == 0)
+                which = i;
+        if (which < 0) {
+            if (name_length == 0)
+                snprintf(why, why_size, "an item has no name (items are name=value, "
+                                        "separated by commas)");
+            else
+                snprintf(why, why_size, "unknown name '%.*s' (the names are latency, "
+                         "seconds_per_byte, reduce_seconds_per_byte)",
+                         name_length > 40 ? 40 : name_length, item);
+            return 0;
+        }
+        if (seen[which]) {
+            snprintf(why, why_size, "%s is given twice", model_names[which]);
+            return 0;
+        }
+        /* strtod needs a terminated string: copy the value (a number is short) */
+        char number[64];
+        size_t length = equals ? (size_t)(end - equals - 1) : 0;
+        if (length == 0) {
+            snprintf(why, why_size, "%s has no value (write %s=SECONDS)", model_names[which],
+                     model_names[which]);
+            return 0;
+        }
+        if (length >= sizeof number) length = sizeof number - 1; /* then not all parsed */
+        memcpy(number, equals + 1, length);
+        number[length] = '\0';
+        char *stop = NULL;
+        double value = strtod(number, &stop);
+        if (stop == number || *stop != '\0' || (size_t)(end - equals - 1) != length) {
+            snprintf(why, why_size, "%s=%.40s is not a number", model_names[which], number);
+            return 0;
+        }
+        if (!isfinite(value)) {
+            snprintf(why, why_size, "%s=%.40s is not a finite number", model_names[which],
+                     number);
+            return 0;
+        }
+        if (value < 0) {
+            snprintf(why, why_size, "%s=%.40s is negative", model_names[which], number);
+            return 0;
+        }
+        model[which] = value;
+        seen[which] = 1;
+        if (*end == '\0') break;
+        item = end + 1;
+    }
+    for (int i = 0; i < MODEL_SIZE; i++)
+        if (!seen[i]) {
+            snprintf(why, why_size, "%s is missing (give latency, seconds_per_byte and "
+                     "reduce_seconds_per_byte)", model_names[i]);
+            return 0;
+        }
+    return 1;
+}
+
+/* Collective: PAPCOLL_TAU_MODEL read on every rank; *given says whether rank 0 has one.
+ * Malformed text on any rank is an error on every rank. */
+static int read_tau_model(papcoll_comm *pc, double model[MODEL_SIZE], int *given) {
+    const char *text = getenv("PAPCOLL_TAU_MODEL");
+    int set = text != NULL && text[0] != '\0';
+    char why[200] = "";
+    int malformed = set && !parse_tau_model(text, model, why, sizeof why);
+    /* MPI_MIN of {the lowest rank with malformed text, else P; 0 if rank 0 has a model} */
+    int mine[2] = {malformed ? pc->rank : pc->size, pc->rank == 0 && set ? 0 : 1};
+    int agreed[2];
+    int code = MPI_Allreduce(mine, agreed, 2, MPI_INT, MPI_MIN, pc->monitor.comm);
+    if (code != MPI_SUCCESS)
+        return record_error(code, "papcoll: agreeing on PAPCOLL_TAU_MODEL failed");
+    if (malformed)
+        return record_error(MPI_ERR_ARG, "papcoll: PAPCOLL_TAU_MODEL='%.80s' on rank %d: %s",
+                            text, pc->rank, why);
+    if (agreed[0] < pc->size)
+        return record_error(MPI_ERR_ARG, "papcoll: PAPCOLL_TAU_MODEL is malformed on rank %d "
+                            "(its error says how); every rank stops", agreed[0]);
+    *given = agreed[1] == 0;
+    return MPI_SUCCESS;
+}
+
+/* Rank 0's measured model (see the header); ranks 0 and 1 ping-pong. */
+static int measure_tau_model(papcoll_comm *pc, double model[MODEL_SIZE]) {
     enum { LARGE = 1 << 20 };
-    double model[3] = {1e-6, 1e-10, 1e-10};
     char *buffer = calloc(LARGE, 1);
     float *accumulator = calloc(LARGE / sizeof(float), sizeof(float));
     if (buffer == NULL || accumulator == NULL) {
@@ -295,8 +406,8 @@ static int calibrate(papcoll_comm *pc) {
         double latency = best_half_round_trip(pc, buffer, 8, 20);
         double large = best_half_round_trip(pc, buffer, LARGE, 5);
         if (pc->rank == 0) {
-            model[0] = latency;
-            model[1] = large > latency ? (large - latency) / LARGE : 1e-12;
+            model[MODEL_LATENCY] = latency;
+            model[MODEL_SECONDS_PER_BYTE] = large > latency ? (large - latency) / LARGE : 1e-12;
         }
     }
     if (pc->rank == 0) {
@@ -307,11 +418,23 @@ static int calibrate(papcoll_comm *pc) {
             double elapsed = MPI_Wtime() - start;
             if (elapsed < best) best = elapsed;
         }
-        model[2] = best / LARGE;
+        model[MODEL_REDUCE_SECONDS_PER_BYTE] = best / LARGE;
     }
     free(buffer);
     free(accumulator);
-    int code = MPI_Bcast(model, 3, MPI_DOUBLE, 0, m->comm);
+    return MPI_SUCCESS;
+}
+
+/* Collective: the latency, bandwidth and reduce speed behind tau (see the header), from
+ * PAPCOLL_TAU_MODEL or measured. */
+static int calibrate(papcoll_comm *pc) {
+    monitor_state *m = &pc->monitor;
+    double model[MODEL_SIZE] = {1e-6, 1e-10, 1e-10};
+    int given = 0;
+    int code = read_tau_model(pc, model, &given);
+    if (code != MPI_SUCCESS) return code;
+    if (!given && (code = measure_tau_model(pc, model)) != MPI_SUCCESS) return code;
+    code = MPI_Bcast(model, MODEL_SIZE, MPI_DOUBLE, 0, m->comm);
     if (code != MPI_SUCCESS) return record_error(code, "papcoll: calibrating tau failed");
     /* warm-up: one empty message each way between every pair of ranks (see the header).
      * Its tag may also be a schedule tag on pc->comm; MPI matches messages of one sender and
@@ -328,9 +451,9 @@ static int calibrate(papcoll_comm *pc) {
     code = MPI_Waitall(posted, requests, MPI_STATUSES_IGNORE);
     free(requests);
     if (code != MPI_SUCCESS) return record_error(code, "papcoll: connection warm-up failed");
-    m->latency = model[0];
-    m->seconds_per_byte = model[1];
-    m->reduce_seconds_per_byte = model[2];
+    m->latency = model[MODEL_LATENCY];
+    m->seconds_per_byte = model[MODEL_SECONDS_PER_BYTE];
+    m->reduce_seconds_per_byte = model[MODEL_REDUCE_SECONDS_PER_BYTE];
     m->calibrated = 1;
     return MPI_SUCCESS;
 }

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from papcoll.calibrate import fit, measure, measured_times, predicted_times
+from papcoll.calibrate import MonitorModel, fit, measure, measured_times, predicted_times
 from papcoll.network import NetworkError, load_network
 from papcoll.sim import SimModel, tau
 
@@ -137,6 +137,80 @@ def test_tau_comes_from_the_calibrated_model():
     assert calibration.tau(4, 1 << 20, "double") == pytest.approx(expected)
     with pytest.raises(ValueError, match="not measured"):
         calibration.tau(4, 1024, "int8")
+
+
+@pytest.mark.parametrize("model", [
+    SimModel(latency=1e-6, overhead=0.5e-6, seconds_per_byte=1e-10,
+             reduce_seconds_per_byte=3e-10),
+    SimModel(latency=2e-6, overhead=7e-6, receive_overhead=1.3e-6, seconds_per_byte=8.37e-9,
+             reduce_seconds_per_byte=6.4e-11, copy_seconds_per_byte=2e-11),
+], ids=["one-overhead", "tcp-testbed"])
+def test_the_monitor_model_is_the_calibrated_tau(model):
+    calibration = fit(_measurements_of(model))
+    fitted = calibration.model
+    monitor = calibration.monitor_model()
+    # the monitor's latency is a half round trip: the model's one-way small message
+    assert monitor.latency == fitted.latency + fitted.overheads
+    assert monitor.latency == pytest.approx(model.latency + model.overheads, rel=1e-6)
+    assert monitor.seconds_per_byte == fitted.seconds_per_byte
+    assert monitor.reduce_seconds_per_byte == fitted.reduce_seconds_per_byte
+    # the text parses back to the same doubles (as strtod reads them in monitor.c)
+    text = calibration.tau_model_text()
+    assert text.startswith("latency=") and text.count(",") == 2
+    assert MonitorModel.parse(text) == monitor
+    assert MonitorModel.parse(calibration.tau_model_text("double")).reduce_seconds_per_byte \
+        == 1e-10
+    for ranks, count, datatype in [(2, 1, "float"), (4, 1 << 20, "float"), (3, 1001, "double"),
+                                   (7, 10 ** 9 + 7, "float")]:
+        numbers = MonitorModel.parse(calibration.tau_model_text(datatype))
+        elem_size = 4 if datatype == "float" else 8
+        segment = float(-(-count // ranks) * elem_size)  # ceil(count / P) x size, as in C
+        c_formula = numbers.latency + segment * (numbers.seconds_per_byte
+                                                 + numbers.reduce_seconds_per_byte)
+        assert calibration.tau(ranks, count, datatype) == c_formula
+        assert tau(calibration.model_for(datatype), ranks, count, elem_size) == c_formula
+
+
+def test_the_network_file_records_the_monitor_model():
+    calibration = fit(_measurements_of(SimModel(latency=1e-6, overhead=0.5e-6,
+                                                seconds_per_byte=1e-10,
+                                                reduce_seconds_per_byte=3e-10)))
+    record = calibration.network()["calibration"]["monitor"]
+    assert record["environment"] == "PAPCOLL_TAU_MODEL=" + calibration.tau_model_text()
+    assert MonitorModel(record["latency"], record["seconds_per_byte"],
+                        record["reduce_seconds_per_byte"]) == calibration.monitor_model()
+
+
+def test_the_command_prints_the_monitor_model_it_records(calibrated):
+    # the export line, whole on one line whatever the terminal's width
+    lines = [line for line in calibrated["stdout"].splitlines()
+             if line.startswith("export PAPCOLL_TAU_MODEL=")]
+    assert len(lines) == 1
+    printed = MonitorModel.parse(lines[0].removeprefix("export PAPCOLL_TAU_MODEL="))
+    record = calibrated["record"]["calibration"]["monitor"]
+    assert record["environment"] == lines[0].removeprefix("export ")
+    model = calibrated["record"]["model"]
+    assert printed == MonitorModel(record["latency"], record["seconds_per_byte"],
+                                   record["reduce_seconds_per_byte"])
+    assert printed.latency == model["latency"] + (model["overhead"]
+                                                  + model["receive_overhead"])
+    assert printed.seconds_per_byte == model["seconds_per_byte"]
+    assert printed.reduce_seconds_per_byte == model["reduce_seconds_per_byte"]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("latency=1e-6,seconds_per_byte=1e-9,reduce_seconds_per_byte=1e-10,gap=0",
+     "unknown name 'gap'"),
+    ("latency=,seconds_per_byte=1e-9,reduce_seconds_per_byte=1e-10", "latency has no value"),
+    ("latency=1e-6,seconds_per_byte=-1e-9,reduce_seconds_per_byte=1e-10", "is negative"),
+    ("latency=nan,seconds_per_byte=1e-9,reduce_seconds_per_byte=1e-10", "not a finite"),
+    ("latency=1e-6,seconds_per_byte=1e-9", "reduce_seconds_per_byte is missing"),
+    ("latency=1e-6,latency=1e-6,seconds_per_byte=1e-9,reduce_seconds_per_byte=0",
+     "given twice"),
+])
+def test_a_malformed_monitor_model_is_refused(text, message):
+    with pytest.raises(ValueError, match=message):
+        MonitorModel.parse(text)
 
 
 @pytest.mark.parametrize(("arguments", "message"), [

@@ -11,7 +11,13 @@ from rich.console import Console
 from rich.table import Table
 
 from ..bench import DATATYPES
-from ..calibrate import DEFAULT_DATATYPE, STATISTICS, Calibration, calibrate
+from ..calibrate import (
+    DEFAULT_DATATYPE,
+    MONITOR_ENVIRONMENT,
+    STATISTICS,
+    Calibration,
+    calibrate,
+)
 from .options import (
     EXIT_OK,
     UsageError,
@@ -94,6 +100,11 @@ def print_table(calibration: Calibration, console: Console) -> None:
     console.print(f"alpha_p = latency, alpha_r = overhead (seed 004); alpha_p / alpha_r = "
                   f"{ratio}. Not measured: gap (0), eager limit (all eager). burst_bytes: "
                   f"{model.burst_bytes:g} (a testbed's token bucket, set when it shapes links).")
+    # on a line of its own, never wrapped, so that it can be pasted into a shell
+    console.print(f"the arrival monitor (slt, prr) takes this calibration's tau "
+                  f"(gamma of {calibration.datatype}) with:")
+    console.print(f"export {MONITOR_ENVIRONMENT}={calibration.tau_model_text()}",
+                  soft_wrap=True, markup=False, highlight=False)
 
 
 def command_calibrate(arguments: argparse.Namespace) -> int:
