@@ -65,7 +65,10 @@ class ValidateOptions:
     max_delays_ms: Sequence[float] = (1.0,)  # one-late and rand-late; balanced has 0
     iterations: int = 10
     warmup: int = 2
-    compute_ms: float = 20.0
+    # 0: back to back. The bench's compute phase sleeps, and on this VM the first message
+    # after a 10 ms sleep cost ~150 us more (8 B recursive doubling at P = 2 on the testbed:
+    # 14 us back to back, 173 us after sleeping): the wake-up of an idle core, not the network.
+    compute_ms: float = 0.0
     seed: int = 1
     timeout: float = 3600.0  # seconds, per papcoll-bench job
 

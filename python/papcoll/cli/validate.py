@@ -71,8 +71,10 @@ def add_parser(commands: Any) -> None:
                          default=10, help="timed iterations per case (default 10)")
     command.add_argument("--warmup", type=integer_in_range("warm-up", 0, INT32_MAX),
                          default=2, help="untimed iterations first (default 2)")
-    command.add_argument("--compute-ms", type=float, default=20.0,
-                         help="emulated compute phase per iteration (default 20)")
+    command.add_argument("--compute-ms", type=float, default=0.0,
+                         help="emulated compute phase per iteration (default 0: a rank that "
+                              "sleeps pays some 150 us on this VM's first message after "
+                              "waking, which no model of the network has; docs/simulator.md)")
     command.add_argument("--seed", type=integer_in_range("seed", 0, INT32_MAX), default=1,
                          help="for rand-late delays (default 1)")
     command.add_argument("--timeout", type=float, default=3600,
