@@ -18,7 +18,6 @@ from __future__ import annotations
 import ctypes
 import json
 import math
-import os
 import re
 import subprocess
 import tempfile
@@ -28,12 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .launcher import Launch, mpi_flavor, mpiexec_command
+from .launcher import Launch, mpiexec_command, program_path
 
 DEFAULT_BASELINE = "native"
 # seed 000 S3's saving (saving_summary) is measured against papcoll's ring
 RING = "ring"
-_ROOT = Path(__file__).resolve().parents[2]
 OPS = ("sum", "prod", "min", "max", "band", "bor", "bxor")
 BITWISE_OPS = ("band", "bor", "bxor")
 
@@ -81,24 +79,9 @@ DATATYPES = _datatypes()
 
 
 def bench_program() -> Path:
-    """The papcoll-bench of this MPI's build: $PAPCOLL_BENCH, else build/<mpi>/ in the source
-    tree this package runs from, else the one pip installed with the package, else the one on
-    PATH."""
-    if "PAPCOLL_BENCH" in os.environ:
-        return Path(os.environ["PAPCOLL_BENCH"])
-    built = _ROOT / "build" / mpi_flavor() / "papcoll-bench"
-    if built.exists():
-        return built
-    installed = Path(__file__).resolve().parent / "_lib" / "papcoll-bench"
-    if installed.exists():
-        return installed
-    from shutil import which
-
-    found = which("papcoll-bench")
-    if found is None:
-        raise FileNotFoundError(f"papcoll-bench not found (looked in {built.parent} and PATH): "
-                                "run `make build` or set PAPCOLL_BENCH")
-    return Path(found)
+    """The papcoll-bench of this MPI's build (launcher.program_path: $PAPCOLL_BENCH, the
+    build tree, the pip install, PATH)."""
+    return program_path("papcoll-bench", "PAPCOLL_BENCH")
 
 
 def add_speedups(rows: list[dict[str, Any]], baseline: str = DEFAULT_BASELINE) -> None:

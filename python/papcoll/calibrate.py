@@ -49,7 +49,6 @@ from __future__ import annotations
 import datetime
 import json
 import math
-import os
 import platform
 import subprocess
 import tempfile
@@ -61,10 +60,9 @@ from typing import Any
 import numpy
 
 from .bench import DATATYPES
-from .launcher import Launch, mpi_flavor, mpiexec_command
+from .launcher import Launch, mpiexec_command, program_path
 from .sim import SimModel
 
-_ROOT = Path(__file__).resolve().parents[2]
 # The datatype whose reduction speed goes into the model's gamma unless the caller names
 # another: papcoll-bench's default and the monitor's own calibration (src/mpi/monitor.c).
 DEFAULT_DATATYPE = "float"
@@ -81,24 +79,9 @@ STATISTICS = {"median": ("one_way_seconds", "done_seconds"),
 
 
 def calibrate_program() -> Path:
-    """papcoll-calibrate of this MPI's build: $PAPCOLL_CALIBRATE, else build/<mpi>/ in the
-    source tree this package runs from, else the one pip installed with the package, else the
-    one on PATH (the same search as papcoll.bench.bench_program)."""
-    if "PAPCOLL_CALIBRATE" in os.environ:
-        return Path(os.environ["PAPCOLL_CALIBRATE"])
-    built = _ROOT / "build" / mpi_flavor() / "papcoll-calibrate"
-    if built.exists():
-        return built
-    installed = Path(__file__).resolve().parent / "_lib" / "papcoll-calibrate"
-    if installed.exists():
-        return installed
-    from shutil import which
-
-    found = which("papcoll-calibrate")
-    if found is None:
-        raise FileNotFoundError(f"papcoll-calibrate not found (looked in {built.parent} and "
-                                "PATH): run `make build` or set PAPCOLL_CALIBRATE")
-    return Path(found)
+    """The papcoll-calibrate of this MPI's build (launcher.program_path:
+    $PAPCOLL_CALIBRATE, the build tree, the pip install, PATH)."""
+    return program_path("papcoll-calibrate", "PAPCOLL_CALIBRATE")
 
 
 def check_datatypes(datatypes: Sequence[str]) -> list[str]:

@@ -43,6 +43,27 @@ def mpiexec_path() -> Path:
     return Path(found)
 
 
+def program_path(name: str, variable: str) -> Path:
+    """One of papcoll's MPI programs (papcoll-bench, papcoll-calibrate) of this MPI's build:
+    $VARIABLE, else build/<mpi>/ in the source tree this package runs from, else the one pip
+    installed with the package, else the one on PATH."""
+    if variable in os.environ:
+        return Path(os.environ[variable])
+    built = Path(__file__).resolve().parents[2] / "build" / mpi_flavor() / name
+    if built.exists():
+        return built
+    installed = Path(__file__).resolve().parent / "_lib" / name
+    if installed.exists():
+        return installed
+    from shutil import which
+
+    found = which(name)
+    if found is None:
+        raise FileNotFoundError(f"{name} not found (looked in {built.parent} and PATH): run "
+                                f"`make build` or set {variable}")
+    return Path(found)
+
+
 @functools.cache
 def mpi_flavor(mpiexec: str | None = None) -> str:
     """'openmpi' or 'mpich' (Hydra), from `mpiexec --version`."""
