@@ -38,6 +38,7 @@ command stops with a message that names what is missing.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -267,21 +268,28 @@ def up(network_name: str, hosts: int = 0, *, name: str | None = None,
        ranks: int | None = None) -> Plan:
     """Builds a testbed and returns its plan; on any failure removes what it made."""
     require_support()
-    name = name or _free_name()
-    if _state_file(name).exists():
-        raise TestbedError(f"a testbed named '{name}' exists: `papcoll testbed down --name "
-                           f"{name}` first, or give another --name")
-    testbed = plan(network_name, name, hosts, ranks)
-    in_the_way = [device for device in testbed.bridges + [link.outer for link in testbed.links]
-                  + [link.inner for link in testbed.links if link.namespace is None]
-                  if Path(f"/sys/class/net/{device}").exists()]
-    present = set(_run(["ip", "netns", "list"], check=False).stdout.split())
-    in_the_way += [namespace for namespace in testbed.namespaces if namespace in present]
-    if in_the_way:  # not ours: `down` would remove it
-        raise TestbedError(f"{in_the_way[0]} exists already (not made by a testbed papcoll "
-                           "knows of): remove it or give another --name")
+    if Path(network_name).suffix in (".json", ".toml"):  # the state outlives the directory
+        network_name = str(Path(network_name).resolve())
     STATE_DIRECTORY.mkdir(parents=True, exist_ok=True)
-    _state_file(name).write_text(json.dumps(asdict(testbed), indent=1))
+    # Two papcoll processes may make testbeds at once: choosing a name and a subnet and
+    # writing the state that claims them happen under one lock.
+    with (STATE_DIRECTORY / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        name = name or _free_name()
+        if _state_file(name).exists():
+            raise TestbedError(f"a testbed named '{name}' exists: `papcoll testbed down "
+                               f"--name {name}` first, or give another --name")
+        testbed = plan(network_name, name, hosts, ranks)
+        in_the_way = [device for device in
+                      testbed.bridges + [link.outer for link in testbed.links]
+                      + [link.inner for link in testbed.links if link.namespace is None]
+                      if Path(f"/sys/class/net/{device}").exists()]
+        present = set(_run(["ip", "netns", "list"], check=False).stdout.split())
+        in_the_way += [namespace for namespace in testbed.namespaces if namespace in present]
+        if in_the_way:  # not ours: `down` would remove it
+            raise TestbedError(f"{in_the_way[0]} exists already (not made by a testbed "
+                               "papcoll knows of): remove it or give another --name")
+        _state_file(name).write_text(json.dumps(asdict(testbed), indent=1))
     try:
         for bridge in testbed.bridges:
             _run(["ip", "link", "add", bridge, "type", "bridge"])
