@@ -198,3 +198,18 @@ def test_validate_on_the_testbed_compares_each_case_with_its_simulation() -> Non
             # a shaped 1 Gb/s link: 1 MiB all-reduced at P = 2 moves 1 MiB each way, which
             # no run over shared memory (~0.3 ms) comes near
             assert row["measured_ms"] > 0.5 * (1 << 20) * 8e-9 * 1e3
+
+
+def test_testbeds_made_at_the_same_time_get_different_names_and_subnets() -> None:
+    """`papcoll bench --testbed` in two terminals: both pick a default name and a subnet."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as pool:
+        plans = list(pool.map(lambda _: testbed.up("ethernet-1g", 2), range(2)))
+    try:
+        assert plans[0].name != plans[1].name
+        assert plans[0].subnet != plans[1].subnet
+        assert all(testbed.missing_pieces(plan) == [] for plan in plans)
+    finally:
+        for plan in plans:
+            testbed.down(plan.name)
