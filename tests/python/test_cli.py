@@ -178,12 +178,18 @@ def test_every_option_of_every_subcommand_has_help():
                     if isinstance(action, argparse._SubParsersAction))
     assert set(commands.choices) >= {"algorithms", "verify", "schedule", "bench", "sim",
                                      "schedules", "search", "reproduce", "demo"}
-    for name, parser in commands.choices.items():
+    parsers = list(commands.choices.items())
+    while parsers:  # and the actions of subcommands that have their own (testbed up, ...)
+        name, parser = parsers.pop()
         for action in parser._actions:
             assert action.help, f"papcoll {name} {action.option_strings or action.dest}"
+            if isinstance(action, argparse._SubParsersAction):
+                parsers += [(f"{name} {sub}", below) for sub, below in action.choices.items()]
         options = {option for action in parser._actions for option in action.option_strings}
         assert "--dtype" not in options
-        assert "--json" in options, name
+        dispatches = any(isinstance(action, argparse._SubParsersAction)
+                         for action in parser._actions)
+        assert "--json" in options or dispatches, name
 
 
 def test_the_library_does_not_import_the_command_line():

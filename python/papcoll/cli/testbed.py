@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from dataclasses import asdict
 from typing import Any
 
 from rich.console import Console
@@ -39,7 +40,8 @@ def add_parser(commands: Any) -> None:
                     "namespace per host of a network (preset or file, as `papcoll sim "
                     "--network`), bridges for its switches, links shaped with tc tbf. Needs "
                     "root.")
-    actions = testbed.add_subparsers(dest="action", required=True, metavar="ACTION")
+    actions = testbed.add_subparsers(dest="action", required=True, metavar="ACTION",
+                                     help="up, down, status or check")
     make = actions.add_parser("up", help="build a testbed")
     make.add_argument("--network", required=True,
                       help="preset or .json / .toml network file whose hosts, switches and "
@@ -47,10 +49,12 @@ def add_parser(commands: Any) -> None:
     make.add_argument("--hosts", type=integer_in_range("hosts", 1, MAX_HOSTS), required=True,
                       help=f"how many of the network's hosts to build (1..{MAX_HOSTS})")
     make.add_argument("--name", help="1-6 letters or digits (default: t0, t1, ...)")
+    add_json(make, "the testbed's plan (names, addresses, link rates)")
     remove = actions.add_parser("down", help="remove a testbed (safe to repeat)")
     which = remove.add_mutually_exclusive_group(required=True)
     which.add_argument("--name", help="the testbed to remove")
     which.add_argument("--all", action="store_true", help="remove every testbed")
+    add_json(remove, "the names removed")
     show = actions.add_parser("status", help="list the testbeds and what they hold")
     add_json(show, "the testbeds")
     check = actions.add_parser("check", help="stream between two hosts: the shaped rate?")
@@ -78,6 +82,8 @@ def command_testbed(arguments: argparse.Namespace) -> int:
     require_support()
     if arguments.action == "up":
         plan = up(arguments.network, arguments.hosts, name=arguments.name)
+        if arguments.json:
+            write_json(asdict(plan), arguments.json)
         console.print(_host_table(plan))
         argv, environment = Testbed(plan).mpiexec_command(plan.ranks, ["PROGRAM"])
         settings = " ".join(f"{key}={value}" for key, value in environment.items()
@@ -87,8 +93,11 @@ def command_testbed(arguments: argparse.Namespace) -> int:
         return EXIT_OK
     if arguments.action == "down":
         names = [plan.name for plan in existing()] if arguments.all else [arguments.name]
+        removed = [name for name in names if down(name)]
         for name in names:
-            console.print(f"testbed {name}: " + ("removed" if down(name) else "not found"))
+            console.print(f"testbed {name}: " + ("removed" if name in removed else "not found"))
+        if arguments.json:
+            write_json(removed, arguments.json)
         return EXIT_OK
     if arguments.action == "status":
         plans = existing()
