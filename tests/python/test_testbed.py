@@ -213,3 +213,24 @@ def test_testbeds_made_at_the_same_time_get_different_names_and_subnets() -> Non
     finally:
         for plan in plans:
             testbed.down(plan.name)
+
+
+@pytest.mark.parametrize("arguments", [
+    ["testbed", "status"],
+    ["testbed", "up", "--network", "ethernet-1g", "--hosts", "2"],
+    ["bench", "--testbed", "ethernet-1g", "--ranks", "2"],
+    ["calibrate", "--testbed", "ethernet-1g", "--quick"],
+])
+def test_without_root_every_testbed_command_says_what_is_missing(arguments: list[str]) -> None:
+    """The same commands as an unprivileged user (setpriv drops root): exit 2, a message."""
+    import shutil
+
+    if shutil.which("setpriv") is None:
+        pytest.skip("setpriv (util-linux) is not installed")
+    result = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                             str(VENV_BIN / "papcoll"), *arguments], capture_output=True,
+                            text=True, timeout=COMMAND_TIMEOUT_SECONDS)
+    if "Permission denied" in result.stderr and "needs root" not in result.stderr:
+        pytest.skip("the unprivileged user cannot read this checkout or its venv")
+    assert result.returncode == 2, result.stderr
+    assert "needs root" in result.stderr and "CAP_NET_ADMIN" in result.stderr
