@@ -11,7 +11,8 @@
  *      powers of 4): one-way time = round trip / 2. A sample averages several round trips
  *      (more for small messages, so the clock's resolution does not matter), and the
  *      number of samples falls with the size so the whole sweep takes about a second.
- *      The simulator's one message costs latency + 2 overhead + bytes x seconds_per_byte.
+ *      The simulator's one message costs latency + overhead + receive_overhead + bytes x
+ *      seconds_per_byte (with a shaped link's bucket, fewer of the bytes pay the rate).
  *
  *   2. Fan-out (seed 004 S5.1, "multicast"): rank 0 posts b messages of 8 bytes with
  *      MPI_Isend back to back, to ranks 1, 2, ..., P-1, 1, 2, ... (round robin, so P = 2
@@ -24,10 +25,10 @@
  *      messages the cost alpha_p + b alpha_r, found by linear regression over b = 1..8.
  *      Choice: the seed times DMAPP puts, whose completion is remote; MPI's Isend
  *      completes locally, so we add the answer to see the message arrive. In the
- *      simulator's model (latency L = alpha_p, overhead o = alpha_r, charged at both ends)
- *      done(b) = 2 L + (b + 3) o + 16 G: the b sends' o, L, o to receive, o to send the
- *      answer, L, o to receive it. The fit (calibrate.py) takes L, o and G from the
- *      ping-pong and the fan-out together.
+ *      simulator's model (latency L = alpha_p, the sender's overhead o = alpha_r, the
+ *      receiver's o_r) done(b) = 2 L + (b + 1) o + 2 o_r + 16 G: the b sends' o, L, o_r to
+ *      receive, o to send the answer, L, o_r to receive it. The fit (calibrate.py) takes o
+ *      from the slope in b, G from the large ping-pongs, L + o_r from the small ones.
  *
  *   2b. Receive overhead (LogP's o_r): rank 0 times MPI_Recv of an 8-byte message that
  *      has had 200 us to arrive (receive_overhead below). With it the fit can tell the

@@ -59,7 +59,7 @@ from typing import Any
 
 import numpy
 
-from .bench import DATATYPES
+from .bench import DATATYPES, stop_job
 from .launcher import Launch, mpiexec_command, program_path
 from .sim import SimModel
 
@@ -108,14 +108,19 @@ def measure(ranks: int = 2, quick: bool = False, datatypes: Sequence[str] | None
         program = [str(calibrate_program()), "--json", str(json_path),
                    "--datatypes", ",".join(names), *(["--quick"] if quick else [])]
         argv, environment = launch(ranks, program)
+        process = subprocess.Popen(argv, env=environment, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
         try:
-            finished = subprocess.run(argv, env=environment, capture_output=True, text=True,
-                                      timeout=timeout)
+            stdout, stderr = process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
+            stop_job(process)  # SIGTERM first: mpiexec passes it on to the ranks
             raise RuntimeError(f"papcoll-calibrate did not finish in {timeout:g} s") from None
-        if finished.returncode != 0 or not json_path.exists():
-            raise RuntimeError(f"papcoll-calibrate failed (exit {finished.returncode}):\n"
-                               + (finished.stderr[-3000:] + finished.stdout[-1000:]).strip())
+        except BaseException:
+            stop_job(process)
+            raise
+        if process.returncode != 0 or not json_path.exists():
+            raise RuntimeError(f"papcoll-calibrate failed (exit {process.returncode}):\n"
+                               + (stderr[-3000:] + stdout[-1000:]).strip())
         measured: dict[str, Any] = json.loads(json_path.read_text())
     return measured
 

@@ -38,11 +38,13 @@ command stops with a message that names what is missing.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
@@ -55,7 +57,7 @@ from .launcher import mpi_flavor, mpiexec_path
 from .network import Network, Topology, load_network
 
 STATE_DIRECTORY = Path(os.environ.get("PAPCOLL_TESTBED_STATE", "/run/papcoll/testbeds"))
-# 2 cores cannot drive more; 250 keeps host addresses inside one /24 with room for .254
+# namespaces on a 2-core machine; well inside one /24 (hosts .1 .. .64, mpiexec at .254)
 MAX_HOSTS = 64
 ADDRESS_PREFIX = "10.213"   # 10.213.K.0/24 per testbed
 ROOT_ADDRESS_HOST = 254     # the root namespace's address on the root switch
@@ -110,7 +112,10 @@ class Plan:
 
 
 def _run(argv: Sequence[str], *, check: bool = True) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(list(argv), capture_output=True, text=True, timeout=60)
+    try:
+        result = subprocess.run(list(argv), capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        raise TestbedError(f"`{' '.join(argv)}` did not finish in 60 s") from None
     if check and result.returncode != 0:
         raise TestbedError(f"`{' '.join(argv)}` failed: {result.stderr.strip()}")
     return result
@@ -177,6 +182,11 @@ def _hosts_of(network: Network, hosts: int, ranks: int | None) -> tuple[Topology
                             network.model.latency, per_byte, list(range(1, count + 1)))
         return topology, list(range(1, count + 1))
     layout = network.layout(ranks or hosts)
+    if layout.placement != "block":
+        # mpiexec_command fills hosts in order; another placement would put the ranks
+        # elsewhere than the simulator does
+        raise TestbedError(f"network {network.name}: the testbed places ranks in blocks, host "
+                           f"by host; this file asks for placement {layout.placement!r}")
     host_vertices = [v for v, cores in enumerate(layout.cores) if cores > 0]
     if ranks is None:
         if hosts > len(host_vertices):
@@ -215,7 +225,8 @@ def plan(network_name: str, name: str, hosts: int = 0, ranks: int | None = None)
                            "testbed needs the hosts under a switch")
     switches.remove(root)
     switches.insert(0, root)
-    subnet = next((k for k in range(256) if k not in _used_subnets()), None)
+    used_subnets = _used_subnets()
+    subnet = next((k for k in range(256) if k not in used_subnets), None)
     if subnet is None:
         raise TestbedError(f"every {ADDRESS_PREFIX}.K.0/24 is in use: remove a testbed "
                            "(papcoll testbed down)")
@@ -332,14 +343,26 @@ def down(name: str) -> bool:
     state = _state_file(name)
     if not state.exists():
         return False
-    testbed = load(name)
-    # Deleting a namespace deletes the veth ends in it, and with them their peers.
     present = set(_run(["ip", "netns", "list"], check=False).stdout.split())
-    for namespace in testbed.namespaces:
+    try:
+        testbed = load(name)
+        namespaces = testbed.namespaces
+        devices = [link.inner for link in testbed.links if link.namespace is None] + [
+            link.outer for link in testbed.links] + testbed.bridges
+    except TestbedError:  # a damaged state file: remove what the testbed's names cover
+        namespaces = [n for n in present if n.startswith(f"papcoll-{name}-")]
+        devices = [d.name for d in Path("/sys/class/net").iterdir()
+                   if re.fullmatch(rf"pc{name}[shud]\d+", d.name)]
+    for namespace in namespaces:
         if namespace in present:
+            # a rank or daemon still inside would keep the namespace (and its links) alive
+            pids = _run(["ip", "netns", "pids", namespace], check=False).stdout.split()
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError, ValueError):
+                    os.kill(int(pid), signal.SIGKILL)
+            # Deleting a namespace deletes the veth ends in it, and with them their peers.
             _run(["ip", "netns", "delete", namespace], check=False)
-    for device in [link.inner for link in testbed.links if link.namespace is None] + [
-            link.outer for link in testbed.links] + testbed.bridges:
+    for device in devices:
         if Path(f"/sys/class/net/{device}").exists():
             _run(["ip", "link", "delete", device], check=False)
     shutil.rmtree(_wrapper_directory(name), ignore_errors=True)
@@ -449,13 +472,6 @@ class Testbed:
         """The smallest token bucket of its links (the simulator's burst_bytes)."""
         return min(bucket_bytes(link.rate_bits) for link in self.plan.links)
 
-    def topology(self) -> Topology:
-        """The simulator's view of the testbed: the network's tree restricted to the hosts
-        built, ranks placed as mpiexec_command places them (block, host by host)."""
-        network = load_network(self.plan.network)
-        topology, used = _hosts_of(network, 0, self.plan.ranks)
-        return topology
-
     def mpiexec_command(self, ranks: int, program: Sequence[str]) -> tuple[list[str],
                                                                           dict[str, str]]:
         """A papcoll.launcher.Launch: `ranks` ranks, block-placed host by host."""
@@ -501,18 +517,21 @@ class Testbed:
 def temporary(network_name: str, ranks: int) -> Iterator[Testbed]:
     """A testbed for `ranks` ranks that exists for the `with` block and is removed after it,
     also when the block raises or the process gets SIGTERM or SIGINT."""
-    import signal
-
     def terminate(signal_number: int, _frame: Any) -> None:
         raise KeyboardInterrupt(f"signal {signal_number}")
 
     previous = signal.signal(signal.SIGTERM, terminate)
-    testbed = up(network_name, ranks=ranks)
+    testbed: Plan | None = None
     try:
+        testbed = up(network_name, ranks=ranks)  # removes what it made if it fails
         yield Testbed(testbed)
     finally:
-        down(testbed.name)
-        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut this
+        try:
+            if testbed is not None:
+                down(testbed.name)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
 
 
 # --- checking a link -----------------------------------------------------------------------
@@ -569,11 +588,20 @@ def stream_bandwidth(testbed: Plan, source: int, destination: int,
             raise TestbedError("the receiver of the stream did not start")
         sender = run_in_host(testbed, source, [sys.executable, "-c", _SENDER, address,
                                                str(megabytes)])
-        if sender.wait(timeout=120) != 0:
-            raise TestbedError(f"the stream from host {source} to host {destination} failed")
+        try:
+            if sender.wait(timeout=120) != 0:
+                raise TestbedError(f"the stream from host {source} to host {destination} "
+                                   "failed")
+        except subprocess.TimeoutExpired:
+            raise TestbedError(f"the stream from host {source} to host {destination} did "
+                               "not end in 120 s") from None
+        finally:
+            sender.kill()
+            sender.wait()
         received, seconds = receiver.communicate(timeout=60)[0].split()
     finally:
         receiver.kill()
+        receiver.wait()
     if int(received) != megabytes << 20:
         raise TestbedError(f"the stream delivered {received} of {megabytes << 20} bytes")
     return int(received) / float(seconds)

@@ -233,6 +233,11 @@ def validate(options: ValidateOptions, network: Network,
     (compare) and the geometric means (summarize). ValidationError for bad options,
     RuntimeError where an MPI job fails."""
     check_options(options)
+    # The network must take these ranks (a topology they fit, a model the engine accepts)
+    # before any MPI job runs: a tiny simulation of each algorithm finds out in milliseconds.
+    for name in options.algorithms:
+        simulate(name, options.ranks, options.ranks, ELEMENT_BYTES, network.model,
+                 topology=network.topology(options.ranks))
     jobs = bench_jobs(options)
     steps = [len(job.counts) * len(job.max_delays_ms) * (job.warmup + job.iterations)
              for _, job in jobs]

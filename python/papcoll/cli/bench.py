@@ -36,6 +36,7 @@ from .options import (
     add_schedule,
     add_sizes,
     add_testbed,
+    add_timeout,
     bench_algorithm,
     check_schedule,
     console_for,
@@ -86,8 +87,7 @@ def add_parser(commands: Any) -> None:
     add_csv(bench)
     bench.add_argument("--plot", metavar="FILE.png",
                        help="plot the speedup over the baseline against size and max delay")
-    bench.add_argument("--timeout", type=float, default=3600,
-                       help="kill the MPI job after this many seconds (default 3600)")
+    add_timeout(bench, 3600)
     bench.set_defaults(handler=command_bench)
 
 

@@ -25,6 +25,7 @@ from .options import (
     add_json,
     add_ranks,
     add_testbed,
+    add_timeout,
     comma_list,
     console_for,
     launch_for,
@@ -62,8 +63,7 @@ def add_parser(commands: Any) -> None:
                         help="fit the median of each measurement's samples, or the minimum "
                              "(steadier on a machine busy with other work; default median)")
     add_testbed(parser)
-    parser.add_argument("--timeout", type=float, default=600,
-                        help="kill the MPI job after this many seconds (default 600)")
+    add_timeout(parser, 600)
     parser.set_defaults(handler=command_calibrate)
 
 

@@ -408,6 +408,24 @@ def add_network(parser: argparse.ArgumentParser, default: str) -> None:
                         help="override model parameters, e.g. alpha=5e-5,beta=8e-9")
 
 
+def _timeout_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--timeout must be a number of seconds, not "
+                                         f"'{text}'") from None
+    if not (0 < value < math.inf):
+        raise argparse.ArgumentTypeError(f"--timeout must be a positive number of seconds, "
+                                         f"not {text}")
+    return value
+
+
+def add_timeout(parser: argparse.ArgumentParser, default: float) -> None:
+    """--timeout: how long the command's MPI job may run before it is stopped."""
+    parser.add_argument("--timeout", type=_timeout_seconds, default=default,
+                        help=f"stop the MPI job after this many seconds (default {default:g})")
+
+
 def add_testbed(parser: argparse.ArgumentParser) -> None:
     """--testbed: run the MPI job on an emulated cluster instead of this machine's shared
     memory (papcoll.testbed)."""

@@ -139,8 +139,9 @@ def _check(plan: Plan, arguments: argparse.Namespace, console: Console) -> int:
                       f"{measured / 1e9:.3f}", f"{measured / rate:.3f}")
     console.print(table)
     good = all(abs(row["ratio"] - 1) <= STREAM_TOLERANCE for row in rows)
-    console.print("within 10 % of the shaped rate" if good else
-                  "[red]more than 10 % off the shaped rate[/]")
+    percent = f"{100 * STREAM_TOLERANCE:g} %"
+    console.print(f"within {percent} of the shaped rate" if good else
+                  f"[red]more than {percent} off the shaped rate[/]")
     if arguments.json:
         write_json(rows, arguments.json)
     return EXIT_OK if good else EXIT_VIOLATION

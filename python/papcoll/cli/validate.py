@@ -28,6 +28,7 @@ from .options import (
     add_ranks,
     add_sizes,
     add_testbed,
+    add_timeout,
     bench_algorithm,
     comma_list,
     console_for,
@@ -77,8 +78,7 @@ def add_parser(commands: Any) -> None:
                               "waking, which no model of the network has; docs/simulator.md)")
     command.add_argument("--seed", type=integer_in_range("seed", 0, INT32_MAX), default=1,
                          help="for rand-late delays (default 1)")
-    command.add_argument("--timeout", type=float, default=3600,
-                         help="kill an MPI job after this many seconds (default 3600)")
+    add_timeout(command, 3600)
     add_testbed(command)
     add_json(command, "the report (options, model, rows, geometric means)")
     command.set_defaults(handler=command_validate)

@@ -342,9 +342,23 @@ static int check_model(const papcoll_sim_model *m, char *error, size_t error_siz
                            "model parameter copy_seconds_per_byte"};
     for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
         if (!check_number(names[i], values[i], error, error_size)) return 0;
-    return check_number("model parameter burst_bytes", m->burst_bytes, error, error_size) &&
-           check_number("model parameter burst_seconds_per_byte", m->burst_seconds_per_byte,
-                        error, error_size);
+    if (!check_number("model parameter burst_bytes", m->burst_bytes, error, error_size) ||
+        !check_number("model parameter burst_seconds_per_byte", m->burst_seconds_per_byte,
+                      error, error_size))
+        return 0;
+    /* A bucket shapes a link to its rate: there must be a rate, and a burst no slower. */
+    if (m->burst_bytes > 0 && !(m->seconds_per_byte > 0)) {
+        message_write(error, error_size, 0, "model parameter burst_bytes needs a link rate: "
+                      "seconds_per_byte must be > 0");
+        return 0;
+    }
+    if (m->burst_bytes > 0 && m->burst_seconds_per_byte > m->seconds_per_byte) {
+        message_write(error, error_size, 0, "model parameter burst_seconds_per_byte (%g) "
+                      "must not exceed seconds_per_byte (%g): a burst is not slower than "
+                      "the shaped rate", m->burst_seconds_per_byte, m->seconds_per_byte);
+        return 0;
+    }
+    return 1;
 }
 
 /* The tree (tree.c) plus what only the simulator needs: finite link and local costs. */

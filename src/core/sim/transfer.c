@@ -47,17 +47,18 @@ static double transfer_direct(simulation *s, int32_t source, int32_t destination
                               double bytes, double latency, double seconds_per_byte,
                               double *out_of_sender) {
     double leaves = max2(ready, s->rank[source].send_nic_free);
-    double wire = bytes * seconds_per_byte, receive_wire = wire;
+    double wire = bytes * seconds_per_byte;
+    /* the receiving side takes the message once it is free and the message has left */
+    double taken = s->rank[destination].receive_nic_free, receive_wire = wire;
     if (s->send_bucket_full) {
+        taken = max2(leaves, taken);
         wire = shaped_wire(s, &s->send_bucket_full[source], leaves, bytes, seconds_per_byte);
-        receive_wire = shaped_wire(s, &s->receive_bucket_full[destination],
-                                   max2(leaves, s->rank[destination].receive_nic_free), bytes,
+        receive_wire = shaped_wire(s, &s->receive_bucket_full[destination], taken, bytes,
                                    seconds_per_byte);
     }
     *out_of_sender = leaves + wire;
     s->rank[source].send_nic_free = max2(leaves + wire, leaves + s->model->gap);
-    double arrives = max2(leaves + wire + latency,
-                          s->rank[destination].receive_nic_free + receive_wire);
+    double arrives = max2(leaves + wire + latency, taken + receive_wire);
     s->rank[destination].receive_nic_free = arrives;
     return arrives;
 }
