@@ -76,7 +76,8 @@ def test_arrivals_are_recorded_per_iteration_and_rank(bench_run):
         for arrivals in offsets:
             assert len(arrivals) == row["ranks"] and min(arrivals) == 0.0, row
             if row["max_delay_ms"] == 20.0:
-                assert arrivals[1] == max(arrivals) and 15.0 <= arrivals[1] <= 40.0, row
+                # a sleep never ends early; how late it ends depends on the machine's load
+                assert arrivals[1] == max(arrivals) and arrivals[1] >= 15.0, row
 
 
 def test_bench_prints_the_table_and_draws_the_plot(bench_run):
