@@ -50,6 +50,7 @@ import datetime
 import json
 import math
 import platform
+import re
 import subprocess
 import tempfile
 from collections.abc import Sequence
@@ -185,11 +186,12 @@ class MonitorModel:
                 raise ValueError(f"{MONITOR_ENVIRONMENT}: {name} is given twice")
             if not equals or not value:
                 raise ValueError(f"{MONITOR_ENVIRONMENT}: {name} has no value")
-            try:
-                number = float(value)
-            except ValueError:
+            # strtod's decimal forms only (Python's float() would take "1_0" and spaces)
+            if not re.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|[-+]?(inf|nan)",
+                                value, flags=re.IGNORECASE):
                 raise ValueError(f"{MONITOR_ENVIRONMENT}: {name}={value} is not a "
-                                 "number") from None
+                                 "number")
+            number = float(value)
             if not math.isfinite(number):
                 raise ValueError(f"{MONITOR_ENVIRONMENT}: {name}={value} is not a finite "
                                  "number")

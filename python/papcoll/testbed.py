@@ -570,8 +570,8 @@ connection.close()
 
 
 def stream_bandwidth(testbed: Plan, source: int, destination: int,
-                     megabytes: int = 64) -> float:
-    """Bytes per second of a `megabytes` MiB TCP stream from host `source` to host
+                     mebibytes: int = 64) -> float:
+    """Bytes per second of a `mebibytes` MiB TCP stream from host `source` to host
     `destination` (indices into testbed.hosts)."""
     for host in (source, destination):
         if not 0 <= host < len(testbed.hosts):
@@ -587,7 +587,7 @@ def stream_bandwidth(testbed: Plan, source: int, destination: int,
         if receiver.stdout.readline().strip() != "listening":
             raise TestbedError("the receiver of the stream did not start")
         sender = run_in_host(testbed, source, [sys.executable, "-c", _SENDER, address,
-                                               str(megabytes)])
+                                               str(mebibytes)])
         try:
             if sender.wait(timeout=120) != 0:
                 raise TestbedError(f"the stream from host {source} to host {destination} "
@@ -602,8 +602,8 @@ def stream_bandwidth(testbed: Plan, source: int, destination: int,
     finally:
         receiver.kill()
         receiver.wait()
-    if int(received) != megabytes << 20:
-        raise TestbedError(f"the stream delivered {received} of {megabytes << 20} bytes")
+    if int(received) != mebibytes << 20:
+        raise TestbedError(f"the stream delivered {received} of {mebibytes << 20} bytes")
     return int(received) / float(seconds)
 
 

@@ -57,7 +57,7 @@ def test_up_makes_what_the_plan_says_and_down_removes_all_of_it(two_hosts: testb
 
 
 def test_a_stream_between_two_hosts_runs_at_the_shaped_rate(two_hosts: testbed.Plan) -> None:
-    result = run_papcoll("testbed", "check", "--name", two_hosts.name, "--megabytes", "24",
+    result = run_papcoll("testbed", "check", "--name", two_hosts.name, "--mebibytes", "24",
                          "--json", "-")
     assert result.returncode == 0, result.stderr
     rows = json.loads(result.stdout)

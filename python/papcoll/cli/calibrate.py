@@ -110,11 +110,11 @@ def print_table(calibration: Calibration, console: Console) -> None:
 def command_calibrate(arguments: argparse.Namespace) -> int:
     if arguments.ranks < 2:
         raise UsageError("calibration needs --ranks 2 or more (a ping-pong has two ends)")
+    if arguments.output == "-":
+        raise UsageError("--output needs a file: `papcoll sim --network` reads it from there")
     if arguments.output is not None and not arguments.output.endswith(".json"):
         raise UsageError(f"--output {arguments.output}: a calibrated network file ends in "
                          ".json")
-    if arguments.output == "-":
-        raise UsageError("--output needs a file: `papcoll sim --network` reads it from there")
     console = console_for(arguments, 120)
     where = f" on testbed {arguments.testbed}" if arguments.testbed else ""
     with console.status(f"measuring with {arguments.ranks} ranks{where}"

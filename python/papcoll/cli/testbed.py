@@ -59,8 +59,8 @@ def add_parser(commands: Any) -> None:
     add_json(show, "the testbeds")
     check = actions.add_parser("check", help="stream between two hosts: the shaped rate?")
     check.add_argument("--name", required=True, help="the testbed")
-    check.add_argument("--megabytes", type=integer_in_range("megabytes", 1, 4096), default=64,
-                       help="MiB to send each way (default 64)")
+    check.add_argument("--mebibytes", type=integer_in_range("mebibytes", 1, 4096), default=64,
+                       help="MiB (2^20 bytes) to send each way (default 64)")
     add_json(check, "the measured rates")
     testbed.set_defaults(handler=command_testbed)
 
@@ -109,7 +109,7 @@ def command_testbed(arguments: argparse.Namespace) -> int:
                           f"[red]incomplete[/]: {', '.join(missing[:5])} missing "
                           f"(papcoll testbed down --name {plan.name})")
             report.append({"name": plan.name, "network": plan.network, "hosts": plan.hosts,
-                           "addresses": plan.addresses, "ranks": plan.cores,
+                           "addresses": plan.addresses, "cores": plan.cores,
                            "missing": missing,
                            "link_bytes": link_bytes(plan) if not missing else None})
         if not plans:
@@ -126,12 +126,12 @@ def _check(plan: Plan, arguments: argparse.Namespace, console: Console) -> int:
         raise TestbedError(f"testbed {plan.name} has one host: a stream needs two")
     host_links = [link for link in plan.links if link.namespace is not None]
     rows = []
-    table = Table(title=f"testbed {plan.name}: TCP stream of {arguments.megabytes} MiB")
+    table = Table(title=f"testbed {plan.name}: TCP stream of {arguments.mebibytes} MiB")
     for column in ("from", "to", "shaped Gb/s", "measured Gb/s", "ratio"):
         table.add_column(column)
     for source, destination in ((0, 1), (1, 0)):
         rate = min(host_links[source].rate_bits, host_links[destination].rate_bits)
-        measured = stream_bandwidth(plan, source, destination, arguments.megabytes) * 8
+        measured = stream_bandwidth(plan, source, destination, arguments.mebibytes) * 8
         rows.append({"from": plan.hosts[source], "to": plan.hosts[destination],
                      "shaped_bits_per_second": rate, "measured_bits_per_second": measured,
                      "ratio": measured / rate})
