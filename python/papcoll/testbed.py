@@ -239,6 +239,11 @@ def plan(network_name: str, name: str, hosts: int = 0, ranks: int | None = None)
                           rate_bits(topology.link_seconds_per_byte[vertex],
                                     f"the link of switch {topology.names[vertex]}"),
                           inner_bridge=bridges[i]))
+    for vertex in used:  # a host's name becomes a namespace's and a hostname
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}", topology.names[vertex]):
+            raise TestbedError(f"network {network.name}: host name {topology.names[vertex]!r} "
+                               "cannot name a namespace (letters, digits, '_', '.', '-', "
+                               "at most 40)")
     namespaces = [f"papcoll-{name}-{topology.names[v]}" for v in used]
     addresses = [f"{ADDRESS_PREFIX}.{subnet}.{k + 1}" for k in range(len(used))]
     for k, vertex in enumerate(used):
