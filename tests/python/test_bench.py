@@ -47,6 +47,12 @@ def test_bench_rows_cover_every_algorithm_and_delay(bench_run):
         else:
             assert row["predicted_calls"] == 0
         assert row["lower_bound_ms"] >= row["p2p_ms"] > 0
+        # e-bar_lo of the arrivals that happened, iteration by iteration, and the excess
+        waits = [sum(max(a) - x for x in a) / len(a) for a in row["arrival_offsets_ms"]]
+        assert row["lower_bound_ms"] == pytest.approx(
+            sum(waits) / len(waits) + row["p2p_ms"], rel=1e-4, abs=1e-5)
+        assert row["excess_ms"] == pytest.approx(
+            row["avg_elapsed_ms"] - row["lower_bound_ms"], rel=1e-4, abs=1e-5)
         assert row["baseline"] == "native"
         if row["algorithm"] == "native":
             assert row["speedup_vs_baseline"] == pytest.approx(1.0)

@@ -105,7 +105,8 @@ def print_table(rows: list[dict[str, Any]], console: Console) -> None:
                         f"speedup vs {first['baseline']} ({first['mpi_library']})")
     for column in ("algorithm", "bytes", "max delay ms", f"e-bar {unit}", f"+-2 sigma {unit}",
                    f"min {unit}", f"median {unit}", f"max {unit}", f"e-bar_lo {unit}",
-                   f"speedup vs {first['baseline']}", "of medians", "correct"):
+                   f"excess {unit}", f"speedup vs {first['baseline']}", "of medians",
+                   "correct"):
         if column == "algorithm":
             table.add_column(column, no_wrap=True, min_width=12)
         else:
@@ -122,7 +123,7 @@ def print_table(rows: list[dict[str, Any]], console: Console) -> None:
                       f"{row['avg_elapsed_ms'] * scale:.3f}",
                       f"{2 * row['stddev_ms'] * scale:.3f}",
                       *(f"{row[field] * scale:.3f}" for field in (
-                          "min_ms", "median_ms", "max_ms", "lower_bound_ms")),
+                          "min_ms", "median_ms", "max_ms", "lower_bound_ms", "excess_ms")),
                       "-" if speedup is None else f"{speedup:.2f}",
                       "-" if of_medians is None else f"{of_medians:.2f}",
                       "[green]yes[/]" if row["correct"] else "[red]NO[/]")
