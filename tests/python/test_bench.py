@@ -220,3 +220,21 @@ def test_every_python_datatype_is_one_the_c_program_knows_with_the_same_size(nam
     row = json.loads(result.stdout)[0]
     assert row["datatype"] == name and row["correct"] is True
     assert row["bytes"] == 3 * DATATYPES[name].size, row
+
+
+def test_rand_late_gives_every_algorithm_of_an_iteration_the_same_arrivals():
+    """The random delays are drawn per rank and iteration, not per algorithm: otherwise one
+    algorithm meets kinder arrivals than another and their e-bars are not comparable (the
+    draws once differed by algorithm: e-bar_lo 22 against 35 ms at P = 4, 100 ms). With
+    delays up to 200 ms, draws that differed would put ranks ~70 ms apart on average."""
+    argv, environment = mpiexec_command(3, [
+        str(bench_program()), "--algorithms", "ring,recursive_doubling", "--counts", "1024",
+        "--mode", "rand-late", "--max-delays-ms", "200", "--iterations", "2", "--warmup", "0",
+        "--compute-ms", "0", "--json", "-"])
+    result = subprocess.run(argv, env=environment, capture_output=True, text=True,
+                            timeout=COMMAND_TIMEOUT_SECONDS)
+    assert result.returncode == 0, result.stderr
+    first, second = json.loads(result.stdout)
+    for mine, theirs in zip(first["arrival_offsets_ms"], second["arrival_offsets_ms"],
+                            strict=True):
+        assert max(abs(a - b) for a, b in zip(mine, theirs, strict=True)) < 20.0
