@@ -234,3 +234,18 @@ def test_without_root_every_testbed_command_says_what_is_missing(arguments: list
         pytest.skip("the unprivileged user cannot read this checkout or its venv")
     assert result.returncode == 2, result.stderr
     assert "needs root" in result.stderr and "CAP_NET_ADMIN" in result.stderr
+
+
+@pytest.mark.parametrize(("topology", "message"), [
+    ({"switches": [{"name": "s"}], "hosts": [{"name": "a b", "count": 2, "parent": "s"}]},
+     "cannot name a namespace"),
+    ({"switches": [{"name": "s"}], "hosts": [{"name": "h", "count": 2, "parent": "s"}],
+      "placement": "cyclic"}, "places ranks in blocks"),
+])
+def test_a_network_the_testbed_cannot_build_is_refused(tmp_path: Path, topology: dict,
+                                                         message: str) -> None:
+    network = tmp_path / "network.json"
+    network.write_text(json.dumps({"base": "ethernet-1g", "topology": topology}))
+    result = run_papcoll("testbed", "up", "--network", str(network), "--hosts", "2")
+    assert result.returncode == 2
+    assert message in result.stderr, result.stderr
