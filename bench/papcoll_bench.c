@@ -63,6 +63,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "element_types.h"
 #include "native_algorithms.h"
 #include "papcoll.h"
 
@@ -92,15 +93,6 @@ typedef struct contender {
     papcoll_comm *papcoll;     /* NULL for native ones */
     native_algorithm native;
 } contender;
-
-/* What fill_random and same_result need to know of an element type. */
-typedef enum { KIND_SIGNED, KIND_UNSIGNED, KIND_REAL, KIND_COMPLEX } element_kind;
-
-typedef struct element_type {
-    const char *name;
-    MPI_Datatype datatype;
-    element_kind kind;
-} element_type;
 
 typedef enum { OP_SUM, OP_PROD, OP_MIN, OP_MAX, OP_BAND, OP_BOR, OP_BXOR } op_code;
 
@@ -306,42 +298,6 @@ static double uniform(uint64_t *state) { return (double)(next_random(state) >> 1
 
 /* ---- element types and ops ------------------------------------------------------- */
 
-/* A function, not a static table: MPI's handles need not be compile-time constants (in
- * Open MPI they are addresses of library objects). MPI_CHAR is left out: MPI defines no
- * reduction on it (it is text); MPI_BYTE and MPI_C_BOOL are not numbers. */
-static int find_element_type(const char *name, element_type *found) {
-    const element_type types[] = {
-        {"int8", MPI_INT8_T, KIND_SIGNED},
-        {"int16", MPI_INT16_T, KIND_SIGNED},
-        {"int32", MPI_INT32_T, KIND_SIGNED},
-        {"int64", MPI_INT64_T, KIND_SIGNED},
-        {"uint8", MPI_UINT8_T, KIND_UNSIGNED},
-        {"uint16", MPI_UINT16_T, KIND_UNSIGNED},
-        {"uint32", MPI_UINT32_T, KIND_UNSIGNED},
-        {"uint64", MPI_UINT64_T, KIND_UNSIGNED},
-        {"signed_char", MPI_SIGNED_CHAR, KIND_SIGNED},
-        {"short", MPI_SHORT, KIND_SIGNED},
-        {"int", MPI_INT, KIND_SIGNED},
-        {"long", MPI_LONG, KIND_SIGNED},
-        {"long_long", MPI_LONG_LONG, KIND_SIGNED},
-        {"unsigned_char", MPI_UNSIGNED_CHAR, KIND_UNSIGNED},
-        {"unsigned_short", MPI_UNSIGNED_SHORT, KIND_UNSIGNED},
-        {"unsigned", MPI_UNSIGNED, KIND_UNSIGNED},
-        {"unsigned_long", MPI_UNSIGNED_LONG, KIND_UNSIGNED},
-        {"unsigned_long_long", MPI_UNSIGNED_LONG_LONG, KIND_UNSIGNED},
-        {"float", MPI_FLOAT, KIND_REAL},
-        {"double", MPI_DOUBLE, KIND_REAL},
-        {"long_double", MPI_LONG_DOUBLE, KIND_REAL},
-        {"c_float_complex", MPI_C_FLOAT_COMPLEX, KIND_COMPLEX},
-        {"c_double_complex", MPI_C_DOUBLE_COMPLEX, KIND_COMPLEX},
-    };
-    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-        if (strcmp(name, types[i].name) == 0 && types[i].datatype != MPI_DATATYPE_NULL) {
-            *found = types[i];
-            return 1;
-        }
-    return 0;
-}
 
 static const char *const op_names[] = {"sum", "prod", "min", "max", "band", "bor", "bxor"};
 

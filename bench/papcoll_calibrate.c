@@ -57,6 +57,8 @@
 
 #include <mpi.h>
 
+#include "element_types.h"
+
 #define MAX_SIZES 32
 #define MAX_FAN_OUT 64
 #define MAX_DATATYPES 32
@@ -77,38 +79,6 @@ typedef struct options {
     int datatype_count;
 } options;
 
-typedef struct named_datatype {
-    const char *name;
-    MPI_Datatype datatype;
-} named_datatype;
-
-/* The element types of papcoll-bench (bench/papcoll_bench.c), with the same names. A
- * function, not a static table: MPI's handles need not be compile-time constants. */
-static int find_datatype(const char *name, named_datatype *found) {
-    const named_datatype types[] = {
-        {"int8", MPI_INT8_T}, {"int16", MPI_INT16_T}, {"int32", MPI_INT32_T},
-        {"int64", MPI_INT64_T}, {"uint8", MPI_UINT8_T}, {"uint16", MPI_UINT16_T},
-        {"uint32", MPI_UINT32_T}, {"uint64", MPI_UINT64_T}, {"signed_char", MPI_SIGNED_CHAR},
-        {"short", MPI_SHORT}, {"int", MPI_INT}, {"long", MPI_LONG},
-        {"long_long", MPI_LONG_LONG}, {"unsigned_char", MPI_UNSIGNED_CHAR},
-        {"unsigned_short", MPI_UNSIGNED_SHORT}, {"unsigned", MPI_UNSIGNED},
-        {"unsigned_long", MPI_UNSIGNED_LONG}, {"unsigned_long_long", MPI_UNSIGNED_LONG_LONG},
-        {"float", MPI_FLOAT}, {"double", MPI_DOUBLE}, {"long_double", MPI_LONG_DOUBLE},
-        {"c_float_complex", MPI_C_FLOAT_COMPLEX}, {"c_double_complex", MPI_C_DOUBLE_COMPLEX},
-    };
-    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-        if (strcmp(name, types[i].name) == 0 && types[i].datatype != MPI_DATATYPE_NULL) {
-            *found = types[i];
-            return 1;
-        }
-    return 0;
-}
-
-static const char *const default_datatypes[] = {
-    "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "signed_char", "short", "int", "long", "long_long", "unsigned_char", "unsigned_short",
-    "unsigned", "unsigned_long", "unsigned_long_long", "float", "double", "long_double",
-    "c_float_complex", "c_double_complex"};
 
 /* Prints the problem (format with value) and the usage, then exits 2; with format NULL
  * (--help) prints only the usage and exits 0. */
@@ -156,8 +126,8 @@ static void parse_options(int argc, char **argv, options *o) {
             o->fan_out = (int)parse_whole(value, 1, MAX_FAN_OUT, "bad --fan-out '%s': want 1 .. 64");
         } else if (strcmp(flag, "--datatypes") == 0) {
             for (char *name = strtok(value, ","); name; name = strtok(NULL, ",")) {
-                named_datatype unused;
-                if (!find_datatype(name, &unused))
+                element_type unused;
+                if (!find_element_type(name, &unused))
                     usage_error("unknown datatype '%s' (or one this MPI lacks)", name);
                 if (o->datatype_count == MAX_DATATYPES) usage_error("more than 32 datatypes%s", "");
                 o->datatype_names[o->datatype_count++] = name;
@@ -168,10 +138,11 @@ static void parse_options(int argc, char **argv, options *o) {
     }
     if (o->max_bytes < 0) o->max_bytes = o->quick ? 1 << 20 : 16 << 20;
     if (o->fan_out < 0) o->fan_out = o->quick ? 4 : 8;
-    if (o->datatype_count == 0) {
-        o->datatype_count = (int)(sizeof default_datatypes / sizeof default_datatypes[0]);
-        for (int i = 0; i < o->datatype_count; i++) o->datatype_names[i] = default_datatypes[i];
-    }
+    if (o->datatype_count == 0) /* every type papcoll-bench knows that this MPI has */
+        for (int i = 0; i < element_type_count() && o->datatype_count < MAX_DATATYPES; i++) {
+            element_type type;
+            if (element_type_at(i, &type)) o->datatype_names[o->datatype_count++] = type.name;
+        }
 }
 
 static int compare_doubles(const void *left, const void *right) {
@@ -382,8 +353,8 @@ int main(int argc, char **argv) {
         for (int t = 0; t < o.datatype_count; t++) {
             /* every name was checked by parse_options; the initialiser keeps the compiler
              * from seeing a path where it is unset */
-            named_datatype type = {o.datatype_names[t], MPI_DATATYPE_NULL};
-            if (!find_datatype(o.datatype_names[t], &type)) MPI_Abort(MPI_COMM_WORLD, 2);
+            element_type type = {o.datatype_names[t], MPI_DATATYPE_NULL, KIND_REAL};
+            if (!find_element_type(o.datatype_names[t], &type)) MPI_Abort(MPI_COMM_WORLD, 2);
             reduce_speed[t] = reduce_seconds_per_byte(input, accumulator, reduce_bytes,
                                                       type.datatype, reduce_samples);
         }
