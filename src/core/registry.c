@@ -16,6 +16,7 @@ PAPCOLL_HIDDEN extern const algorithm_entry segmented_ring_algorithm;
 PAPCOLL_HIDDEN extern const algorithm_entry rabenseifner_algorithm;
 PAPCOLL_HIDDEN extern const algorithm_entry slt_algorithm;
 PAPCOLL_HIDDEN extern const algorithm_entry prr_algorithm;
+PAPCOLL_HIDDEN extern const algorithm_entry straggler_algorithm;
 PAPCOLL_HIDDEN extern const algorithm_entry recursive_multiplying_algorithm;
 PAPCOLL_HIDDEN extern const algorithm_entry ring_topology_algorithm;
 PAPCOLL_HIDDEN extern const algorithm_entry smp_binomial_algorithm;
@@ -29,7 +30,7 @@ PAPCOLL_HIDDEN extern const algorithm_entry priority_rabenseifner_algorithm;
 static const algorithm_entry *const algorithms[] = {
     &linear_algorithm,       &binomial_algorithm, &linear_tree_algorithm,
     &recursive_doubling_algorithm, &ring_algorithm, &segmented_ring_algorithm,
-    &rabenseifner_algorithm, &slt_algorithm, &prr_algorithm,
+    &rabenseifner_algorithm, &slt_algorithm, &prr_algorithm, &straggler_algorithm,
     &recursive_multiplying_algorithm, &ring_topology_algorithm, &smp_binomial_algorithm,
     &smp_butterfly_algorithm, &hr1_algorithm, &hr2_algorithm, &rs_halving_algorithm,
     &priority_rs_algorithm, &priority_rabenseifner_algorithm,

@@ -1,0 +1,438 @@
+/* straggler.c - the straggler all-reduce: the on-time ranks (the *core*) combine what they
+ * hold while the late ranks still compute, so that when the last rank arrives only about
+ * one transfer of the vector is left (issue 20). The limit it aims at is seed 000 S3's
+ * e-bar_lo = mean over ranks of (a_last - a_i) + delta. Ideas from StragglAR (arXiv
+ * 2505.23523: the on-time ranks reduce-scatter during the delay) and Marendic et al.
+ * (J. Supercomputing 2016: schedules from known arrival times); the schedule is our own.
+ *
+ * Who is late. The ranks sorted by predicted arrival s_0 <= ... <= s_{P-1} (ties by rank).
+ * For m = 0 .. P-1 late ranks (the last m) and Q = P - m core ranks, in units of
+ * b = P x tau / Q (the time to move and reduce one core block, tau being the context's time
+ * for one P-th of the vector), the predicted finish is
+ *   ready  = s_{Q-1} + (Q - 1) b                        the core's reduce-scatter
+ *   x      = ready; for each late rank t: x = max(x, s_{Q-1+t}) + b   its hand-off
+ *   T(m)   = x + (m + Q - 1) b                           the finals go out
+ * and m minimises T (ties: the smaller m). With even arrivals m = 0: the core is everyone
+ * and the schedule is the plain ring (large) or recursive doubling (small). The core runs
+ * in rank order, the late ranks in predicted arrival order.
+ *
+ * Large vectors (count x elem_size x (P-1) > 64 KiB and count >= P): the vector is cut
+ * into Q blocks, each block into k chunks (segment_count, default: block bytes / 128 KiB,
+ * clamped to 1..16).
+ *   1. core: ring reduce-scatter among the Q core ranks (core position i ends with the
+ *      core's partial of block i), while the late ranks compute;
+ *   2. each late rank, on arrival, sends chunk c of block i to core position i (all blocks
+ *      at once: one vector out, spread over Q receivers); core i reduces it into its
+ *      block, late ranks in predicted order (a wrong order only waits, it stays correct);
+ *   3. core i sends each final chunk of block i to every late rank and into a ring
+ *      all-gather among the core, chunk by chunk, so the gather pipelines behind the
+ *      hand-off. After the last arrival: ~ one vector in and one out per rank, plus the
+ *      pipeline's fill of Q - 2 chunks.
+ * Worked example, P = 4, rank 3 late (m = 1, core 0 1 2, blocks B0 B1 B2, one chunk;
+ * "+" reduced, "=" kept):
+ *   during the delay   0 -B2-> 1+   1 -B0-> 2+   2 -B1-> 0+        (reduce-scatter)
+ *                      0 -B1-> 1+   1 -B2-> 2+   2 -B0-> 0+        (i holds core Bi)
+ *   rank 3 arrives     3 -B0-> 0+   3 -B1-> 1+   3 -B2-> 2+        (Bi final at i)
+ *                      0 -B0-> 3=   1 -B1-> 3=   2 -B2-> 3=        (finals to the late)
+ *                      0 -B0-> 1=   1 -B1-> 2=   2 -B2-> 0=        (ring all-gather)
+ *                      0 -B2-> 1=   1 -B0-> 2=   2 -B1-> 0=
+ *
+ * Small vectors (latency-bound): O(1) rounds after the last arrival.
+ *   1. core: recursive doubling among the core (every core rank holds the core's sum);
+ *   2. late rank t < m-1 sends its vector to the leader (core position 0), which reduces
+ *      them in predicted order into P' and sends P' to every other rank (to the last late
+ *      rank only when m = 1, the core holding it already); these small messages go eagerly
+ *      and wait in the last late rank's queue before it arrives;
+ *   3. the last late rank sends its vector to every other rank; every rank computes
+ *      P' (op) v_last itself, with the same operands in the same roles: one message after
+ *      the last arrival.
+ *   P = 4, rank 3 late:  0 <-> 1, 2 <-> 3 ... recursive doubling among 0 1 2 first;
+ *                        0 -P'-> 3 (waits in 3's queue);  3 -v3-> 0, 1, 2;  all: P' + v3.
+ *
+ * Choices: every block's final is made on one rank (large) or computed from identical
+ * operands (small), so all ranks hold bitwise identical results. Operands are combined in
+ * different orders in different blocks: commutative ops only. Wrong predictions change
+ * only who waits, never the result; the cost of a wrongly predicted late rank is measured
+ * in docs/benchmarks.md. Tags: core ring 0..3 (one windowed link each way for both ring
+ * phases), hand-off 4 + c, finals 4 + k + c; small mode 0..2 and recursive doubling
+ * from 16. Scratch: large 2 core blocks (ring slots) + m blocks (one landing per late
+ * rank); small (m - 1) vectors at the leader, one elsewhere.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "../schedule.h"
+#include "parts/arrival_order.h"
+#include "parts/compose.h"
+#include "parts/single_rank.h"
+#include "parts/tag_window.h"
+
+enum {
+    CORE_RING_WINDOW = 4,
+    RING_SLOTS = 2,
+    HANDOFF_TAG = 4,          /* large: + chunk; finals follow at HANDOFF_TAG + k */
+    MOST_CHUNKS = 16000,      /* keeps every tag below SCHED_MAX_TAG */
+    SMALL_TO_LEADER_TAG = 0,  /* small mode: an earlier late rank's vector to the leader */
+    SMALL_PARTIAL_TAG = 1,    /* the leader's P' */
+    SMALL_LAST_TAG = 2,       /* the last late rank's vector */
+    SMALL_CORE_TAG_BASE = 16, /* recursive doubling among the core */
+    DEFAULT_CHUNK_BYTES = 8 * 1024,
+    DEFAULT_MOST_CHUNKS = 16,
+};
+
+/* Vectors whose copies to the other P-1 ranks together stay below this are latency-bound:
+ * the small mode sends whole vectors, the large one pieces. */
+static const int64_t small_mode_bytes = 64 * 1024;
+
+/* The number of late ranks (see the header's T(m)); sorted: the predicted arrivals. */
+static int32_t choose_late_count(const double *sorted, int32_t ranks, double tau) {
+    int32_t best = 0;
+    double best_finish = INFINITY;
+    for (int32_t late = 0; late < ranks; late++) {
+        int32_t core = ranks - late;
+        double block = tau * (double)ranks / (double)core;
+        double x = sorted[core - 1] + (double)(core - 1) * block;
+        for (int32_t t = 1; t <= late; t++) x = fmax(x, sorted[core - 1 + t]) + block;
+        double finish = x + (double)(late + core - 1) * block;
+        if (finish < best_finish) { /* strict: ties keep the smaller m */
+            best_finish = finish;
+            best = late;
+        }
+    }
+    return best;
+}
+
+typedef struct straggler_layout {
+    int32_t ranks, core_count, late_count;
+    int32_t *core; /* core ranks, in rank order */
+    int32_t *late; /* late ranks, in predicted arrival order */
+    int32_t core_position, late_position; /* of this rank, -1 if not there */
+} straggler_layout;
+
+/* Splits the ranks into core and late from the context's predictions. 0 on failure. */
+static int layout_ranks(int32_t ranks, int32_t rank, const papcoll_context *context,
+                        straggler_layout *layout, papcoll_schedule *out) {
+    int32_t *order = malloc((size_t)ranks * sizeof *order);
+    double *sorted = malloc((size_t)ranks * sizeof *sorted);
+    layout->core = malloc((size_t)ranks * sizeof *layout->core);
+    layout->late = malloc((size_t)ranks * sizeof *layout->late);
+    int ok = order && sorted && layout->core && layout->late;
+    if (!ok) sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory laying out straggler");
+    if (ok && !(isfinite(context->tau) && context->tau > 0)) {
+        sched_fail(out, PAPCOLL_ERR_ARGUMENT, "straggler needs tau > 0 (got %g)",
+                   context->tau);
+        ok = 0;
+    }
+    if (ok) ok = arrival_order(context, ranks, "straggler", order, sorted, out);
+    if (ok) {
+        layout->ranks = ranks;
+        layout->late_count = choose_late_count(sorted, ranks, context->tau);
+        layout->core_count = ranks - layout->late_count;
+        layout->core_position = layout->late_position = -1;
+        int32_t *is_late = calloc((size_t)ranks, sizeof *is_late);
+        if (is_late == NULL) {
+            sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory laying out straggler");
+            ok = 0;
+        } else {
+            for (int32_t t = 0; t < layout->late_count; t++) {
+                layout->late[t] = order[layout->core_count + t];
+                is_late[layout->late[t]] = 1;
+                if (layout->late[t] == rank) layout->late_position = t;
+            }
+            int32_t position = 0;
+            for (int32_t r = 0; r < ranks; r++) {
+                if (is_late[r]) continue;
+                if (r == rank) layout->core_position = position;
+                layout->core[position++] = r;
+            }
+            free(is_late);
+        }
+    }
+    free(order);
+    free(sorted);
+    return ok;
+}
+
+static void layout_release(straggler_layout *layout) {
+    free(layout->core);
+    free(layout->late);
+}
+
+/* ---- large vectors ----------------------------------------------------------------------- */
+
+typedef struct chunking {
+    int64_t count;
+    int32_t blocks; /* Q */
+    int32_t chunks; /* k per block */
+} chunking;
+
+static sched_region chunk_of(const chunking *c, int32_t buffer, int32_t block, int32_t chunk) {
+    int64_t block_start = sched_block_start(c->count, c->blocks, block);
+    int64_t block_length = sched_block_length(c->count, c->blocks, block);
+    return sched_region_of(buffer, block_start + sched_block_start(block_length, c->chunks, chunk),
+                           sched_block_length(block_length, c->chunks, chunk));
+}
+
+/* The same chunk, at the start of a landing area of one block. */
+static sched_region chunk_in_landing(const chunking *c, int32_t buffer, int64_t landing_offset,
+                                     int32_t block, int32_t chunk) {
+    int64_t block_length = sched_block_length(c->count, c->blocks, block);
+    return sched_region_of(buffer,
+                           landing_offset + sched_block_start(block_length, c->chunks, chunk),
+                           sched_block_length(block_length, c->chunks, chunk));
+}
+
+static void build_late_rank_large(const straggler_layout *layout, const chunking *c,
+                                  papcoll_schedule *out) {
+    int32_t final_tag = HANDOFF_TAG + c->chunks;
+    /* One chunk in flight per core rank: the next leaves when the last is through, so the
+     * Q links share this rank's NIC and no link books a receiver far ahead */
+    int32_t *previous = malloc((size_t)layout->core_count * sizeof *previous);
+    if (previous == NULL) {
+        sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory building straggler");
+        return;
+    }
+    for (int32_t i = 0; i < layout->core_count; i++) previous[i] = SCHED_NONE;
+    for (int32_t chunk = 0; chunk < c->chunks; chunk++)
+        for (int32_t i = 0; i < layout->core_count; i++) {
+            int32_t sent = sched_send(out, layout->core[i], HANDOFF_TAG + chunk,
+                                      chunk_of(c, SCHED_SEND_BUFFER, i, chunk),
+                                      SCHED_AFTER(previous[i]));
+            previous[i] = sent;
+            /* MPI_IN_PLACE: the final lands where the send reads */
+            sched_recv(out, layout->core[i], final_tag + chunk,
+                       chunk_of(c, SCHED_RECV_BUFFER, i, chunk), SCHED_AFTER(sent));
+        }
+    free(previous);
+}
+
+static int build_core_rank_large(const straggler_layout *layout, const chunking *c,
+                                 papcoll_schedule *out) {
+    int32_t q = layout->core_count, position = layout->core_position;
+    int32_t final_tag = HANDOFF_TAG + c->chunks;
+    int64_t largest = sched_block_length(c->count, q, 0);
+    int32_t copied = sched_copy(out, SCHED_SEND_REGION(0, c->count),
+                                SCHED_RECV_REGION(0, c->count), SCHED_FIRST);
+    int32_t *ready = malloc((size_t)c->chunks * sizeof *ready);
+    int32_t *gather_free = malloc((size_t)q * sizeof *gather_free);
+    if (ready == NULL || gather_free == NULL) {
+        free(ready);
+        free(gather_free);
+        return sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory building straggler");
+    }
+    /* 1. ring reduce-scatter among the core (ring.c's block order: position i ends with
+     * block i); gather_free[b]: the send that last reads block b, which the all-gather's
+     * receive into b must follow */
+    tag_window_link to_right = tag_window_open(layout->core[(position + 1) % q], CORE_RING_WINDOW);
+    tag_window_link from_left =
+        tag_window_open(layout->core[(position + q - 1) % q], CORE_RING_WINDOW);
+    int32_t slots[RING_SLOTS], slot_reader[RING_SLOTS];
+    for (int32_t s = 0; s < RING_SLOTS; s++) {
+        slots[s] = q > 1 ? sched_add_scratch(out, largest) : SCHED_NONE;
+        slot_reader[s] = SCHED_NONE;
+    }
+    for (int32_t b = 0; b < q; b++) gather_free[b] = copied;
+    int32_t block_ready = copied; /* the op after which the block sent next is complete */
+    for (int32_t step = 0; step < q - 1; step++) {
+        int32_t send_block = (position - step - 1 + 2 * q) % q;
+        int32_t reduce_block = (position - step - 2 + 2 * q) % q;
+        gather_free[send_block] = tag_window_send(
+            out, &to_right,
+            SCHED_RECV_REGION(sched_block_start(c->count, q, send_block),
+                              sched_block_length(c->count, q, send_block)),
+            block_ready);
+        int64_t length = sched_block_length(c->count, q, reduce_block);
+        sched_region landing = sched_region_of(slots[step % RING_SLOTS], 0, length);
+        int32_t received = tag_window_recv(out, &from_left, landing, slot_reader[step % RING_SLOTS]);
+        block_ready = sched_reduce(out, landing,
+                                   SCHED_RECV_REGION(sched_block_start(c->count, q, reduce_block),
+                                                     length),
+                                   SCHED_SOURCE_LEFT, SCHED_AFTER(received, copied));
+        slot_reader[step % RING_SLOTS] = block_ready;
+    }
+    /* 2. the late ranks' hand-off into block `position`, in predicted arrival order */
+    int32_t landing_buffer =
+        layout->late_count > 0
+            ? sched_add_scratch(out, (int64_t)layout->late_count *
+                                         sched_block_length(c->count, q, position))
+            : SCHED_NONE;
+    int64_t own_length = sched_block_length(c->count, q, position);
+    for (int32_t chunk = 0; chunk < c->chunks; chunk++) ready[chunk] = block_ready;
+    for (int32_t t = 0; t < layout->late_count; t++)
+        for (int32_t chunk = 0; chunk < c->chunks; chunk++) {
+            sched_region landing =
+                chunk_in_landing(c, landing_buffer, (int64_t)t * own_length, position, chunk);
+            int32_t received = sched_recv(out, layout->late[t], HANDOFF_TAG + chunk, landing,
+                                          SCHED_FIRST);
+            ready[chunk] = sched_reduce(out, landing,
+                                        chunk_of(c, SCHED_RECV_BUFFER, position, chunk),
+                                        SCHED_SOURCE_LEFT, SCHED_AFTER(received, ready[chunk]));
+        }
+    /* 3. each final chunk of block `position` to every other rank at once; the other
+     * blocks' finals come straight from their core ranks (one hop, no pipeline to fill) */
+    for (int32_t chunk = 0; chunk < c->chunks; chunk++) {
+        for (int32_t r = 0; r < layout->ranks; r++)
+            if (r != layout->core[position])
+                sched_send(out, r, final_tag + chunk,
+                           chunk_of(c, SCHED_RECV_BUFFER, position, chunk),
+                           SCHED_AFTER(ready[chunk]));
+        for (int32_t j = 0; j < q; j++)
+            if (j != position)
+                sched_recv(out, layout->core[j], final_tag + chunk,
+                           chunk_of(c, SCHED_RECV_BUFFER, j, chunk), SCHED_AFTER(gather_free[j]));
+    }
+    free(ready);
+    free(gather_free);
+    return sched_finish(out);
+}
+
+static int32_t default_chunks(int64_t count, int32_t elem_size, int32_t core_count) {
+    int64_t block_bytes = sched_block_length(count, core_count, 0) * elem_size;
+    int64_t chunks = block_bytes / DEFAULT_CHUNK_BYTES;
+    if (chunks < 1) chunks = 1;
+    if (chunks > DEFAULT_MOST_CHUNKS) chunks = DEFAULT_MOST_CHUNKS;
+    return (int32_t)chunks;
+}
+
+/* ---- small vectors ----------------------------------------------------------------------- */
+
+static int build_small(const straggler_layout *layout, int64_t count, int32_t elem_size,
+                       papcoll_schedule *out) {
+    int32_t m = layout->late_count, leader = layout->core[0];
+    int32_t last = m > 0 ? layout->late[m - 1] : -1;
+    if (layout->core_position >= 0) {
+        int32_t copied = sched_copy(out, SCHED_SEND_REGION(0, count),
+                                    SCHED_RECV_REGION(0, count), SCHED_FIRST);
+        int32_t have = compose_embed(out, "recursive_doubling", layout->core,
+                                     layout->core_count, layout->core_position, count,
+                                     elem_size, SMALL_CORE_TAG_BASE, SCHED_MAX_TAG,
+                                     SCHED_AFTER(copied));
+        if (m == 0) return sched_finish(out);
+        if (layout->core_position == 0) { /* the leader */
+            int32_t landings = m > 1 ? sched_add_scratch(out, (int64_t)(m - 1) * count)
+                                     : SCHED_NONE;
+            for (int32_t t = 0; t < m - 1; t++) {
+                sched_region landing = sched_region_of(landings, (int64_t)t * count, count);
+                int32_t received =
+                    sched_recv(out, layout->late[t], SMALL_TO_LEADER_TAG, landing, SCHED_FIRST);
+                have = sched_reduce(out, landing, SCHED_RECV_REGION(0, count),
+                                    SCHED_SOURCE_LEFT, SCHED_AFTER(received, have));
+            }
+            int32_t partial = have;
+            for (int32_t r = 0; r < layout->ranks; r++) {
+                int needs = m > 1 ? r != leader : r == last;
+                if (needs)
+                    /* the reduction below overwrites what this reads */
+                    have = sched_send(out, r, SMALL_PARTIAL_TAG, SCHED_RECV_REGION(0, count),
+                                      SCHED_AFTER(partial, have));
+            }
+        } else if (m > 1) {
+            have = sched_recv(out, leader, SMALL_PARTIAL_TAG, SCHED_RECV_REGION(0, count),
+                              SCHED_AFTER(have));
+        }
+        int32_t vector = sched_add_scratch(out, count);
+        int32_t received = sched_recv(out, last, SMALL_LAST_TAG,
+                                      sched_region_of(vector, 0, count), SCHED_FIRST);
+        sched_reduce(out, sched_region_of(vector, 0, count), SCHED_RECV_REGION(0, count),
+                     SCHED_SOURCE_LEFT, SCHED_AFTER(received, have));
+        return sched_finish(out);
+    }
+    if (layout->late_position < m - 1) { /* an earlier late rank */
+        int32_t sent = sched_send(out, leader, SMALL_TO_LEADER_TAG, SCHED_SEND_REGION(0, count),
+                                  SCHED_FIRST);
+        int32_t partial = sched_recv(out, leader, SMALL_PARTIAL_TAG, SCHED_RECV_REGION(0, count),
+                                     SCHED_AFTER(sent));
+        int32_t vector = sched_add_scratch(out, count);
+        int32_t received = sched_recv(out, last, SMALL_LAST_TAG,
+                                      sched_region_of(vector, 0, count), SCHED_FIRST);
+        sched_reduce(out, sched_region_of(vector, 0, count), SCHED_RECV_REGION(0, count),
+                     SCHED_SOURCE_LEFT, SCHED_AFTER(received, partial));
+        return sched_finish(out);
+    }
+    /* the last late rank: its vector to everyone; P' (op) v computed in a scratch copy of
+     * P', in the roles every other rank uses, then copied once the sends are done */
+    int32_t partial_buffer = sched_add_scratch(out, count);
+    int32_t *sends = malloc((size_t)layout->ranks * sizeof *sends);
+    if (sends == NULL)
+        return sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory building straggler");
+    int32_t sent_count = 0;
+    for (int32_t r = 0; r < layout->ranks; r++)
+        if (r != last)
+            sends[sent_count++] = sched_send(out, r, SMALL_LAST_TAG, SCHED_SEND_REGION(0, count),
+                                             SCHED_FIRST);
+    int32_t partial = sched_recv(out, leader, SMALL_PARTIAL_TAG,
+                                 sched_region_of(partial_buffer, 0, count), SCHED_FIRST);
+    int32_t reduced = sched_reduce(out, SCHED_SEND_REGION(0, count),
+                                   sched_region_of(partial_buffer, 0, count), SCHED_SOURCE_LEFT,
+                                   SCHED_AFTER(partial));
+    int32_t *after = malloc((size_t)(sent_count + 1) * sizeof *after);
+    if (after == NULL) {
+        free(sends);
+        return sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory building straggler");
+    }
+    for (int32_t s = 0; s < sent_count; s++) after[s] = sends[s];
+    after[sent_count] = reduced;
+    sched_copy(out, sched_region_of(partial_buffer, 0, count), SCHED_RECV_REGION(0, count),
+               after, sent_count + 1);
+    free(after);
+    free(sends);
+    return sched_finish(out);
+}
+
+/* ---- the builder ------------------------------------------------------------------------- */
+
+static int straggler_build(int32_t ranks, int32_t rank, int64_t count, int32_t elem_size,
+                           const papcoll_context *context, papcoll_schedule *out) {
+    straggler_layout layout = {0};
+    if (!layout_ranks(ranks, rank, context, &layout, out)) {
+        layout_release(&layout);
+        return sched_finish(out);
+    }
+    if (single_rank_copy(ranks, count, out)) {
+        layout_release(&layout);
+        return sched_finish(out);
+    }
+    int status;
+    int small = count < ranks || count * (int64_t)elem_size * (ranks - 1) <= small_mode_bytes;
+    if (small) {
+        status = build_small(&layout, count, elem_size, out);
+    } else {
+        int32_t chunks = context->parameters.segment_count > 0
+                             ? context->parameters.segment_count
+                             : default_chunks(count, elem_size, layout.core_count);
+        if (chunks > MOST_CHUNKS) {
+            layout_release(&layout);
+            return sched_fail(out, PAPCOLL_ERR_LIMIT,
+                              "straggler: segment_count %d is more than the %d chunks a block "
+                              "may have",
+                              chunks, MOST_CHUNKS);
+        }
+        chunking c = {count, layout.core_count, chunks};
+        if (layout.late_position >= 0) {
+            build_late_rank_large(&layout, &c, out);
+            status = sched_finish(out);
+        } else {
+            status = build_core_rank_large(&layout, &c, out);
+        }
+    }
+    layout_release(&layout);
+    return status;
+}
+
+const algorithm_entry straggler_algorithm = {
+    .info = {
+        .name = "straggler",
+        .description =
+            "on-time ranks combine while late ones compute; about one transfer after the last "
+            "arrival",
+        .source = "issue 20 (ideas of StragglAR, arXiv 2505.23523, and Marendic et al. 2016); "
+                  "the limit of seed 000 S3",
+        .limitations =
+            "commutative ops only; needs one arrival estimate per rank and tau > 0, identical "
+            "on all ranks; scratch up to (m + 2) x count / (P - m) (m late ranks) or m x "
+            "count for small vectors; segment_count (chunks a block) at most 16000",
+        .commutative_only = 1,
+        .needs_arrivals = 1,
+    },
+    .build = straggler_build,
+};
