@@ -38,7 +38,9 @@
  * The compute phase is 100 ms in the paper (long enough to hide the monitor's exchange);
  * --compute-ms sets it, and 0 gives back-to-back collectives for overhead measurements.
  *
- * Algorithms: papcoll's by name (`papcoll algorithms`), "native" for the library's
+ * Algorithms: papcoll's by name (`papcoll algorithms`) or "auto" (the JSON then says what it
+ * chose in the timed calls, "chosen", and the gain its model predicted over native,
+ * "predicted_gain"), "native" for the library's
  * MPI_Allreduce with its own choice, "native:NAME" for one of the library's algorithms
  * (native_algorithms.h).
  *
@@ -93,6 +95,30 @@ typedef struct contender {
     papcoll_comm *papcoll;     /* NULL for native ones */
     native_algorithm native;
 } contender;
+
+/* What `auto` ran in the timed calls of one series (papcoll_last_choice), for the JSON. */
+enum { MOST_CHOSEN = 8 };
+typedef struct choice_tally {
+    char names[MOST_CHOSEN][64];
+    int counts[MOST_CHOSEN];
+    int distinct;
+    double gain_sum;           /* predicted gain: native_seconds / predicted_seconds */
+    int calls;
+} choice_tally;
+
+static void tally_choice(choice_tally *tally, const papcoll_choice *choice) {
+    int k = 0;
+    while (k < tally->distinct && strcmp(tally->names[k], choice->algorithm) != 0) k++;
+    if (k == tally->distinct && k < MOST_CHOSEN) {
+        snprintf(tally->names[k], sizeof tally->names[k], "%s", choice->algorithm);
+        tally->distinct++;
+    }
+    if (k < MOST_CHOSEN) tally->counts[k]++;
+    tally->gain_sum += choice->predicted_seconds > 0
+                           ? choice->native_seconds / choice->predicted_seconds
+                           : 1.0;
+    tally->calls++;
+}
 
 typedef enum { OP_SUM, OP_PROD, OP_MIN, OP_MAX, OP_BAND, OP_BOR, OP_BXOR } op_code;
 
@@ -557,6 +583,7 @@ int main(int argc, char **argv) {
     int *correct = malloc((size_t)series * sizeof *correct);
     /* slt, prr: in how many timed calls every rank had a usable prediction */
     int *predicted_calls = calloc((size_t)series, sizeof *predicted_calls);
+    choice_tally *tallies = calloc((size_t)series, sizeof *tallies);
     /* every rank's arrival in every timed call, kept by rank 0, which writes the JSON */
     double *arrivals = rank == 0 ? malloc((size_t)series * (size_t)o.iterations * (size_t)ranks *
                                           sizeof *arrivals)
@@ -644,6 +671,11 @@ int main(int argc, char **argv) {
                     if (contenders[a].papcoll)
                         papcoll_last_prediction(contenders[a].papcoll, &predicted, NULL, NULL);
                     predicted_calls[s] += predicted;
+                    if (contenders[a].papcoll && strcmp(contenders[a].name, "auto") == 0) {
+                        papcoll_choice choice;
+                        papcoll_last_choice(contenders[a].papcoll, &choice);
+                        tally_choice(&tallies[s], &choice);
+                    }
                 }
                 if (o.progress && rank == 0) {
                     fprintf(stderr, "progress %d %d\n", ++step, steps);
@@ -697,6 +729,16 @@ int main(int argc, char **argv) {
                     bound, st.mean - bound, predicted_calls[s],
                     correct[s] ? "true" : "false");
             print_json_string(out, library);
+            if (tallies[s].calls > 0) { /* auto: what it ran, and the gain it predicted */
+                fprintf(out, ", \"chosen\": {");
+                for (int k = 0; k < tallies[s].distinct; k++) {
+                    fprintf(out, "%s", k ? ", " : "");
+                    print_json_string(out, tallies[s].names[k]);
+                    fprintf(out, ": %d", tallies[s].counts[k]);
+                }
+                fprintf(out, "}, \"predicted_gain\": %.4f",
+                        tallies[s].gain_sum / tallies[s].calls);
+            }
             fprintf(out, ", \"arrival_offsets_ms\": [");
             for (int i = 0; i < o.iterations; i++) {
                 const double *at = arrivals + ((size_t)s * (size_t)o.iterations + (size_t)i) * (size_t)ranks;
@@ -723,6 +765,7 @@ int main(int argc, char **argv) {
     free(ebars);
     free(correct);
     free(predicted_calls);
+    free(tallies);
     free(arrivals);
     free(clock_offsets);
     MPI_Finalize();

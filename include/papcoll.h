@@ -28,7 +28,8 @@ extern "C" {
 /* cffi-begin */
 typedef struct papcoll_comm papcoll_comm;
 
-/* Where the PAP-aware algorithms (slt, prr) get each rank's predicted arrival time. */
+/* Where `auto` and the PAP-aware algorithms (slt, prr, straggler) get each rank's predicted
+ * arrival time. */
 typedef enum papcoll_arrival_source {
     /* From papcoll_compute_begin + papcoll_edge (or papcoll_predict_arrival) during the
      * compute phase before each call (seed 000 S3). A call where some rank gave no valid
@@ -36,7 +37,15 @@ typedef enum papcoll_arrival_source {
     PAPCOLL_ARRIVALS_EDGE = 0,
     /* From the arrival times seen in earlier calls (a moving average per rank), for
      * programs that never call edge(): the first call runs the plain ring. */
-    PAPCOLL_ARRIVALS_HISTORY = 1
+    PAPCOLL_ARRIVALS_HISTORY = 1,
+    /* The default: history, and edge() when the program calls it. Calls run in periods (1,
+     * 2, 4, ... then 32 calls); at a period's end every rank sends the others how long it
+     * waited in each call (eager, no collective), and every rank derives the same arrival
+     * pattern from those waits: the rank that waited least arrived last. If every rank
+     * made a prediction before every call of the period and arrivals were spread, the
+     * predictions travel per call as in EDGE (one small message round) until a call lacks
+     * one; else the period's pattern predicts. No per-call messages otherwise. */
+    PAPCOLL_ARRIVALS_AUTOMATIC = 2
 } papcoll_arrival_source;
 
 /* How the hierarchical algorithms (hr1, hr2, smp_binomial, smp_butterfly) group ranks. */
@@ -61,7 +70,7 @@ typedef struct papcoll_config {
      * beyond INT_MAX work with MPI's int-count calls; 0 = 2^30. Tests lower it to exercise
      * the split on small buffers. */
     int64_t max_message_elements;
-    papcoll_arrival_source arrival_source; /* slt, prr: default PAPCOLL_ARRIVALS_EDGE */
+    papcoll_arrival_source arrival_source; /* default PAPCOLL_ARRIVALS_AUTOMATIC */
     papcoll_grouping grouping;     /* hr1, hr2, smp_*: default PAPCOLL_GROUPS_SHARED_MEMORY */
     int32_t group_color;           /* PAPCOLL_GROUPS_COLOR: this rank's group, >= 0 */
     /* 1: before each call the ranks check that they make the same call (count, datatype,
@@ -89,7 +98,9 @@ const char *papcoll_get_algorithm(const papcoll_comm *pc);
  * against the communicator's size. Must be the same on every rank. */
 int papcoll_set_schedule(papcoll_comm *pc, const char *schedule);
 /* cffi-end */
-/* The algorithm a call with these arguments would run (resolves "auto"). */
+/* The algorithm a call with these arguments would run (resolves "auto": a registered name
+ * or "native", from the arrival pattern of the last period as the next call without
+ * per-call predictions would see it; local, no message). */
 int papcoll_resolve_algorithm(papcoll_comm *pc, int64_t count, MPI_Datatype datatype, MPI_Op op,
                               const char **name);
 
@@ -130,6 +141,9 @@ int papcoll_predict_arrival(papcoll_comm *pc, double seconds);
  * any rank fails slt/prr calls with MPI_ERR_ARG on every rank (src/mpi/monitor.c). */
 int papcoll_last_prediction(const papcoll_comm *pc, int *predicted, double *arrivals,
                             double *tau);
+
+/* The choice of the last "auto" call on pc (zeros before the first). */
+int papcoll_last_choice(const papcoll_comm *pc, papcoll_choice *choice);
 
 /* What the last error with this code (in this thread) was about, or a generic description
  * of the MPI error class. Never NULL. */

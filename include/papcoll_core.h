@@ -184,10 +184,13 @@ int papcoll_schedule_parse(const char *text, papcoll_schedule **out, char *error
 
 const char *papcoll_status_name(int status);
 
-/* The algorithm "auto" runs for a call (a fixed rule for now; see src/core/select.c). It never
- * returns an algorithm that needs a commutative op when commutative is 0. */
+/* A fixed rule by size (src/core/select.c): what "auto" runs where MPI_Allreduce cannot be
+ * called (counts beyond INT_MAX). Never an algorithm that needs a commutative op when
+ * commutative is 0. */
 const char *papcoll_select_default(int32_t ranks, int64_t count, int64_t elem_size,
                                    int32_t commutative);
+
+
 /* The contention-free logical ring of seed 001 S4 on a tree: the ranks in depth-first order of
  * their vertices (children in index order, a vertex's own ranks first, in rank order), so
  * every link carries at most one ring message in each direction. order gets
@@ -286,6 +289,25 @@ int papcoll_simulate(const char *algorithm, int32_t ranks, int64_t count, int32_
                      double *finish, papcoll_sim_result *result, char *error,
                      size_t error_size);
 void papcoll_sim_result_release(papcoll_sim_result *result);
+
+/* What "auto" runs for a call, and why (src/core/select.c). */
+typedef struct papcoll_choice {
+    char algorithm[64];        /* a registered name, or "native": MPI_Allreduce itself */
+    /* 1: the predicted arrivals were not all equal, and the cost model compared every
+     * algorithm that accepts the call; 0: auto ran native without simulating */
+    int32_t from_arrivals;
+    double predicted_seconds;  /* the model's e-bar for the algorithm chosen */
+    double native_seconds;     /* the model's e-bar for MPI_Allreduce (its likely algorithm);
+                                  native_seconds / predicted_seconds is the predicted gain */
+} papcoll_choice;
+
+/* auto's decision for a call of P ranks: context->arrivals (P predicted arrival times, or
+ * NULL) and tau, and the algorithms' parameters; model: the cost model (the monitor's, or
+ * `papcoll calibrate`'s). Deterministic: the same input gives the same choice on every
+ * rank. PAPCOLL_OK, or PAPCOLL_ERR_ARGUMENT for a NULL choice or model or a bad shape. */
+int papcoll_choose(int32_t ranks, int64_t count, int32_t elem_size, int32_t commutative,
+                   const papcoll_context *context, const papcoll_sim_model *model,
+                   papcoll_choice *choice);
 /* cffi-end */
 
 #ifdef __cplusplus

@@ -25,12 +25,13 @@ from .core import (
 if TYPE_CHECKING:
     from .communicator import Communicator as Communicator
     from .communicator import Config as Config
+    from .communicator import Choice as Choice
     from .communicator import Prediction as Prediction
 
 __version__ = "0.1.0"
 
 # Not in __all__: `from papcoll import *` must not start MPI either.
-_MPI_NAMES = ("Communicator", "Config", "Prediction")
+_MPI_NAMES = ("Choice", "Communicator", "Config", "Prediction")
 
 
 def __getattr__(name: str) -> Any:

@@ -54,7 +54,7 @@ def _address(handle: Any) -> Any:
     return ffi.cast("const void *", MPI._addressof(handle))
 
 
-_ARRIVAL_SOURCES = {"edge": 0, "history": 1}
+_ARRIVAL_SOURCES = {"edge": 0, "history": 1, "automatic": 2}
 _GROUPINGS = {"shared_memory": 0, "color": 1}
 
 
@@ -69,8 +69,10 @@ class Config:
 
     parameters: Parameters = Parameters()  # segments, rank order, schedule, inner/outer, tree
     max_message_elements: int = 0    # longer messages are split; 0 = 2^30
-    # slt, prr: predictions from edge() ("edge") or from earlier calls' arrivals ("history")
-    arrival_source: Literal["edge", "history"] = "edge"
+    # auto and slt, prr, straggler: predictions from earlier calls' waits, and from edge()
+    # where every rank calls it ("automatic"); from edge() only ("edge", a message round per
+    # call), or from earlier calls' arrival times only ("history")
+    arrival_source: Literal["automatic", "edge", "history"] = "automatic"
     # hr1, hr2, smp_*: one group per shared-memory node, or by group_color
     grouping: Literal["shared_memory", "color"] = "shared_memory"
     group_color: int = 0             # grouping="color": this rank's group, >= 0
@@ -167,6 +169,23 @@ class Prediction:
     predicted: bool          # False: some rank gave no prediction, so it ran the plain ring
     arrivals: list[float]    # seconds after the earliest predicted arrival, per rank
     tau: float               # seconds to move and reduce one segment, as used
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What the last "auto" call ran, and why (C: papcoll_last_choice)."""
+
+    algorithm: str             # a registered name, or "native" (MPI_Allreduce itself)
+    from_arrivals: bool        # the cost model compared algorithms on predicted arrivals
+    predicted_seconds: float   # the model's e-bar for the choice
+    native_seconds: float      # the model's e-bar for MPI_Allreduce
+
+    @property
+    def predicted_gain(self) -> float:
+        """native_seconds / predicted_seconds (1.0 when nothing was simulated)."""
+        if self.predicted_seconds <= 0:
+            return 1.0
+        return self.native_seconds / self.predicted_seconds
 
 
 class Communicator:
@@ -301,6 +320,13 @@ class Communicator:
         tau = ffi.new("double *")
         _check(_lib.papcoll_last_prediction(self._live(), predicted, arrivals, tau))
         return Prediction(bool(predicted[0]), list(arrivals), float(tau[0]))
+
+    def last_choice(self) -> Choice:
+        """What the last "auto" call ran, and the cost model's reason."""
+        raw = ffi.new("papcoll_choice *")
+        _check(_lib.papcoll_last_choice(self._live(), raw))
+        return Choice(ffi.string(raw.algorithm).decode(), bool(raw.from_arrivals),
+                      float(raw.predicted_seconds), float(raw.native_seconds))
 
 
 def _checked_op(op: Any) -> MPI.Op:

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ._core import ffi, lib
-from .checks import arrival_times, finite, real_number, whole_number
+from .checks import INT32_MAX, INT64_MAX, arrival_times, finite, real_number, whole_number
 from .core import _ERROR_SIZE, Context, _c_context, _raise, c_string
 
 if TYPE_CHECKING:
@@ -290,3 +290,58 @@ def simulate(
                      [float(a) for a in arrivals] if arrivals else [0.0] * ranks,
                      result.memory_bytes, spans, links, result.build_seconds,
                      result.run_seconds)
+
+
+# ---- auto (src/core/select.c) -----------------------------------------------------------
+
+#: What MPI_Allreduce is taken to run: the best of these (MPICH's and Open MPI's choices).
+NATIVE_STAND_INS = ("recursive_doubling", "rabenseifner", "ring")
+
+
+@dataclass(frozen=True)
+class AutoChoice:
+    """What `auto` runs for a call (C: papcoll_choose), and why."""
+
+    algorithm: str             # a registered name, or "native"
+    from_arrivals: bool        # the arrivals were uneven and the model compared algorithms
+    predicted_seconds: float   # the model's e-bar for the choice
+    native_seconds: float      # the model's e-bar for native
+
+    @property
+    def predicted_gain(self) -> float:
+        """native_seconds / predicted_seconds (1.0 where nothing was simulated)."""
+        return self.native_seconds / self.predicted_seconds if self.predicted_seconds > 0 else 1.0
+
+
+def choose(ranks: int, count: int, elem_size: int, model: SimModel, context: Context,
+           commutative: bool = True) -> AutoChoice:
+    """auto's decision for these predicted arrivals (context.arrivals) under the model: the
+    same function the MPI library calls, so both decide alike."""
+    whole_number(ranks, "ranks", 1, INT32_MAX)
+    whole_number(count, "count", 0, INT64_MAX)
+    whole_number(elem_size, "elem_size", 1, INT32_MAX)
+    raw_context, _keep = _c_context(context)
+    raw_model = ffi.new("papcoll_sim_model *", asdict(model))
+    raw = ffi.new("papcoll_choice *")
+    _raise(lib.papcoll_choose(ranks, count, elem_size, int(commutative), raw_context,
+                              raw_model, raw), ffi.new("char[]", b"papcoll_choose: bad input"))
+    return AutoChoice(ffi.string(raw.algorithm).decode(), bool(raw.from_arrivals),
+                      float(raw.predicted_seconds), float(raw.native_seconds))
+
+
+def simulate_auto(ranks: int, count: int, elem_size: int, model: SimModel,
+                  arrivals: Sequence[float], context: Context,
+                  **options: Any) -> tuple[AutoChoice, str, SimResult]:
+    """auto as the MPI library runs it, with the context's arrivals as its predictions:
+    decides (choose), then simulates what it chose; native is simulated as the best of
+    NATIVE_STAND_INS. Returns the choice, the algorithm simulated and its result. The
+    choice is made on a crossbar with the model's numbers, as the library makes it; the
+    run uses options (a topology among them) like simulate()."""
+    decided = choose(ranks, count, elem_size, model, context)
+    if decided.algorithm != "native":
+        return decided, decided.algorithm, simulate(decided.algorithm, ranks, count, elem_size,
+                                                    model, arrivals, context, **options)
+    runs = [(name, simulate(name, ranks, count, elem_size, model, arrivals, context, **options))
+            for name in NATIVE_STAND_INS]
+    name, result = min(runs, key=lambda run: run[1].average_elapsed)
+    return decided, name, result

@@ -1,16 +1,43 @@
-/* select.c - the `auto` algorithm: for now a fixed rule in the spirit of MPICH's defaults
- * (MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE = 2048 bytes); a model-driven selector that also
- * looks at the arrival pattern replaces it in a later issue.
+/* select.c - `auto` (issue 20): what it runs for a call, from predicted arrivals and a
+ * cost model. The MPI library (src/mpi/choose.c, with its cache and arrival classes) and the
+ * simulator (`papcoll sim --algorithms auto`) both decide here, so they decide alike.
  *
- *   vector <= 2 KiB, or fewer elements than ranks  -> recursive_doubling (latency: log2 P rounds)
+ *   no predicted arrivals, or all equal  -> native: MPI_Allreduce, the MPI library's own
+ *                                           tuned choice; what auto runs without arrivals, so
+ *                                           a balanced call never loses to it
+ *   otherwise                            -> every algorithm that accepts the op and the shape
+ *                                           (not hierarchical, not a reduce-scatter,
+ *                                           commutative_only ones for commutative ops only)
+ *                                           is simulated with the predicted arrivals as both
+ *                                           the prediction and the truth; the least e-bar
+ *                                           runs if it beats native by more than 5 %, else
+ *                                           native
+ *
+ * Native's e-bar is taken as the best of recursive doubling, Rabenseifner and ring (ring
+ * for commutative ops), the algorithms MPICH and Open MPI choose between for a flat
+ * all-reduce. The 5 % margin keeps auto on native where the model cannot tell them apart.
+ * Candidates whose schedules hold more than 4 million operations in all are skipped (the
+ * decision must stay cheap; it is made once per shape and arrival class, and cached by the
+ * caller).
+ *
+ * The fixed rule below (select_default_algorithm) is what stands in for native where
+ * MPI_Allreduce cannot be called: counts beyond INT_MAX.
+ *   vector <= 2 KiB, or fewer elements than ranks  -> recursive_doubling (log2 P rounds)
  *   commutative op and vector >= 1 MiB and P >= 3  -> ring (bandwidth optimal, seed 001)
- *   otherwise                                      -> rabenseifner (bandwidth + log2 P rounds)
- *
- * recursive_doubling and rabenseifner keep rank order, so only ring needs a commutative op,
- * and the rule never picks an algorithm that cannot take the op. */
+ *   otherwise                                      -> rabenseifner
+ * recursive_doubling and rabenseifner keep rank order, so only ring needs a commutative op.
+ */
 #include "select.h"
 
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "papcoll_core.h"
+
+/* A papcoll algorithm must beat native's predicted e-bar by this share to be chosen. */
+static const double margin = 0.05;
+static const int64_t most_simulated_operations = 4000000;
 
 const char *select_default_algorithm(int32_t ranks, int64_t count, int64_t elem_size,
                                      int commutative) {
@@ -24,4 +51,65 @@ const char *select_default_algorithm(int32_t ranks, int64_t count, int64_t elem_
 const char *papcoll_select_default(int32_t ranks, int64_t count, int64_t elem_size,
                                    int32_t commutative) {
     return select_default_algorithm(ranks, count, elem_size, commutative);
+}
+
+static double predicted_seconds(const char *name, int32_t ranks, int64_t count,
+                                int32_t elem_size, const papcoll_context *context,
+                                const papcoll_sim_model *model) {
+    papcoll_sim_options options;
+    memset(&options, 0, sizeof options);
+    options.max_operations = most_simulated_operations;
+    papcoll_sim_result result;
+    memset(&result, 0, sizeof result);
+    int status = papcoll_simulate(name, ranks, count, elem_size, context, model, &options,
+                                  context->arrivals, NULL, &result, NULL, 0);
+    double seconds = status == PAPCOLL_OK ? result.average_elapsed : INFINITY;
+    papcoll_sim_result_release(&result);
+    return seconds;
+}
+
+static int balanced(const papcoll_context *context, int32_t ranks) {
+    if (context == NULL || context->arrivals == NULL || context->arrival_count != ranks)
+        return 1;
+    for (int32_t r = 1; r < ranks; r++)
+        if (context->arrivals[r] != context->arrivals[0]) return 0;
+    return 1;
+}
+
+int papcoll_choose(int32_t ranks, int64_t count, int32_t elem_size, int32_t commutative,
+                   const papcoll_context *context, const papcoll_sim_model *model,
+                   papcoll_choice *choice) {
+    if (choice == NULL || model == NULL || ranks < 1 || count < 0 || elem_size < 1)
+        return PAPCOLL_ERR_ARGUMENT;
+    memset(choice, 0, sizeof *choice);
+    snprintf(choice->algorithm, sizeof choice->algorithm, "native");
+    if (balanced(context, ranks)) return PAPCOLL_OK;
+    papcoll_context candidate_context = *context;
+    candidate_context.keep_order = !commutative;
+    double native = INFINITY, best = INFINITY;
+    const char *best_name = NULL;
+    for (int32_t i = 0; i < papcoll_algorithm_count(); i++) {
+        papcoll_algorithm_info info;
+        papcoll_algorithm_get(i, &info);
+        if (info.needs_groups || info.reduce_scatter) continue;
+        if (info.commutative_only && !commutative) continue;
+        double seconds =
+            predicted_seconds(info.name, ranks, count, elem_size, &candidate_context, model);
+        if ((strcmp(info.name, "recursive_doubling") == 0 ||
+             strcmp(info.name, "rabenseifner") == 0 || strcmp(info.name, "ring") == 0) &&
+            seconds < native)
+            native = seconds;
+        if (seconds < best) {
+            best = seconds;
+            best_name = info.name;
+        }
+    }
+    choice->from_arrivals = 1;
+    choice->native_seconds = isfinite(native) ? native : 0;
+    choice->predicted_seconds = choice->native_seconds;
+    if (best_name != NULL && best < (1 - margin) * native) {
+        snprintf(choice->algorithm, sizeof choice->algorithm, "%s", best_name);
+        choice->predicted_seconds = best;
+    }
+    return PAPCOLL_OK;
 }

@@ -1,11 +1,13 @@
 /* communicator.c - the papcoll communicator (include/papcoll.h): a private duplicate of the
- * user's communicator, the algorithm choice, the schedule of the last call kept for reuse,
- * and papcoll_allreduce with MPI_Allreduce's semantics and argument checks. */
+ * user's communicator, the algorithm choice, the plans kept for reuse (plan_cache.h), and
+ * papcoll_allreduce with MPI_Allreduce's semantics and argument checks. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agreement.h"
+#include "arrival_class.h"
 #include "internal.h"
 #include "operations.h"
 #include "select.h"
@@ -15,6 +17,7 @@
 void papcoll_config_init(papcoll_config *config) {
     memset(config, 0, sizeof *config);
     config->algorithm = "auto";
+    config->arrival_source = PAPCOLL_ARRIVALS_AUTOMATIC;
 }
 
 static int valid_algorithm(const char *name) {
@@ -30,7 +33,8 @@ static int store_parameters(papcoll_comm *pc, const papcoll_parameters *paramete
     if (status == PAPCOLL_ERR_NO_MEMORY)
         return record_error(MPI_ERR_NO_MEM, "%s: out of memory", caller);
     if (status != PAPCOLL_OK) return record_error(MPI_ERR_ARG, "%s: %s", caller, error);
-    executor_plan_release(&pc->plan);
+    plan_cache_clear(&pc->plans);
+    choice_cache_clear(&pc->choices);
     return MPI_SUCCESS;
 }
 
@@ -65,6 +69,8 @@ static int compute_groups(papcoll_comm *pc, const papcoll_config *config) {
 
 static void release_communicator(papcoll_comm *pc) {
     free(pc->groups);
+    free(pc->call_classes);
+    free(pc->call_arrivals);
     owned_parameters_release(&pc->parameters);
     if (pc->comm != MPI_COMM_NULL) MPI_Comm_free(&pc->comm);
     free(pc);
@@ -109,10 +115,12 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
                             "PAPCOLL_GROUPS_SHARED_MEMORY nor PAPCOLL_GROUPS_COLOR",
                             (int)config->grouping);
     if (config->arrival_source != PAPCOLL_ARRIVALS_EDGE &&
-        config->arrival_source != PAPCOLL_ARRIVALS_HISTORY)
+        config->arrival_source != PAPCOLL_ARRIVALS_HISTORY &&
+        config->arrival_source != PAPCOLL_ARRIVALS_AUTOMATIC)
         return record_error(MPI_ERR_ARG,
                             "papcoll_comm_create: arrival_source %d is neither "
-                            "PAPCOLL_ARRIVALS_EDGE nor PAPCOLL_ARRIVALS_HISTORY",
+                            "PAPCOLL_ARRIVALS_EDGE, PAPCOLL_ARRIVALS_HISTORY nor "
+                            "PAPCOLL_ARRIVALS_AUTOMATIC",
                             (int)config->arrival_source);
     papcoll_comm *pc = calloc(1, sizeof *pc);
     if (pc == NULL) return record_error(MPI_ERR_NO_MEM, "papcoll_comm_create: out of memory");
@@ -133,6 +141,13 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
     MPI_Comm_set_errhandler(pc->comm, MPI_ERRORS_RETURN);
     MPI_Comm_size(pc->comm, &pc->size);
     MPI_Comm_rank(pc->comm, &pc->rank);
+    pc->call_classes = malloc((size_t)pc->size);
+    pc->call_arrivals = malloc((size_t)pc->size * sizeof *pc->call_arrivals);
+    if (pc->call_classes == NULL || pc->call_arrivals == NULL) {
+        MPI_Comm_free(&pc->comm);
+        release_communicator(pc);
+        return record_error(MPI_ERR_NO_MEM, "papcoll_comm_create: out of memory");
+    }
     if ((code = store_parameters(pc, &config->parameters, "papcoll_comm_create")) !=
             MPI_SUCCESS ||
         (code = compute_groups(pc, config)) != MPI_SUCCESS) {
@@ -150,7 +165,8 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
 
 int papcoll_comm_free(papcoll_comm **pc) {
     if (pc == NULL || *pc == NULL) return MPI_SUCCESS;
-    executor_plan_release(&(*pc)->plan);
+    plan_cache_clear(&(*pc)->plans);
+    choice_cache_clear(&(*pc)->choices);
     executor_workspace_release(&(*pc)->workspace);
     monitor_release(*pc);
     int code = MPI_Comm_free(&(*pc)->comm);
@@ -271,10 +287,36 @@ static int check_pair(papcoll_comm *pc, MPI_Datatype datatype, MPI_Op op, int64_
     return MPI_SUCCESS;
 }
 
-static const char *resolve(const papcoll_comm *pc, int64_t count, int64_t extent,
-                           int commutative) {
-    if (strcmp(pc->algorithm, "auto") != 0) return pc->algorithm;
-    return select_default_algorithm(pc->size, count, extent, commutative);
+static int is_auto(const papcoll_comm *pc) { return strcmp(pc->algorithm, "auto") == 0; }
+
+/* auto's decision for a call of this shape; arrivals: P predicted arrivals (seconds after
+ * the earliest) or NULL, with tau for the class's unit (arrival_class.h). */
+static int choose_for_call(papcoll_comm *pc, int64_t count, int64_t extent, int commutative,
+                           const double *arrivals, double tau, auto_choice *out) {
+    choice_input input;
+    memset(&input, 0, sizeof input);
+    input.ranks = pc->size;
+    input.count = count;
+    input.extent = extent;
+    input.commutative = commutative;
+    input.parameters = &pc->parameters.parameters;
+    input.calibrated = monitor_model(pc, &input.latency, &input.seconds_per_byte,
+                                     &input.reduce_seconds_per_byte);
+    if (arrivals != NULL) {
+        arrival_class_of(arrivals, pc->size, tau * pc->size, pc->call_classes,
+                         pc->call_arrivals);
+        input.arrival_class = pc->call_classes;
+        input.arrivals = pc->call_arrivals;
+        input.tau = tau;
+    }
+    return choose_algorithm(&input, &pc->choices, out);
+}
+
+int papcoll_last_choice(const papcoll_comm *pc, papcoll_choice *choice) {
+    if (pc == NULL || choice == NULL)
+        return record_error(MPI_ERR_ARG, "papcoll_last_choice: pc or choice is NULL");
+    *choice = pc->last_choice.report;
+    return MPI_SUCCESS;
 }
 
 int papcoll_resolve_algorithm(papcoll_comm *pc, int64_t count, MPI_Datatype datatype, MPI_Op op,
@@ -289,31 +331,53 @@ int papcoll_resolve_algorithm(papcoll_comm *pc, int64_t count, MPI_Datatype data
     if ((code = check_datatype(datatype, &extent)) != MPI_SUCCESS ||
         (code = check_op(op, &commutative)) != MPI_SUCCESS)
         return code;
-    *name = resolve(pc, count, extent, commutative);
+    if (!is_auto(pc)) {
+        *name = pc->algorithm;
+        return MPI_SUCCESS;
+    }
+    /* the pattern the next call without per-call predictions would see (monitor.c) */
+    const monitor_state *m = &pc->monitor;
+    const double *arrivals = NULL;
+    double tau = 0;
+    if (pc->config.arrival_source == PAPCOLL_ARRIVALS_AUTOMATIC && m->have_lateness &&
+        m->calibrated) {
+        double earliest = INFINITY;
+        for (int r = 0; r < pc->size; r++) earliest = fmin(earliest, m->lateness[r]);
+        for (int r = 0; r < pc->size; r++) m->received[r] = m->lateness[r] - earliest;
+        arrivals = m->received;
+        tau = m->latency + (double)((count + pc->size - 1) / pc->size) * (double)extent *
+                               (m->seconds_per_byte + m->reduce_seconds_per_byte);
+    }
+    auto_choice decided;
+    if ((code = choose_for_call(pc, count, extent, commutative, arrivals, tau, &decided)) !=
+        MPI_SUCCESS)
+        return code;
+    *name = decided.algorithm ? decided.algorithm->info.name : "native";
     return MPI_SUCCESS;
 }
 
-/* ---- the plan: build the schedule once per shape ---------------------------------------- */
+/* ---- plans: a schedule built once per shape and arrival class ------------------------ */
 
-/* Builds the schedule unless the plan already holds this shape. context NULL: the
- * communicator's options only (the plan is then reused by later calls of the same shape);
- * with a context (arrival estimates) the schedule is built anew. */
+/* The plan for this call: from the cache when its key was built before, else built now.
+ * classes and arrivals (P each) are the predicted arrival class and its representative
+ * arrivals for a PAP-aware algorithm, else NULL. */
 static int prepare_plan(papcoll_comm *pc, const algorithm_entry *algorithm, int64_t count,
-                        int64_t extent, int keep_order,
-                        const papcoll_context *arrivals_context) {
-    executor_plan *plan = &pc->plan;
-    if (arrivals_context == NULL && plan->schedule != NULL && plan->algorithm == algorithm &&
-        plan->count == count && plan->extent == extent && !plan->built_from_arrivals &&
-        plan->keep_order == keep_order)
-        return MPI_SUCCESS;
-    executor_plan_release(plan);
+                        int64_t extent, int keep_order, const uint8_t *classes,
+                        const double *arrivals, double tau, executor_plan **out) {
+    plan_key key = {algorithm, count, extent, keep_order, (uint8_t *)classes, pc->size};
+    if ((*out = plan_cache_find(&pc->plans, &key)) != NULL) return MPI_SUCCESS;
+    executor_plan *plan = plan_cache_free_slot(&pc->plans);
     papcoll_context context;
-    if (arrivals_context) context = *arrivals_context;
-    else memset(&context, 0, sizeof context);
+    memset(&context, 0, sizeof context);
     context.parameters = pc->parameters.parameters;
     context.groups = pc->groups;
     context.group_count = pc->size;
     context.keep_order = keep_order;
+    if (arrivals != NULL) {
+        context.arrivals = arrivals;
+        context.arrival_count = pc->size;
+        context.tau = tau;
+    }
     char error[256];
     /* elem_size only sizes byte counts in the schedule; cap it so huge extents still fit */
     int32_t elem_size = extent > INT32_MAX ? INT32_MAX : (int32_t)extent;
@@ -325,42 +389,65 @@ static int prepare_plan(papcoll_comm *pc, const algorithm_entry *algorithm, int6
                             : status == PAPCOLL_ERR_UNSUPPORTED && keep_order ? MPI_ERR_OP
                                                                               : MPI_ERR_ARG,
                             "papcoll: %s", error);
-    plan->algorithm = algorithm;
-    plan->count = count;
-    plan->extent = extent;
-    plan->built_from_arrivals = arrivals_context != NULL;
-    plan->keep_order = keep_order;
-    if (!executor_plan_prepare(plan)) {
+    key.arrival_class = NULL;
+    if (classes != NULL && (key.arrival_class = malloc((size_t)pc->size)) != NULL)
+        memcpy(key.arrival_class, classes, (size_t)pc->size);
+    plan->key = key;
+    if ((classes != NULL && key.arrival_class == NULL) || !executor_plan_prepare(plan)) {
         executor_plan_release(plan);
         return record_error(MPI_ERR_NO_MEM, "papcoll: out of memory preparing a schedule");
     }
+    *out = plan;
     return MPI_SUCCESS;
 }
 
-/* Runs the prepared plan on pc's duplicate communicator and workspace. */
-static int run_plan(papcoll_comm *pc, const void *source, void *recvbuf, MPI_Datatype datatype,
-                    MPI_Op op) {
-    return executor_run(&pc->plan, &pc->workspace, pc->comm, pc->config.max_message_elements,
+/* Runs a plan on pc's duplicate communicator and workspace. */
+static int run_plan(papcoll_comm *pc, const executor_plan *plan, const void *source,
+                    void *recvbuf, MPI_Datatype datatype, MPI_Op op) {
+    return executor_run(plan, &pc->workspace, pc->comm, pc->config.max_message_elements,
                         source, recvbuf, datatype, op);
 }
 
-/* slt and prr: gather the predicted arrivals (monitor.c), build from them, or from the
- * plain ring when some rank had no usable prediction (every rank decides alike). */
+/* auto and the PAP-aware algorithms: gather the predicted arrivals (monitor.c), round them
+ * to a class, then run what auto chooses, or the PAP-aware algorithm built for the class
+ * (the plain ring where some rank had no usable prediction: every rank decides alike). */
 static int run_with_arrivals(papcoll_comm *pc, const algorithm_entry *algorithm,
-                             const void *source, void *recvbuf, int64_t count, int64_t extent,
-                             MPI_Datatype datatype, MPI_Op op) {
+                             const void *sendbuf, void *recvbuf, int64_t count,
+                             int64_t extent, int commutative, MPI_Datatype datatype,
+                             MPI_Op op) {
     int64_t segment_elements = (count + pc->size - 1) / pc->size;
-    papcoll_context context;
-    memset(&context, 0, sizeof context);
+    const double *arrivals = NULL;
+    double tau = 0;
     int usable = 0;
-    int code = monitor_gather(pc, (double)segment_elements * (double)extent, &context.arrivals,
-                              &context.tau, &usable);
-    if (code == MPI_SUCCESS) {
-        context.arrival_count = pc->size;
-        code = usable ? prepare_plan(pc, algorithm, count, extent, 0, &context)
-                      : prepare_plan(pc, registry_find("ring"), count, extent, 0, NULL);
+    int code = monitor_gather(pc, (double)segment_elements * (double)extent, &arrivals, &tau,
+                              &usable);
+    if (code != MPI_SUCCESS) return code;
+    const void *source = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    if (algorithm == NULL) { /* auto */
+        code = choose_for_call(pc, count, extent, commutative, usable ? arrivals : NULL, tau,
+                               &pc->last_choice);
+        if (code != MPI_SUCCESS) return code;
+        algorithm = pc->last_choice.algorithm;
+        if (algorithm == NULL) {
+            code = MPI_Allreduce(sendbuf, recvbuf, (int)count, datatype, op, pc->comm);
+            if (code != MPI_SUCCESS)
+                return record_error(code, "papcoll_allreduce: MPI_Allreduce (auto chose "
+                                          "native) failed");
+            return monitor_finish_call(pc);
+        }
     }
-    if (code == MPI_SUCCESS) code = run_plan(pc, source, recvbuf, datatype, op);
+    executor_plan *plan = NULL;
+    if (!algorithm->info.needs_arrivals) {
+        code = prepare_plan(pc, algorithm, count, extent, !commutative, NULL, NULL, 0, &plan);
+    } else if (usable) {
+        arrival_class_of(arrivals, pc->size, tau * pc->size, pc->call_classes,
+                         pc->call_arrivals);
+        code = prepare_plan(pc, algorithm, count, extent, 0, pc->call_classes,
+                            pc->call_arrivals, tau, &plan);
+    } else {
+        code = prepare_plan(pc, registry_find("ring"), count, extent, 0, NULL, NULL, 0, &plan);
+    }
+    if (code == MPI_SUCCESS) code = run_plan(pc, plan, source, recvbuf, datatype, op);
     if (code == MPI_SUCCESS) code = monitor_finish_call(pc);
     return code;
 }
@@ -399,7 +486,9 @@ static int check_call(papcoll_comm *pc, const void *sendbuf, const void *recvbuf
     if (sendbuf != MPI_IN_PLACE && count > 0 && overlap(sendbuf, recvbuf, count * *extent))
         return record_error(MPI_ERR_BUFFER, "papcoll_allreduce: sendbuf and recvbuf overlap "
                             "(MPI forbids it; for one buffer pass MPI_IN_PLACE as sendbuf)");
-    const char *name = resolve(pc, count, *extent, *commutative);
+    *chosen = NULL; /* auto: chosen per call, once the predicted arrivals are known */
+    if (is_auto(pc)) return MPI_SUCCESS;
+    const char *name = pc->algorithm;
     const algorithm_entry *algorithm = registry_find(name);
     if (algorithm == NULL) return unknown_algorithm(name);
     if (algorithm->info.reduce_scatter)
@@ -432,18 +521,20 @@ int papcoll_allreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf, MP
         /* Even a rank that refused the call takes part: the others then fail, not hang. */
         call_digest digest;
         call_digest_describe(&digest, code != MPI_SUCCESS, (int64_t)count, datatype, op,
-                             algorithm ? algorithm->info.name : "",
-                             &pc->parameters.parameters);
+                             pc->algorithm, &pc->parameters.parameters);
         int agreed = agreement_check(pc->comm, &digest, "papcoll_allreduce");
         if (code == MPI_SUCCESS) code = agreed;
     }
     if (code != MPI_SUCCESS) return code;
-    const void *source = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    if (algorithm->info.needs_arrivals)
-        return run_with_arrivals(pc, algorithm, source, recvbuf, count, extent, datatype, op);
-    if ((code = prepare_plan(pc, algorithm, count, extent, !commutative, NULL)) != MPI_SUCCESS)
+    if (algorithm == NULL || algorithm->info.needs_arrivals)
+        return run_with_arrivals(pc, algorithm, sendbuf, recvbuf, count, extent, commutative,
+                                 datatype, op);
+    executor_plan *plan = NULL;
+    if ((code = prepare_plan(pc, algorithm, count, extent, !commutative, NULL, NULL, 0,
+                             &plan)) != MPI_SUCCESS)
         return code;
-    return run_plan(pc, source, recvbuf, datatype, op);
+    const void *source = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    return run_plan(pc, plan, source, recvbuf, datatype, op);
 }
 
 int papcoll_allreduce(papcoll_comm *pc, const void *sendbuf, void *recvbuf, int count,

@@ -51,6 +51,7 @@ void executor_plan_release(executor_plan *plan) {
     free(plan->dependent_first);
     free(plan->dependents);
     free(plan->initial_pending);
+    free(plan->key.arrival_class);
     memset(plan, 0, sizeof *plan);
 }
 
@@ -287,7 +288,7 @@ int executor_run(const executor_plan *plan, executor_workspace *workspace, MPI_C
     run.comm = comm;
     run.workspace = workspace;
     run.plan = plan;
-    run.extent = plan->extent;
+    run.extent = plan->key.extent;
     run.datatype = datatype;
     run.op = op;
     run.chunk = max_message_elements;
@@ -297,7 +298,7 @@ int executor_run(const executor_plan *plan, executor_workspace *workspace, MPI_C
 
     size_t scratch_bytes = 0;
     for (int32_t k = 0; k < s->scratch_count; k++)
-        scratch_bytes += (size_t)(s->scratch_elements[k] * plan->extent);
+        scratch_bytes += (size_t)(s->scratch_elements[k] * plan->key.extent);
     if (!grow_bytes(&w->scratch, &w->scratch_bytes, scratch_bytes) ||
         !grow_ops(w, (size_t)s->op_count, request_bound(s, run.chunk)))
         return record_error(MPI_ERR_NO_MEM, "papcoll: out of memory for %zu bytes of scratch",
@@ -305,7 +306,7 @@ int executor_run(const executor_plan *plan, executor_workspace *workspace, MPI_C
     char *scratch = w->scratch;
     for (int32_t k = 0; k < s->scratch_count; k++) {
         run.buffers[SCHED_FIRST_SCRATCH + k] = scratch;
-        scratch += s->scratch_elements[k] * plan->extent;
+        scratch += s->scratch_elements[k] * plan->key.extent;
     }
 
     memcpy(w->pending, plan->initial_pending, (size_t)s->op_count * sizeof *w->pending);

@@ -6,18 +6,27 @@
 
 #include <mpi.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "schedule.h"
 
 /* A schedule ready to run, kept across calls with the same shape (the common case in a
  * training loop or a benchmark): built once, with its reverse edges precomputed. */
-typedef struct executor_plan {
-    papcoll_schedule *schedule;
+/* What a schedule was built for: a plan is reused by a call with the same key. */
+typedef struct plan_key {
     const algorithm_entry *algorithm;
     int64_t count;
     int64_t extent;
-    int built_from_arrivals;   /* slt/prr: built for one call's predictions, not reused */
     int keep_order;            /* built for a non-commutative op */
+    /* PAP-aware algorithms: the predicted arrival class (arrival_class.h), one byte per
+     * rank, owned by the plan; NULL for a schedule built without arrivals */
+    uint8_t *arrival_class;
+    int32_t ranks;             /* entries in arrival_class */
+} plan_key;
+
+typedef struct executor_plan {
+    papcoll_schedule *schedule;
+    plan_key key;
     int32_t *dependent_first;  /* CSR: the ops waiting for op i are */
     int32_t *dependents;       /* dependents[dependent_first[i] .. dependent_first[i+1]) */
     int32_t *initial_pending;  /* how many ops each op waits for */

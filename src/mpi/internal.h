@@ -4,11 +4,13 @@
 #ifndef PAPCOLL_MPI_INTERNAL_H
 #define PAPCOLL_MPI_INTERNAL_H
 
+#include "choose.h"
 #include "errors.h"
 #include "executor.h"
 #include "monitor.h"
 #include "papcoll.h"
 #include "parameters.h"
+#include "plan_cache.h"
 
 struct papcoll_comm {
     MPI_Comm comm;             /* private duplicate: our tags never meet the user's */
@@ -17,7 +19,11 @@ struct papcoll_comm {
     owned_parameters parameters; /* the algorithms' parameters, copied from the config */
     int32_t *groups;           /* the group of every rank (hierarchical algorithms) */
     papcoll_config config;     /* the rest of the config (its parameters zeroed: see above) */
-    executor_plan plan;
+    plan_cache plans;          /* schedules built once per shape and arrival class */
+    choice_cache choices;      /* auto's decisions, per shape and arrival class */
+    auto_choice last_choice;        /* papcoll_last_choice */
+    uint8_t *call_classes;     /* per call: the predicted arrival class of every rank */
+    double *call_arrivals;     /* per call: its representative arrivals */
     executor_workspace workspace;
     monitor_state monitor;
     /* The last (datatype, op) pair found compatible (communicator.c: check_pair). */

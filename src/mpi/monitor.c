@@ -69,8 +69,17 @@ enum {
     PREDICTION_TAG = 1,
     CALIBRATION_TAG = 2,
     CLOCK_TAG = 3,
+    PERIOD_TAG = 4,
     CLOCK_ROUNDS = 8,
 };
+
+/* Where a period's message keeps its three numbers after the waits. */
+enum { PERIOD_ALL_EDGE = MONITOR_PERIOD_MOST, PERIOD_CALLS, PERIOD_NUMBER };
+
+/* AUTOMATIC turns per-call predictions on only where arrivals were spread by more than
+ * this share of the call's own time: below it a prediction could gain little, and its
+ * message round would be a tax on every call. */
+static const double edge_worth_spread = 0.25;
 
 /* Predictions further ahead than this (or spread wider) are taken for nonsense. */
 static const double most_seconds_ahead = 3600.0;
@@ -118,6 +127,11 @@ static void monitor_free(monitor_state *m) {
     free(m->received);
     free(m->average);
     free(m->last_arrivals);
+    free(m->period_waits);
+    free(m->period_outgoing);
+    free(m->period_incoming);
+    free(m->period_requests);
+    free(m->lateness);
     memset(m, 0, sizeof *m);
     m->comm = MPI_COMM_NULL;
 }
@@ -134,7 +148,16 @@ int monitor_create(papcoll_comm *pc) {
     m->received = calloc(ranks, sizeof *m->received);
     m->average = calloc(ranks, sizeof *m->average);
     m->last_arrivals = calloc(ranks, sizeof *m->last_arrivals);
-    if (!m->send_requests || !m->received || !m->average || !m->last_arrivals) {
+    m->period_waits = calloc(MONITOR_PERIOD_MOST, sizeof *m->period_waits);
+    m->period_outgoing = calloc(MONITOR_PERIOD_DOUBLES, sizeof *m->period_outgoing);
+    m->period_incoming = calloc(ranks * MONITOR_PERIOD_DOUBLES, sizeof *m->period_incoming);
+    m->period_requests = malloc(ranks * sizeof *m->period_requests);
+    m->lateness = calloc(ranks, sizeof *m->lateness);
+    m->period_length = 1;
+    m->period_all_edge = 1;
+    if (!m->send_requests || !m->received || !m->average || !m->last_arrivals ||
+        !m->period_waits || !m->period_outgoing || !m->period_incoming ||
+        !m->period_requests || !m->lateness) {
         code = record_error(MPI_ERR_NO_MEM, "papcoll_comm_create: out of memory (monitor)");
     } else if ((code = MPI_Comm_dup(pc->comm, &m->comm)) != MPI_SUCCESS) {
         m->comm = MPI_COMM_NULL;
@@ -190,6 +213,95 @@ static int receive_from_all(papcoll_comm *pc, double expected_stamp) {
     return MPI_SUCCESS;
 }
 
+/* Whether an edge() sends its prediction at once: EDGE always, AUTOMATIC in its edge mode
+ * (the same on every rank). */
+static int sends_predictions(const papcoll_comm *pc) {
+    return pc->config.arrival_source == PAPCOLL_ARRIVALS_EDGE ||
+           (pc->config.arrival_source == PAPCOLL_ARRIVALS_AUTOMATIC && pc->monitor.edge_mode);
+}
+
+/* AUTOMATIC: receives the period's message of every other rank and derives, from the P x K
+ * waits, the pattern every rank then holds alike: in call k the rank that waited longest
+ * arrived first, so rank r arrived max_j wait[j][k] - wait[r][k] after it. */
+static int receive_period(papcoll_comm *pc) {
+    monitor_state *m = &pc->monitor;
+    m->period_pending = 0;
+    double *incoming = m->period_incoming;
+    for (int peer = 0; peer < pc->size; peer++) {
+        double *message = incoming + (size_t)peer * MONITOR_PERIOD_DOUBLES;
+        if (peer == pc->rank) {
+            memcpy(message, m->period_outgoing, MONITOR_PERIOD_DOUBLES * sizeof *message);
+            continue;
+        }
+        int code = MPI_Recv(message, MONITOR_PERIOD_DOUBLES, MPI_DOUBLE, peer, PERIOD_TAG,
+                            m->comm, MPI_STATUS_IGNORE);
+        if (code != MPI_SUCCESS) return record_error(code, "papcoll: monitor receive failed");
+        if (message[PERIOD_NUMBER] != m->period_outgoing[PERIOD_NUMBER] ||
+            message[PERIOD_CALLS] != m->period_outgoing[PERIOD_CALLS])
+            return record_error(MPI_ERR_INTERN,
+                                "papcoll: rank %d ended arrival period %.0f while rank %d "
+                                "ended period %.0f: the ranks do not make the same sequence "
+                                "of calls on this communicator",
+                                peer, message[PERIOD_NUMBER], pc->rank,
+                                m->period_outgoing[PERIOD_NUMBER]);
+    }
+    int calls = (int)m->period_outgoing[PERIOD_CALLS], all_edge = 1;
+    double spread = 0, call_seconds = 0;
+    for (int r = 0; r < pc->size; r++) m->lateness[r] = 0;
+    for (int k = 0; k < calls; k++) {
+        double longest = -INFINITY, shortest = INFINITY;
+        for (int r = 0; r < pc->size; r++) {
+            double wait = incoming[(size_t)r * MONITOR_PERIOD_DOUBLES + k];
+            longest = fmax(longest, wait);
+            shortest = fmin(shortest, wait);
+        }
+        for (int r = 0; r < pc->size; r++)
+            m->lateness[r] += (longest - incoming[(size_t)r * MONITOR_PERIOD_DOUBLES + k]) / calls;
+        spread += (longest - shortest) / calls;
+        call_seconds += shortest / calls;
+    }
+    for (int r = 0; r < pc->size; r++)
+        all_edge &= incoming[(size_t)r * MONITOR_PERIOD_DOUBLES + PERIOD_ALL_EDGE] != 0;
+    m->spread = spread;
+    m->call_seconds = call_seconds;
+    m->have_lateness = 1;
+    m->edge_mode = all_edge && spread > edge_worth_spread * call_seconds;
+    return MPI_SUCCESS;
+}
+
+/* AUTOMATIC, at the end of a call: its wait joins the period; at the period's end the
+ * waits go to every other rank (eager, no collective; received at the next call). */
+static int end_period_call(papcoll_comm *pc) {
+    monitor_state *m = &pc->monitor;
+    m->period_waits[m->period_calls++] = MPI_Wtime() - m->arrival;
+    m->period_all_edge &= m->used_edge;
+    m->used_edge = 0;
+    if (m->period_calls < m->period_length) return MPI_SUCCESS;
+    if (m->periods > 0) { /* the last period's sends, long done: their buffer is reused */
+        int code = MPI_Waitall(pc->size - 1, m->period_requests, MPI_STATUSES_IGNORE);
+        if (code != MPI_SUCCESS) return record_error(code, "papcoll: monitor send failed");
+    }
+    double *message = m->period_outgoing;
+    memset(message, 0, MONITOR_PERIOD_DOUBLES * sizeof *message);
+    memcpy(message, m->period_waits, (size_t)m->period_calls * sizeof *message);
+    message[PERIOD_ALL_EDGE] = m->period_all_edge;
+    message[PERIOD_CALLS] = m->period_calls;
+    message[PERIOD_NUMBER] = (double)m->periods;
+    int posted = 0;
+    for (int peer = 0; peer < pc->size; peer++) {
+        if (peer == pc->rank) continue;
+        int code = MPI_Isend(message, MONITOR_PERIOD_DOUBLES, MPI_DOUBLE, peer, PERIOD_TAG,
+                             m->comm, &m->period_requests[posted++]);
+        if (code != MPI_SUCCESS) return record_error(code, "papcoll: monitor send failed");
+    }
+    m->period_pending = 1;
+    m->periods++;
+    m->period_calls = 0;
+    m->period_all_edge = 1;
+    if (m->period_length < MONITOR_PERIOD_MOST) m->period_length *= 2;
+    return MPI_SUCCESS;
+}
+
 void monitor_release(papcoll_comm *pc) {
     monitor_state *m = &pc->monitor;
     if (m->comm != MPI_COMM_NULL) {
@@ -198,13 +310,16 @@ void monitor_release(papcoll_comm *pc) {
          * slt/prr call; if any rank made one, the others complete the round with NaN. */
         if (pc->config.arrival_source == PAPCOLL_ARRIVALS_HISTORY && m->history_calls > 0) {
             receive_from_all(pc, (double)(m->history_calls - 1));
-        } else if (pc->config.arrival_source == PAPCOLL_ARRIVALS_EDGE) {
+        } else if (sends_predictions(pc)) {
             int anyone_sent = 0;
             MPI_Allreduce(&m->sent, &anyone_sent, 1, MPI_INT, MPI_MAX, m->comm);
             if (anyone_sent && !m->sent) send_to_all(pc, NAN, (double)m->calls);
             if (anyone_sent) receive_from_all(pc, (double)m->calls);
         }
+        if (m->period_pending) receive_period(pc);
         wait_for_sends(m);
+        if (m->periods > 0)
+            MPI_Waitall(pc->size - 1, m->period_requests, MPI_STATUSES_IGNORE);
     }
     monitor_free(m);
 }
@@ -218,12 +333,17 @@ static int predict(papcoll_comm *pc, double local_prediction, const char *refuse
     int valid = refused == NULL && isfinite(local_prediction) &&
                 local_prediction <= now + most_seconds_ahead &&
                 (isnan(m->begin) || local_prediction >= m->begin);
-    /* history mode ignores edges, and only the first prediction of a phase is sent; a bad
-     * argument is still reported */
+    /* history mode ignores edges, and only the first prediction of a phase counts (and is
+     * sent, where predictions travel at once); a bad argument is still reported */
     int first = pc->config.arrival_source != PAPCOLL_ARRIVALS_HISTORY && !m->sent;
     if (first) {
-        int code = send_to_all(pc, valid ? local_prediction + m->clock_offset : NAN,
+        m->used_edge = valid;
+        int code = MPI_SUCCESS;
+        if (sends_predictions(pc))
+            code = send_to_all(pc, valid ? local_prediction + m->clock_offset : NAN,
                                (double)m->calls);
+        else if ((code = wait_for_sends(m)) == MPI_SUCCESS) /* buffer free again */
+            m->outgoing[0] = valid ? local_prediction + m->clock_offset : NAN;
         m->sent = 1;
         if (code != MPI_SUCCESS) return code;
     }
@@ -232,7 +352,8 @@ static int predict(papcoll_comm *pc, double local_prediction, const char *refuse
                         refused ? refused
                                 : "the predicted arrival is not finite, before the compute "
                                   "phase began, or more than an hour ahead",
-                        first ? "the next slt/prr call runs the plain ring on every rank"
+                        first ? "the next call runs without this phase's predictions on every "
+                                "rank"
                               : "ignored (this phase's prediction was already made)");
 }
 
@@ -482,12 +603,27 @@ int monitor_gather(papcoll_comm *pc, double segment_bytes, const double **arriva
             }
         }
     } else {
-        if (!m->sent) { /* no prediction this phase: say so, so nobody waits for one */
-            if ((code = send_to_all(pc, NAN, (double)m->calls)) != MPI_SUCCESS) return code;
+        /* AUTOMATIC: this call's source is the one decided before its compute phase */
+        int edge_call = sends_predictions(pc);
+        if (m->period_pending && (code = receive_period(pc)) != MPI_SUCCESS) return code;
+        *usable = 0;
+        if (edge_call) {
+            if (!m->sent) { /* no prediction this phase: say so, so nobody waits for one */
+                if ((code = send_to_all(pc, NAN, (double)m->calls)) != MPI_SUCCESS) return code;
+            }
+            if ((code = receive_from_all(pc, (double)m->calls)) != MPI_SUCCESS) return code;
+            m->received[pc->rank] = m->outgoing[0];
+            *usable = 1;
+            for (int r = 0; r < pc->size; r++) *usable &= isfinite(m->received[r]);
+            /* every rank sees the same gap and leaves the edge mode alike */
+            if (!*usable && pc->config.arrival_source == PAPCOLL_ARRIVALS_AUTOMATIC)
+                m->edge_mode = 0;
         }
-        if ((code = receive_from_all(pc, (double)m->calls)) != MPI_SUCCESS) return code;
-        m->received[pc->rank] = m->outgoing[0];
-        *usable = 1;
+        if (!*usable && pc->config.arrival_source == PAPCOLL_ARRIVALS_AUTOMATIC &&
+            m->have_lateness) {
+            memcpy(m->received, m->lateness, (size_t)pc->size * sizeof *m->received);
+            *usable = 1;
+        }
     }
     m->calls++;
     m->sent = 0;
@@ -508,8 +644,18 @@ int monitor_gather(papcoll_comm *pc, double segment_bytes, const double **arriva
     return MPI_SUCCESS;
 }
 
+int monitor_model(const papcoll_comm *pc, double *latency, double *seconds_per_byte,
+                  double *reduce_seconds_per_byte) {
+    const monitor_state *m = &pc->monitor;
+    *latency = m->latency;
+    *seconds_per_byte = m->seconds_per_byte;
+    *reduce_seconds_per_byte = m->reduce_seconds_per_byte;
+    return m->calibrated;
+}
+
 int monitor_finish_call(papcoll_comm *pc) {
     monitor_state *m = &pc->monitor;
+    if (pc->config.arrival_source == PAPCOLL_ARRIVALS_AUTOMATIC) return end_period_call(pc);
     if (pc->config.arrival_source != PAPCOLL_ARRIVALS_HISTORY) return MPI_SUCCESS;
     int code = send_to_all(pc, m->arrival + m->clock_offset, (double)m->history_calls);
     m->history_calls++;

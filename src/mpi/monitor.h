@@ -28,19 +28,44 @@ typedef struct monitor_state {
     int last_predicted;        /* papcoll_last_prediction */
     double *last_arrivals;
     double last_tau;
+    /* PAPCOLL_ARRIVALS_AUTOMATIC (monitor.c, "Automatic"): periods of calls whose waits
+     * every rank sends to all at the period's end. */
+    int edge_mode;             /* predictions travel at edge(); the same on every rank */
+    int used_edge;             /* this compute phase made a valid prediction */
+    int period_all_edge;       /* every call of the period so far had one */
+    int period_length, period_calls;
+    double *period_waits;      /* this rank's wait (exit - entry) in each call of the period */
+    double *period_outgoing;   /* the period's message, in flight to every other rank */
+    double *period_incoming;   /* P messages of MONITOR_PERIOD_DOUBLES */
+    MPI_Request *period_requests;
+    int period_pending;        /* a period's messages went out and are not yet received */
+    int64_t periods;
+    double *lateness;          /* the latest period: each rank's mean arrival after the
+                                  earliest (seconds); valid when have_lateness */
+    int have_lateness;
+    double spread;             /* the latest period: mean of (latest - earliest arrival) */
+    double call_seconds;       /* the latest period: mean of the shortest wait (the call) */
 } monitor_state;
+
+/* The most calls of one period; a period's message holds their waits and three numbers. */
+enum { MONITOR_PERIOD_MOST = 32, MONITOR_PERIOD_DOUBLES = MONITOR_PERIOD_MOST + 3 };
 
 /* monitor.c. Created with the communicator (measures clock offsets: collective); cleans up
  * after itself on failure. */
 int monitor_create(papcoll_comm *pc);
 void monitor_release(papcoll_comm *pc);
-/* At the start of an slt or prr call (collective): gathers every rank's prediction and
- * says whether all are usable; *arrivals then points at P times in seconds after the
- * earliest (the monitor's own array, kept for papcoll_last_prediction), and tau is for a
- * segment of segment_bytes. Returns MPI_SUCCESS or an error class. */
+/* At the start of a call of auto or of a PAP-aware algorithm (collective): gathers every
+ * rank's prediction and says whether all are usable; *arrivals then points at P times in
+ * seconds after the earliest (the monitor's own array, kept for papcoll_last_prediction),
+ * and tau is for a segment of segment_bytes. Returns MPI_SUCCESS or an error class. */
 int monitor_gather(papcoll_comm *pc, double segment_bytes, const double **arrivals,
                    double *tau, int *usable);
-/* At the end of an slt or prr call: HISTORY mode sends this call's arrival to the others. */
+/* At the end of such a call: HISTORY mode sends this call's arrival to the others;
+ * AUTOMATIC records its wait and, at a period's end, sends the period's waits. */
 int monitor_finish_call(papcoll_comm *pc);
+/* The model behind tau (latency, seconds per byte, reduce seconds per byte), the same on
+ * every rank once calibrated; 0 if no call has calibrated it yet. */
+int monitor_model(const papcoll_comm *pc, double *latency, double *seconds_per_byte,
+                  double *reduce_seconds_per_byte);
 
 #endif /* PAPCOLL_MPI_MONITOR_H */

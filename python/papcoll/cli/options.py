@@ -163,8 +163,11 @@ def algorithm_name(text: str) -> str:
 
 
 def bench_algorithm(text: str) -> str:
-    """A papcoll algorithm (checked here) or native / native:NAME (checked by the MPI)."""
-    return text if text == "native" or text.startswith("native:") else algorithm_name(text)
+    """A papcoll algorithm or auto (checked here) or native / native:NAME (checked by the
+    MPI)."""
+    if text in ("auto", "native") or text.startswith("native:"):
+        return text
+    return algorithm_name(text)
 
 
 def durations(text: str) -> list[float]:
@@ -323,13 +326,20 @@ def add_algorithm(parser: argparse.ArgumentParser, required: bool = True) -> Non
                         help="algorithm name (see `papcoll algorithms`)")
 
 
+def simulated_algorithm(text: str) -> str:
+    """A papcoll algorithm, or auto (what auto would run, as the MPI library decides)."""
+    return text if text == "auto" else algorithm_name(text)
+
+
 def add_algorithms(parser: argparse.ArgumentParser, default: str, native: bool = False) -> None:
-    """--algorithms: a comma list of algorithm names (in `bench` also native, native:NAME)."""
-    names = comma_list(bench_algorithm if native else algorithm_name)
+    """--algorithms: a comma list of algorithm names and auto (in `bench` also native,
+    native:NAME)."""
+    names = comma_list(bench_algorithm if native else simulated_algorithm)
     parser.add_argument("--algorithms", type=names, default=names(default),
                         help="comma-separated algorithm names" +
-                             (": papcoll names, native (MPI_Allreduce), native:NAME (one of "
-                              "the MPI library's algorithms)" if native else "")
+                             (": papcoll names, auto, native (MPI_Allreduce), native:NAME "
+                              "(one of the MPI library's algorithms)" if native
+                              else " or auto")
                              + f" (default {default})")
 
 

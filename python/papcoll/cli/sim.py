@@ -17,7 +17,15 @@ from rich.table import Table
 from ..core import PapcollError
 from ..goal import goal_text
 from ..network import Network, Topology
-from ..sim import SimResult, arrival_pattern, lower_bound, simulate, tau, transfer_time
+from ..sim import (
+    SimResult,
+    arrival_pattern,
+    lower_bound,
+    simulate,
+    simulate_auto,
+    tau,
+    transfer_time,
+)
 from ..timeline import draw_timelines
 from .options import (
     EXIT_OK,
@@ -265,6 +273,8 @@ def command_sim(arguments: argparse.Namespace) -> int:
     model_tau = tau(network.model, arguments.ranks, arguments.count, elem_size)
     variants = _variants(algorithms, arguments.schedule)
     for _, name, schedule in variants:  # before any run builds P schedules
+        if name == "auto":
+            continue  # what it runs is checked by the simulation's own limit
         check_operations(name, arguments.ranks, arguments.count, elem_size,
                          context_of(arguments, scenarios[0][1], topology, model_tau, schedule),
                          arguments.max_operations, "--max-operations; the engine holds about "
@@ -275,14 +285,24 @@ def command_sim(arguments: argparse.Namespace) -> int:
         for label, name, schedule in variants:
             context = context_of(arguments, arrivals, topology, model_tau, schedule)
             began = time.perf_counter()
-            result = simulate(name, arguments.ranks, arguments.count, elem_size, network.model,
-                              arrivals, context, topology=topology, noise_mean=arguments.noise,
-                              noise_seed=arguments.seed, timeline=bool(arguments.timeline),
-                              max_operations=arguments.max_operations)
+            options = {"topology": topology, "noise_mean": arguments.noise,
+                       "noise_seed": arguments.seed, "timeline": bool(arguments.timeline),
+                       "max_operations": arguments.max_operations}
+            decided = None
+            if name == "auto":
+                decided, ran, result = simulate_auto(arguments.ranks, arguments.count,
+                                                     elem_size, network.model, arrivals,
+                                                     context, **options)
+            else:
+                result = simulate(name, arguments.ranks, arguments.count, elem_size,
+                                  network.model, arrivals, context, **options)
             seconds = time.perf_counter() - began
             rows.append(_row(arguments, label, delay, arrivals, result, delta, elem_size,
                              topology, seconds))
             rows[-1]["schedule"] = schedule
+            if decided is not None:
+                rows[-1].update(chosen=decided.algorithm, simulated=ran,
+                                predicted_gain=decided.predicted_gain)
             if arguments.timeline:
                 panels.append((f"{label}, max delay {rows[-1]['max_delay_ms']:g} ms", result))
     base = {row["max_delay_ms"]: row["avg_elapsed_ms"] for row in rows

@@ -13,7 +13,7 @@
  *   x      = ready; for each late rank t: x = max(x, s_{Q-1+t}) + b   its hand-off
  *   T(m)   = x + (m + Q - 1) b                           the finals go out
  * and m minimises T (ties: the smaller m). With even arrivals m = 0: the core is everyone
- * and the schedule is the plain ring (large) or recursive doubling (small). The core runs
+ * and the schedule is the plain ring (large, ring.c) or recursive doubling (small). The core runs
  * in rank order, the late ranks in predicted arrival order.
  *
  * Large vectors (count x elem_size x (P-1) > 64 KiB and count >= P): the vector is cut
@@ -53,8 +53,10 @@
  * operands (small), so all ranks hold bitwise identical results. Operands are combined in
  * different orders in different blocks: commutative ops only. Wrong predictions change
  * only who waits, never the result; the cost of a wrongly predicted late rank is measured
- * in docs/benchmarks.md. Tags: core ring 0..3 (one windowed link each way for both ring
- * phases), hand-off 4 + c, finals 4 + k + c; small mode 0..2 and recursive doubling
+ * in docs/benchmarks.md. Tags: core ring 0..3 (one windowed link each way), hand-off
+ * 4 + c, finals 4 + k + c, a core rank's one-element "ready" to a late rank 4 + 2k (sent
+ * when its reduce-scatter is done; the late rank sends to it only after it, so a late rank
+ * that comes early does not slow the reduce-scatter); small mode 0..2 and recursive doubling
  * from 16. Scratch: large 2 core blocks (ring slots) + m blocks (one landing per late
  * rank); small (m - 1) vectors at the leader, one elsewhere.
  */
@@ -63,6 +65,7 @@
 
 #include "../schedule.h"
 #include "parts/arrival_order.h"
+#include "ring.h"
 #include "parts/compose.h"
 #include "parts/single_rank.h"
 #include "parts/tag_window.h"
@@ -71,7 +74,7 @@ enum {
     CORE_RING_WINDOW = 4,
     RING_SLOTS = 2,
     HANDOFF_TAG = 4,          /* large: + chunk; finals follow at HANDOFF_TAG + k */
-    MOST_CHUNKS = 16000,      /* keeps every tag below SCHED_MAX_TAG */
+    MOST_CHUNKS = 16000,      /* keeps every tag (up to 4 + 2k) below SCHED_MAX_TAG */
     SMALL_TO_LEADER_TAG = 0,  /* small mode: an earlier late rank's vector to the leader */
     SMALL_PARTIAL_TAG = 1,    /* the leader's P' */
     SMALL_LAST_TAG = 2,       /* the last late rank's vector */
@@ -184,7 +187,7 @@ static sched_region chunk_in_landing(const chunking *c, int32_t buffer, int64_t 
 
 static void build_late_rank_large(const straggler_layout *layout, const chunking *c,
                                   papcoll_schedule *out) {
-    int32_t final_tag = HANDOFF_TAG + c->chunks;
+    int32_t final_tag = HANDOFF_TAG + c->chunks, ready_tag = HANDOFF_TAG + 2 * c->chunks;
     /* One chunk in flight per core rank: the next leaves when the last is through, so the
      * Q links share this rank's NIC and no link books a receiver far ahead */
     int32_t *previous = malloc((size_t)layout->core_count * sizeof *previous);
@@ -192,7 +195,13 @@ static void build_late_rank_large(const straggler_layout *layout, const chunking
         sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory building straggler");
         return;
     }
-    for (int32_t i = 0; i < layout->core_count; i++) previous[i] = SCHED_NONE;
+    /* core rank i's one-element "ready": sent when its reduce-scatter is done, so it waits in
+     * this rank's queue when this rank arrives late (the case the schedule is for); coming
+     * early, this rank holds its vector back instead of slowing that work */
+    int32_t tokens = sched_add_scratch(out, layout->core_count);
+    for (int32_t i = 0; i < layout->core_count; i++)
+        previous[i] = sched_recv(out, layout->core[i], ready_tag,
+                                 sched_region_of(tokens, i, 1), SCHED_FIRST);
     for (int32_t chunk = 0; chunk < c->chunks; chunk++)
         for (int32_t i = 0; i < layout->core_count; i++) {
             int32_t sent = sched_send(out, layout->core[i], HANDOFF_TAG + chunk,
@@ -211,8 +220,15 @@ static int build_core_rank_large(const straggler_layout *layout, const chunking 
     int32_t q = layout->core_count, position = layout->core_position;
     int32_t final_tag = HANDOFF_TAG + c->chunks;
     int64_t largest = sched_block_length(c->count, q, 0);
+    /* the "ready" message's element (any written element will do; copied before the
+     * send buffer, which MPI_IN_PLACE makes the receive buffer, is written) */
+    int32_t token = layout->late_count > 0 ? sched_add_scratch(out, 1) : SCHED_NONE;
+    int32_t token_copied = layout->late_count > 0
+                               ? sched_copy(out, SCHED_SEND_REGION(0, 1),
+                                            sched_region_of(token, 0, 1), SCHED_FIRST)
+                               : SCHED_NONE;
     int32_t copied = sched_copy(out, SCHED_SEND_REGION(0, c->count),
-                                SCHED_RECV_REGION(0, c->count), SCHED_FIRST);
+                                SCHED_RECV_REGION(0, c->count), SCHED_AFTER(token_copied));
     int32_t *ready = malloc((size_t)c->chunks * sizeof *ready);
     int32_t *gather_free = malloc((size_t)q * sizeof *gather_free);
     if (ready == NULL || gather_free == NULL) {
@@ -258,24 +274,31 @@ static int build_core_rank_large(const straggler_layout *layout, const chunking 
             : SCHED_NONE;
     int64_t own_length = sched_block_length(c->count, q, position);
     for (int32_t chunk = 0; chunk < c->chunks; chunk++) ready[chunk] = block_ready;
+    /* "ready" to every late rank (build_late_rank_large) */
+    for (int32_t t = 0; t < layout->late_count; t++)
+        sched_send(out, layout->late[t], HANDOFF_TAG + 2 * c->chunks,
+                   sched_region_of(token, 0, 1), SCHED_AFTER(block_ready, token_copied));
     for (int32_t t = 0; t < layout->late_count; t++)
         for (int32_t chunk = 0; chunk < c->chunks; chunk++) {
             sched_region landing =
                 chunk_in_landing(c, landing_buffer, (int64_t)t * own_length, position, chunk);
+            /* posted once the reduce-scatter is done: a large hand-off then waits for it
+             * (rendezvous) instead of competing with it for this rank's link */
             int32_t received = sched_recv(out, layout->late[t], HANDOFF_TAG + chunk, landing,
-                                          SCHED_FIRST);
+                                          SCHED_AFTER(block_ready));
             ready[chunk] = sched_reduce(out, landing,
                                         chunk_of(c, SCHED_RECV_BUFFER, position, chunk),
                                         SCHED_SOURCE_LEFT, SCHED_AFTER(received, ready[chunk]));
         }
     /* 3. each final chunk of block `position` to every other rank at once; the other
      * blocks' finals come straight from their core ranks (one hop, no pipeline to fill) */
+    int32_t me = layout->core[position];
     for (int32_t chunk = 0; chunk < c->chunks; chunk++) {
-        for (int32_t r = 0; r < layout->ranks; r++)
-            if (r != layout->core[position])
-                sched_send(out, r, final_tag + chunk,
-                           chunk_of(c, SCHED_RECV_BUFFER, position, chunk),
-                           SCHED_AFTER(ready[chunk]));
+        /* each rank starts with its right-hand neighbour, so the P - 1 senders of a round
+         * reach P - 1 different receivers instead of all queueing at rank 0 */
+        for (int32_t step = 1; step < layout->ranks; step++)
+            sched_send(out, (me + step) % layout->ranks, final_tag + chunk,
+                       chunk_of(c, SCHED_RECV_BUFFER, position, chunk), SCHED_AFTER(ready[chunk]));
         for (int32_t j = 0; j < q; j++)
             if (j != position)
                 sched_recv(out, layout->core[j], final_tag + chunk,
@@ -408,7 +431,9 @@ static int straggler_build(int32_t ranks, int32_t rank, int64_t count, int32_t e
                               chunks, MOST_CHUNKS);
         }
         chunking c = {count, layout.core_count, chunks};
-        if (layout.late_position >= 0) {
+        if (layout.late_count == 0) { /* nobody late: the plain ring, in rank order */
+            status = ring_build_with_order(ranks, rank, count, NULL, 0, out);
+        } else if (layout.late_position >= 0) {
             build_late_rank_large(&layout, &c, out);
             status = sched_finish(out);
         } else {

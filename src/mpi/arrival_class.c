@@ -1,0 +1,28 @@
+/* arrival_class.c - see arrival_class.h. */
+#include "arrival_class.h"
+
+#include <math.h>
+
+enum { MOST_CLASS = 60 };
+
+void arrival_class_of(const double *arrivals, int32_t ranks, double unit, uint8_t *classes,
+                      double *representative) {
+    double on_time = unit > 0 ? unit / 4 : 1e-9;
+    for (int32_t r = 0; r < ranks; r++) {
+        double lateness = arrivals[r];
+        int level = 0;
+        if (lateness >= on_time) {
+            level = 1 + (int)floor(log2(lateness / on_time));
+            if (level > MOST_CLASS) level = MOST_CLASS;
+        }
+        classes[r] = (uint8_t)level;
+        /* class k covers [on_time 2^(k-1), on_time 2^k): its geometric middle */
+        representative[r] = level == 0 ? 0 : on_time * ldexp(1.4142135623730951, level - 1);
+    }
+}
+
+int arrival_class_balanced(const uint8_t *classes, int32_t ranks) {
+    for (int32_t r = 0; r < ranks; r++)
+        if (classes[r] != 0) return 0;
+    return 1;
+}

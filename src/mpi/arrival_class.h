@@ -1,0 +1,25 @@
+/* arrival_class.h - predicted arrivals rounded into classes (issue 20: no per-call tax).
+ * Predictions differ a little from call to call; a schedule built from them, and auto's
+ * choice, would then be redone on every call. Rounded to a class they repeat, so the plan
+ * and the choice made for a class are reused while it holds.
+ *
+ * A rank's class is 0 when it is predicted to arrive less than unit / 4 after the earliest
+ * (on time), else 1 + floor(log2(lateness / (unit / 4))), at most 60: classes double in
+ * width. unit is the time to move and reduce the whole vector (P x tau), so lateness that
+ * could not change a schedule's shape falls in class 0. The schedules are built from the
+ * class's representative lateness (its geometric middle), never from the raw predictions,
+ * so one class always gives one schedule. */
+#ifndef PAPCOLL_MPI_ARRIVAL_CLASS_H
+#define PAPCOLL_MPI_ARRIVAL_CLASS_H
+
+#include <stdint.h>
+
+/* arrivals: P predicted arrivals in seconds after the earliest (>= 0). Fills classes (P
+ * bytes) and representative (P seconds). */
+void arrival_class_of(const double *arrivals, int32_t ranks, double unit, uint8_t *classes,
+                      double *representative);
+
+/* 1 when every rank is in class 0: arrivals balanced as far as any schedule can tell. */
+int arrival_class_balanced(const uint8_t *classes, int32_t ranks);
+
+#endif /* PAPCOLL_MPI_ARRIVAL_CLASS_H */
