@@ -10,12 +10,15 @@
  *                                           commutative_only ones for commutative ops only)
  *                                           is simulated with the predicted arrivals as both
  *                                           the prediction and the truth; the least e-bar
- *                                           runs if it beats native by more than 5 %, else
- *                                           native
+ *                                           runs if it beats native by more than 5 % of
+ *                                           what follows the wait for the last arrival
+ *                                           (e-bar - mean(a_last - a_i)), else native
  *
  * Native's e-bar is taken as the best of recursive doubling, Rabenseifner and ring (ring
  * for commutative ops), the algorithms MPICH and Open MPI choose between for a flat
- * all-reduce. The 5 % margin keeps auto on native where the model cannot tell them apart.
+ * all-reduce. The 5 % margin keeps auto on native where the model cannot tell them apart;
+ * it is taken of the time after the last arrival, because the wait before it is the same
+ * for every algorithm and would hide any gain behind a long delay.
  * Candidates whose schedules hold more than 4 million operations in all are skipped (the
  * decision must stay cheap; it is made once per shape and arrival class, and cached by the
  * caller).
@@ -104,10 +107,15 @@ int papcoll_choose(int32_t ranks, int64_t count, int32_t elem_size, int32_t comm
             best_name = info.name;
         }
     }
+    /* the margin is on what an algorithm can change: e-bar less the wait for the last
+     * arrival that every algorithm pays (e-bar_lo's first term) */
+    double last = -INFINITY, wait = 0;
+    for (int32_t r = 0; r < ranks; r++) last = fmax(last, context->arrivals[r]);
+    for (int32_t r = 0; r < ranks; r++) wait += (last - context->arrivals[r]) / ranks;
     choice->from_arrivals = 1;
     choice->native_seconds = isfinite(native) ? native : 0;
     choice->predicted_seconds = choice->native_seconds;
-    if (best_name != NULL && best < (1 - margin) * native) {
+    if (best_name != NULL && best - wait < (1 - margin) * (native - wait)) {
         snprintf(choice->algorithm, sizeof choice->algorithm, "%s", best_name);
         choice->predicted_seconds = best;
     }

@@ -7,7 +7,7 @@ enum { MOST_CLASS = 60 };
 
 void arrival_class_of(const double *arrivals, int32_t ranks, double unit, uint8_t *classes,
                       double *representative) {
-    double on_time = unit > 0 ? unit / 4 : 1e-9;
+    double on_time = unit > 0 ? unit : 1e-9;
     for (int32_t r = 0; r < ranks; r++) {
         double lateness = arrivals[r];
         int level = 0;
