@@ -79,6 +79,7 @@ typedef struct options {
     double max_delays_ms[MAX_ITEMS];
     int max_delay_count;
     int one_late;              /* else rand-late */
+    int mispredict;            /* one-late: every rank predicts rank 2 late, not rank 1 */
     int iterations, warmup;
     double compute_ms;
     unsigned seed;
@@ -227,6 +228,8 @@ static void parse_options(int argc, char **argv, options *o) {
             o->warmup = parse_int(value, 0, "bad --warmup '%s': want 0 or more");
         } else if (strcmp(flag, "--compute-ms") == 0) {
             o->compute_ms = parse_delay(value);
+        } else if (strcmp(flag, "--mispredict") == 0) {
+            o->mispredict = parse_int(value, 0, "bad --mispredict '%s': want 0 or 1") != 0;
         } else if (strcmp(flag, "--seed") == 0) {
             o->seed = (unsigned)parse_int(value, 0, "bad --seed '%s'");
         } else if (strcmp(flag, "--datatype") == 0) {
@@ -242,6 +245,9 @@ static void parse_options(int argc, char **argv, options *o) {
         }
     }
     if (o->one_late && ranks < 2) usage_error("one-late delays rank 1, so it needs 2 or more ranks%s", "");
+    if (o->mispredict && (!o->one_late || ranks < 3))
+        usage_error("--mispredict predicts rank 2 late instead of rank 1: it needs one-late "
+                    "and 3 or more ranks%s", "");
 }
 
 /* ---- the emulated application ------------------------------------------------------- */
@@ -250,6 +256,17 @@ static void parse_options(int argc, char **argv, options *o) {
  * Sect. 3): papcoll's slt and prr get their arrival predictions from it. */
 static void edge(contender *c, double progress) {
     if (c->papcoll) papcoll_edge(c->papcoll, progress);
+}
+
+/* --mispredict: instead of edge(), a wrong prediction: rank 2 says it will come max_delay
+ * late and rank 1, which will, says it comes on time (the rest of the compute phase is
+ * `remaining_ms` for a rank on time). The PAP-aware algorithms then build for the wrong
+ * late rank: correct, only slower, by what the JSON shows. */
+static void mispredict(contender *c, double remaining_ms, double max_delay_ms) {
+    if (c->papcoll == NULL) return;
+    double seconds = remaining_ms / 1e3;
+    if (rank == 2) seconds += max_delay_ms / 1e3;
+    papcoll_predict_arrival(c->papcoll, seconds);
 }
 
 /* delta of seed 000 S3: one point-to-point transfer of the whole vector, rank 0 -> 1
@@ -634,7 +651,10 @@ int main(int argc, char **argv) {
                     MPI_Barrier(MPI_COMM_WORLD);
                     if (contenders[a].papcoll) papcoll_compute_begin(contenders[a].papcoll);
                     sleep_ms(half);
-                    edge(&contenders[a], 0.5);
+                    if (o.mispredict)
+                        mispredict(&contenders[a], (max_delay + o.compute_ms) / 2, max_delay);
+                    else
+                        edge(&contenders[a], 0.5);
                     sleep_ms(half);
                     double start = MPI_Wtime();
                     int code = run_allreduce(&contenders[a], send, receive, count, datatype, mpi_op(op));
@@ -716,7 +736,8 @@ int main(int argc, char **argv) {
             print_json_string(out, contenders[a].name);
             fprintf(out, ", \"ranks\": %d, \"count\": %lld, \"datatype\": \"%s\", \"op\": \"%s\","
                     " \"bytes\": %lld,"
-                    " \"mode\": \"%s\", \"max_delay_ms\": %g, \"compute_ms\": %g,"
+                    " \"mode\": \"%s\", \"mispredicted\": %s,"
+                    " \"max_delay_ms\": %g, \"compute_ms\": %g,"
                     " \"iterations\": %d, \"avg_elapsed_ms\": %.6f, \"stddev_ms\": %.6f,"
                     " \"median_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f,"
                     " \"p2p_ms\": %.6f, \"lower_bound_ms\": %.6f, \"excess_ms\": %.6f,"
@@ -724,7 +745,7 @@ int main(int argc, char **argv) {
                     " \"correct\": %s, \"mpi_library\": ",
                     ranks, (long long)o.counts[c], o.datatype_name, op_names[op],
                     (long long)o.counts[c] * element_size, o.one_late ? "one-late" : "rand-late",
-                    o.max_delays_ms[d], o.compute_ms, o.iterations, st.mean,
+                    o.mispredict ? "true" : "false", o.max_delays_ms[d], o.compute_ms, o.iterations, st.mean,
                     st.standard_deviation, st.median, st.minimum, st.maximum, p2p_ms[c],
                     bound, st.mean - bound, predicted_calls[s],
                     correct[s] ? "true" : "false");

@@ -124,6 +124,7 @@ class BenchOptions:
     datatype: str = "float"
     op: str = "sum"
     seed: int = 1
+    mispredict: bool = False  # one-late: every rank predicts rank 2 late instead of rank 1
     baseline: str = DEFAULT_BASELINE  # of the speedups; the caller puts it in `algorithms`
     schedule: str | None = None
     timeout: float = 3600.0
@@ -145,7 +146,8 @@ def run_benchmark(options: BenchOptions,
                    "--iterations", str(options.iterations), "--warmup", str(options.warmup),
                    "--compute-ms", f"{options.compute_ms:g}", "--datatype", options.datatype,
                    "--op", options.op,
-                   "--seed", str(options.seed), "--json", str(json_path), "--progress"]
+                   "--seed", str(options.seed), "--mispredict", str(int(options.mispredict)),
+                   "--json", str(json_path), "--progress"]
         if options.schedule:
             program += ["--schedule", options.schedule]
         argv, environment = launch(options.ranks, program)

@@ -81,6 +81,10 @@ def add_parser(commands: Any) -> None:
                             "max not on complex ones (default sum)")
     bench.add_argument("--seed", type=integer_in_range("seed", 0, INT32_MAX), default=1,
                        help="for rand-late delays (default 1)")
+    bench.add_argument("--mispredict", action="store_true",
+                       help="one-late: every rank predicts rank 2 late instead of rank 1 "
+                            "(the PAP-aware algorithms and auto then build for the wrong "
+                            "rank: correct, only slower)")
     add_schedule(bench)
     add_testbed(bench)
     add_json(bench)
@@ -183,7 +187,8 @@ def command_bench(arguments: argparse.Namespace) -> int:
         mode=arguments.mode, max_delays_ms=arguments.max_delay,
         iterations=arguments.iterations, warmup=arguments.warmup,
         compute_ms=arguments.compute_ms, datatype=arguments.datatype, op=arguments.op,
-        seed=arguments.seed, baseline=arguments.baseline, schedule=arguments.schedule,
+        seed=arguments.seed, mispredict=arguments.mispredict, baseline=arguments.baseline,
+        schedule=arguments.schedule,
         timeout=arguments.timeout)
     try:
         with launch_for(arguments, arguments.ranks) as (launch, testbed), \
