@@ -116,6 +116,60 @@ static void run_call(papcoll_comm *pc, const char *algorithm, const char *what,
     free(arrivals);
 }
 
+/* straggler under every shape of its schedule: predictions (no sleeping: only they shape
+ * the schedule) naming no late rank, one, two, all but one, for counts in its small mode,
+ * its large mode, below P, and 0, with separate buffers and in place; every result against
+ * MPI_Allreduce, bitwise on every rank (small integers: any summation order is exact). */
+static void straggler_shapes(void) {
+    papcoll_config config;
+    papcoll_config_init(&config);
+    config.algorithm = "straggler";
+    config.arrival_source = PAPCOLL_ARRIVALS_EDGE;
+    papcoll_comm *pc;
+    if (papcoll_comm_create(MPI_COMM_WORLD, &config, &pc) != MPI_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 2);
+    const int counts[] = {0, 2, 1000, 70000};
+    enum { PATTERNS = 4 };
+    const char *names[PATTERNS] = {"nobody late", "rank 1 late", "ranks 1 and 0 late",
+                                   "staggered"};
+    int most = 70000;
+    float *input = malloc((size_t)most * sizeof *input), *result = malloc((size_t)most * sizeof *result),
+          *reference = malloc((size_t)most * sizeof *reference);
+    for (int pattern = 0; pattern < PATTERNS; pattern++)
+        for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++)
+            for (int in_place = 0; in_place < 2; in_place++) {
+                int count = counts[c];
+                double late = pattern == 0   ? 0
+                              : pattern == 1 ? (rank == 1 ? 1.0 : 0)
+                              : pattern == 2 ? (rank == 1 ? 1.0 : rank == 0 ? 0.5 : 0)
+                                             : 0.1 * rank;
+                papcoll_compute_begin(pc);
+                papcoll_predict_arrival(pc, late);
+                for (int i = 0; i < count; i++)
+                    input[i] = (float)((i * 7 + rank * 13 + pattern) % 61) - 30.0f;
+                MPI_Allreduce(input, reference, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+                int code;
+                if (in_place) {
+                    memcpy(result, input, (size_t)count * sizeof *input);
+                    code = papcoll_allreduce(pc, MPI_IN_PLACE, result, count, MPI_FLOAT, MPI_SUM);
+                } else {
+                    code = papcoll_allreduce(pc, input, result, count, MPI_FLOAT, MPI_SUM);
+                }
+                char what[96];
+                snprintf(what, sizeof what, "%s, count %d%s", names[pattern], count,
+                         in_place ? ", in place" : "");
+                check(code == MPI_SUCCESS, "straggler", what, papcoll_error_string(code));
+                check(memcmp(result, reference, (size_t)count * sizeof *result) == 0,
+                      "straggler", what, "result differs from MPI_Allreduce");
+                int predicted = 0;
+                papcoll_last_prediction(pc, &predicted, NULL, NULL);
+                check(predicted == 1, "straggler", what, "ran the ring fallback");
+            }
+    free(input);
+    free(result);
+    free(reference);
+    papcoll_comm_free(&pc);
+}
+
 /* expect_predicted: 1 predictions, 0 the ring fallback, -1 either (auto). */
 /* auto under AUTOMATIC: native while nothing is known and while arrivals are even; from
  * arrivals once a rank is late in every call, also when every rank calls edge() (then
@@ -225,6 +279,7 @@ int main(int argc, char **argv) {
         papcoll_comm_free(&pc);
     }
     automatic_auto();
+    straggler_shapes();
     if (rank == 0) printf("%d passed, %d failed\n", passed, failed);
     MPI_Finalize();
     return failed ? 1 : 0;
