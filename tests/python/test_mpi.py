@@ -128,9 +128,12 @@ def test_randomized_cases(ranks):
 
 @pytest.mark.parametrize("ranks", [2, 3, 4])
 def test_monitor_predictions_and_agreed_fallback(ranks):
-    # slt and prr: predictions used when every rank gives one; one rank misbehaving (skips
-    # edge, edge twice, fraction 1.5 / 0 / NaN, edge before compute_begin, NaN / negative /
-    # absurd prediction) makes every rank fall back to the ring for that call; history mode
+    # slt, prr, straggler: predictions used when every rank gives one; one rank misbehaving
+    # (skips edge, edge twice, fraction 1.5 / 0 / NaN, edge before compute_begin, NaN /
+    # negative / absurd prediction) makes every rank fall back to the ring for that call;
+    # history and automatic modes learn a late rank; auto sees it and keeps native when
+    # arrivals are even; straggler's schedules for 0, 1, 2 and staggered late ranks match
+    # MPI_Allreduce bitwise
     result = run_mpi(ranks, "mpi_monitor")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     passed, failed = passed_failed(result.stdout)
