@@ -33,10 +33,11 @@ typedef struct papcoll_comm papcoll_comm;
 typedef enum papcoll_arrival_source {
     /* From papcoll_compute_begin + papcoll_edge (or papcoll_predict_arrival) during the
      * compute phase before each call (seed 000 S3). A call where some rank gave no valid
-     * prediction runs the plain ring on every rank. */
+     * prediction runs the plain ring (auto: MPI_Allreduce) on every rank. */
     PAPCOLL_ARRIVALS_EDGE = 0,
     /* From the arrival times seen in earlier calls (a moving average per rank), for
-     * programs that never call edge(): the first call runs the plain ring. */
+     * programs that never call edge(): the first call runs the plain ring (auto:
+     * MPI_Allreduce). */
     PAPCOLL_ARRIVALS_HISTORY = 1,
     /* The default: history, and edge() when the program calls it. Calls run in periods (1,
      * 2, 4, ... then 32 calls); at a period's end every rank sends the others how long it
@@ -114,31 +115,40 @@ int papcoll_allreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf, MP
                         MPI_Datatype datatype, MPI_Op op);
 
 /* cffi-begin */
-/* ---- the arrival monitor (seed 000 S3): predictions for slt and prr ---------------------
+/* ---- the arrival monitor (seed 000 S3): predictions for auto, slt, prr, straggler ------
  * In a loop of compute phases each followed by an all-reduce on pc:
  *   papcoll_compute_begin(pc);  ...half the work...  papcoll_edge(pc, 0.5);  ...rest...
  *   papcoll_allreduce(pc, ...);
- * edge() predicts this rank's arrival as begin + (now - begin) / fraction and sends it to
- * every other rank at once (small messages, so they travel while this rank computes); the
- * next slt or prr call on pc gathers all predictions and builds its schedule from them.
- * Only the first prediction per compute phase counts. A fraction outside (0, 1], an edge()
- * before compute_begin(), or a prediction that is not finite, lies in the past of
- * compute_begin() or more than an hour ahead is refused with MPI_ERR_ARG; if it was the
- * phase's first, the next slt/prr call runs the plain ring on every rank (as does a call
- * before which some rank made no prediction): every rank always builds the same schedule. Times are put on rank 0's
- * clock with offsets measured when pc is created. These calls are local. */
+ * edge() predicts this rank's arrival as begin + (now - begin) / fraction. Under
+ * PAPCOLL_ARRIVALS_EDGE, and AUTOMATIC in its edge mode, it sends the prediction to every
+ * other rank at once (small messages, so they travel while this rank computes), and the
+ * next call of auto or of a PAP-aware algorithm on pc gathers all predictions and decides
+ * or builds its schedule from them; AUTOMATIC outside its edge mode only notes that a
+ * prediction was made. Only the first prediction per compute phase counts. A fraction
+ * outside (0, 1], an edge() before compute_begin(), or a prediction that is not finite,
+ * lies in the past of compute_begin() or more than an hour ahead is refused with
+ * MPI_ERR_ARG; if it was the phase's first it counts as no prediction, as does a call
+ * before which some rank made none: under EDGE that call runs the plain ring (auto:
+ * MPI_Allreduce) on every rank, under AUTOMATIC it runs on the last period's pattern.
+ * Every rank always builds the same schedule. Times are put on rank 0's clock with offsets
+ * measured when pc is created. These calls are local. */
 int papcoll_compute_begin(papcoll_comm *pc);
 int papcoll_edge(papcoll_comm *pc, double fraction);
 /* A prediction made by the caller: this rank will call the next all-reduce in `seconds`. */
 int papcoll_predict_arrival(papcoll_comm *pc, double seconds);
-/* What the last slt or prr call used: *predicted = 1 if it ran on predictions, 0 if it
- * fell back to the ring; arrivals (P entries, may be NULL) gets the predicted arrival of
- * each rank in seconds relative to the earliest, and *tau the tau it used:
+/* What the last call of auto or of a PAP-aware algorithm (slt, prr, straggler) ran on:
+ * *predicted = 1 if it had usable predictions, 0 if not (the PAP-aware algorithms then
+ * fell back to the ring, auto to MPI_Allreduce); arrivals (P entries, may be NULL) gets the
+ * predicted arrival of each rank in seconds relative to the earliest, and *tau the tau it
+ * used:
  *   tau = latency + ceil(count / P) x extent x (seconds_per_byte + reduce_seconds_per_byte),
- * its three numbers measured at the first slt/prr call on pc, or, where rank 0's
- * environment has PAPCOLL_TAU_MODEL=latency=S,seconds_per_byte=S,reduce_seconds_per_byte=S
- * (what `papcoll calibrate` prints), taken from there. Malformed PAPCOLL_TAU_MODEL text on
- * any rank fails slt/prr calls with MPI_ERR_ARG on every rank (src/mpi/monitor.c). */
+ * its three numbers (also auto's cost model) measured at the first such call on pc, or,
+ * where rank 0's environment has
+ * PAPCOLL_TAU_MODEL=latency=S,seconds_per_byte=S,reduce_seconds_per_byte=S (what
+ * `papcoll calibrate` prints), taken from there. Malformed PAPCOLL_TAU_MODEL text on any
+ * rank fails those calls with MPI_ERR_ARG on every rank (src/mpi/monitor.c). The
+ * arrivals are the predictions as gathered; schedules and auto's decision are made from
+ * their arrival classes (src/mpi/arrival_class.h). */
 int papcoll_last_prediction(const papcoll_comm *pc, int *predicted, double *arrivals,
                             double *tau);
 

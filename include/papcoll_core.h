@@ -85,9 +85,10 @@ typedef struct papcoll_parameters {
 typedef struct papcoll_context {
     papcoll_parameters parameters;
     const double *arrivals;       /* per call: predicted arrival time per rank (seconds), or
-                                     NULL (slt, prr) */
+                                     NULL (slt, prr, straggler; auto's papcoll_choose) */
     int32_t arrival_count;        /* entries in arrivals: 0 or P */
-    double tau;                   /* per call: time to transfer and reduce one segment (s) */
+    double tau;                   /* per call: time to transfer and reduce one segment (s);
+                                     prr, straggler */
     int32_t keep_order;           /* per call: 1 when the op is not commutative, so schedules
                                      that reorder operands are refused (recursive_multiplying
                                      with merges) */
@@ -278,11 +279,11 @@ typedef struct papcoll_sim_result {
 } papcoll_sim_result;
 
 /* Simulates one all-reduce. arrivals: when each rank reaches the call (P seconds, or NULL for
- * all 0); the context's arrivals are the *predictions* slt and prr build from, which may
- * differ. options may be NULL (crossbar, no noise, no timeline). finish (P entries, may be
- * NULL) gets each rank's finish time. Returns PAPCOLL_OK, or an error code with a message
- * (bad model or topology, a schedule that cannot be built, deadlock). Free what the result
- * holds with papcoll_sim_result_release, whatever the status. */
+ * all 0); the context's arrivals are the *predictions* slt, prr and straggler build from,
+ * which may differ. options may be NULL (crossbar, no noise, no timeline). finish (P
+ * entries, may be NULL) gets each rank's finish time. Returns PAPCOLL_OK, or an error code
+ * with a message (bad model or topology, a schedule that cannot be built, deadlock). Free
+ * what the result holds with papcoll_sim_result_release, whatever the status. */
 int papcoll_simulate(const char *algorithm, int32_t ranks, int64_t count, int32_t elem_size,
                      const papcoll_context *context, const papcoll_sim_model *model,
                      const papcoll_sim_options *options, const double *arrivals,

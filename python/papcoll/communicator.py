@@ -164,9 +164,10 @@ def _mpi_datatype(dtype: np.dtype, name: str) -> MPI.Datatype:
 
 @dataclass(frozen=True)
 class Prediction:
-    """What the last slt or prr call ran on (C: papcoll_last_prediction)."""
+    """What the last call of auto or a PAP-aware algorithm (slt, prr, straggler) ran on
+    (C: papcoll_last_prediction)."""
 
-    predicted: bool          # False: some rank gave no prediction, so it ran the plain ring
+    predicted: bool          # False: no usable prediction: the plain ring (auto: native) ran
     arrivals: list[float]    # seconds after the earliest predicted arrival, per rank
     tau: float               # seconds to move and reduce one segment, as used
 
@@ -314,7 +315,7 @@ class Communicator:
         _check(_lib.papcoll_predict_arrival(self._live(), float(seconds)))
 
     def last_prediction(self) -> Prediction:
-        """What the last slt or prr call ran on."""
+        """What the last call of auto or a PAP-aware algorithm ran on."""
         predicted = ffi.new("int *")
         arrivals = ffi.new("double[]", self.size)
         tau = ffi.new("double *")

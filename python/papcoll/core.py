@@ -83,8 +83,8 @@ class Context:
     """
 
     parameters: Parameters = Parameters()
-    arrivals: Sequence[float] | None = None  # slt, prr: predicted arrival per rank (s)
-    tau: float = 0.0                     # prr: seconds to move and reduce one segment
+    arrivals: Sequence[float] | None = None  # slt, prr, straggler: predicted arrival per rank (s)
+    tau: float = 0.0                     # prr, straggler: seconds to move and reduce one segment
     keep_order: bool = False             # the op is not commutative: refuse reordering
     groups: Sequence[int] | None = None  # hr1, hr2, smp_*: the group of each rank
 

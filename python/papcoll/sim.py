@@ -253,10 +253,11 @@ def simulate(
     timeline: bool = False,
     max_operations: int = 0,
 ) -> SimResult:
-    """Simulates one all-reduce. `arrivals` are the true arrival times; slt and prr build
-    from context.arrivals, their predictions (by default the true ones, with the model's
-    tau). `topology` (network.Topology) places the ranks on a tree; None is a crossbar.
-    `max_operations` > 0 refuses schedules with more ops in all (about 40 bytes each)."""
+    """Simulates one all-reduce. `arrivals` are the true arrival times; slt, prr and
+    straggler build from context.arrivals, their predictions (by default the true ones, with
+    the model's tau). `topology` (network.Topology) places the ranks on a tree; None is a
+    crossbar. `max_operations` > 0 refuses schedules with more ops in all (about 40 bytes
+    each)."""
     model = model or PRESETS["hockney"]
     arrivals = arrival_times(arrivals, "arrivals", ranks)
     if context is None:

@@ -15,8 +15,8 @@ iteration is simulated with those arrivals; the simulated e-bar of a case is the
 iterations, as the measured one is. Replaying matters: sleep overshoot and scheduling make a
 "balanced" start spread by tens of microseconds (milliseconds with more ranks than cores),
 and rand-late's random delays are drawn in C from a generator the simulator does not share.
-slt and prr are simulated with perfect predictions (the replayed arrivals) and the model's
-tau; the real ones predict at edge(0.5) and measure tau at their first call.
+slt, prr and straggler are simulated with perfect predictions (the replayed arrivals) and
+the model's tau; the real ones predict at edge(0.5) and measure tau at their first call.
 
 relative_error = (simulated - measured) / measured. The summary is the geometric mean of
 |relative_error| per algorithm and over all cases; an error of exactly 0 would make it 0

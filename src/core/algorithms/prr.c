@@ -38,8 +38,8 @@
  * - Fig. 8 claims 7 tau against the ring's 8 tau. We cannot reproduce it: in a one-way ring
  *   the late process must send at least one message per segment (its contribution or the
  *   final), P messages over one link, and the last must still reach P-2 ranks, so no
- *   schedule ends before a_late + (2P - 2) tau = 8 tau (a simulation of this schedule in the
- *   tau model also gives 8). The gain PRR has in practice comes from the pre-reduced
+ *   one-way ring ends before a_late + (2P - 2) tau = 8 tau (a simulation of this schedule in
+ *   the tau model also gives 8); straggler.c leaves the ring to get under it. The gain PRR has in practice comes from the pre-reduced
  *   segments waiting for the late rank when it arrives (docs/algorithms.md).
  * Messages carry tag j (reduce) or P + j (override), so they match whatever order they
  * travel in; hence P <= 16384. Scratch: count elements (one landing area per segment). The

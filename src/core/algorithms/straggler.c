@@ -17,25 +17,26 @@
  * in rank order, the late ranks in predicted arrival order.
  *
  * Large vectors (count x elem_size x (P-1) > 64 KiB and count >= P): the vector is cut
- * into Q blocks, each block into k chunks (segment_count, default: block bytes / 128 KiB,
+ * into Q blocks, each block into k chunks (segment_count, default: block bytes / 8 KiB,
  * clamped to 1..16).
  *   1. core: ring reduce-scatter among the Q core ranks (core position i ends with the
  *      core's partial of block i), while the late ranks compute;
- *   2. each late rank, on arrival, sends chunk c of block i to core position i (all blocks
- *      at once: one vector out, spread over Q receivers); core i reduces it into its
- *      block, late ranks in predicted order (a wrong order only waits, it stays correct);
- *   3. core i sends each final chunk of block i to every late rank and into a ring
- *      all-gather among the core, chunk by chunk, so the gather pipelines behind the
- *      hand-off. After the last arrival: ~ one vector in and one out per rank, plus the
- *      pipeline's fill of Q - 2 chunks.
+ *   2. each late rank, on arrival and once core position i's one-element "ready" is in,
+ *      sends chunk c of block i to core position i (all blocks at once: one vector out,
+ *      spread over Q receivers); core i reduces it into its block, late ranks in
+ *      predicted order (a wrong order only waits, it stays correct);
+ *   3. core i sends each final chunk of block i straight to every other rank, starting
+ *      with its right-hand neighbour, so the P - 1 senders of a round reach P - 1
+ *      different receivers. After the last arrival: ~ one vector in and one out per rank.
  * Worked example, P = 4, rank 3 late (m = 1, core 0 1 2, blocks B0 B1 B2, one chunk;
  * "+" reduced, "=" kept):
  *   during the delay   0 -B2-> 1+   1 -B0-> 2+   2 -B1-> 0+        (reduce-scatter)
  *                      0 -B1-> 1+   1 -B2-> 2+   2 -B0-> 0+        (i holds core Bi)
+ *                      0 -r-> 3     1 -r-> 3     2 -r-> 3          ("ready", waits in 3)
  *   rank 3 arrives     3 -B0-> 0+   3 -B1-> 1+   3 -B2-> 2+        (Bi final at i)
- *                      0 -B0-> 3=   1 -B1-> 3=   2 -B2-> 3=        (finals to the late)
- *                      0 -B0-> 1=   1 -B1-> 2=   2 -B2-> 0=        (ring all-gather)
- *                      0 -B2-> 1=   1 -B0-> 2=   2 -B1-> 0=
+ *                      0 -B0-> 1=   1 -B1-> 2=   2 -B2-> 3=        (finals, staggered)
+ *                      0 -B0-> 2=   1 -B1-> 3=   2 -B2-> 0=
+ *                      0 -B0-> 3=   1 -B1-> 0=   2 -B2-> 1=
  *
  * Small vectors (latency-bound): O(1) rounds after the last arrival.
  *   1. core: recursive doubling among the core (every core rank holds the core's sum);
