@@ -23,9 +23,9 @@ from .core import (
 )
 
 if TYPE_CHECKING:
+    from .communicator import Choice as Choice
     from .communicator import Communicator as Communicator
     from .communicator import Config as Config
-    from .communicator import Choice as Choice
     from .communicator import Prediction as Prediction
 
 __version__ = "0.1.0"
