@@ -12,13 +12,16 @@ pass reaches the first fully connected layer (reached after the last layer's bac
 the paper calls edge() before its last layer).
 
     python examples/train_sgd.py --ranks 4 --algorithm ring,prr --straggler 1:20
+    python examples/train_sgd.py --ranks 4 --algorithm straggler,auto,native --straggler 1:10
     mpiexec -n 4 python examples/train_sgd.py --algorithm ring,prr,slt --straggler random:20
 
 It prints Table 5's columns: the all-reduce's average elapsed time e-bar (per call, from
 a rank's arrival at the all-reduce to its return, averaged over ranks and steps), its
 speedup against ring, the total training time and its speedup, and the accuracy on the
 held-out test images, plus whether every rank ended with bitwise identical weights. Ring
-always runs, as the baseline; with --repeats N the algorithms run interleaved (ring, prr,
+always runs, as the baseline; "native" is MPI_Allreduce itself (mpi4py's, in a DDP hook
+timed like papcoll's), "auto" papcoll's choice from the arrivals it saw in earlier calls
+(the table's note says what it ran). With --repeats N the algorithms run interleaved (ring, prr,
 ring, prr, ...) and the table gives medians. The straggler sleeps at the start of its
 forward pass, before the layer where edge() is called, so its slowness is in the
 prediction, as a slow rank's longer compute would be.
@@ -34,7 +37,8 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
+from collections import Counter
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +91,32 @@ class RunResult:
     test_accuracy: float
     identical_weights: bool
     steps: int
-    predicted_calls: int         # slt/prr calls that ran on predictions (rank 0's count)
+    predicted_calls: int         # slt/prr/straggler calls that ran on predictions (rank 0's)
+    ran: dict[str, int] = field(default_factory=dict)  # auto: what it ran, calls (rank 0's)
+
+
+@dataclass
+class NativeHookState:
+    """The state of native_allreduce: the communicator and the seconds of each call."""
+
+    comm: Any
+    allreduce_seconds: list[float] = field(default_factory=list)
+
+
+def native_allreduce(state: NativeHookState, bucket: Any) -> Any:
+    """A DDP communication hook that averages the bucket with MPI_Allreduce itself
+    (mpi4py), timed as papcoll.torch.allreduce_hook times papcoll's calls."""
+    import torch
+    from mpi4py import MPI
+
+    tensor = bucket.buffer()
+    start = time.perf_counter()
+    tensor.div_(state.comm.Get_size())
+    state.comm.Allreduce(MPI.IN_PLACE, tensor.detach().numpy())
+    state.allreduce_seconds.append(time.perf_counter() - start)
+    future: Any = torch.futures.Future()
+    future.set_result(tensor)
+    return future
 
 
 def parse_arguments() -> argparse.Namespace:
@@ -95,8 +124,9 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument("--ranks", type=int, default=None,
                         help="start this many ranks with mpiexec (omit under mpiexec)")
     parser.add_argument("--algorithm", default="ring,prr",
-                        help="comma-separated papcoll algorithms (ring|prr|slt|auto|...); "
-                             "ring always runs as the baseline")
+                        help="comma-separated papcoll algorithms (ring|prr|slt|straggler|"
+                             "auto|...) or native (MPI_Allreduce); ring always runs as the "
+                             "baseline")
     parser.add_argument("--straggler", default="none",
                         help="RANK:MS (that rank is MS ms late every step), random:MS "
                              "(a random rank each step) or none")
@@ -182,19 +212,30 @@ def train_once(algorithm: str, repeat: int, data: tuple[Any, Any, Any, Any],
     torch.manual_seed(arguments.seed)  # the same initial weights for every algorithm
     network = make_network()
     model = DistributedDataParallel(network)
-    communicator = papcoll.Communicator(world, algorithm=algorithm)
-    # "auto" never picks slt or prr, and only they take predictions.
-    needs_arrivals = algorithm != "auto" and papcoll.algorithm(algorithm).needs_arrivals
-    predictor = (papcoll.torch.ArrivalPredictor(communicator, network.fc1,
-                                                fraction=arguments.edge_fraction)
-                 if needs_arrivals else None)
-    state = papcoll.torch.HookState(communicator, predictor)
-    model.register_comm_hook(state, papcoll.torch.allreduce_hook)
+    communicator: papcoll.Communicator | None = None
+    predictor: papcoll.torch.ArrivalPredictor | None = None
+    state: papcoll.torch.HookState | NativeHookState
+    if algorithm == "native":
+        state = NativeHookState(world)
+        # a lambda: DDP compares a hook's annotations with its own types, and ours are text
+        model.register_comm_hook(state, lambda hook_state, bucket:
+                                 native_allreduce(hook_state, bucket))
+    else:
+        communicator = papcoll.Communicator(world, algorithm=algorithm)
+        # "auto" takes its arrivals from earlier calls' waits; the predictor's edge() feeds
+        # the algorithms that need arrivals (slt, prr, straggler) and refuses the others.
+        needs_arrivals = algorithm != "auto" and papcoll.algorithm(algorithm).needs_arrivals
+        predictor = (papcoll.torch.ArrivalPredictor(communicator, network.fc1,
+                                                    fraction=arguments.edge_fraction)
+                     if needs_arrivals else None)
+        state = papcoll.torch.HookState(communicator, predictor)
+        model.register_comm_hook(state, papcoll.torch.allreduce_hook)
     optimizer = torch.optim.SGD(model.parameters(), lr=arguments.learning_rate, momentum=0.9)
     loss_function = torch.nn.CrossEntropyLoss()
     global_batch = size * arguments.batch_size
     steps_per_epoch = len(train_labels) // global_batch
     predicted_calls = step = 0
+    ran: Counter[str] = Counter()
 
     world.Barrier()
     start = time.perf_counter()
@@ -212,8 +253,10 @@ def train_once(algorithm: str, repeat: int, data: tuple[Any, Any, Any, Any],
             optimizer.zero_grad()
             loss.backward()  # edge() at fc1, then the hook's papcoll all-reduce
             optimizer.step()
-            if predictor is not None and communicator.last_prediction().predicted:
+            if predictor is not None and predictor.communicator.last_prediction().predicted:
                 predicted_calls += 1
+            if algorithm == "auto" and communicator is not None:
+                ran[communicator.last_choice().algorithm] += 1
             step += 1
     world.Barrier()
     training_seconds = time.perf_counter() - start
@@ -228,9 +271,10 @@ def train_once(algorithm: str, repeat: int, data: tuple[Any, Any, Any, Any],
     ebar = statistics.fmean(per_rank)
     if predictor is not None:
         predictor.remove()
-    communicator.free()
+    if communicator is not None:
+        communicator.free()
     return RunResult(algorithm, repeat, ebar, per_rank, training_seconds, accuracy, identical,
-                     step, predicted_calls)
+                     step, predicted_calls, dict(ran.most_common()))
 
 
 def print_table(results: list[RunResult], arguments: argparse.Namespace, ranks: int) -> None:
@@ -256,7 +300,13 @@ def print_table(results: list[RunResult], arguments: argparse.Namespace, ranks: 
                       f"{total:.2f}", f"{ring_total / total:.3f}",
                       f"{statistics.median(r.test_accuracy for r in runs):.3f}",
                       "yes" if all(r.identical_weights for r in runs) else "NO")
-    Console(width=120).print(table)
+    console = Console(width=120)
+    console.print(table)
+    if "auto" in by_algorithm:
+        ran = sum((Counter(run.ran) for run in by_algorithm["auto"]), Counter())
+        console.print("auto ran " + ", ".join(f"{name} in {calls}" for name, calls in
+                                              ran.most_common())
+                      + f" of {sum(ran.values())} steps")
 
 
 def main() -> int:
@@ -271,7 +321,7 @@ def main() -> int:
     world = MPI.COMM_WORLD
     algorithms = [name.strip() for name in arguments.algorithm.split(",") if name.strip()]
     for name in algorithms:
-        if name != "auto":
+        if name not in ("auto", "native"):
             try:
                 info = papcoll.algorithm(name)
             except papcoll.PapcollError as error:

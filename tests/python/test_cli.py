@@ -113,12 +113,16 @@ def test_bad_input_exits_2_with_a_message(papcoll_command, arguments, message):
     assert "Traceback" not in result.stderr
 
 
-def test_demo_prints_the_verified_table(papcoll_command):
+def test_demo_sums_up_the_verified_schedules_in_one_line(papcoll_command):
     result = papcoll_command("demo", "--ranks", "4,5", "--count", "1000", "--no-bench")
     assert result.returncode == 0, result.stderr
-    for name in EXPECTED:
-        assert name in result.stdout
-    assert "NO:" not in result.stdout
+    text = " ".join(result.stdout.split())  # rich wraps long lines
+    scatters = sum(papcoll.algorithm(name).reduce_scatter for name in ALGORITHMS)
+    proved = 2 * len(ALGORITHMS) - scatters  # a reduce-scatter refuses P = 5
+    assert (f"({len(ALGORITHMS)} algorithms at P = 4, 5, 1000 elements of 4 B): the verifier "
+            f"proved {proved} correct and found 0 wrong, {scatters} refused") in text
+    assert "the bandwidth lower bound (1.00x) in ring" in text
+    assert "WRONG" not in text and "papcoll demo` without --no-bench" in text
 
 
 @pytest.mark.parametrize("name", ["slt", "prr"])
@@ -226,18 +230,61 @@ def test_schedule_json_and_datatype_and_arrival_list(papcoll_command, tmp_path):
                                                           for row in rows)
 
 
-def test_demo_ends_in_a_verdict_that_names_the_numbers():
+def _bench_row(name, size, delay, ebar, excess, **more):
+    return {"algorithm": name, "bytes": size, "max_delay_ms": delay, "avg_elapsed_ms": ebar,
+            "excess_ms": excess, "lower_bound_ms": ebar - excess, "ranks": 4,
+            "iterations": 10, "correct": True, **more}
+
+
+def test_demo_ends_in_one_sentence_with_the_ratio_from_the_rows():
     from papcoll.cli.demo import verdict
-    rows = [{"ok": True}, {"ok": True}, {"ok": None}]
-    bench_rows = [
-        {"algorithm": name, "max_delay_ms": delay, "avg_elapsed_ms": ms, "correct": True}
-        for name, delay, ms in [("ring", 0, 2.0), ("native", 0, 2.5), ("native:ring", 0, 3.0),
-                                ("ring", 10, 11.0), ("native", 10, 10.0)]]
-    sim_rows = [{"algorithm": name, "max_delay_ms": 100, "avg_elapsed_ms": ms}
-                for name, ms in [("ring", 170.0), ("slt", 150.0), ("prr", 160.0)]]
-    lines = verdict(rows, bench_rows, sim_rows)
-    assert "proved 2 schedules correct and found 0 wrong" in lines[0]
-    assert "1 are refused" in lines[0] and "matched MPI_Allreduce: yes" in lines[0]
-    assert "ring 2.00 ms against native 2.50 ms: papcoll 25 % faster" in lines[1]
-    assert "rank 1 10 ms late" in lines[2] and "papcoll 9 % slower" in lines[2]
-    assert "slt e-bar 150.0 ms against ring 170.0 ms (1.13x)" in lines[3]
+    rows = [_bench_row("auto", 16384, 0, 50.0, 40.0, chosen={"slt": 10}),  # 0 ms: not used
+            _bench_row("native", 16384, 0, 1.0, 0.5),
+            _bench_row("auto", 16384, 10, 10.0, 1.0, chosen={"straggler": 10}),
+            _bench_row("native", 16384, 10, 15.0, 6.0),
+            _bench_row("ring", 16384, 10, 9.0, 0.5),  # only auto against native counts
+            _bench_row("auto", 4 << 20, 10, 30.0, 20.0, chosen={"straggler": 9, "native": 1}),
+            _bench_row("native", 4 << 20, 10, 15.0, 5.0)]
+    text = verdict(rows)
+    assert text.startswith("With rank 1 of 4 arriving 10 ms late") and text.endswith(".")
+    assert ". " not in text  # one sentence
+    assert ("at 16 KiB per rank papcoll's auto was 1.50x faster than MPI_Allreduce (10.00 "
+            "against 15.00 ms a call, 5.00 ms less) and stayed 1.00 ms above") in text
+    assert "against MPI_Allreduce's 6.00 ms" in text
+    assert ("at 4 MiB per rank it was not faster: 2.00x slower than MPI_Allreduce (30.00 "
+            "against 15.00 ms a call, 15.00 ms more), 20.00 ms above e-bar_lo against "
+            "MPI_Allreduce's 5.00 ms") in text
+    slower_only = verdict(rows[5:])
+    assert "papcoll's auto was not faster: 2.00x slower" in slower_only
+    assert "no timing" in verdict([]) and "nothing to compare" in verdict(rows[4:5])
+
+
+def test_demo_summaries_name_the_rows_numbers():
+    from papcoll.cli.demo import bench_table, schedules_summary, sim_summary
+    from rich.console import Console
+    verified = [
+        {"algorithm": "ring", "ranks": 4, "ok": True, "max_bytes_sent": 600,
+         "lower_bound_bytes": 600},
+        {"algorithm": "straggler", "ranks": 4, "ok": True, "max_bytes_sent": 660,
+         "lower_bound_bytes": 600},
+        {"algorithm": "linear", "ranks": 4, "ok": True, "max_bytes_sent": 1800,
+         "lower_bound_bytes": 600},
+        {"algorithm": "rs_halving", "ranks": 5, "ok": None}]
+    line = schedules_summary(verified, 100, 4)
+    assert "proved 3 correct and found 0 wrong, 1 refused" in line
+    assert ("the bandwidth lower bound (1.00x) in ring, at most 1.10x in straggler, up to "
+            "3.00x in linear (P = 4)") in line
+    sim_rows = [{"algorithm": name, "max_delay_ms": 100.0, "avg_elapsed_ms": ms,
+                 "lower_bound_ms": 130.0, "ranks": 48, "network": "ethernet-1g",
+                 "count": 1 << 20, "elem_size": 4, **more}
+                for name, ms, more in [("auto", 135.0, {"chosen": "straggler"}),
+                                       ("straggler", 135.0, {}), ("ring", 170.0, {})]]
+    assert ("rank 1 100 ms late: auto (ran straggler) e-bar 135.0 ms (straggler alone "
+            "135.0 ms) against ring 170.0 ms, 1.26x faster; 5.0 ms above e-bar_lo against "
+            "ring's 40.0 ms") in sim_summary(sim_rows)
+    console = Console(record=True, width=200)
+    console.print(bench_table([_bench_row("auto", 16384, 10, 10.0, 1.0,
+                                          chosen={"straggler": 9, "native": 1}),
+                               _bench_row("native", 16384, 10, 15.0, 6.0)]))
+    table = console.export_text()
+    assert "straggler 9, native 1" in table and "15.00" in table and "16K" in table

@@ -52,18 +52,22 @@ def test_ddp_hook_averages_gradients(ranks):
 def test_sgd_example_trains_and_prints_table_5(tmp_path):
     output = tmp_path / "train.json"
     result = run_python_mpi(2, ROOT / "examples" / "train_sgd.py", "--epochs", "3",
-                            "--algorithm", "prr", "--straggler", "1:2", "--json", str(output))
+                            "--algorithm", "prr,auto,native", "--straggler", "1:2",
+                            "--json", str(output))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     for column in ("e-bar", "speedup", "training time", "test accuracy", "identical"):
         assert column in result.stdout
     runs = json.loads(output.read_text())["runs"]
-    assert [run["algorithm"] for run in runs] == ["ring", "prr"]  # ring: always the baseline
+    # ring: always the baseline; native: MPI_Allreduce itself through mpi4py
+    assert [run["algorithm"] for run in runs] == ["ring", "prr", "auto", "native"]
     for run in runs:
         assert run["test_accuracy"] > 0.6  # 10 classes: chance is 0.1
         assert run["identical_weights"]
         assert run["ebar_seconds"] > 0 and run["training_seconds"] > 0
     steps = runs[1]["steps"]
     assert runs[1]["predicted_calls"] >= steps - 1  # all but the first step predicted
+    assert sum(runs[2]["ran"].values()) == steps  # auto: what each step's call ran
+    assert f"of {steps} steps" in result.stdout and runs[3]["predicted_calls"] == 0
 
 
 @pytest.mark.parametrize(("arguments", "message"), [
