@@ -3,12 +3,12 @@
  * choice, would then be redone on every call. Rounded to a class they repeat, so the plan
  * and the choice made for a class are reused while it holds.
  *
- * A rank's class is 0 when it is predicted to arrive less than unit after the earliest (on
- * time), else 1 + floor(log2(lateness / unit)), at most 60: classes double in width. unit
- * is the time to move and reduce the whole vector (P x tau): the on-time ranks need about
- * that long to combine what they hold, so a smaller lateness gives them nothing to do in
- * it, and the jitter of ranks released together (tens of microseconds when ranks share
- * cores) is not taken for a pattern. The schedules are built from the
+ * A rank's class is 0 when it is predicted to arrive less than on_time after the earliest,
+ * else 1 + floor(log2(lateness / on_time)), at most 60: classes double in width. on_time
+ * is the larger of unit, the time to move and reduce the whole vector (P x tau: the on-time
+ * ranks need about that long to combine what they hold, so a smaller lateness gives them
+ * nothing to do in it), and 100 microseconds, the jitter of ranks released together where
+ * they share cores, which is not taken for a pattern. The schedules are built from the
  * class's representative lateness (its geometric middle), never from the raw predictions,
  * so one class always gives one schedule. */
 #ifndef PAPCOLL_MPI_ARRIVAL_CLASS_H
