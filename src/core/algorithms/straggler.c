@@ -17,8 +17,10 @@
  * in rank order, the late ranks in predicted arrival order.
  *
  * Large vectors (count x elem_size x (P-1) > 64 KiB and count >= P): the vector is cut
- * into Q blocks, each block into k chunks (segment_count, default: block bytes / 8 KiB,
- * clamped to 1..16).
+ * into Q blocks, each block into k chunks (segment_count, default: block bytes / 4 KiB,
+ * clamped to 1..8: more chunks fill the pipeline faster, which the simulator rewards all
+ * the way to 16, but every chunk is a message, and on shared memory with ranks sharing
+ * cores 16 measured slower than 1..4; 8 is between).
  *   1. core: ring reduce-scatter among the Q core ranks (core position i ends with the
  *      core's partial of block i), while the late ranks compute;
  *   2. each late rank, on arrival and once core position i's one-element "ready" is in,
@@ -80,8 +82,8 @@ enum {
     SMALL_PARTIAL_TAG = 1,    /* the leader's P' */
     SMALL_LAST_TAG = 2,       /* the last late rank's vector */
     SMALL_CORE_TAG_BASE = 16, /* recursive doubling among the core */
-    DEFAULT_CHUNK_BYTES = 8 * 1024,
-    DEFAULT_MOST_CHUNKS = 16,
+    DEFAULT_CHUNK_BYTES = 4 * 1024,
+    DEFAULT_MOST_CHUNKS = 8,
 };
 
 /* Vectors whose copies to the other P-1 ranks together stay below this are latency-bound:
