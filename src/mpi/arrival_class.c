@@ -5,15 +5,10 @@
 
 enum { MOST_CLASS = 60 };
 
-/* The least lateness taken for a pattern: ranks released together arrive this far apart
- * from scheduling alone where they share cores (measured on the 2-core test machine with 4
- * ranks: tens of microseconds to milliseconds), and a class that flips with that noise
- * would make auto re-decide, and the plan be rebuilt, on every call. */
-static const double jitter_seconds = 100e-6;
 
 void arrival_class_of(const double *arrivals, int32_t ranks, double unit, uint8_t *classes,
                       double *representative) {
-    double on_time = unit > jitter_seconds ? unit : jitter_seconds;
+    double on_time = unit > ARRIVAL_JITTER_SECONDS ? unit : ARRIVAL_JITTER_SECONDS;
     for (int32_t r = 0; r < ranks; r++) {
         double lateness = arrivals[r];
         int level = 0;

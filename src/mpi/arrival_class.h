@@ -16,6 +16,13 @@
 
 #include <stdint.h>
 
+/* The least lateness taken for a pattern: ranks released together arrive this far apart
+ * from scheduling alone where they share cores (measured on the 2-core test machine with 4
+ * ranks: tens of microseconds to milliseconds). A class that flipped with that noise made
+ * auto re-decide, and the plan be rebuilt, on every call; per-call predictions (monitor.c)
+ * are not worth their message round below it either. */
+#define ARRIVAL_JITTER_SECONDS 100e-6
+
 /* arrivals: P predicted arrivals in seconds after the earliest (>= 0). Fills classes (P
  * bytes) and representative (P seconds). */
 void arrival_class_of(const double *arrivals, int32_t ranks, double unit, uint8_t *classes,

@@ -63,6 +63,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrival_class.h"
 #include "internal.h"
 
 enum {
@@ -77,8 +78,9 @@ enum {
 enum { PERIOD_ALL_EDGE = MONITOR_PERIOD_MOST, PERIOD_CALLS, PERIOD_NUMBER };
 
 /* AUTOMATIC turns per-call predictions on only where arrivals were spread by more than
- * this share of the call's own time: below it a prediction could gain little, and its
- * message round would be a tax on every call. */
+ * this share of the call's own time, and by more than scheduling jitter
+ * (ARRIVAL_JITTER_SECONDS): below it a prediction could gain little, and its message round
+ * would be a tax on every call. */
 static const double edge_worth_spread = 0.25;
 
 /* Predictions further ahead than this (or spread wider) are taken for nonsense. */
@@ -265,7 +267,8 @@ static int receive_period(papcoll_comm *pc) {
     m->spread = spread;
     m->call_seconds = call_seconds;
     m->have_lateness = 1;
-    m->edge_mode = all_edge && spread > edge_worth_spread * call_seconds;
+    m->edge_mode = all_edge && spread > edge_worth_spread * call_seconds &&
+                   spread > ARRIVAL_JITTER_SECONDS;
     return MPI_SUCCESS;
 }
 
