@@ -94,8 +94,8 @@ allreduce_hook.__annotations__.update(bucket=dist.GradBucket,
 class ArrivalPredictor:
     """Feeds papcoll's arrival monitor from a training loop (seed 000 S3).
 
-    For slt and prr (it refuses a communicator running anything else, which would leave the
-    predictions unreceived). step_begin() at the start of each step calls compute_begin();
+    For auto and the PAP-aware algorithms (slt, prr, straggler; it refuses a communicator
+    running anything else, which would leave the predictions unreceived). step_begin() at the start of each step calls compute_begin();
     a backward pre-hook on `layer` calls edge(fraction) the first time the backward pass
     reaches it in the step.
     With `fraction` None it is measured: the mean, over this rank's last `window` steps, of
@@ -153,14 +153,16 @@ class ArrivalPredictor:
             self.communicator.edge(fraction)
 
     def _check_algorithm(self) -> None:
-        """Only slt and prr consume predictions: edge() before any other call would leave
-        its messages unreceived (the monitor's protocol counts slt/prr calls only)."""
+        """Only auto and the PAP-aware algorithms consume predictions: edge() before any
+        other call would leave its messages unreceived (the monitor's protocol counts their
+        calls only)."""
         name = self.communicator.algorithm
         if name != self._checked_algorithm:
-            if name == "auto" or not algorithm(name).needs_arrivals:
-                raise ValueError(f"ArrivalPredictor feeds the PAP-aware algorithms (slt, "
-                                 f"prr); the communicator runs '{name}', which takes no "
-                                 "predictions: set its algorithm or drop the predictor")
+            if name != "auto" and not algorithm(name).needs_arrivals:
+                raise ValueError(f"ArrivalPredictor feeds auto and the PAP-aware algorithms "
+                                 f"(slt, prr, straggler); the communicator runs '{name}', "
+                                 "which takes no predictions: set its algorithm or drop the "
+                                 "predictor")
             self._checked_algorithm = name
 
     def arrived(self) -> None:
