@@ -258,15 +258,18 @@ static void edge(contender *c, double progress) {
     if (c->papcoll) papcoll_edge(c->papcoll, progress);
 }
 
-/* --mispredict: instead of edge(), a wrong prediction: rank 2 says it will come max_delay
- * late and rank 1, which will, says it comes on time (the rest of the compute phase is
- * `remaining_ms` for a rank on time). The PAP-aware algorithms then build for the wrong
- * late rank: correct, only slower, by what the JSON shows. */
-static void mispredict(contender *c, double remaining_ms, double max_delay_ms) {
+/* --mispredict: at the middle of the compute phase, instead of edge(), a wrong prediction:
+ * rank 2 says it will come max_delay late and rank 1, which will, says it comes on time.
+ * A rank on time is half way (compute + max_delay) / 2 in and has as long to go; rank 1 is
+ * max_delay / 2 further in, so on time it would have compute / 2 to go. The PAP-aware
+ * algorithms and auto then build for the wrong late rank: correct, only slower, by what the
+ * JSON shows. */
+static void mispredict(contender *c, double compute_ms, double max_delay_ms) {
     if (c->papcoll == NULL) return;
-    double seconds = remaining_ms / 1e3;
-    if (rank == 2) seconds += max_delay_ms / 1e3;
-    papcoll_predict_arrival(c->papcoll, seconds);
+    double remaining_ms = rank == 1 ? compute_ms / 2
+                        : rank == 2 ? (compute_ms + max_delay_ms) / 2 + max_delay_ms
+                                    : (compute_ms + max_delay_ms) / 2;
+    papcoll_predict_arrival(c->papcoll, remaining_ms / 1e3);
 }
 
 /* delta of seed 000 S3: one point-to-point transfer of the whole vector, rank 0 -> 1
@@ -652,7 +655,7 @@ int main(int argc, char **argv) {
                     if (contenders[a].papcoll) papcoll_compute_begin(contenders[a].papcoll);
                     sleep_ms(half);
                     if (o.mispredict)
-                        mispredict(&contenders[a], (max_delay + o.compute_ms) / 2, max_delay);
+                        mispredict(&contenders[a], o.compute_ms, max_delay);
                     else
                         edge(&contenders[a], 0.5);
                     sleep_ms(half);

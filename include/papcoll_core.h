@@ -294,8 +294,8 @@ void papcoll_sim_result_release(papcoll_sim_result *result);
 /* What "auto" runs for a call, and why (src/core/select.c). */
 typedef struct papcoll_choice {
     char algorithm[64];        /* a registered name, or "native": MPI_Allreduce itself */
-    /* 1: the predicted arrivals were not all equal, and the cost model compared every
-     * algorithm that accepts the call; 0: auto ran native without simulating */
+    /* 1: the predicted arrivals were not all equal, and the cost model compared the PAP-aware
+     * algorithms that accept the call with native; 0: auto ran native without simulating */
     int32_t from_arrivals;
     double predicted_seconds;  /* the model's e-bar for the algorithm chosen */
     double native_seconds;     /* the model's e-bar for MPI_Allreduce (its likely algorithm);

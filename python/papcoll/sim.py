@@ -316,8 +316,11 @@ class AutoChoice:
 
 def choose(ranks: int, count: int, elem_size: int, model: SimModel, context: Context,
            commutative: bool = True) -> AutoChoice:
-    """auto's decision for these predicted arrivals (context.arrivals) under the model: the
-    same function the MPI library calls, so both decide alike."""
+    """auto's decision for these predicted arrivals (context.arrivals) under the model:
+    the rule the MPI library applies (papcoll_choose). The library gives it the arrivals
+    rounded to their class (src/mpi/arrival_class.h) and the monitor's three-number model
+    (src/mpi/choose.c); here they are what the caller passes, so a simulated auto may choose
+    otherwise than a real run with the same arrivals would."""
     whole_number(ranks, "ranks", 1, INT32_MAX)
     whole_number(count, "count", 0, INT64_MAX)
     whole_number(elem_size, "elem_size", 1, INT32_MAX)
@@ -336,8 +339,9 @@ def simulate_auto(ranks: int, count: int, elem_size: int, model: SimModel,
     """auto as the MPI library runs it, with the context's arrivals as its predictions:
     decides (choose), then simulates what it chose; native is simulated as the best of
     NATIVE_STAND_INS. Returns the choice, the algorithm simulated and its result. The
-    choice is made on a crossbar with the model's numbers, as the library makes it; the
-    run uses options (a topology among them) like simulate()."""
+    choice is made on a crossbar with the model's numbers (choose(): the library's rule on
+    the unrounded arrivals); the run uses options (a topology among them) like
+    simulate()."""
     decided = choose(ranks, count, elem_size, model, context)
     if decided.algorithm != "native":
         return decided, decided.algorithm, simulate(decided.algorithm, ranks, count, elem_size,

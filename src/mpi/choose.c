@@ -22,14 +22,25 @@
 #include <string.h>
 
 #include "arrival_class.h"
-#include "errors.h"
 #include "select.h"
 
+static int ascending(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* input's decision, made on the arrivals sorted (the canonical order of its profile, see
+ * choose_algorithm). */
 static void decide(const choice_input *input, auto_choice *out) {
     memset(out, 0, sizeof *out);
     papcoll_sim_model model;
     memset(&model, 0, sizeof model);
-    model.latency = input->latency;
+    /* the ping-pong's one-way time is wire and CPU: a third each to the wire, the sender's
+     * and the receiver's CPU (LogP's L, o_s, o_r), so that an algorithm of many small
+     * messages pays per message, as it does */
+    model.latency = input->latency / 3;
+    model.overhead = input->latency / 3;
+    model.receive_overhead = input->latency / 3;
     model.seconds_per_byte = input->seconds_per_byte;
     model.reduce_seconds_per_byte = input->reduce_seconds_per_byte;
     model.copy_seconds_per_byte = input->reduce_seconds_per_byte / 2;
@@ -37,15 +48,22 @@ static void decide(const choice_input *input, auto_choice *out) {
     papcoll_context context;
     memset(&context, 0, sizeof context);
     context.parameters = *input->parameters;
+    double *sorted = NULL;
     if (input->arrival_class != NULL && input->calibrated &&
         !arrival_class_balanced(input->arrival_class, input->ranks)) {
-        context.arrivals = input->arrivals;
-        context.arrival_count = input->ranks;
-        context.tau = input->tau;
+        sorted = malloc((size_t)input->ranks * sizeof *sorted);
+        if (sorted != NULL) { /* out of memory: native, undecided */
+            memcpy(sorted, input->arrivals, (size_t)input->ranks * sizeof *sorted);
+            qsort(sorted, (size_t)input->ranks, sizeof *sorted, ascending);
+            context.arrivals = sorted;
+            context.arrival_count = input->ranks;
+            context.tau = input->tau;
+        }
     }
     int32_t elem_size = input->extent > INT32_MAX ? INT32_MAX : (int32_t)input->extent;
     papcoll_choose(input->ranks, input->count, elem_size, input->commutative, &context, &model,
                    &out->report);
+    free(sorted);
     if (strcmp(out->report.algorithm, "native") != 0)
         out->algorithm = registry_find(out->report.algorithm);
     if (out->algorithm == NULL && input->count > INT_MAX) {
@@ -56,23 +74,42 @@ static void decide(const choice_input *input, auto_choice *out) {
     }
 }
 
-static int entry_matches(const choice_entry *entry, const choice_input *input) {
+/* profile: the input's classes sorted, or NULL when it has none */
+static int entry_matches(const choice_entry *entry, const choice_input *input,
+                         const uint8_t *profile) {
     if (entry->last_used == 0 || entry->count != input->count ||
         entry->extent != input->extent || entry->commutative != input->commutative)
         return 0;
-    if ((entry->arrival_class == NULL) != (input->arrival_class == NULL)) return 0;
-    return entry->arrival_class == NULL ||
+    if ((entry->arrival_class == NULL) != (profile == NULL)) return 0;
+    return profile == NULL ||
            (entry->ranks == input->ranks &&
-            memcmp(entry->arrival_class, input->arrival_class, (size_t)input->ranks) == 0);
+            memcmp(entry->arrival_class, profile, (size_t)input->ranks) == 0);
 }
 
+/* A decision is kept per shape and sorted class profile: which rank is late does not change
+ * which algorithm wins (the candidates treat ranks alike, up to their place in a ring), and
+ * rand-late patterns, a new order of the same classes every call, then share one decision
+ * instead of simulating every candidate again on every call (on the late rank's path). */
 int choose_algorithm(const choice_input *input, choice_cache *cache, auto_choice *out) {
+    uint8_t *profile = NULL;
+    if (input->arrival_class != NULL) {
+        profile = malloc((size_t)input->ranks);
+        if (profile == NULL) { /* decide uncached: failing here alone would hang the rest */
+            decide(input, out);
+            return MPI_SUCCESS;
+        }
+        int32_t filled = 0; /* counting sort: classes are 0..60 */
+        for (int level = 0; level < 256 && filled < input->ranks; level++)
+            for (int32_t r = 0; r < input->ranks; r++)
+                if (input->arrival_class[r] == level) profile[filled++] = (uint8_t)level;
+    }
     int oldest = 0;
     for (int i = 0; i < CHOICE_CACHE_SIZE; i++) {
         choice_entry *entry = &cache->entries[i];
-        if (entry_matches(entry, input)) {
+        if (entry_matches(entry, input, profile)) {
             entry->last_used = ++cache->clock;
             *out = entry->decided;
+            free(profile);
             return MPI_SUCCESS;
         }
         if (entry->last_used < cache->entries[oldest].last_used) oldest = i;
@@ -81,12 +118,7 @@ int choose_algorithm(const choice_input *input, choice_cache *cache, auto_choice
     choice_entry *entry = &cache->entries[oldest];
     free(entry->arrival_class);
     memset(entry, 0, sizeof *entry);
-    if (input->arrival_class != NULL) {
-        entry->arrival_class = malloc((size_t)input->ranks);
-        if (entry->arrival_class == NULL)
-            return record_error(MPI_ERR_NO_MEM, "papcoll: out of memory choosing for auto");
-        memcpy(entry->arrival_class, input->arrival_class, (size_t)input->ranks);
-    }
+    entry->arrival_class = profile; /* the entry owns it now */
     entry->decided = *out;
     entry->count = input->count;
     entry->extent = input->extent;

@@ -44,7 +44,8 @@ typedef struct choice_cache {
     int64_t clock;
 } choice_cache;
 
-/* Decides for input, from the cache when this shape and arrival class were decided before.
+/* Decides for input, from the cache when this shape and sorted arrival-class profile were
+ * decided before (choose.c says why sorted).
  * Local (no MPI call) and deterministic: the same input gives the same choice on every
  * rank. Returns MPI_SUCCESS or MPI_ERR_NO_MEM. */
 int choose_algorithm(const choice_input *input, choice_cache *cache, auto_choice *out);

@@ -345,8 +345,7 @@ int papcoll_resolve_algorithm(papcoll_comm *pc, int64_t count, MPI_Datatype data
         for (int r = 0; r < pc->size; r++) earliest = fmin(earliest, m->lateness[r]);
         for (int r = 0; r < pc->size; r++) m->received[r] = m->lateness[r] - earliest;
         arrivals = m->received;
-        tau = m->latency + (double)((count + pc->size - 1) / pc->size) * (double)extent *
-                               (m->seconds_per_byte + m->reduce_seconds_per_byte);
+        tau = monitor_tau(pc, (double)((count + pc->size - 1) / pc->size) * (double)extent);
     }
     auto_choice decided;
     if ((code = choose_for_call(pc, count, extent, commutative, arrivals, tau, &decided)) !=

@@ -1,6 +1,8 @@
 /* monitor.c - the arrival monitor of seed 000 S3 (Fig. 3-4): each rank predicts when it
  * will reach the next all-reduce and tells the others while they all still compute, so
- * slt and prr can lay out their pipeline by arrival.
+ * auto and the PAP-aware algorithms (slt, prr, straggler) can lay out their schedules by
+ * arrival. Three sources (papcoll.h: papcoll_arrival_source): EDGE and HISTORY below, and
+ * AUTOMATIC (the default) at receive_period / end_period_call.
  *
  * How predictions travel. The paper uses a monitoring thread per process. We use no
  * thread: papcoll_edge() sends the prediction at once, with MPI_Isend of two doubles to
@@ -291,6 +293,7 @@ static int end_period_call(papcoll_comm *pc) {
     message[PERIOD_CALLS] = m->period_calls;
     message[PERIOD_NUMBER] = (double)m->periods;
     int posted = 0;
+    for (int k = 0; k < pc->size; k++) m->period_requests[k] = MPI_REQUEST_NULL;
     for (int peer = 0; peer < pc->size; peer++) {
         if (peer == pc->rank) continue;
         int code = MPI_Isend(message, MONITOR_PERIOD_DOUBLES, MPI_DOUBLE, peer, PERIOD_TAG,
@@ -588,8 +591,7 @@ int monitor_gather(papcoll_comm *pc, double segment_bytes, const double **arriva
     m->arrival = MPI_Wtime();
     int code;
     if (!m->calibrated && (code = calibrate(pc)) != MPI_SUCCESS) return code;
-    *tau = m->latency + segment_bytes * (m->seconds_per_byte + m->reduce_seconds_per_byte);
-    if (!(*tau > 0)) *tau = 1e-9;
+    *tau = monitor_tau(pc, segment_bytes);
     if (pc->config.arrival_source == PAPCOLL_ARRIVALS_HISTORY) {
         *usable = m->history_calls > 0;
         if (*usable) {
@@ -645,6 +647,12 @@ int monitor_gather(papcoll_comm *pc, double segment_bytes, const double **arriva
     m->last_predicted = *usable;
     m->last_tau = *tau;
     return MPI_SUCCESS;
+}
+
+double monitor_tau(const papcoll_comm *pc, double segment_bytes) {
+    const monitor_state *m = &pc->monitor;
+    double tau = m->latency + segment_bytes * (m->seconds_per_byte + m->reduce_seconds_per_byte);
+    return tau > 0 ? tau : 1e-9;
 }
 
 int monitor_model(const papcoll_comm *pc, double *latency, double *seconds_per_byte,

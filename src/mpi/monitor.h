@@ -28,8 +28,8 @@ typedef struct monitor_state {
     int last_predicted;        /* papcoll_last_prediction */
     double *last_arrivals;
     double last_tau;
-    /* PAPCOLL_ARRIVALS_AUTOMATIC (monitor.c, "Automatic"): periods of calls whose waits
-     * every rank sends to all at the period's end. */
+    /* PAPCOLL_ARRIVALS_AUTOMATIC (monitor.c, receive_period / end_period_call): periods of
+     * calls whose waits every rank sends to all at the period's end. */
     int edge_mode;             /* predictions travel at edge(); the same on every rank */
     int used_edge;             /* this compute phase made a valid prediction */
     int period_all_edge;       /* every call of the period so far had one */
@@ -65,6 +65,10 @@ int monitor_gather(papcoll_comm *pc, double segment_bytes, const double **arriva
 int monitor_finish_call(papcoll_comm *pc);
 /* The model behind tau (latency, seconds per byte, reduce seconds per byte), the same on
  * every rank once calibrated; 0 if no call has calibrated it yet. */
+/* tau for a segment of segment_bytes under that model (> 0): the one formula every use of
+ * tau goes through, so a decision made outside a call (papcoll_resolve_algorithm) is made
+ * with the tau the call uses. */
+double monitor_tau(const papcoll_comm *pc, double segment_bytes);
 int monitor_model(const papcoll_comm *pc, double *latency, double *seconds_per_byte,
                   double *reduce_seconds_per_byte);
 

@@ -61,7 +61,8 @@
  * when its reduce-scatter is done; the late rank sends to it only after it, so a late rank
  * that comes early does not slow the reduce-scatter); small mode 0..2 and recursive doubling
  * from 16. Scratch: large 2 core blocks (ring slots) + m blocks (one landing per late
- * rank); small (m - 1) vectors at the leader, one elsewhere.
+ * rank); small: m vectors at the leader (m - 1 landings and the last late rank's), one
+ * elsewhere.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -322,6 +323,26 @@ static int32_t default_chunks(int64_t count, int32_t elem_size, int32_t core_cou
 
 /* ---- small vectors ----------------------------------------------------------------------- */
 
+/* Every rank but the last late one: P' is in the receive buffer once the ops `after` are
+ * done; the last late rank's vector lands in scratch and is combined into it, v (op) P',
+ * the operands in the roles the last late rank gives them too. Returns the status. */
+static int combine_last_vector(const straggler_layout *layout, int64_t count,
+                               const int32_t *after, int32_t after_count,
+                               papcoll_schedule *out) {
+    int32_t vector = sched_add_scratch(out, count);
+    int32_t received = sched_recv(out, layout->late[layout->late_count - 1], SMALL_LAST_TAG,
+                                  sched_region_of(vector, 0, count), SCHED_FIRST);
+    int32_t *waits = malloc((size_t)(after_count + 1) * sizeof *waits);
+    if (waits == NULL)
+        return sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory building straggler");
+    for (int32_t k = 0; k < after_count; k++) waits[k] = after[k];
+    waits[after_count] = received;
+    sched_reduce(out, sched_region_of(vector, 0, count), SCHED_RECV_REGION(0, count),
+                 SCHED_SOURCE_LEFT, waits, after_count + 1);
+    free(waits);
+    return sched_finish(out);
+}
+
 static int build_small(const straggler_layout *layout, int64_t count, int32_t elem_size,
                        papcoll_schedule *out) {
     int32_t m = layout->late_count, leader = layout->core[0];
@@ -344,36 +365,34 @@ static int build_small(const straggler_layout *layout, int64_t count, int32_t el
                 have = sched_reduce(out, landing, SCHED_RECV_REGION(0, count),
                                     SCHED_SOURCE_LEFT, SCHED_AFTER(received, have));
             }
-            int32_t partial = have;
-            for (int32_t r = 0; r < layout->ranks; r++) {
-                int needs = m > 1 ? r != leader : r == last;
-                if (needs)
-                    /* the reduction below overwrites what this reads */
-                    have = sched_send(out, r, SMALL_PARTIAL_TAG, SCHED_RECV_REGION(0, count),
-                                      SCHED_AFTER(partial, have));
-            }
-        } else if (m > 1) {
+            /* P' to all who need it at once (a send completes only when its receiver is
+             * there: one waiting for another would hold the rest back); the reduction
+             * below overwrites what they read, so it waits for all of them */
+            int32_t *sends = malloc((size_t)(layout->ranks + 1) * sizeof *sends);
+            if (sends == NULL)
+                return sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory building straggler");
+            int32_t sent = 0;
+            for (int32_t r = 0; r < layout->ranks; r++)
+                if (m > 1 ? r != leader : r == last)
+                    sends[sent++] = sched_send(out, r, SMALL_PARTIAL_TAG,
+                                               SCHED_RECV_REGION(0, count), SCHED_AFTER(have));
+            sends[sent++] = have;
+            int status = combine_last_vector(layout, count, sends, sent, out);
+            free(sends);
+            return status;
+        }
+        if (m > 1)
             have = sched_recv(out, leader, SMALL_PARTIAL_TAG, SCHED_RECV_REGION(0, count),
                               SCHED_AFTER(have));
-        }
-        int32_t vector = sched_add_scratch(out, count);
-        int32_t received = sched_recv(out, last, SMALL_LAST_TAG,
-                                      sched_region_of(vector, 0, count), SCHED_FIRST);
-        sched_reduce(out, sched_region_of(vector, 0, count), SCHED_RECV_REGION(0, count),
-                     SCHED_SOURCE_LEFT, SCHED_AFTER(received, have));
-        return sched_finish(out);
+        return combine_last_vector(layout, count, SCHED_AFTER(have), out);
     }
     if (layout->late_position < m - 1) { /* an earlier late rank */
         int32_t sent = sched_send(out, leader, SMALL_TO_LEADER_TAG, SCHED_SEND_REGION(0, count),
                                   SCHED_FIRST);
+        /* in place, P' lands where the send reads */
         int32_t partial = sched_recv(out, leader, SMALL_PARTIAL_TAG, SCHED_RECV_REGION(0, count),
                                      SCHED_AFTER(sent));
-        int32_t vector = sched_add_scratch(out, count);
-        int32_t received = sched_recv(out, last, SMALL_LAST_TAG,
-                                      sched_region_of(vector, 0, count), SCHED_FIRST);
-        sched_reduce(out, sched_region_of(vector, 0, count), SCHED_RECV_REGION(0, count),
-                     SCHED_SOURCE_LEFT, SCHED_AFTER(received, partial));
-        return sched_finish(out);
+        return combine_last_vector(layout, count, SCHED_AFTER(partial), out);
     }
     /* the last late rank: its vector to everyone; P' (op) v computed in a scratch copy of
      * P', in the roles every other rank uses, then copied once the sends are done */
@@ -419,19 +438,24 @@ static int straggler_build(int32_t ranks, int32_t rank, int64_t count, int32_t e
         return sched_finish(out);
     }
     int status;
-    int small = count < ranks || count * (int64_t)elem_size * (ranks - 1) <= small_mode_bytes;
+    /* count x elem_size x (P - 1) <= small_mode_bytes, without overflowing */
+    int small = count < ranks ||
+                count <= small_mode_bytes / elem_size / (ranks > 1 ? ranks - 1 : 1);
     if (small) {
         status = build_small(&layout, count, elem_size, out);
     } else {
         int32_t chunks = context->parameters.segment_count > 0
                              ? context->parameters.segment_count
                              : default_chunks(count, elem_size, layout.core_count);
-        if (chunks > MOST_CHUNKS) {
+        /* every chunk of every block is a message from every core rank to every rank */
+        int32_t most = PAPCOLL_MAX_SEGMENTS / ranks < MOST_CHUNKS ? PAPCOLL_MAX_SEGMENTS / ranks
+                                                                  : MOST_CHUNKS;
+        if (chunks > most) {
             layout_release(&layout);
             return sched_fail(out, PAPCOLL_ERR_LIMIT,
                               "straggler: segment_count %d is more than the %d chunks a block "
-                              "may have",
-                              chunks, MOST_CHUNKS);
+                              "may have at P = %d (at most 16000, and at most %d / P)",
+                              chunks, most, ranks, PAPCOLL_MAX_SEGMENTS);
         }
         chunking c = {count, layout.core_count, chunks};
         if (layout.late_count == 0) { /* nobody late: the plain ring, in rank order */
