@@ -95,9 +95,9 @@ class ArrivalPredictor:
     """Feeds papcoll's arrival monitor from a training loop (seed 000 S3).
 
     For auto and the PAP-aware algorithms (slt, prr, straggler; it refuses a communicator
-    running anything else, which would leave the predictions unreceived). step_begin() at the start of each step calls compute_begin();
-    a backward pre-hook on `layer` calls edge(fraction) the first time the backward pass
-    reaches it in the step.
+    running anything else, which would leave the predictions unreceived). step_begin() at
+    the start of each step calls compute_begin(); a backward pre-hook on `layer` calls
+    edge(fraction) the first time the backward pass reaches it in the step.
     With `fraction` None it is measured: the mean, over this rank's last `window` steps, of
     (time at the layer) / (time at the all-reduce), both counted from step_begin(). Until
     one step has been measured no prediction is made (papcoll then runs the plain ring on
