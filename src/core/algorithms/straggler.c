@@ -13,8 +13,8 @@
  *   x      = ready; for each late rank t: x = max(x, s_{Q-1+t}) + b   its hand-off
  *   T(m)   = x + (m + Q - 1) b                           the finals go out
  * and m minimises T (ties: the smaller m). With even arrivals m = 0: the core is everyone
- * and the schedule is the plain ring (large, ring.c) or recursive doubling (small). The core runs
- * in rank order, the late ranks in predicted arrival order.
+ * and the schedule is the plain ring (large, ring.c) or recursive doubling (small). The
+ * core runs in rank order, the late ranks in predicted arrival order.
  *
  * Large vectors (count x elem_size x (P-1) > 64 KiB and count >= P): the vector is cut
  * into Q blocks, each block into k chunks (segment_count, default: block bytes / 4 KiB,
@@ -49,7 +49,7 @@
  *   3. the last late rank sends its vector to every other rank; every rank computes
  *      P' (op) v_last itself, with the same operands in the same roles: one message after
  *      the last arrival.
- *   P = 4, rank 3 late:  0 <-> 1, 2 <-> 3 ... recursive doubling among 0 1 2 first;
+ *   P = 4, rank 3 late:  recursive doubling among 0, 1, 2 first (MPICH's fold for 3);
  *                        0 -P'-> 3 (waits in 3's queue);  3 -v3-> 0, 1, 2;  all: P' + v3.
  *
  * Choices: every block's final is made on one rank (large) or computed from identical
