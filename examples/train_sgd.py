@@ -304,9 +304,11 @@ def print_table(results: list[RunResult], arguments: argparse.Namespace, ranks: 
     console.print(table)
     if "auto" in by_algorithm:
         ran = sum((Counter(run.ran) for run in by_algorithm["auto"]), Counter())
+        # plain text: rich would colour the numbers where mpiexec hands it a terminal
+        # (Open MPI's does), and a reader of the output should see them as written
         console.print("auto ran " + ", ".join(f"{name} in {calls}" for name, calls in
                                               ran.most_common())
-                      + f" of {sum(ran.values())} steps")
+                      + f" of {sum(ran.values())} steps", highlight=False)
 
 
 def main() -> int:
