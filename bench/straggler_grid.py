@@ -26,16 +26,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from papcoll.bench import BenchOptions, run_benchmark
+from papcoll.bench import NATIVE_CONTENDERS, BenchOptions, run_benchmark
 from papcoll.launcher import mpi_flavor
 from papcoll.testbed import CpuMeter, temporary
 
 OURS = ["auto", "straggler", "prr", "slt", "ring"]
 PAPCOLL_ALGORITHMS = ["straggler", "prr", "slt", "ring"]  # auto is compared with these
-NATIVE = {"mpich": ["native", "native:recursive_doubling", "native:reduce_scatter_allgather",
-                    "native:ring"],
-          "openmpi": ["native", "native:recursive_doubling", "native:ring",
-                      "native:rabenseifner"]}
 DELAY_MULTIPLES = [1.0, 3.0, 10.0, 30.0, 100.0]
 SIZES = {"1K": 1 << 10, "64K": 1 << 16, "1M": 1 << 20, "16M": 1 << 24}
 
@@ -54,7 +50,7 @@ def _run(options: BenchOptions, testbed: str | None) -> list[dict[str, Any]]:
 
 def measure(size: int, arguments: argparse.Namespace) -> list[dict[str, Any]]:
     """The balanced run, then the delayed one, for one size (bytes per rank, floats)."""
-    algorithms = OURS + NATIVE[mpi_flavor()]
+    algorithms = OURS + NATIVE_CONTENDERS[mpi_flavor()]
     count = max(1, size // 4)
 
     def options(delays_ms: list[float]) -> BenchOptions:

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from papcoll.bench import BenchOptions, run_benchmark
+from papcoll.bench import NATIVE_CONTENDERS, BenchOptions, run_benchmark
 from papcoll.launcher import mpi_flavor
 from papcoll.network import load_network
 from papcoll.testbed import CpuMeter, temporary
@@ -30,15 +30,10 @@ ROOT = Path(__file__).resolve().parents[1]
 PAPER = ROOT.parent / "shared" / "paper-results" / "000-table3.csv"
 DELAYS_MS = [0.0, 1.0, 5.0, 10.0, 50.0, 100.0]
 OURS = ["ring", "rabenseifner", "slt", "prr"]
-# the MPI's own: its default choice and the algorithms it offers for large vectors
-NATIVE = {"mpich": ["native", "native:recursive_doubling", "native:reduce_scatter_allgather",
-                    "native:ring"],
-          "openmpi": ["native", "native:recursive_doubling", "native:ring",
-                      "native:rabenseifner"]}
 
 
 def measure(ranks: int, mode: str, iterations: int, network: str) -> list[dict[str, Any]]:
-    algorithms = OURS + NATIVE[mpi_flavor()]
+    algorithms = OURS + NATIVE_CONTENDERS[mpi_flavor()]
     options = BenchOptions(ranks=ranks, algorithms=algorithms, counts=[1 << 20], mode=mode,
                            max_delays_ms=DELAYS_MS, iterations=iterations, warmup=2,
                            compute_ms=100.0, baseline="ring", timeout=3000)

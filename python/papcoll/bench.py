@@ -36,6 +36,15 @@ OPS = ("sum", "prod", "min", "max", "band", "bor", "bxor")
 BITWISE_OPS = ("band", "bor", "bxor")
 
 
+# The MPI library's own all-reduce as a benchmark compares with it: its default choice and
+# the algorithms it offers for large vectors, by MPI flavour (launcher.mpi_flavor()).
+NATIVE_CONTENDERS: dict[str, list[str]] = {
+    "mpich": ["native", "native:recursive_doubling", "native:reduce_scatter_allgather",
+              "native:ring"],
+    "openmpi": ["native", "native:recursive_doubling", "native:ring", "native:rabenseifner"],
+}
+
+
 @dataclass(frozen=True)
 class Datatype:
     """One of MPI's predefined numeric types as papcoll-bench names it: MPI's name without

@@ -21,9 +21,3 @@ void arrival_class_of(const double *arrivals, int32_t ranks, double unit, uint8_
         representative[r] = level == 0 ? 0 : on_time * ldexp(1.4142135623730951, level - 1);
     }
 }
-
-int arrival_class_balanced(const uint8_t *classes, int32_t ranks) {
-    for (int32_t r = 0; r < ranks; r++)
-        if (classes[r] != 0) return 0;
-    return 1;
-}

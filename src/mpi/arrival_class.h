@@ -28,7 +28,4 @@
 void arrival_class_of(const double *arrivals, int32_t ranks, double unit, uint8_t *classes,
                       double *representative);
 
-/* 1 when every rank is in class 0: arrivals balanced as far as any schedule can tell. */
-int arrival_class_balanced(const uint8_t *classes, int32_t ranks);
-
 #endif /* PAPCOLL_MPI_ARRIVAL_CLASS_H */

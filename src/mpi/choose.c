@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arrival_class.h"
 #include "select.h"
 
 static int ascending(const void *a, const void *b) {
@@ -49,8 +48,8 @@ static void decide(const choice_input *input, auto_choice *out) {
     memset(&context, 0, sizeof context);
     context.parameters = *input->parameters;
     double *sorted = NULL;
-    if (input->arrival_class != NULL && input->calibrated &&
-        !arrival_class_balanced(input->arrival_class, input->ranks)) {
+    /* every rank in class 0 gives arrivals all 0, which papcoll_choose runs native for */
+    if (input->arrival_class != NULL && input->calibrated) {
         sorted = malloc((size_t)input->ranks * sizeof *sorted);
         if (sorted != NULL) { /* out of memory: native, undecided */
             memcpy(sorted, input->arrivals, (size_t)input->ranks * sizeof *sorted);

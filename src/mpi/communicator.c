@@ -343,8 +343,9 @@ int papcoll_resolve_algorithm(papcoll_comm *pc, int64_t count, MPI_Datatype data
         m->calibrated) {
         double earliest = INFINITY;
         for (int r = 0; r < pc->size; r++) earliest = fmin(earliest, m->lateness[r]);
-        for (int r = 0; r < pc->size; r++) m->received[r] = m->lateness[r] - earliest;
-        arrivals = m->received;
+        /* choose_for_call rounds them in place into call_arrivals (element by element) */
+        for (int r = 0; r < pc->size; r++) pc->call_arrivals[r] = m->lateness[r] - earliest;
+        arrivals = pc->call_arrivals;
         tau = monitor_tau(pc, (double)((count + pc->size - 1) / pc->size) * (double)extent);
     }
     auto_choice decided;
