@@ -1,0 +1,296 @@
+/* intercept.c - libpapcoll_pmpi.so: papcoll's all-reduce for programs that do not know it.
+ *
+ *   LD_PRELOAD=libpapcoll_pmpi.so mpiexec -n 4 ./app        (or link it before the MPI)
+ *
+ * Through the MPI profiling interface it defines MPI_Init, MPI_Init_thread, MPI_Finalize,
+ * MPI_Allreduce (and MPI_Allreduce_c where the MPI has it) and reaches the MPI through their
+ * PMPI_ twins. At each MPI_Allreduce it either runs papcoll on a papcoll communicator made
+ * for the user's communicator at its first such call (cached as an attribute, freed by the
+ * attribute's delete callback when the user frees the communicator, or at MPI_Finalize), or
+ * passes the call to PMPI_Allreduce unchanged, counting why (statistics.h: native_reason).
+ * Arrivals are predicted from history (papcoll's default PAPCOLL_ARRIVALS_AUTOMATIC: waits
+ * exchanged at the end of periods of calls, no clocks), and `auto` chooses per call.
+ *
+ * Every rank must take the same route for one collective call, or one would wait in papcoll
+ * for a rank in MPI_Allreduce. So the route depends only on what MPI already requires to
+ * match across ranks - the communicator, the op, the bytes - and on the kind of datatype
+ * (predefined ops take predefined datatypes only). What can differ between ranks and is not
+ * checked: with a user-defined op, a derived datatype on one rank and another of the same
+ * type signature on another (legal MPI, rare), and, under MPI_THREAD_MULTIPLE, one
+ * communicator used from MPI_Init's thread on some ranks and from other threads on others.
+ *
+ * Predictions are per communicator, not per call site: a rank cannot know which site the
+ * others are calling from without a message per call, and two ranks predicting from two
+ * sites' histories would build two different schedules. Call sites (call_site.h) key the
+ * report instead.
+ *
+ * Calls papcoll makes itself (its native choice, agreement checks) come back through this
+ * MPI_Allreduce: a per-thread flag sends them straight to PMPI_Allreduce, uncounted. */
+#include <math.h>
+#include <mpi.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "papcoll.h"
+#include "report.h"
+#include "settings.h"
+#include "statistics.h"
+
+static pmpi_settings settings;
+static int running;               /* between our MPI_Init and MPI_Finalize */
+static int finalized;
+static int finalizing;            /* MPI_Finalize is deleting our attributes */
+static int thread_level = MPI_THREAD_SINGLE;
+static pthread_t init_thread;
+static int world_rank, world_size;
+static int keyval = MPI_KEYVAL_INVALID;
+/* guards the records (statistics.c): threads other than MPI_Init's still count their calls */
+static pthread_mutex_t records_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Thread_local int inside_papcoll;
+
+/* ---- start and end --------------------------------------------------------------------- */
+
+/* The attribute's delete callback: the user freed the communicator (or MPI_Finalize deletes
+ * the attribute): free its papcoll communicator, keep its statistics. */
+static int forget_communicator(MPI_Comm comm, int key, void *value, void *extra) {
+    (void)comm, (void)key, (void)extra;
+    communicator_record *record = value;
+    inside_papcoll++;
+    int code = record->pc ? papcoll_comm_free(&record->pc) : MPI_SUCCESS;
+    inside_papcoll--;
+    pthread_mutex_lock(&records_lock);
+    record->comm = MPI_COMM_NULL;
+    record->freed_by_user = !finalizing;
+    pthread_mutex_unlock(&records_lock);
+    return code;
+}
+
+/* A program that exits without MPI_Finalize still leaves a report: rank 0's own records,
+ * marked incomplete (no MPI call here: MPI may be half gone). */
+static void report_at_exit(void) {
+    if (running && !finalized && settings.report_path[0] != '\0')
+        report_write(&settings, 0, world_rank, world_size);
+}
+
+/* After PMPI_Init: read the environment; a bad value stops the program here, with a
+ * message from the lowest rank that found it. */
+static void start(void) {
+    PMPI_Query_thread(&thread_level);
+    init_thread = pthread_self();
+    PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    char error[1024];
+    int bad = pmpi_settings_read(&settings, error, sizeof error) != 0;
+    int first_bad = bad ? world_rank : world_size;
+    PMPI_Allreduce(MPI_IN_PLACE, &first_bad, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (first_bad < world_size) {
+        if (world_rank == first_bad) {
+            fprintf(stderr, "papcoll (libpapcoll_pmpi): %s\n", error);
+            fflush(stderr);
+            PMPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        PMPI_Barrier(MPI_COMM_WORLD); /* until the abort arrives */
+    }
+    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, forget_communicator, &keyval, NULL);
+    running = 1;
+    atexit(report_at_exit);
+}
+
+int MPI_Init(int *argc, char ***argv) {
+    int code = PMPI_Init(argc, argv);
+    if (code == MPI_SUCCESS) start();
+    return code;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
+    int code = PMPI_Init_thread(argc, argv, required, provided);
+    if (code == MPI_SUCCESS) start();
+    return code;
+}
+
+int MPI_Finalize(void) {
+    if (running && !finalized) {
+        /* free every papcoll communicator (the delete callback), in the order first seen */
+        finalizing = 1;
+        for (communicator_record *r = statistics_first(); r != NULL; r = r->next)
+            if (r->comm != MPI_COMM_NULL) PMPI_Comm_delete_attr(r->comm, keyval);
+        PMPI_Comm_free_keyval(&keyval);
+        if (settings.report_path[0] != '\0')
+            report_write(&settings, 1, world_rank, world_size);
+        finalized = 1;
+    }
+    return PMPI_Finalize();
+}
+
+/* ---- the route of a call --------------------------------------------------------------- */
+
+static int is_predefined_op(MPI_Op op) {
+    const MPI_Op predefined[] = {MPI_MAX,  MPI_MIN,  MPI_SUM,  MPI_PROD,   MPI_LAND,  MPI_BAND,
+                                 MPI_LOR,  MPI_BOR,  MPI_LXOR, MPI_BXOR,   MPI_MINLOC,
+                                 MPI_MAXLOC};
+    for (size_t k = 0; k < sizeof predefined / sizeof predefined[0]; k++)
+        if (op == predefined[k]) return 1;
+    return 0;
+}
+
+/* Whether papcoll takes the datatype: a predefined one, or, with a user-defined op (MPI
+ * lets predefined ops take predefined datatypes only, and both MPIs refuse others), a
+ * derived one that is contiguous without holes, which papcoll moves as bytes. */
+static int papcoll_takes(MPI_Datatype datatype, MPI_Op op) {
+    int integers, addresses, datatypes, combiner;
+    if (PMPI_Type_get_envelope(datatype, &integers, &addresses, &datatypes, &combiner) !=
+        MPI_SUCCESS)
+        return 0;
+    if (combiner == MPI_COMBINER_NAMED) return 1;
+    if (is_predefined_op(op)) return 0;
+    MPI_Aint lower_bound, extent, true_lower_bound, true_extent;
+    int size;
+    return PMPI_Type_get_extent(datatype, &lower_bound, &extent) == MPI_SUCCESS &&
+           PMPI_Type_get_true_extent(datatype, &true_lower_bound, &true_extent) ==
+               MPI_SUCCESS &&
+           PMPI_Type_size(datatype, &size) == MPI_SUCCESS && lower_bound == 0 &&
+           true_lower_bound == 0 && size == extent && extent > 0;
+}
+
+/* Arguments MPI_Allreduce would refuse (or that MPI forbids): the MPI reports them. */
+static int invalid_arguments(const void *sendbuf, const void *recvbuf, MPI_Count count,
+                             MPI_Datatype datatype, MPI_Op op) {
+    return count < 0 || datatype == MPI_DATATYPE_NULL || op == MPI_OP_NULL ||
+           op == MPI_REPLACE || op == MPI_NO_OP || recvbuf == MPI_IN_PLACE ||
+           (count > 0 && (recvbuf == NULL || sendbuf == NULL || sendbuf == recvbuf));
+}
+
+/* Whether the call goes to PMPI_Allreduce, and why. */
+static int route_to_native(const communicator_record *record, const void *sendbuf,
+                           const void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                           MPI_Op op, native_reason *reason) {
+    if (!running || finalized) return *reason = NATIVE_NOT_INITIALIZED, 1;
+    if (!settings.intercept) return *reason = NATIVE_INTERCEPTION_OFF, 1;
+    if (thread_level == MPI_THREAD_MULTIPLE && !pthread_equal(pthread_self(), init_thread))
+        return *reason = NATIVE_OTHER_THREAD, 1;
+    if (record == NULL || invalid_arguments(sendbuf, recvbuf, count, datatype, op))
+        return *reason = NATIVE_INVALID_ARGUMENTS, 1;
+    if (record->intercommunicator) return *reason = NATIVE_INTERCOMMUNICATOR, 1;
+    if (record->size <= 1) return *reason = NATIVE_ONE_RANK, 1;
+    int size = 0;
+    if (PMPI_Type_size(datatype, &size) != MPI_SUCCESS)
+        return *reason = NATIVE_INVALID_ARGUMENTS, 1;
+    if ((double)count * size < (double)settings.min_bytes)
+        return *reason = NATIVE_BELOW_MIN_BYTES, 1;
+    if (!papcoll_takes(datatype, op)) return *reason = NATIVE_DATATYPE, 1;
+    return 0;
+}
+
+/* The record of comm, made at its first call; NULL for an invalid communicator. */
+static communicator_record *record_of(MPI_Comm comm) {
+    if (!running || finalized || comm == MPI_COMM_NULL) return NULL;
+    void *value = NULL;
+    int found = 0;
+    if (PMPI_Comm_get_attr(comm, keyval, &value, &found) != MPI_SUCCESS) return NULL;
+    if (found) return value;
+    communicator_record *record = statistics_add_communicator(comm);
+    if (record != NULL) PMPI_Comm_set_attr(comm, keyval, record);
+    return record;
+}
+
+/* As MPI_Allreduce would: through the communicator's error handler. A fatal handler gets
+ * papcoll's message on stderr first, since the MPI's would only name the error class. */
+static int raise_error(MPI_Comm comm, int code) {
+    MPI_Errhandler handler;
+    if (PMPI_Comm_get_errhandler(comm, &handler) == MPI_SUCCESS) {
+        int fatal = handler == MPI_ERRORS_ARE_FATAL;
+#ifdef MPI_ERRORS_ABORT
+        fatal |= handler == MPI_ERRORS_ABORT;
+#endif
+        if (fatal) fprintf(stderr, "papcoll (libpapcoll_pmpi): %s\n", papcoll_error_string(code));
+        PMPI_Errhandler_free(&handler);
+    }
+    PMPI_Comm_call_errhandler(comm, code);
+    return code;
+}
+
+/* papcoll's route: the record's papcoll communicator (made now at the first call) runs it. */
+static int run_papcoll(communicator_record *record, const void *sendbuf, void *recvbuf,
+                       MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                       site_record *site) {
+    int code = MPI_SUCCESS;
+    inside_papcoll++;
+    if (record->pc == NULL) {
+        papcoll_config config;
+        papcoll_config_init(&config);
+        config.algorithm = settings.algorithm;
+        code = papcoll_comm_create(comm, &config, &record->pc);
+    }
+    if (code == MPI_SUCCESS)
+        code = papcoll_allreduce_c(record->pc, sendbuf, recvbuf, count, datatype, op);
+    inside_papcoll--;
+    if (code != MPI_SUCCESS) return raise_error(comm, code);
+    papcoll_choice choice;
+    int chose = strcmp(settings.algorithm, "auto") == 0 &&
+                papcoll_last_choice(record->pc, &choice) == MPI_SUCCESS;
+    pthread_mutex_lock(&records_lock);
+    if (site != NULL) {
+        statistics_count_algorithm(site, chose ? choice.algorithm : settings.algorithm);
+        if (chose && choice.from_arrivals && isfinite(choice.native_seconds) &&
+            isfinite(choice.predicted_seconds))
+            site->saving_seconds += choice.native_seconds - choice.predicted_seconds;
+    }
+    pthread_mutex_unlock(&records_lock);
+    return code;
+}
+
+typedef int (*native_allreduce)(const void *, void *, MPI_Count, MPI_Datatype, MPI_Op, MPI_Comm);
+
+static int intercept(const void *sendbuf, void *recvbuf, MPI_Count count,
+                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const void *caller,
+                     native_allreduce native) {
+    double start_time = PMPI_Wtime();
+    pthread_mutex_lock(&records_lock);
+    communicator_record *record = record_of(comm);
+    site_record *site =
+        statistics_site(record ? record : statistics_unattributed(), caller);
+    pthread_mutex_unlock(&records_lock);
+    native_reason reason = NATIVE_INVALID_ARGUMENTS;
+    int native_route = route_to_native(record, sendbuf, recvbuf, count, datatype, op, &reason);
+    int code = native_route ? native(sendbuf, recvbuf, count, datatype, op, comm)
+                            : run_papcoll(record, sendbuf, recvbuf, count, datatype, op, comm,
+                                          site);
+    double seconds = PMPI_Wtime() - start_time;
+    pthread_mutex_lock(&records_lock);
+    if (site != NULL) {
+        site->calls++;
+        site->seconds += seconds;
+        int size = 0;
+        if (PMPI_Type_size(datatype, &size) == MPI_SUCCESS && count > 0)
+            site->bytes += (double)count * size;
+        if (native_route) site->native[reason]++;
+    }
+    pthread_mutex_unlock(&records_lock);
+    return code;
+}
+
+/* ---- the entry points ------------------------------------------------------------------ */
+
+static int native_int_count(const void *sendbuf, void *recvbuf, MPI_Count count,
+                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+    return PMPI_Allreduce(sendbuf, recvbuf, (int)count, datatype, op, comm);
+}
+
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                  MPI_Op op, MPI_Comm comm) {
+    if (inside_papcoll) return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    return intercept(sendbuf, recvbuf, count, datatype, op, comm, __builtin_return_address(0),
+                     native_int_count);
+}
+
+#if MPI_VERSION >= 4
+/* MPI 4's large-count twin (MPICH; Open MPI 5 has none). */
+int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm) {
+    if (inside_papcoll) return PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
+    return intercept(sendbuf, recvbuf, count, datatype, op, comm, __builtin_return_address(0),
+                     PMPI_Allreduce_c);
+}
+#endif

@@ -1,0 +1,30 @@
+/* settings.h - what the PMPI library (libpapcoll_pmpi.so) reads from the environment, once,
+ * at MPI_Init (settings.c). docs/pmpi.md lists the variables for users. */
+#ifndef PAPCOLL_PMPI_SETTINGS_H
+#define PAPCOLL_PMPI_SETTINGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct pmpi_settings {
+    /* PAPCOLL_ALGORITHM: "auto" (default), "native" (interception off: every call goes to
+     * PMPI_Allreduce, still counted in the report), or a registered all-reduce. */
+    char algorithm[64];
+    int intercept;             /* 0 when algorithm is "native" */
+    /* PAPCOLL_MIN_BYTES: calls moving fewer bytes (count x datatype size) go to native.
+     * Plain bytes or with a K, M or G suffix (powers of 1024). */
+    int64_t min_bytes;
+    /* PAPCOLL_REPORT: the JSON report's path, written by world rank 0 at MPI_Finalize;
+     * "" for none. */
+    char report_path[4096];
+} pmpi_settings;
+
+/* Calls below this many bytes go to native unless PAPCOLL_MIN_BYTES says otherwise: below
+ * 64 KiB issue 20's measurements never saw auto beat MPI_Allreduce (docs/pmpi.md). */
+enum { PMPI_DEFAULT_MIN_BYTES = 64 * 1024 };
+
+/* Reads the environment into settings. Returns 0, or -1 with a message naming the
+ * variable, its value and what it accepts in error. */
+int pmpi_settings_read(pmpi_settings *settings, char *error, size_t error_size);
+
+#endif /* PAPCOLL_PMPI_SETTINGS_H */
