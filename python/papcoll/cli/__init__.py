@@ -1,9 +1,9 @@
 """The `papcoll` command: list, verify, print, benchmark and simulate all-reduce algorithms.
 
 One module a subcommand (algorithms, verify, schedule, bench, calibrate, sim, validate,
-search: schedules and search, reproduce, testbed, demo), each with its add_parser(commands)
-and its handler; options.py holds what they share. The library (papcoll.core, .sim, .bench
-...) never imports this.
+search: schedules and search, reproduce, testbed, demo, report: report and preload), each
+with its add_parser(commands) and its handler; options.py holds what they share. The library
+(papcoll.core, .sim, .bench ...) never imports this.
 
 Exit status: 0 success, 1 a verification found a violation, 2 bad arguments (including an
 algorithm that refuses its input). Machine-readable output is JSON (`--json FILE`, '-':
@@ -22,6 +22,7 @@ from . import (
     bench,
     calibrate,
     demo,
+    report,
     reproduce,
     schedule,
     search,
@@ -34,7 +35,7 @@ from .options import EXIT_USAGE, Parser, check_outputs
 
 # in the order `papcoll --help` lists them
 SUBCOMMANDS = (algorithms, verify, schedule, bench, calibrate, sim, validate, search, reproduce,
-               testbed, demo)
+               testbed, demo, report)
 # What bad input raises (NetworkError, UnicodeDecodeError and options.UsageError are
 # ValueErrors; FileNotFoundError and PermissionError OSErrors): one line and exit 2. Any
 # other exception is a bug in papcoll and keeps its traceback. A TestbedError says what the

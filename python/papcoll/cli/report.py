@@ -1,0 +1,68 @@
+"""`papcoll report` and `papcoll preload`: libpapcoll_pmpi.so for unmodified programs.
+
+`papcoll preload` prints the library's path (LD_PRELOAD=$(papcoll preload) mpiexec ...);
+`papcoll report FILE` prints the report it wrote (PAPCOLL_REPORT=FILE) as a table."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.table import Table
+
+from ..pmpi import load_report, preload_library_path, report_rows
+from .options import EXIT_OK, add_json, console_for, write_json
+
+
+def add_parser(commands: Any) -> None:
+    reporting = commands.add_parser(
+        "report", help="print the report of libpapcoll_pmpi.so (PAPCOLL_REPORT=FILE)",
+        description="Prints what libpapcoll_pmpi.so saw in a run: per communicator and call "
+                    "site the calls, their size, time inside MPI_Allreduce, the arrival "
+                    "imbalance, the algorithms papcoll ran, the calls passed to native and "
+                    "why, and the cost model's estimated saving. docs/pmpi.md.")
+    reporting.add_argument("report", metavar="FILE", help="the JSON report")
+    add_json(reporting, "the table's rows")
+    reporting.set_defaults(handler=run_report)
+    preloading = commands.add_parser(
+        "preload", help="print the path of libpapcoll_pmpi.so, for LD_PRELOAD",
+        description="Prints the path of libpapcoll_pmpi.so: "
+                    "LD_PRELOAD=$(papcoll preload) mpiexec -n 4 ./app gives an unmodified "
+                    "MPI program papcoll's all-reduce. docs/pmpi.md.")
+    preloading.set_defaults(handler=run_preload)
+
+
+def run_preload(arguments: argparse.Namespace) -> int:
+    print(preload_library_path())
+    return EXIT_OK
+
+
+def run_report(arguments: argparse.Namespace) -> int:
+    report = load_report(arguments.report)
+    rows = report_rows(report)
+    if arguments.json:
+        write_json(rows, arguments.json)
+        if arguments.json == "-":
+            return EXIT_OK
+    console = console_for(arguments, 150)
+    totals = report["totals"]
+    table = Table(title=f"papcoll report: {arguments.report}")
+    for column, justify in (("communicator", "left"), ("call site", "left"),
+                            ("calls", "right"), ("KiB/call", "right"), ("ms/call", "right"),
+                            ("imbalance ms", "right"), ("papcoll ran", "left"),
+                            ("native (why)", "left"), ("saving ms", "right")):
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for row in rows:
+        table.add_row(row["communicator"], row["site"], str(row["calls"]),
+                      f"{row['kib_per_call']:.1f}", f"{row['ms_per_call']:.3f}",
+                      f"{row['imbalance_ms']:.3f}", row["algorithms"], row["native"],
+                      f"{row['saving_ms']:.3f}")
+    console.print(table)
+    incomplete = "" if report["complete"] else \
+        " - INCOMPLETE: the program ended without MPI_Finalize, rank 0's calls only"
+    console.print(f"{totals['calls']} calls on {report['ranks']} ranks: papcoll ran "
+                  f"{totals['papcoll_calls']}, native {totals['native_calls']}; "
+                  f"{totals['seconds_inside']:.3f} s inside MPI_Allreduce per rank; the "
+                  f"model's estimated saving {totals['estimated_saving_seconds'] * 1e3:.3f} "
+                  f"ms{incomplete}")
+    return EXIT_OK
