@@ -46,6 +46,8 @@ static int thread_level = MPI_THREAD_SINGLE;
 static pthread_t init_thread;
 static int world_rank, world_size;
 static int keyval = MPI_KEYVAL_INVALID;
+/* PAPCOLL_ALGORITHM names an algorithm that needs a commutative op (papcoll_core.h) */
+static int forced_commutative_only;
 /* guards the records (statistics.c): threads other than MPI_Init's still count their calls */
 static pthread_mutex_t records_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local int inside_papcoll;
@@ -93,6 +95,9 @@ static void start(void) {
         }
         PMPI_Barrier(MPI_COMM_WORLD); /* until the abort arrives */
     }
+    papcoll_algorithm_info info;
+    forced_commutative_only = papcoll_algorithm_find(settings.algorithm, &info) == PAPCOLL_OK &&
+                              info.commutative_only;
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, forget_communicator, &keyval, NULL);
     running = 1;
     atexit(report_at_exit);
@@ -180,6 +185,10 @@ static int route_to_native(const communicator_record *record, const void *sendbu
     if ((double)count * size < (double)settings.min_bytes)
         return *reason = NATIVE_BELOW_MIN_BYTES, 1;
     if (!papcoll_takes(datatype, op)) return *reason = NATIVE_DATATYPE, 1;
+    int commutative = 1;
+    if (forced_commutative_only && PMPI_Op_commutative(op, &commutative) == MPI_SUCCESS &&
+        !commutative)
+        return *reason = NATIVE_OP, 1;
     return 0;
 }
 

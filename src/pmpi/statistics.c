@@ -14,6 +14,7 @@ const char *const native_reason_names[NATIVE_REASON_COUNT] = {
     [NATIVE_ONE_RANK] = "one_rank",
     [NATIVE_INTERCOMMUNICATOR] = "intercommunicator",
     [NATIVE_DATATYPE] = "datatype",
+    [NATIVE_OP] = "op",
     [NATIVE_OTHER_THREAD] = "other_thread",
     [NATIVE_INVALID_ARGUMENTS] = "invalid_arguments",
     [NATIVE_NOT_INITIALIZED] = "not_initialized",

@@ -17,6 +17,8 @@ typedef enum native_reason {
     NATIVE_INTERCOMMUNICATOR,    /* papcoll's schedules are for intra-communicators */
     NATIVE_DATATYPE,             /* not a predefined datatype or a contiguous run of one (a
                                     user-defined op: not a predefined datatype) */
+    NATIVE_OP,                   /* PAPCOLL_ALGORITHM names an algorithm that reorders
+                                    operands, and the op is not commutative */
     NATIVE_OTHER_THREAD,         /* MPI_THREAD_MULTIPLE, from a thread other than MPI_Init's */
     NATIVE_INVALID_ARGUMENTS,    /* the MPI reports the error, as it would without papcoll */
     NATIVE_NOT_INITIALIZED,      /* before MPI_Init or after MPI_Finalize */
