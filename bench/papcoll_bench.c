@@ -20,6 +20,8 @@
  * of the whole vector measured at the start; the JSON gives its mean over iterations
  * ("lower_bound_ms") and the excess e-bar - e-bar_lo ("excess_ms"), what an algorithm
  * could still save.
+ * The JSON's "ebar_ms" lists e-bar of every timed iteration in order (how fast a predictor
+ * learns shows there, with --warmup 0).
  * Each rank also reports its t0: the JSON's "arrival_offsets_ms" holds, per timed
  * iteration, every rank's arrival relative to the earliest one. These are the arrivals that
  * happened (sleep overshoot and scheduling included), which `papcoll validate` replays in
@@ -763,6 +765,11 @@ int main(int argc, char **argv) {
                 fprintf(out, "}, \"predicted_gain\": %.4f",
                         tallies[s].gain_sum / tallies[s].calls);
             }
+            fprintf(out, ", \"ebar_ms\": [");
+            for (int i = 0; i < o.iterations; i++)
+                fprintf(out, "%s%.6f", i ? ", " : "",
+                        ebars[(size_t)s * (size_t)o.iterations + (size_t)i]);
+            fprintf(out, "]");
             fprintf(out, ", \"arrival_offsets_ms\": [");
             for (int i = 0; i < o.iterations; i++) {
                 const double *at = arrivals + ((size_t)s * (size_t)o.iterations + (size_t)i) * (size_t)ranks;

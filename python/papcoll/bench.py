@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .launcher import Launch, mpiexec_command, program_path
+from .pmpi import load_report, preload_library_path
 
 DEFAULT_BASELINE = "native"
 # seed 000 S3's saving (saving_summary) is measured against papcoll's ring
@@ -136,6 +137,8 @@ class BenchOptions:
     mispredict: bool = False  # one-late: every rank predicts rank 2 late instead of rank 1
     baseline: str = DEFAULT_BASELINE  # of the speedups; the caller puts it in `algorithms`
     schedule: str | None = None
+    # libpapcoll_pmpi.so preloaded: 'native' contenders' MPI_Allreduce goes through papcoll
+    preload: bool = False
     timeout: float = 3600.0
 
 
@@ -160,6 +163,10 @@ def run_benchmark(options: BenchOptions,
         if options.schedule:
             program += ["--schedule", options.schedule]
         argv, environment = launch(options.ranks, program)
+        report_path = Path(directory) / "report.json"
+        if options.preload:
+            environment["LD_PRELOAD"] = str(preload_library_path())
+            environment["PAPCOLL_REPORT"] = str(report_path)
         # Open MPI's tuned component honours coll_tuned_allreduce_algorithm only with
         # dynamic rules on, and reads that at start-up (bench/native_algorithms.h).
         environment.setdefault("OMPI_MCA_coll_tuned_use_dynamic_rules", "1")
@@ -194,6 +201,11 @@ def run_benchmark(options: BenchOptions,
             raise RuntimeError(f"papcoll-bench failed ({why}):\n"
                                + "".join(messages)[-3000:] + output[-1000:])
         rows: list[dict[str, Any]] = json.loads(json_path.read_text())
+        preload_totals = load_report(report_path)["totals"] if options.preload else None
+    for row in rows:
+        row["preload"] = options.preload
+        if preload_totals is not None:
+            row["preload_totals"] = preload_totals
     add_speedups(rows, options.baseline)
     return rows
 

@@ -13,7 +13,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ._core import _LIB_DIR
+# where the build puts the libraries (python/papcoll/_lib), as papcoll._core loads them
+_LIB_DIR = Path(__file__).resolve().parent / "_lib"
 
 REPORT_FORMAT = 1
 # Every site entry has these (src/pmpi/report.c writes them).

@@ -85,6 +85,10 @@ def add_parser(commands: Any) -> None:
                        help="one-late: every rank predicts rank 2 late instead of rank 1 "
                             "(the PAP-aware algorithms and auto then build for the wrong "
                             "rank: correct, only slower)")
+    bench.add_argument("--preload", action="store_true",
+                       help="run the job with libpapcoll_pmpi.so preloaded: the MPI_Allreduce "
+                            "of 'native' contenders goes through papcoll as in an unmodified "
+                            "program (docs/pmpi.md); rows get its report's totals")
     add_schedule(bench)
     add_testbed(bench)
     add_json(bench)
@@ -188,7 +192,7 @@ def command_bench(arguments: argparse.Namespace) -> int:
         iterations=arguments.iterations, warmup=arguments.warmup,
         compute_ms=arguments.compute_ms, datatype=arguments.datatype, op=arguments.op,
         seed=arguments.seed, mispredict=arguments.mispredict, baseline=arguments.baseline,
-        schedule=arguments.schedule,
+        schedule=arguments.schedule, preload=arguments.preload,
         timeout=arguments.timeout)
     try:
         with launch_for(arguments, arguments.ranks) as (launch, testbed), \
