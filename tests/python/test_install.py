@@ -5,6 +5,7 @@ the core-only build (PAPCOLL_MPI=OFF), which must need no MPI at all."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -91,6 +92,33 @@ def test_installed_libraries_are_versioned_relocatable_and_export_only_papcoll(i
         paths = run_paths(installed / "bin" / program)
         assert "$ORIGIN/../lib" in paths, program
         assert not any(str(ROOT / "build") in entry or "_lib" in entry for entry in paths), paths
+
+
+# What libpapcoll_pmpi.so exports (cmake/pmpi_exports.map): the MPI calls it stands in for.
+PRELOAD_EXPORTS = {"MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Allreduce",
+                   "MPI_Allreduce_c"}
+
+
+def test_installed_preload_library_serves_an_unmodified_program(installed, tmp_path):
+    library = library_directory(installed) / "libpapcoll_pmpi.so.0.1.0"
+    assert (library.parent / "libpapcoll_pmpi.so").resolve() == library
+    names = set(exported_names(library))
+    assert "MPI_Allreduce" in names and names <= PRELOAD_EXPORTS, names
+    # its sibling libpapcoll through $ORIGIN, the MPI's folder (Python loads libmpi late and
+    # privately), never the build tree
+    paths = run_paths(library)
+    assert paths[0] == "$ORIGIN" and not any(str(ROOT / "build") in entry or "_lib" in entry
+                                             for entry in paths), paths
+    program = tmp_path / "unmodified"
+    run([str(MPICC), str(ROOT / "tests" / "pmpi" / "unmodified.c"), "-pthread", "-o",
+         str(program)])
+    argv, environment = mpiexec_command(2, [str(program)])
+    environment.pop("LD_LIBRARY_PATH", None)
+    environment["LD_PRELOAD"] = str(library.parent / "libpapcoll_pmpi.so")
+    environment["PAPCOLL_REPORT"] = str(tmp_path / "report.json")
+    assert "checks passed" in run(argv, env=environment).stdout
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["totals"]["papcoll_calls"] > 0
 
 
 @pytest.mark.skipif(PKG_CONFIG is None, reason="no pkg-config on this machine")
