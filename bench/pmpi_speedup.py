@@ -141,6 +141,11 @@ def main() -> int:
                         help="delays in ms, comma list (late; warmup takes the last)")
     parser.add_argument("--iterations", type=int, default=None)
     parser.add_argument("--repeats", type=int, default=3)
+    # History learns in periods of up to 32 calls: a series that follows one with another
+    # arrival pattern is predicted from the old one until two periods have passed, so the
+    # steady state ("late") is measured after 40 discarded calls per series.
+    parser.add_argument("--warmup", type=int, default=40,
+                        help="calls discarded per size and delay (late, balanced)")
     parser.add_argument("--compute-ms", type=float, default=20.0)
     parser.add_argument("--json", metavar="FILE")
     arguments = parser.parse_args()
@@ -149,7 +154,7 @@ def main() -> int:
     sizes = [SIZES[name] for name in (arguments.sizes or sizes_text).split(",")]
     iterations = arguments.iterations or iterations
     delays = [float(delay) for delay in arguments.max_delay.split(",")]
-    natives = ["native", *NATIVE_CONTENDERS[mpi_flavor()]]
+    natives = NATIVE_CONTENDERS[mpi_flavor()]  # "native" and the MPI's algorithms
 
     def options(algorithms: list[str], preload: bool) -> BenchOptions:
         experiment = arguments.experiment
@@ -158,7 +163,7 @@ def main() -> int:
             counts=[max(1, size // 4) for size in sizes], mode=arguments.mode,
             max_delays_ms=[0.0] if experiment == "balanced" else
             delays[-1:] if experiment == "warmup" else delays,
-            iterations=iterations, warmup=0 if experiment == "warmup" else 4,
+            iterations=iterations, warmup=0 if experiment == "warmup" else arguments.warmup,
             compute_ms=0.0 if experiment == "balanced" else arguments.compute_ms,
             baseline="native", preload=preload, timeout=1800)
 
