@@ -44,8 +44,11 @@ def run_preloaded(ranks: int, program: list[str], environment: dict[str, str] | 
                           timeout=TIMEOUT_SECONDS)
 
 
-def checks_passed(result: subprocess.CompletedProcess[str]) -> int:
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+def checks_passed(result: subprocess.CompletedProcess[str], finalized: bool = True) -> int:
+    # without MPI_Finalize the MPI itself may end the job as a bad termination (MPICH's
+    # hydra kills the other ranks): there only the checks and a finished job count
+    assert result.returncode == 0 or not finalized, \
+        result.stdout[-2000:] + result.stderr[-3000:]
     lines = [line for line in result.stdout.splitlines() if line.startswith("unmodified:")]
     assert lines, result.stdout
     return int(lines[-1].split()[1])
@@ -55,9 +58,12 @@ def checks_passed(result: subprocess.CompletedProcess[str]) -> int:
 @pytest.mark.parametrize("ranks", [2, 3, 4])
 def test_unmodified_program_same_with_and_without_preload(tmp_path, ranks, mode):
     report_path = tmp_path / "report.json"
-    without = checks_passed(run_preloaded(ranks, [str(PROGRAM), mode], preload=False))
+    finalized = mode != "no-finalize"
+    without = checks_passed(run_preloaded(ranks, [str(PROGRAM), mode], preload=False),
+                            finalized)
     with_preload = checks_passed(run_preloaded(ranks, [str(PROGRAM), mode],
-                                               {"PAPCOLL_REPORT": str(report_path)}))
+                                               {"PAPCOLL_REPORT": str(report_path)}),
+                                 finalized)
     assert with_preload == without
     report = load_report(report_path)
     totals = report["totals"]
