@@ -29,11 +29,17 @@ def add_parser(commands: Any) -> None:
         description="Prints the path of libpapcoll_pmpi.so: "
                     "LD_PRELOAD=$(papcoll preload) mpiexec -n 4 ./app gives an unmodified "
                     "MPI program papcoll's all-reduce. docs/pmpi.md.")
+    add_json(preloading, "the path as {\"library\": PATH}")
     preloading.set_defaults(handler=run_preload)
 
 
 def run_preload(arguments: argparse.Namespace) -> int:
-    print(preload_library_path())
+    library = preload_library_path()
+    if arguments.json:
+        write_json({"library": str(library)}, arguments.json)
+        if arguments.json == "-":
+            return EXIT_OK
+    print(library)
     return EXIT_OK
 
 
