@@ -239,9 +239,17 @@ static int run_papcoll(communicator_record *record, const void *sendbuf, void *r
     papcoll_choice choice;
     int chose = strcmp(settings.algorithm, "auto") == 0 &&
                 papcoll_last_choice(record->pc, &choice) == MPI_SUCCESS;
+    /* a PAP-aware algorithm without usable predictions ran the ring: say so */
+    const char *ran = chose ? choice.algorithm : settings.algorithm;
+    papcoll_algorithm_info info;
+    int predicted = 1;
+    if (!chose && papcoll_algorithm_find(settings.algorithm, &info) == PAPCOLL_OK &&
+        info.needs_arrivals && papcoll_last_prediction(record->pc, &predicted, NULL, NULL) ==
+                                   MPI_SUCCESS && !predicted)
+        ran = "ring";
     pthread_mutex_lock(&records_lock);
     if (site != NULL) {
-        statistics_count_algorithm(site, chose ? choice.algorithm : settings.algorithm);
+        statistics_count_algorithm(site, ran);
         if (chose && choice.from_arrivals && isfinite(choice.native_seconds) &&
             isfinite(choice.predicted_seconds))
             site->saving_seconds += choice.native_seconds - choice.predicted_seconds;
