@@ -91,24 +91,6 @@ enum {
  * the small mode sends whole vectors, the large one pieces. */
 static const int64_t small_mode_bytes = 64 * 1024;
 
-/* The number of late ranks (see the header's T(m)); sorted: the predicted arrivals. */
-static int32_t choose_late_count(const double *sorted, int32_t ranks, double tau) {
-    int32_t best = 0;
-    double best_finish = INFINITY;
-    for (int32_t late = 0; late < ranks; late++) {
-        int32_t core = ranks - late;
-        double block = tau * (double)ranks / (double)core;
-        double x = sorted[core - 1] + (double)(core - 1) * block;
-        for (int32_t t = 1; t <= late; t++) x = fmax(x, sorted[core - 1 + t]) + block;
-        double finish = x + (double)(late + core - 1) * block;
-        if (finish < best_finish) { /* strict: ties keep the smaller m */
-            best_finish = finish;
-            best = late;
-        }
-    }
-    return best;
-}
-
 typedef struct straggler_layout {
     int32_t ranks, core_count, late_count;
     int32_t *core; /* core ranks, in rank order */
@@ -133,7 +115,7 @@ static int layout_ranks(int32_t ranks, int32_t rank, const papcoll_context *cont
     if (ok) ok = arrival_order(context, ranks, "straggler", order, sorted, out);
     if (ok) {
         layout->ranks = ranks;
-        layout->late_count = choose_late_count(sorted, ranks, context->tau);
+        layout->late_count = late_rank_count(sorted, ranks, context->tau);
         layout->core_count = ranks - layout->late_count;
         layout->core_position = layout->late_position = -1;
         int32_t *is_late = calloc((size_t)ranks, sizeof *is_late);

@@ -47,3 +47,20 @@ int arrival_order(const papcoll_context *context, int32_t ranks, const char *alg
     free(sorted);
     return 1;
 }
+
+int32_t late_rank_count(const double *sorted, int32_t ranks, double tau) {
+    int32_t best = 0;
+    double best_finish = INFINITY;
+    for (int32_t late = 0; late < ranks; late++) {
+        int32_t core = ranks - late;
+        double block = tau * (double)ranks / (double)core;
+        double x = sorted[core - 1] + (double)(core - 1) * block;
+        for (int32_t t = 1; t <= late; t++) x = fmax(x, sorted[core - 1 + t]) + block;
+        double finish = x + (double)(late + core - 1) * block;
+        if (finish < best_finish) { /* strict: ties keep the smaller m */
+            best_finish = finish;
+            best = late;
+        }
+    }
+    return best;
+}

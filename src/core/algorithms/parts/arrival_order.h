@@ -17,4 +17,11 @@ PAPCOLL_HIDDEN
 int arrival_order(const papcoll_context *context, int32_t ranks, const char *algorithm,
                   int32_t *order, double *sorted_arrivals, papcoll_schedule *out);
 
+/* How many of the last ranks of `sorted` (ascending predicted arrivals of `ranks` ranks)
+ * the straggler layout treats as late: the m that minimises its predicted finish T(m) (see
+ * straggler.c's header), tau being the time to move and reduce one `ranks`-th of the vector;
+ * ties keep the smaller m. Shared by straggler and pap_hierarchical (per site). */
+PAPCOLL_HIDDEN
+int32_t late_rank_count(const double *sorted, int32_t ranks, double tau);
+
 #endif /* PAPCOLL_ALGORITHMS_PARTS_ARRIVAL_ORDER_H */

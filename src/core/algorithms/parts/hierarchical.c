@@ -15,14 +15,7 @@
 
 #define PHASE_TAGS 8192
 
-typedef struct hierarchy {
-    int32_t group_count;
-    int32_t *group_first;   /* group g's members are members[group_first[g] .. group_first[g+1]) */
-    int32_t *members;       /* ranks, grouped, in rank order within a group */
-    int32_t my_group, my_index;
-} hierarchy;
-
-static void hierarchy_free(hierarchy *h) {
+void hierarchy_free(hierarchy *h) {
     free(h->group_first);
     free(h->members);
 }
@@ -39,8 +32,8 @@ static int by_id_then_rank(const void *a, const void *b) {
 
 /* Groups numbered in order of their lowest rank, in O(P log P) whatever the number of
  * groups. 0 and a failure in out when out of memory. */
-static int hierarchy_of(int32_t ranks, int32_t rank, const papcoll_context *context,
-                        hierarchy *h, papcoll_schedule *out) {
+int hierarchy_of(int32_t ranks, int32_t rank, const papcoll_context *context,
+                 hierarchy *h, papcoll_schedule *out) {
     memset(h, 0, sizeof *h);
     int32_t *number = malloc((size_t)ranks * sizeof *number);  /* group number of each rank */
     int32_t *seen = malloc((size_t)ranks * sizeof *seen);      /* group number by sorted run */
@@ -86,13 +79,14 @@ static int hierarchy_of(int32_t ranks, int32_t rank, const papcoll_context *cont
     return 1;
 }
 
-static int32_t group_size(const hierarchy *h, int32_t g) {
+int32_t hierarchy_group_size(const hierarchy *h, int32_t g) {
     return h->group_first[g + 1] - h->group_first[g];
 }
 
-static int32_t member(const hierarchy *h, int32_t g, int32_t index) {
+int32_t hierarchy_member(const hierarchy *h, int32_t g, int32_t index) {
     return h->members[h->group_first[g] + index];
 }
+
 
 int hierarchical_reduce_build(int32_t ranks, int32_t rank, int64_t count, int32_t elem_size,
                               const papcoll_context *context, const char *outer,
@@ -101,7 +95,7 @@ int hierarchical_reduce_build(int32_t ranks, int32_t rank, int64_t count, int32_
     /* checked up front: a layout where a phase is skipped must not hide a bad choice */
     if (compose_check_flat(outer, out) != PAPCOLL_OK) return sched_finish(out);
     if (!hierarchy_of(ranks, rank, context, &h, out)) return sched_finish(out);
-    const int32_t g = h.my_group, i = h.my_index, n = group_size(&h, g);
+    const int32_t g = h.my_group, i = h.my_index, n = hierarchy_group_size(&h, g);
     const sched_region all = SCHED_RECV_REGION(0, count);
     int32_t last = sched_copy(out, SCHED_SEND_REGION(0, count), all, SCHED_FIRST);
     /* 1. binomial reduce to member 0: at bit `mask`, members with that bit set hand their
@@ -109,12 +103,12 @@ int hierarchical_reduce_build(int32_t ranks, int32_t rank, int64_t count, int32_
     int32_t scratch = SCHED_NONE, scratch_reader = SCHED_NONE, handed = SCHED_NONE;
     for (int32_t mask = 1; mask < n; mask <<= 1) {
         if (i & mask) {
-            handed = sched_send(out, member(&h, g, i - mask), 0, all, SCHED_AFTER(last));
+            handed = sched_send(out, hierarchy_member(&h, g, i - mask), 0, all, SCHED_AFTER(last));
             break;
         }
         if (i + mask >= n) continue;
         if (scratch == SCHED_NONE) scratch = sched_add_scratch(out, count);
-        int32_t got = sched_recv(out, member(&h, g, i + mask), 0,
+        int32_t got = sched_recv(out, hierarchy_member(&h, g, i + mask), 0,
                                  sched_region_of(scratch, 0, count), SCHED_AFTER(scratch_reader));
         last = sched_reduce(out, sched_region_of(scratch, 0, count), all, SCHED_SOURCE_LEFT,
                             SCHED_AFTER(got, last));
@@ -127,7 +121,7 @@ int hierarchical_reduce_build(int32_t ranks, int32_t rank, int64_t count, int32_
             hierarchy_free(&h);
             return sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory");
         }
-        for (int32_t k = 0; k < h.group_count; k++) leaders[k] = member(&h, k, 0);
+        for (int32_t k = 0; k < h.group_count; k++) leaders[k] = hierarchy_member(&h, k, 0);
         last = compose_embed(out, outer, leaders, h.group_count, g, count, elem_size,
                              PHASE_TAGS, 2 * PHASE_TAGS, SCHED_AFTER(last));
         free(leaders);
@@ -137,12 +131,12 @@ int hierarchical_reduce_build(int32_t ranks, int32_t rank, int64_t count, int32_
     int32_t lowest = n; /* member 0 sends for every bit */
     if (i != 0) {
         lowest = i & -i;
-        last = sched_recv(out, member(&h, g, i - lowest), 2 * PHASE_TAGS, all,
+        last = sched_recv(out, hierarchy_member(&h, g, i - lowest), 2 * PHASE_TAGS, all,
                           SCHED_AFTER(last, handed));
     }
     for (int32_t mask = sched_floor_power_of_two(lowest < n ? lowest : n); mask >= 1; mask >>= 1)
         if (mask < lowest && i + mask < n)
-            sched_send(out, member(&h, g, i + mask), 2 * PHASE_TAGS, all, SCHED_AFTER(last));
+            sched_send(out, hierarchy_member(&h, g, i + mask), 2 * PHASE_TAGS, all, SCHED_AFTER(last));
     hierarchy_free(&h);
     return sched_finish(out);
 }
@@ -155,10 +149,10 @@ int hierarchical_allreduce_build(int32_t ranks, int32_t rank, int64_t count, int
         compose_check_flat(outer, out) != PAPCOLL_OK)
         return sched_finish(out);
     if (!hierarchy_of(ranks, rank, context, &h, out)) return sched_finish(out);
-    const int32_t g = h.my_group, i = h.my_index, n = group_size(&h, g);
+    const int32_t g = h.my_group, i = h.my_index, n = hierarchy_group_size(&h, g);
     int32_t smallest = n;
     for (int32_t k = 0; k < h.group_count; k++)
-        if (group_size(&h, k) < smallest) smallest = group_size(&h, k);
+        if (hierarchy_group_size(&h, k) < smallest) smallest = hierarchy_group_size(&h, k);
     const sched_region all = SCHED_RECV_REGION(0, count);
     int32_t last = sched_copy(out, SCHED_SEND_REGION(0, count), all, SCHED_FIRST);
     /* 1. all-reduce inside the group */
@@ -173,15 +167,15 @@ int hierarchical_allreduce_build(int32_t ranks, int32_t rank, int64_t count, int
     if (i < smallest) {
         /* 2. all-reduce with the same-index members of the other groups */
         if (h.group_count > 1) {
-            for (int32_t k = 0; k < h.group_count; k++) column[k] = member(&h, k, i);
+            for (int32_t k = 0; k < h.group_count; k++) column[k] = hierarchy_member(&h, k, i);
             last = compose_embed(out, outer, column, h.group_count, g, count, elem_size,
                                  PHASE_TAGS, 2 * PHASE_TAGS, SCHED_AFTER(last));
         }
         /* 3. the members beyond the smallest group's size get the result from us */
         for (int32_t j = i + smallest; j < n; j += smallest)
-            sched_send(out, member(&h, g, j), 2 * PHASE_TAGS, all, SCHED_AFTER(last));
+            sched_send(out, hierarchy_member(&h, g, j), 2 * PHASE_TAGS, all, SCHED_AFTER(last));
     } else {
-        sched_recv(out, member(&h, g, i % smallest), 2 * PHASE_TAGS, all, SCHED_AFTER(last));
+        sched_recv(out, hierarchy_member(&h, g, i % smallest), 2 * PHASE_TAGS, all, SCHED_AFTER(last));
     }
     free(column);
     hierarchy_free(&h);

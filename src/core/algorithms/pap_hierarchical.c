@@ -1,0 +1,351 @@
+/* pap_hierarchical.c - the PAP-aware hierarchical all-reduce (issue 22): the answer to seed
+ * 003's open problem ("new hybrid algorithms combining advantages of the hierarchical and
+ * PAP-aware solutions", Section 6). Seed 003 found that on sites joined by a slow link the
+ * hierarchical HR1 / HR2 win by far and that the arrival-aware PRR beats the ring; neither
+ * uses what the other knows. HR1 and HR2 make every rank wait for the slowest rank anywhere
+ * before the slow link is crossed; PRR and straggler (issue 20) cross it on many hops.
+ *
+ * Idea: each site (group) reduces what its ranks hold as they arrive, and crosses the slow
+ * link as soon as its own partial result is ready; the late rank's vector is handed to its
+ * site's leaders (one local transfer), so it crosses the slow link once, already combined
+ * with its site's on-time ranks. The limit it aims at is the network-aware bound of the
+ * issue: a rank cannot finish before the last rank's data has reached it.
+ *
+ * Layout (from the context's predicted arrivals and groups, identical on every rank):
+ *   - each site's members in predicted arrival order (ties by rank); its late ones by the
+ *     straggler rule (late_rank_count, with the site's own tau = tau x P / n), the rest its
+ *     core Q_g;
+ *   - L slices: large vectors (count x elem_size x (P - 1) > 64 KiB, as straggler's large
+ *     mode) L = the smallest Q_g, so every site has L on-time *leaders*, each owning one
+ *     slice of the vector; small vectors L = 1: where the slow link is latency-bound, one
+ *     message across per site pair is the least (choice: the schedule cannot see the
+ *     links, so the vector's size decides, as in straggler);
+ *   - leader l of a site is its l-th earliest member;
+ *   - the sites in order of their predicted readiness (their last member's arrival; ties
+ *     by group number): the order in which every leader combines the sites' partials.
+ *
+ * Phases, for slice l (tags: 0 to a leader, 1 across, 2 the finals):
+ *   1. in the site: every member sends slice l of its vector to leader l; the leader
+ *      reduces them in predicted arrival order, so the on-time members' slices are
+ *      combined while the late ones compute (straggler's idea, per site);
+ *   2. across: leader l sends its site's partial of slice l to leader l of every other
+ *      site as soon as it is complete, and receives theirs; it combines all sites'
+ *      partials in the sites' readiness order into a scratch slice, so the early sites'
+ *      partials are combined before the late site's arrives, and every site's leader l
+ *      computes the same operands in the same order: bitwise identical results;
+ *   3. leader l sends the final slice l to every other member of its site.
+ * After the last arrival: one local transfer (its hand-off), then for its own site one
+ * local transfer more, for the other sites one crossing and one local transfer.
+ *
+ * Worked example, P = 6, sites A = {0,1,2} and B = {3,4,5}, rank 4 predicted late, large
+ * vector: Q_A = 3, Q_B = 2, so L = 2 slices s0 s1; leaders A: 0 (s0), 1 (s1); B: 3 (s0), 5
+ * (s1) ("+" reduced, "=" kept):
+ *   on time        1 -s0-> 0+  2 -s0-> 0+  0 -s1-> 1+  2 -s1-> 1+      5 -s0-> 3+  3 -s1-> 5+
+ *                  0 -A.s0-> 3   1 -A.s1-> 5     (A's partials cross while 4 computes)
+ *   rank 4 comes   4 -s0-> 3+  4 -s1-> 5+        (B's partials complete)
+ *                  3 -B.s0-> 0   5 -B.s1-> 1     (every leader: A + B, in that order)
+ *   finals         0 -s0-> 1= 2=   1 -s1-> 0= 2=   3 -s0-> 4= 5=   5 -s1-> 3= 4=
+ *
+ * Choices: ops must be commutative (operands are reordered). Sites of any sizes; one site
+ * is a PAP-aware direct reduce-scatter + all-gather among its members. Across sites each
+ * leader sends its partial to every other site directly (one round; (G - 1) x the slice
+ * over the slow links, which for the 2-3 sites of seed 003 is less than a latency-bound
+ * link notices). Wrong predictions only change who waits: a late leader delays its slice
+ * by its own lateness, a late non-leader is waited for like any late rank. Scratch: a
+ * leader holds (n - 1) + (G - 1) + 1 slices (n its site's size, G the sites); the others
+ * none. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../schedule.h"
+#include "parts/arrival_order.h"
+#include "parts/hierarchical.h"
+
+enum {
+    TO_LEADER_TAG = 0, /* an on-time member's slice to its site's leader */
+    ACROSS_TAG = 1,    /* a site's on-time partial to the same slice's leader elsewhere */
+    LATE_TAG = 2,      /* a late rank's slice to a leader of any site */
+    FINAL_TAG = 3,     /* the result's slice from a leader to its site's members */
+    LANDING_SLOTS = 4, /* slices a leader receives ahead of reducing them */
+};
+
+/* Vectors whose copies to the other P - 1 ranks together stay below this are latency-bound:
+ * one leader per site (straggler's small-mode threshold). */
+static const int64_t small_mode_bytes = 64 * 1024;
+
+typedef struct site_layout {
+    hierarchy h;
+    int32_t *site_order;  /* site g's members in predicted arrival order, at
+                             h.group_first[g] .. (packed as h.members) */
+    int32_t *core_count;  /* per site: its on-time members, the first of site_order */
+    int32_t *readiness;   /* the sites, earliest predicted on-time partial first */
+    int32_t *late;        /* every late rank, of all sites, in predicted arrival order */
+    int32_t late_count;
+    int32_t slices;       /* L */
+    int32_t my_position;  /* this rank's place in its site's arrival order */
+} site_layout;
+
+static void site_layout_release(site_layout *layout) {
+    hierarchy_free(&layout->h);
+    free(layout->site_order);
+    free(layout->core_count);
+    free(layout->readiness);
+    free(layout->late);
+}
+
+typedef struct site_ready {
+    double time;
+    int32_t site;
+} site_ready;
+
+static int readier(const void *a, const void *b) {
+    const site_ready *x = a, *y = b;
+    if (x->time != y->time) return x->time < y->time ? -1 : 1;
+    return (x->site > y->site) - (x->site < y->site);
+}
+
+/* Fills the layout; 0 (and a failure in out) on bad arrivals or no memory. */
+static int lay_out(int32_t ranks, int32_t rank, int64_t count, int32_t elem_size,
+                   const papcoll_context *context, site_layout *layout,
+                   papcoll_schedule *out) {
+    memset(layout, 0, sizeof *layout);
+    if (!(isfinite(context->tau) && context->tau > 0)) {
+        sched_fail(out, PAPCOLL_ERR_ARGUMENT, "pap_hierarchical needs tau > 0 (got %g)",
+                   context->tau);
+        return 0;
+    }
+    if (!hierarchy_of(ranks, rank, context, &layout->h, out)) return 0;
+    const hierarchy *h = &layout->h;
+    const int32_t sites = h->group_count;
+    int32_t *order = malloc((size_t)ranks * sizeof *order);
+    double *sorted = malloc((size_t)ranks * sizeof *sorted);
+    int32_t *group_of = malloc((size_t)ranks * sizeof *group_of);
+    int32_t *place_of = calloc((size_t)ranks, sizeof *place_of);
+    int32_t *filled = calloc((size_t)sites, sizeof *filled);
+    double *site_sorted = malloc((size_t)ranks * sizeof *site_sorted);
+    site_ready *ready = malloc((size_t)sites * sizeof *ready);
+    layout->site_order = malloc((size_t)ranks * sizeof *layout->site_order);
+    layout->core_count = malloc((size_t)sites * sizeof *layout->core_count);
+    layout->readiness = malloc((size_t)sites * sizeof *layout->readiness);
+    layout->late = malloc((size_t)ranks * sizeof *layout->late);
+    int ok = order && sorted && group_of && place_of && filled && site_sorted && ready &&
+             layout->site_order && layout->core_count && layout->readiness && layout->late;
+    if (!ok) sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory laying out pap_hierarchical");
+    if (ok) ok = arrival_order(context, ranks, "pap_hierarchical", order, sorted, out);
+    if (ok) {
+        for (int32_t g = 0; g < sites; g++)
+            for (int32_t i = 0; i < hierarchy_group_size(h, g); i++)
+                group_of[hierarchy_member(h, g, i)] = g;
+        /* the global arrival order, dealt out to the sites, is each site's arrival order */
+        for (int32_t i = 0; i < ranks; i++) {
+            int32_t g = group_of[order[i]];
+            int32_t place = filled[g]++;
+            layout->site_order[h->group_first[g] + place] = order[i];
+            site_sorted[h->group_first[g] + place] = sorted[i];
+            place_of[order[i]] = place;
+        }
+        layout->my_position = place_of[rank];
+        int32_t smallest_core = ranks;
+        for (int32_t g = 0; g < sites; g++) {
+            int32_t n = hierarchy_group_size(h, g);
+            const double *arrivals = &site_sorted[h->group_first[g]];
+            /* tau is for one P-th of the vector; the site's rule wants one n-th */
+            double site_tau = context->tau * (double)ranks / (double)n;
+            int32_t core = n - late_rank_count(arrivals, n, site_tau);
+            layout->core_count[g] = core;
+            if (core < smallest_core) smallest_core = core;
+            ready[g] = (site_ready){arrivals[core - 1], g};
+        }
+        qsort(ready, (size_t)sites, sizeof *ready, readier);
+        for (int32_t k = 0; k < sites; k++) layout->readiness[k] = ready[k].site;
+        for (int32_t i = 0; i < ranks; i++) /* late: beyond its site's core */
+            if (place_of[order[i]] >= layout->core_count[group_of[order[i]]])
+                layout->late[layout->late_count++] = order[i];
+        /* count x elem_size x (P - 1) <= small_mode_bytes, without overflowing */
+        int small = count < ranks ||
+                    count <= small_mode_bytes / elem_size / (ranks > 1 ? ranks - 1 : 1);
+        layout->slices = small ? 1 : smallest_core;
+        if (layout->slices > count) layout->slices = count > 0 ? (int32_t)count : 1;
+    }
+    free(order);
+    free(sorted);
+    free(group_of);
+    free(place_of);
+    free(filled);
+    free(site_sorted);
+    free(ready);
+    return ok;
+}
+
+static sched_region slice_of(int32_t buffer, int64_t count, int32_t slices, int32_t slice) {
+    return sched_region_of(buffer, sched_block_start(count, slices, slice),
+                           sched_block_length(count, slices, slice));
+}
+
+/* The rank at place `position` of site g's arrival order (leader l is at place l). */
+static int32_t site_member(const site_layout *layout, int32_t g, int32_t position) {
+    return layout->site_order[layout->h.group_first[g] + position];
+}
+
+/* A few landing slots a leader receives slices into ahead of reducing them: the receive
+ * into a slot waits for the reduction that read it before, so scratch stays LANDING_SLOTS
+ * slices however many ranks send (a rank sending out of the predicted order only waits). */
+typedef struct landing {
+    int32_t buffer;
+    int64_t length;
+    int32_t used;
+    int32_t reader[LANDING_SLOTS];
+} landing;
+
+static landing landing_open(papcoll_schedule *out, int64_t length) {
+    landing slots = {sched_add_scratch(out, LANDING_SLOTS * length), length, 0, {0}};
+    for (int32_t s = 0; s < LANDING_SLOTS; s++) slots.reader[s] = SCHED_NONE;
+    return slots;
+}
+
+/* Receives one slice from `peer` and reduces it into `target` after `previous`: target =
+ * slice (op) target when source_left, else target (op) slice. Returns the reduction. */
+static int32_t land_and_reduce(papcoll_schedule *out, landing *slots, int32_t peer,
+                               int32_t tag, sched_region target, int order, int32_t previous) {
+    int32_t slot = slots->used++ % LANDING_SLOTS;
+    sched_region place = sched_region_of(slots->buffer, slot * slots->length, slots->length);
+    int32_t received = sched_recv(out, peer, tag, place, SCHED_AFTER(slots->reader[slot]));
+    slots->reader[slot] = sched_reduce(out, place, target, order, SCHED_AFTER(received, previous));
+    return slots->reader[slot];
+}
+
+/* Leader `slice` of this rank's site: the site's on-time partial, the exchange across, the
+ * late ranks, the finals. */
+static void build_leader(const site_layout *layout, int64_t count, int32_t slice,
+                         papcoll_schedule *out) {
+    const hierarchy *h = &layout->h;
+    const int32_t g = h->my_group, n = hierarchy_group_size(h, g), sites = h->group_count;
+    const int64_t length = sched_block_length(count, layout->slices, slice);
+    const sched_region mine = slice_of(SCHED_RECV_BUFFER, count, layout->slices, slice);
+    landing slots = landing_open(out, length);
+    /* 1. the site's on-time members' slices, in their predicted arrival order, into a
+     * scratch partial (the sends across read it while the result grows in `mine`) */
+    int32_t site_buffer = sched_add_scratch(out, length);
+    const sched_region partial = sched_region_of(site_buffer, 0, length);
+    /* MPI_IN_PLACE: `mine` is where this copy reads, so nothing lands there before it */
+    const int32_t own_copied = sched_copy(
+        out, slice_of(SCHED_SEND_BUFFER, count, layout->slices, slice), partial, SCHED_FIRST);
+    int32_t have = own_copied;
+    for (int32_t position = 0; position < layout->core_count[g]; position++)
+        if (position != layout->my_position)
+            have = land_and_reduce(out, &slots, site_member(layout, g, position),
+                                   TO_LEADER_TAG, partial, SCHED_SOURCE_LEFT, have);
+    /* 2. across: the partial to this slice's leader of every other site, theirs in; all
+     * sites' partials combined in readiness order (the first copied), the same operands in
+     * the same order on every site */
+    int32_t result = SCHED_NONE;
+    for (int32_t k = 0; k < sites; k++) {
+        int32_t site = layout->readiness[k];
+        if (site == g) {
+            result = k == 0 ? sched_copy(out, partial, mine, SCHED_AFTER(have))
+                            : sched_reduce(out, partial, mine, SCHED_TARGET_LEFT,
+                                           SCHED_AFTER(have, result));
+            continue;
+        }
+        int32_t peer = site_member(layout, site, slice);
+        sched_send(out, peer, ACROSS_TAG, partial, SCHED_AFTER(have));
+        if (k == 0) {
+            result = sched_recv(out, peer, ACROSS_TAG, mine, SCHED_AFTER(own_copied));
+        } else {
+            result = land_and_reduce(out, &slots, peer, ACROSS_TAG, mine, SCHED_TARGET_LEFT,
+                                     result);
+        }
+    }
+    /* 3. every late rank's slice, of every site, in predicted arrival order */
+    for (int32_t t = 0; t < layout->late_count; t++)
+        result = land_and_reduce(out, &slots, layout->late[t], LATE_TAG, mine,
+                                 SCHED_TARGET_LEFT, result);
+    /* 4. the final slice to every other member of the site; each leader starts at a
+     * different member, so that no member gets all slices at once */
+    for (int32_t step = 1; step < n; step++) {
+        int32_t to = site_member(layout, g, (layout->my_position + step) % n);
+        sched_send(out, to, FINAL_TAG, mine, SCHED_AFTER(result));
+    }
+}
+
+static int pap_hierarchical_build(int32_t ranks, int32_t rank, int64_t count,
+                                  int32_t elem_size, const papcoll_context *context,
+                                  papcoll_schedule *out) {
+    site_layout layout;
+    if (!lay_out(ranks, rank, count, elem_size, context, &layout, out)) {
+        site_layout_release(&layout);
+        return sched_finish(out);
+    }
+    const hierarchy *h = &layout.h;
+    const int32_t g = h->my_group, slices = layout.slices, position = layout.my_position;
+    const int32_t my_slice = position < slices ? position : -1;
+    const int late = position >= layout.core_count[g];
+    /* a member's slices to its site's leaders, the finals back; a late rank's also to the
+     * leaders of every other site (one local transfer for its site, one crossing for the
+     * others), all local ones first, so that its own site's result waits least */
+    int32_t *local_sends = malloc((size_t)slices * sizeof *local_sends);
+    int32_t *copies = malloc((size_t)slices * sizeof *copies);
+    if (local_sends == NULL || copies == NULL) {
+        free(local_sends);
+        free(copies);
+        site_layout_release(&layout);
+        return sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory building pap_hierarchical");
+    }
+    for (int32_t step = 1; step <= slices; step++) {
+        /* start at a different leader than the members beside it */
+        int32_t slice = (position + step) % slices;
+        local_sends[slice] = copies[slice] = SCHED_NONE;
+        if (slice == my_slice) continue;
+        local_sends[slice] = sched_send(out, site_member(&layout, g, slice),
+                                        late ? LATE_TAG : TO_LEADER_TAG,
+                                        slice_of(SCHED_SEND_BUFFER, count, slices, slice),
+                                        SCHED_FIRST);
+    }
+    if (late && h->group_count > 1) {
+        /* the crossings read a copy: the finals (MPI_IN_PLACE: where the sends read) need
+         * not wait for a send across the slow link to complete */
+        int32_t copy_buffer = sched_add_scratch(out, count);
+        for (int32_t step = 1; step <= slices; step++) {
+            int32_t slice = (position + step) % slices;
+            sched_region copied = slice_of(copy_buffer, count, slices, slice);
+            copies[slice] = sched_copy(out, slice_of(SCHED_SEND_BUFFER, count, slices, slice),
+                                       copied, SCHED_FIRST);
+            for (int32_t k = 1; k < h->group_count; k++)
+                sched_send(out, site_member(&layout, (g + k) % h->group_count, slice), LATE_TAG,
+                           copied, SCHED_AFTER(copies[slice]));
+        }
+    }
+    for (int32_t step = 1; step <= slices; step++) {
+        int32_t slice = (position + step) % slices;
+        if (slice == my_slice) continue;
+        /* MPI_IN_PLACE: the final lands where the local send and the copy read */
+        sched_recv(out, site_member(&layout, g, slice), FINAL_TAG,
+                   slice_of(SCHED_RECV_BUFFER, count, slices, slice),
+                   SCHED_AFTER(local_sends[slice], copies[slice]));
+    }
+    free(local_sends);
+    free(copies);
+    if (my_slice >= 0) build_leader(&layout, count, my_slice, out);
+    site_layout_release(&layout);
+    return sched_finish(out);
+}
+
+const algorithm_entry pap_hierarchical_algorithm = {
+    .info = {
+        .name = "pap_hierarchical",
+        .description =
+            "sites combine their on-time ranks early and across; a late rank's slices go "
+            "straight to every site's leaders",
+        .source = "issue 22: seed 003's open problem (Section 6), hierarchy (HR1/HR2) joined "
+                  "with arrival-awareness (straggler, seed 000)",
+        .limitations =
+            "commutative ops only; needs the group (site) of every rank, one arrival "
+            "estimate per rank and tau > 0, identical on all ranks; a leader holds 5 slices "
+            "of scratch (a slice: count / L, L leaders per site)",
+        .commutative_only = 1,
+        .needs_arrivals = 1,
+        .needs_groups = 1,
+    },
+    .build = pap_hierarchical_build,
+};
