@@ -61,12 +61,15 @@
 #include "../schedule.h"
 #include "parts/arrival_order.h"
 #include "parts/hierarchical.h"
+#include "parts/tag_window.h"
 
 enum {
-    TO_LEADER_TAG = 0, /* an on-time member's slice to its site's leader */
-    ACROSS_TAG = 1,    /* a site's on-time partial to the same slice's leader elsewhere */
-    LATE_TAG = 2,      /* a late rank's slice to a leader of any site */
-    FINAL_TAG = 3,     /* the result's slice from a leader to its site's members */
+    RING_WINDOW = 4,   /* the leaders' ring: tags 0 .. 3, one windowed link each way */
+    RING_SLOTS = 2,    /* its reduce-scatter's landing slots */
+    TO_LEADER_TAG = 4, /* an on-time member's slice to its site's leader */
+    ACROSS_TAG = 5,    /* a site's on-time partial to the same slice's leader elsewhere */
+    LATE_TAG = 6,      /* a late rank's slice to a leader of any site */
+    FINAL_TAG = 7,     /* the result's slice from a leader to a member outside the ring */
     LANDING_SLOTS = 4, /* slices a leader receives ahead of reducing them */
 };
 
@@ -83,7 +86,10 @@ typedef struct site_layout {
     int32_t *late;        /* every late rank, of all sites, in predicted arrival order */
     int32_t late_count;
     int32_t slices;       /* L */
+    int32_t *ring;        /* site g's L leaders in rank order, at g x L ..: leader l owns
+                             slice l */
     int32_t my_position;  /* this rank's place in its site's arrival order */
+    int32_t my_slice;     /* the slice this rank leads, or -1 */
 } site_layout;
 
 static void site_layout_release(site_layout *layout) {
@@ -92,6 +98,12 @@ static void site_layout_release(site_layout *layout) {
     free(layout->core_count);
     free(layout->readiness);
     free(layout->late);
+    free(layout->ring);
+}
+
+static int by_rank(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
 }
 
 typedef struct site_ready {
@@ -167,6 +179,25 @@ static int lay_out(int32_t ranks, int32_t rank, int64_t count, int32_t elem_size
                     count <= small_mode_bytes / elem_size / (ranks > 1 ? ranks - 1 : 1);
         layout->slices = small ? 1 : smallest_core;
         if (layout->slices > count) layout->slices = count > 0 ? (int32_t)count : 1;
+        /* the leaders: each site's L earliest, in rank order around their ring, so that
+         * ranks placed by blocks (consecutive ranks on one host) pass most of the ring's
+         * messages through shared memory */
+        const int32_t slices = layout->slices;
+        layout->ring = malloc((size_t)sites * (size_t)slices * sizeof *layout->ring);
+        layout->my_slice = -1;
+        if (layout->ring == NULL) {
+            sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory laying out pap_hierarchical");
+            ok = 0;
+        } else {
+            for (int32_t g = 0; g < sites; g++) {
+                int32_t *ring = &layout->ring[(size_t)g * (size_t)slices];
+                memcpy(ring, &layout->site_order[h->group_first[g]],
+                       (size_t)slices * sizeof *ring);
+                qsort(ring, (size_t)slices, sizeof *ring, by_rank);
+                for (int32_t l = 0; l < slices; l++)
+                    if (ring[l] == rank) layout->my_slice = l;
+            }
+        }
     }
     free(order);
     free(sorted);
@@ -183,9 +214,19 @@ static sched_region slice_of(int32_t buffer, int64_t count, int32_t slices, int3
                            sched_block_length(count, slices, slice));
 }
 
-/* The rank at place `position` of site g's arrival order (leader l is at place l). */
+/* The rank at place `position` of site g's arrival order. */
 static int32_t site_member(const site_layout *layout, int32_t g, int32_t position) {
     return layout->site_order[layout->h.group_first[g] + position];
+}
+
+/* Leader `slice` of site g. */
+static int32_t leader(const site_layout *layout, int32_t g, int32_t slice) {
+    return layout->ring[(size_t)g * (size_t)layout->slices + (size_t)slice];
+}
+
+/* Whether site g's member at arrival place `position` is one of its leaders. */
+static int is_leader(const site_layout *layout, int32_t position) {
+    return position < layout->slices;
 }
 
 /* A few landing slots a leader receives slices into ahead of reducing them: the receive
@@ -215,58 +256,153 @@ static int32_t land_and_reduce(papcoll_schedule *out, landing *slots, int32_t pe
     return slots->reader[slot];
 }
 
-/* Leader `slice` of this rank's site: the site's on-time partial, the exchange across, the
- * late ranks, the finals. */
-static void build_leader(const site_layout *layout, int64_t count, int32_t slice,
-                         papcoll_schedule *out) {
+/* The leaders' ring reduce-scatter (ring.c's block order: ring position i ends with the
+ * leaders' partial of slice i in the receive buffer), on the whole vector copied into the
+ * receive buffer first. gather_free[b]: the send that last reads slice b, which the
+ * all-gather's receive into b must follow. Returns the op after which slice i is done. */
+static int32_t ring_reduce_scatter(const site_layout *layout, int64_t count, int32_t *gather_free,
+                                   tag_window_link *to_right, tag_window_link *from_left,
+                                   papcoll_schedule *out) {
+    const int32_t q = layout->slices, position = layout->my_slice;
+    int32_t copied = sched_copy(out, SCHED_SEND_REGION(0, count), SCHED_RECV_REGION(0, count),
+                                SCHED_FIRST);
+    int32_t slots[RING_SLOTS], slot_reader[RING_SLOTS];
+    for (int32_t s = 0; s < RING_SLOTS; s++) {
+        slots[s] = q > 1 ? sched_add_scratch(out, sched_block_length(count, q, 0)) : SCHED_NONE;
+        slot_reader[s] = SCHED_NONE;
+    }
+    for (int32_t b = 0; b < q; b++) gather_free[b] = copied;
+    int32_t block_ready = copied;
+    for (int32_t step = 0; step < q - 1; step++) {
+        int32_t send_block = (position - step - 1 + 2 * q) % q;
+        int32_t reduce_block = (position - step - 2 + 2 * q) % q;
+        gather_free[send_block] =
+            tag_window_send(out, to_right, slice_of(SCHED_RECV_BUFFER, count, q, send_block),
+                            block_ready);
+        sched_region target = slice_of(SCHED_RECV_BUFFER, count, q, reduce_block);
+        sched_region slot = sched_region_of(slots[step % RING_SLOTS], 0, target.length);
+        int32_t received = tag_window_recv(out, from_left, slot, slot_reader[step % RING_SLOTS]);
+        block_ready = sched_reduce(out, slot, target, SCHED_SOURCE_LEFT,
+                                   SCHED_AFTER(received, copied));
+        slot_reader[step % RING_SLOTS] = block_ready;
+    }
+    return block_ready;
+}
+
+/* Leader `slice` of this rank's site: the ring, the exchange across, the late ranks, the
+ * finals. */
+static int build_leader(const site_layout *layout, int64_t count, papcoll_schedule *out) {
     const hierarchy *h = &layout->h;
     const int32_t g = h->my_group, n = hierarchy_group_size(h, g), sites = h->group_count;
-    const int64_t length = sched_block_length(count, layout->slices, slice);
-    const sched_region mine = slice_of(SCHED_RECV_BUFFER, count, layout->slices, slice);
+    const int32_t q = layout->slices, slice = layout->my_slice;
+    const int64_t length = sched_block_length(count, q, slice);
+    const sched_region mine = slice_of(SCHED_RECV_BUFFER, count, q, slice);
+    int32_t *gather_free = malloc((size_t)q * sizeof *gather_free);
+    if (gather_free == NULL)
+        return sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory building pap_hierarchical");
+    tag_window_link to_right = tag_window_open(leader(layout, g, (slice + 1) % q), RING_WINDOW);
+    tag_window_link from_left =
+        tag_window_open(leader(layout, g, (slice + q - 1) % q), RING_WINDOW);
+    /* 1. the site's on-time partial of this slice: the leaders' ring, then the on-time
+     * members outside it, in predicted arrival order */
+    int32_t have = ring_reduce_scatter(layout, count, gather_free, &to_right, &from_left, out);
     landing slots = landing_open(out, length);
-    /* 1. the site's on-time members' slices, in their predicted arrival order, into a
-     * scratch partial (the sends across read it while the result grows in `mine`) */
-    int32_t site_buffer = sched_add_scratch(out, length);
-    const sched_region partial = sched_region_of(site_buffer, 0, length);
-    /* MPI_IN_PLACE: `mine` is where this copy reads, so nothing lands there before it */
-    const int32_t own_copied = sched_copy(
-        out, slice_of(SCHED_SEND_BUFFER, count, layout->slices, slice), partial, SCHED_FIRST);
-    int32_t have = own_copied;
-    for (int32_t position = 0; position < layout->core_count[g]; position++)
-        if (position != layout->my_position)
-            have = land_and_reduce(out, &slots, site_member(layout, g, position),
-                                   TO_LEADER_TAG, partial, SCHED_SOURCE_LEFT, have);
-    /* 2. across: the partial to this slice's leader of every other site, theirs in; all
-     * sites' partials combined in readiness order (the first copied), the same operands in
-     * the same order on every site */
-    int32_t result = SCHED_NONE;
-    for (int32_t k = 0; k < sites; k++) {
-        int32_t site = layout->readiness[k];
-        if (site == g) {
-            result = k == 0 ? sched_copy(out, partial, mine, SCHED_AFTER(have))
-                            : sched_reduce(out, partial, mine, SCHED_TARGET_LEFT,
-                                           SCHED_AFTER(have, result));
-            continue;
-        }
-        int32_t peer = site_member(layout, site, slice);
-        sched_send(out, peer, ACROSS_TAG, partial, SCHED_AFTER(have));
-        if (k == 0) {
-            result = sched_recv(out, peer, ACROSS_TAG, mine, SCHED_AFTER(own_copied));
-        } else {
-            result = land_and_reduce(out, &slots, peer, ACROSS_TAG, mine, SCHED_TARGET_LEFT,
-                                     result);
+    for (int32_t position = q; position < layout->core_count[g]; position++)
+        have = land_and_reduce(out, &slots, site_member(layout, g, position), TO_LEADER_TAG,
+                               mine, SCHED_SOURCE_LEFT, have);
+    /* 2. across: the partial (copied: the sends across read it while the result grows in
+     * `mine`) to this slice's leader of every other site, theirs in; all sites' partials
+     * combined in readiness order, the same operands in the same order on every site */
+    int32_t result = have;
+    if (sites > 1) {
+        int32_t partial_buffer = sched_add_scratch(out, length);
+        const sched_region partial = sched_region_of(partial_buffer, 0, length);
+        const int32_t saved = sched_copy(out, mine, partial, SCHED_AFTER(have));
+        result = saved; /* what writes `mine` from here on waits for the copy's read */
+        for (int32_t k = 0; k < sites; k++) {
+            int32_t site = layout->readiness[k];
+            if (site == g) {
+                if (k > 0)
+                    result = sched_reduce(out, partial, mine, SCHED_TARGET_LEFT,
+                                          SCHED_AFTER(saved, result));
+                continue;
+            }
+            int32_t peer = leader(layout, site, slice);
+            sched_send(out, peer, ACROSS_TAG, partial, SCHED_AFTER(saved));
+            result = k == 0 ? sched_recv(out, peer, ACROSS_TAG, mine, SCHED_AFTER(saved))
+                            : land_and_reduce(out, &slots, peer, ACROSS_TAG, mine,
+                                              SCHED_TARGET_LEFT, result);
         }
     }
     /* 3. every late rank's slice, of every site, in predicted arrival order */
     for (int32_t t = 0; t < layout->late_count; t++)
         result = land_and_reduce(out, &slots, layout->late[t], LATE_TAG, mine,
                                  SCHED_TARGET_LEFT, result);
-    /* 4. the final slice to every other member of the site; each leader starts at a
-     * different member, so that no member gets all slices at once */
-    for (int32_t step = 1; step < n; step++) {
-        int32_t to = site_member(layout, g, (layout->my_position + step) % n);
-        sched_send(out, to, FINAL_TAG, mine, SCHED_AFTER(result));
+    /* 4. finals: the ring all-gather among the leaders (rank order again), and this slice
+     * straight to each member outside the ring */
+    for (int32_t position = q; position < n; position++)
+        sched_send(out, site_member(layout, g, position), FINAL_TAG, mine, SCHED_AFTER(result));
+    int32_t block_ready = result;
+    for (int32_t step = 0; step < q - 1; step++) {
+        int32_t send_block = (slice - step + q) % q;
+        int32_t receive_block = (slice - step - 1 + q) % q;
+        tag_window_send(out, &to_right, slice_of(SCHED_RECV_BUFFER, count, q, send_block),
+                        block_ready);
+        block_ready = tag_window_recv(out, &from_left,
+                                      slice_of(SCHED_RECV_BUFFER, count, q, receive_block),
+                                      gather_free[receive_block]);
     }
+    free(gather_free);
+    return PAPCOLL_OK;
+}
+
+/* A member outside the leaders' ring: its slices to its site's leaders (a late rank's also
+ * to every other site's: one local transfer for its site, one crossing for the others, the
+ * local ones first so that its own site's result waits least), the finals back. */
+static int build_member(const site_layout *layout, int64_t count, papcoll_schedule *out) {
+    const hierarchy *h = &layout->h;
+    const int32_t g = h->my_group, q = layout->slices, position = layout->my_position;
+    const int late = position >= layout->core_count[g];
+    int32_t *local_sends = malloc((size_t)q * sizeof *local_sends);
+    int32_t *copies = malloc((size_t)q * sizeof *copies);
+    if (local_sends == NULL || copies == NULL) {
+        free(local_sends);
+        free(copies);
+        return sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory building pap_hierarchical");
+    }
+    for (int32_t step = 0; step < q; step++) {
+        /* start at a different leader than the members beside it */
+        int32_t slice = (position + step) % q;
+        copies[slice] = SCHED_NONE;
+        local_sends[slice] = sched_send(out, leader(layout, g, slice),
+                                        late ? LATE_TAG : TO_LEADER_TAG,
+                                        slice_of(SCHED_SEND_BUFFER, count, q, slice),
+                                        SCHED_FIRST);
+    }
+    if (late && h->group_count > 1) {
+        /* the crossings read a copy: the finals (MPI_IN_PLACE: where the sends read) need
+         * not wait for a send across the slow link to complete */
+        int32_t copy_buffer = sched_add_scratch(out, count);
+        for (int32_t step = 0; step < q; step++) {
+            int32_t slice = (position + step) % q;
+            sched_region copied = slice_of(copy_buffer, count, q, slice);
+            copies[slice] = sched_copy(out, slice_of(SCHED_SEND_BUFFER, count, q, slice),
+                                       copied, SCHED_FIRST);
+            for (int32_t k = 1; k < h->group_count; k++)
+                sched_send(out, leader(layout, (g + k) % h->group_count, slice), LATE_TAG,
+                           copied, SCHED_AFTER(copies[slice]));
+        }
+    }
+    for (int32_t step = 0; step < q; step++) {
+        int32_t slice = (position + step) % q;
+        /* MPI_IN_PLACE: the final lands where the local send and the copy read */
+        sched_recv(out, leader(layout, g, slice), FINAL_TAG,
+                   slice_of(SCHED_RECV_BUFFER, count, q, slice),
+                   SCHED_AFTER(local_sends[slice], copies[slice]));
+    }
+    free(local_sends);
+    free(copies);
+    return PAPCOLL_OK;
 }
 
 static int pap_hierarchical_build(int32_t ranks, int32_t rank, int64_t count,
@@ -277,58 +413,10 @@ static int pap_hierarchical_build(int32_t ranks, int32_t rank, int64_t count,
         site_layout_release(&layout);
         return sched_finish(out);
     }
-    const hierarchy *h = &layout.h;
-    const int32_t g = h->my_group, slices = layout.slices, position = layout.my_position;
-    const int32_t my_slice = position < slices ? position : -1;
-    const int late = position >= layout.core_count[g];
-    /* a member's slices to its site's leaders, the finals back; a late rank's also to the
-     * leaders of every other site (one local transfer for its site, one crossing for the
-     * others), all local ones first, so that its own site's result waits least */
-    int32_t *local_sends = malloc((size_t)slices * sizeof *local_sends);
-    int32_t *copies = malloc((size_t)slices * sizeof *copies);
-    if (local_sends == NULL || copies == NULL) {
-        free(local_sends);
-        free(copies);
-        site_layout_release(&layout);
-        return sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory building pap_hierarchical");
-    }
-    for (int32_t step = 1; step <= slices; step++) {
-        /* start at a different leader than the members beside it */
-        int32_t slice = (position + step) % slices;
-        local_sends[slice] = copies[slice] = SCHED_NONE;
-        if (slice == my_slice) continue;
-        local_sends[slice] = sched_send(out, site_member(&layout, g, slice),
-                                        late ? LATE_TAG : TO_LEADER_TAG,
-                                        slice_of(SCHED_SEND_BUFFER, count, slices, slice),
-                                        SCHED_FIRST);
-    }
-    if (late && h->group_count > 1) {
-        /* the crossings read a copy: the finals (MPI_IN_PLACE: where the sends read) need
-         * not wait for a send across the slow link to complete */
-        int32_t copy_buffer = sched_add_scratch(out, count);
-        for (int32_t step = 1; step <= slices; step++) {
-            int32_t slice = (position + step) % slices;
-            sched_region copied = slice_of(copy_buffer, count, slices, slice);
-            copies[slice] = sched_copy(out, slice_of(SCHED_SEND_BUFFER, count, slices, slice),
-                                       copied, SCHED_FIRST);
-            for (int32_t k = 1; k < h->group_count; k++)
-                sched_send(out, site_member(&layout, (g + k) % h->group_count, slice), LATE_TAG,
-                           copied, SCHED_AFTER(copies[slice]));
-        }
-    }
-    for (int32_t step = 1; step <= slices; step++) {
-        int32_t slice = (position + step) % slices;
-        if (slice == my_slice) continue;
-        /* MPI_IN_PLACE: the final lands where the local send and the copy read */
-        sched_recv(out, site_member(&layout, g, slice), FINAL_TAG,
-                   slice_of(SCHED_RECV_BUFFER, count, slices, slice),
-                   SCHED_AFTER(local_sends[slice], copies[slice]));
-    }
-    free(local_sends);
-    free(copies);
-    if (my_slice >= 0) build_leader(&layout, count, my_slice, out);
+    int status = is_leader(&layout, layout.my_position) ? build_leader(&layout, count, out)
+                                                         : build_member(&layout, count, out);
     site_layout_release(&layout);
-    return sched_finish(out);
+    return status != PAPCOLL_OK ? status : sched_finish(out);
 }
 
 const algorithm_entry pap_hierarchical_algorithm = {
