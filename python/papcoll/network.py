@@ -2,7 +2,8 @@
 switches and hosts on which the ranks are placed.
 
 A network is a named preset (`hockney`, `ethernet-1g`, `infiniband-fdr`, `aries`: crossbars;
-`geo-2site`: two sites of 10 hosts joined by a WAN link) or a JSON / TOML file:
+`geo-2site`: two sites of 10 hosts joined by a WAN link; `geo-3site`: three sites of 10 hosts
+under a WAN vertex) or a JSON / TOML file:
 
     {
       "description": "two leaf switches of 16 hosts under a root switch",
@@ -14,7 +15,8 @@ A network is a named preset (`hockney`, `ethernet-1g`, `infiniband-fdr`, `aries`
         "link": {"latency": 25e-6, "seconds_per_byte": 8e-9},  # default for every link
         "local": {"latency": 1e-6, "seconds_per_byte": 1e-10}, # two ranks on one host
         "switches": [{"name": "root"},
-                     {"name": "left", "parent": "root", "latency": 1e-6}],
+                     {"name": "left", "parent": "root", "latency": 1e-6,
+                      "site": true}],          # optional: a site (below)
         "hosts": [{"name": "a", "count": 16, "parent": "left", "cores": 1}],
         "placement": "block"                       # or "cyclic", or a host name per rank
       }
@@ -22,6 +24,12 @@ A network is a named preset (`hockney`, `ethernet-1g`, `infiniband-fdr`, `aries`
 
 Every switch and host except the root has a link to its parent; a switch or host entry may
 set that link's latency and seconds_per_byte. `count: n` makes hosts name0 .. name(n-1).
+A switch marked `"site": true` starts a site, a group of hosts behind the slow links between
+sites: a host belongs to the nearest site switch above it, so a site is its switch's hosts
+and those of the switches below it that are not sites themselves (geo-2site's site-a is
+the root, and site-b, below it, is a site of its own). When any switch is a site, every
+host must belong to one, and every site must hold a host: a site switch all of whose hosts
+belong to sites below it (a "wan" root marked as a site over its sites) would nest them.
 Placement `block` fills each host's cores in order (consecutive ranks share a host, the
 layout seed 001 Lemma 6 assumes); `cyclic` deals ranks to hosts round-robin. Without a
 "link" entry, links take half the model's latency (host -> switch -> host is then L) and its
@@ -34,6 +42,7 @@ import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +79,37 @@ class Topology:
     local_latency: float
     local_seconds_per_byte: float
     hosts: list[int] = field(default_factory=list)
+    # the switches marked as sites (TreeLayout.site_switches); empty: the network has none
+    site_switches: list[int] = field(default_factory=list)
+
+    @cached_property
+    def _vertex_sites(self) -> list[int]:
+        return nearest_sites(self.parent, self.site_switches)
+
+    @cached_property
+    def sites(self) -> list[int]:
+        """The site of every rank (an index into site_names), the sites numbered in the
+        order of their first rank; [] when the network marks no sites."""
+        if not self.site_switches:
+            return []
+        number: dict[int, int] = {}
+        return [number.setdefault(self._vertex_sites[vertex], len(number))
+                for vertex in self.rank_vertex]
+
+    @cached_property
+    def site_names(self) -> list[str]:
+        """The name of the switch of each site of `sites`, in their order."""
+        first = dict.fromkeys(self._vertex_sites[vertex] for vertex in self.rank_vertex)
+        return [self.names[switch] for switch in first] if self.site_switches else []
+
+    @cached_property
+    def _depths(self) -> list[int]:
+        depth = [0] * len(self.parent)
+        for vertex in range(len(self.parent)):
+            above = vertex
+            while self.parent[above] >= 0:
+                above, depth[vertex] = self.parent[above], depth[vertex] + 1
+        return depth
 
     def link_name(self, index: int) -> str:
         """The directed link of result.link_bytes[index]: [2v] up from v, [2v + 1] down."""
@@ -112,11 +152,7 @@ class Topology:
 
     def vertex_path(self, up: int, down: int) -> list[int]:
         """The directed links between two vertices, as the simulator routes a message."""
-        depth = [0] * len(self.parent)
-        for vertex in range(len(self.parent)):
-            above = vertex
-            while self.parent[above] >= 0:
-                above, depth[vertex] = self.parent[above], depth[vertex] + 1
+        depth = self._depths
         links: list[int] = []
         while up != down:
             if depth[up] >= depth[down]:
@@ -128,16 +164,23 @@ class Topology:
         return links
 
     def describe(self) -> dict[str, Any]:
-        return {
+        """The tree as `papcoll sim --show` prints it; with sites, the site switches carry
+        "site": true and "sites" gives the site of every rank by name."""
+        marked = set(self.site_switches)
+        described: dict[str, Any] = {
             "vertices": [{"name": name, "parent": self.names[up] if up >= 0 else None,
-                          "latency": latency, "seconds_per_byte": per_byte}
-                         for name, up, latency, per_byte in zip(
+                          "latency": latency, "seconds_per_byte": per_byte,
+                          **({"site": True} if vertex in marked else {})}
+                         for vertex, (name, up, latency, per_byte) in enumerate(zip(
                              self.names, self.parent, self.link_latency,
-                             self.link_seconds_per_byte, strict=True)],
+                             self.link_seconds_per_byte, strict=True))],
             "local": {"latency": self.local_latency,
                       "seconds_per_byte": self.local_seconds_per_byte},
             "placement": [self.names[v] for v in self.rank_vertex],
         }
+        if marked:
+            described["sites"] = [self.site_names[site] for site in self.sites]
+        return described
 
 
 @dataclass(frozen=True)
@@ -152,6 +195,7 @@ class TreeLayout:
     local_latency: float
     local_seconds_per_byte: float
     placement: str | list[str] = "block"
+    site_switches: list[int] = field(default_factory=list)  # switches marked as sites
 
     def place(self, ranks: int) -> Topology:
         hosts = [v for v, cores in enumerate(self.cores) if cores > 0]
@@ -181,7 +225,8 @@ class TreeLayout:
                     core += 1
                     open_hosts = [v for v in open_hosts if self.cores[v] > core]
         return Topology(self.names, self.parent, self.link_latency, self.link_seconds_per_byte,
-                        rank_vertex, self.local_latency, self.local_seconds_per_byte, hosts)
+                        rank_vertex, self.local_latency, self.local_seconds_per_byte, hosts,
+                        self.site_switches)
 
 
 @dataclass(frozen=True)
@@ -248,6 +293,54 @@ def _check_depths(names: list[str], parent: list[int]) -> None:
             depth[vertex] = 0
 
 
+def nearest_sites(parent: list[int], site_switches: list[int]) -> list[int]:
+    """For every vertex, the nearest site switch at or above it (-1: none), the one rule of
+    what a site holds; linear in the vertices, each found once by walking up to the first
+    vertex whose site is known."""
+    unknown = -2
+    site = [unknown] * len(parent)
+    for switch in site_switches:
+        site[switch] = switch
+    for start in range(len(parent)):
+        path: list[int] = []
+        vertex = start
+        while site[vertex] == unknown and parent[vertex] >= 0:
+            path.append(vertex)
+            vertex = parent[vertex]
+        found = site[vertex] if site[vertex] != unknown else -1
+        for below in [vertex, *path]:
+            if site[below] == unknown:
+                site[below] = found
+    return site
+
+
+def _check_sites(names: list[str], parent: list[int], cores: list[int],
+                 site_switches: list[int]) -> None:
+    """With any site marked: every host belongs to a site, and every site holds a host of
+    its own (one whose hosts all belong to sites below it would nest them)."""
+    if not site_switches:
+        return
+    site = nearest_sites(parent, site_switches)
+    hosts = [vertex for vertex, count in enumerate(cores) if count > 0]
+    outside = [vertex for vertex in hosts if site[vertex] < 0]
+    if outside:
+        raise NetworkError(f"topology: host '{names[outside[0]]}' is below no site switch; "
+                           "when a switch is marked as a site, every host must be in a site "
+                           "(the nearest site switch above it)")
+    owning = {site[vertex] for vertex in hosts}
+    for switch in site_switches:
+        if switch in owning:
+            continue
+        below = next((other for other in site_switches if other != switch
+                      and parent[other] >= 0 and site[parent[other]] == switch), None)
+        if below is not None:
+            raise NetworkError(f"topology: sites '{names[switch]}' and '{names[below]}' nest: "
+                               f"every host below '{names[switch]}' is in a site below it; "
+                               "sites must not nest (a host belongs to the nearest site "
+                               "switch above it, so mark only the switches of the sites)")
+        raise NetworkError(f"topology: site '{names[switch]}' has no hosts")
+
+
 def parse_topology(data: Any, model: SimModel) -> TreeLayout:
     """The "topology" table of a network file; errors name the entry at fault."""
     data = _check_keys(data, {"link", "local", "switches", "hosts", "placement"}, "topology")
@@ -264,8 +357,11 @@ def parse_topology(data: Any, model: SimModel) -> TreeLayout:
         for i, entry in enumerate(listed):
             where = f"topology.{kind}[{i}]"
             keys = {"name", "parent", "latency", "seconds_per_byte"}
-            entry = _check_keys(entry, keys | ({"count", "cores"} if kind == "hosts" else set()),
-                                where)
+            entry = _check_keys(entry, keys | ({"count", "cores"} if kind == "hosts"
+                                               else {"site"}), where)
+            if not isinstance(entry.get("site", False), bool):
+                raise NetworkError(f"{where}: site must be true or false, not "
+                                   f"{entry['site']!r}")
             if not isinstance(entry.get("name"), str) or not entry["name"]:
                 raise NetworkError(f"{where}: needs a name")
             cores = (_whole_number(entry, "cores", 1, MAX_CORES, where)
@@ -305,6 +401,9 @@ def parse_topology(data: Any, model: SimModel) -> TreeLayout:
         raise NetworkError(f"topology: a tree needs exactly one vertex without a parent, "
                            f"found {len(roots)} ({', '.join(roots[:4])})")
     _check_depths(names, parent)
+    cores = [cores for _, _, cores in entries]
+    site_switches = [v for v, (_, entry, _) in enumerate(entries) if entry.get("site") is True]
+    _check_sites(names, parent, cores, site_switches)
     placement = data.get("placement", "block")
     if not (placement in ("block", "cyclic") or (
             isinstance(placement, list) and all(isinstance(p, str) for p in placement))):
@@ -316,29 +415,60 @@ def parse_topology(data: Any, model: SimModel) -> TreeLayout:
          for name, entry, _ in entries],
         [_number(entry, "seconds_per_byte", link_per_byte, f"topology '{name}'")
          for name, entry, _ in entries],
-        [cores for _, _, cores in entries],
+        cores,
         _number(local, "latency", model.latency, "topology.local"),
         _number(local, "seconds_per_byte", model.seconds_per_byte, "topology.local"),
-        placement)
+        placement, site_switches)
+
+
+GEO_HOSTS_PER_SITE = 10
+
+
+def _site_hosts(ranks: int, sites: str) -> tuple[list[int], list[str]]:
+    """The hosts of seed 003's sites (10 a site, named a0 .. a9, b0 ..) with the ranks split
+    as evenly as the count allows, the first sites taking the extra ranks, and placed in
+    blocks within a site: the cores of every host, site by site, and the host of every
+    rank. More than 10 ranks in a site share its hosts."""
+    per_site = [ranks // len(sites) + (index < ranks % len(sites))
+                for index in range(len(sites))]
+    per_host = [max(1, math.ceil(count / GEO_HOSTS_PER_SITE)) for count in per_site]
+    cores = [per_host[index] for index in range(len(sites)) for _ in range(GEO_HOSTS_PER_SITE)]
+    placement = [f"{site}{k // per_host[index]}" for index, site in enumerate(sites)
+                 for k in range(per_site[index])]
+    return cores, placement
 
 
 def _geo_two_site(ranks: int) -> TreeLayout:
     """Seed 003's testbed: two sites of 10 hosts (InfiniBand FDR, ~10 us between local hosts)
     joined by a long WAN circuit (~13 ms one way with MPI overheads, about the same bandwidth).
     Ranks are split equally between the sites, as in the paper; more than 10 per site share
-    hosts (block placement within a site)."""
-    per_site = [(ranks + 1) // 2, ranks // 2]
-    hosts = 10
-    names = ["site-a", "site-b"] + [f"a{k}" for k in range(hosts)] + [f"b{k}" for k in range(hosts)]
+    hosts (block placement within a site). Site-a's switch is the root and site-b's hangs
+    below it by the WAN link: both are sites."""
+    hosts = GEO_HOSTS_PER_SITE
+    names = ["site-a", "site-b"] + [f"{site}{k}" for site in "ab" for k in range(hosts)]
     parent = [-1, 0] + [0] * hosts + [1] * hosts
     # host links: 5 us each (host -> switch -> host = 10 us), 5 GB/s; WAN: 13 ms, 4 GB/s
     latency = [0.0, 13e-3] + [5e-6] * (2 * hosts)
     per_byte = [0.0, 2.5e-10] + [2e-10] * (2 * hosts)
-    per_host = [max(1, math.ceil(n / hosts)) for n in per_site]
-    cores = [0, 0] + [per_host[0]] * hosts + [per_host[1]] * hosts
-    placement = [f"{site}{k // per_host[i]}" for i, site in enumerate("ab")
-                 for k in range(per_site[i])]
-    return TreeLayout(names, parent, latency, per_byte, cores, 0.5e-6, 1e-10, placement)
+    cores, placement = _site_hosts(ranks, "ab")
+    return TreeLayout(names, parent, latency, per_byte, [0, 0] + cores, 0.5e-6, 1e-10,
+                      placement, [0, 1])
+
+
+def _geo_three_site(ranks: int) -> TreeLayout:
+    """Three of seed 003's sites (10 hosts each, the host links and local numbers of
+    geo-2site) below a WAN vertex, each 6.5 ms and 4 GB/s from it: site to site is 13 ms at
+    4 GB/s, as in geo-2site. Ranks split as evenly as possible (the first sites take the
+    extra ones), blocks within a site."""
+    hosts = GEO_HOSTS_PER_SITE
+    names = ["wan", "site-a", "site-b", "site-c"] + [f"{site}{k}" for site in "abc"
+                                                     for k in range(hosts)]
+    parent = [-1, 0, 0, 0] + [1] * hosts + [2] * hosts + [3] * hosts
+    latency = [0.0] + [6.5e-3] * 3 + [5e-6] * (3 * hosts)
+    per_byte = [0.0] + [2.5e-10] * 3 + [2e-10] * (3 * hosts)
+    cores, placement = _site_hosts(ranks, "abc")
+    return TreeLayout(names, parent, latency, per_byte, [0] * 4 + cores, 0.5e-6, 1e-10,
+                      placement, [1, 2, 3])
 
 
 _FDR = PRESETS["infiniband-fdr"]
@@ -346,6 +476,9 @@ NETWORKS: dict[str, Network] = {
     **{name: Network(name, model, None, "crossbar") for name, model in PRESETS.items()},
     "geo-2site": Network("geo-2site", _FDR, _geo_two_site,
                          "seed 003: 10 + 10 hosts, ~10 us local, 13 ms between the sites"),
+    "geo-3site": Network("geo-3site", _FDR, _geo_three_site,
+                         "three seed 003 sites of 10 hosts under a WAN vertex, 6.5 ms to it "
+                         "(13 ms, 4 GB/s site to site), ~10 us local"),
 }
 
 

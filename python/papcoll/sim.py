@@ -12,11 +12,12 @@ Model parameters (SI units) and their names in `--param`:
   eager_limit_bytes (eager)     larger messages wait for their receive (-1: all eager)
   burst_bytes (burst)           a token bucket per NIC side: a shaped link (0: none)
   burst_seconds_per_byte        what a byte the bucket covers costs (the unshaped path)
-These presets are crossbars; network.py adds topologies (geo-2site, files).
+These presets are crossbars; network.py adds topologies (geo-2site, geo-3site, files).
 """
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -236,6 +237,83 @@ def lower_bound(arrivals: Sequence[float], delta: float) -> float:
     Mean over ranks of (last arrival - a_i) + delta; for one-late that is (P-1)/P D + delta."""
     last = max(arrivals)
     return sum(last - a for a in arrivals) / len(arrivals) + delta
+
+
+def network_lower_bound(arrivals: Sequence[float], model: SimModel, topology: Topology | None,
+                        nbytes: int) -> float:
+    """e-bar's lower bound that knows where the ranks are: the mean over ranks r of
+
+        bound_r = max( max over s != r of (a_s + T(s, r)),  a_r + min over s != r of T(s, r) )
+                  - a_r
+
+    where T(s, r) is one message of nbytes alone from s's vertex to r's (_path_time: the
+    path's latencies, o + o_r, and nbytes x the narrowest link's seconds per byte; the local
+    numbers when both are on one vertex). 0 for one rank.
+
+    Why it is a lower bound: every element of r's result depends on the same element of
+    every rank's vector, and the vector of s exists only from a_s on, so each of its bytes,
+    reduced with others or not, crosses every link of the tree path from s to r after a_s:
+    f_r >= a_s + T(s, r). The second term is seed 000's e-bar_lo convention: the last rank
+    still needs one transfer after it arrives. That holds for vectors above the eager limit,
+    whose messages wait for the receive; with eager messages sent to it before it arrives,
+    an algorithm could save the last rank part of that transfer, as against e-bar_lo.
+
+    It is >= e-bar_lo for P >= 2: bound_r >= (last arrival - a_r) + the fastest transfer into
+    r, and e-bar_lo's delta (transfer_time) is the fastest pair of all (when more than 64
+    vertices hold ranks transfer_time tries only the pairs with rank 0's, and the two may
+    then differ). On a crossbar every T is the same and it is e-bar_lo, computed by
+    lower_bound. On geo-2site with one rank late by D, the late rank's site gets its
+    vector one local transfer after D and the other site one WAN crossing after D, where
+    e-bar_lo charges every rank the fastest (local) transfer.
+
+    O(P + V^2) for the V vertices that hold ranks: per vertex, its ranks' latest arrival
+    and the latest of the others (for the rank that is the latest itself), and one path
+    time per pair of vertices."""
+    times = arrival_times(arrivals, "arrivals",
+                          len(topology.rank_vertex) if topology is not None else None) or []
+    whole_number(nbytes, "nbytes", 0, INT64_MAX)
+    if not times:
+        raise ValueError("arrivals: give the arrival time of every rank (none given)")
+    if len(times) == 1:
+        return 0.0
+    if topology is None:
+        return lower_bound(times, transfer_time(model, None, nbytes))
+    latest: dict[int, tuple[float, int]] = {}  # vertex -> (latest arrival, its rank)
+    second: dict[int, float] = {}               # vertex -> the latest of its other ranks
+    for rank, (vertex, arrival) in enumerate(zip(topology.rank_vertex, times, strict=True)):
+        if vertex not in latest:
+            latest[vertex] = (arrival, rank)
+        elif arrival > latest[vertex][0]:
+            second[vertex] = latest[vertex][0]
+            latest[vertex] = (arrival, rank)
+        else:
+            second[vertex] = max(second.get(vertex, -math.inf), arrival)
+    used = list(latest)
+    pair_time: dict[tuple[int, int], float] = {}
+    for i, first in enumerate(used):  # paths are the same both ways: each pair once
+        for other in used[i + 1:]:
+            pair_time[first, other] = pair_time[other, first] = _path_time(
+                model, topology, first, other, nbytes)
+    # per vertex u: the latest a_s + T(s, u) over ranks s on other vertices, the fastest
+    # T(s, u) from them, and one transfer between two of u's own ranks
+    reach: dict[int, float] = {}
+    fastest: dict[int, float] = {}
+    for vertex in used:
+        others = [other for other in used if other != vertex]
+        reach[vertex] = max((latest[other][0] + pair_time[other, vertex] for other in others),
+                            default=-math.inf)
+        fastest[vertex] = min((pair_time[other, vertex] for other in others),
+                              default=math.inf)
+    local = {vertex: _path_time(model, topology, vertex, vertex, nbytes) for vertex in second}
+    total = 0.0
+    for rank, (vertex, arrival) in enumerate(zip(topology.rank_vertex, times, strict=True)):
+        latest_reach, quickest = reach[vertex], fastest[vertex]
+        if vertex in second:  # another rank shares r's vertex
+            mate = second[vertex] if latest[vertex][1] == rank else latest[vertex][0]
+            latest_reach = max(latest_reach, mate + local[vertex])
+            quickest = min(quickest, local[vertex])
+        total += max(latest_reach, arrival + quickest) - arrival
+    return total / len(times)
 
 
 def simulate(

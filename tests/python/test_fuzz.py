@@ -297,6 +297,10 @@ def network_documents(draw: st.DrawFn) -> Any:
         switches: list[dict[str, Any]] = [{"name": "s0"}]
         for i in range(1, draw(st.integers(1, 4))):
             switches.append({"name": f"s{i}", "parent": f"s{draw(st.integers(0, i - 1))}"})
+        if draw(st.booleans()):  # sites: any switches marked, valid or not
+            for switch in switches:
+                if draw(st.booleans()):
+                    switch["site"] = True
         hosts: list[dict[str, Any]] = [
             {"name": f"h{i}_", "parent": f"s{draw(st.integers(0, len(switches) - 1))}",
              "count": draw(st.integers(1, 6)), "cores": draw(st.integers(1, 4))}
@@ -328,7 +332,7 @@ def network_documents(draw: st.DrawFn) -> Any:
                 for kind in ("switches", "hosts")):
             entry = draw(st.sampled_from(topology["switches"] + topology["hosts"]))
             key = draw(st.sampled_from(("name", "parent", "count", "cores", "latency",
-                                        "seconds_per_byte", "bogus")))
+                                        "seconds_per_byte", "site", "bogus")))
             entry[key] = draw(names if key in ("name", "parent") else values)
         elif where == "placement" and isinstance(topology, dict):
             topology["placement"] = draw(st.lists(names, max_size=8) | json_leaves)
@@ -582,7 +586,7 @@ def test_durations_are_parsed_or_refused(text: str) -> None:
 
 _ALGORITHMS = [info.name for info in papcoll.algorithms()]
 _NETWORK_FILES = ("docs/networks/two-switch-32.json", "docs/networks/geo-2site.toml",
-                  "docs/networks/smp-4x8.json")
+                  "docs/networks/smp-4x8.json", "docs/networks/geo-3site-unequal.toml")
 
 
 # each option: (a valid value, a fuzzed one); sizes small so that valid runs are quick
@@ -599,7 +603,7 @@ option_values: dict[str, Any] = {name: _either(valid, fuzzed) for name, (valid, 
     "--segment-count": (st.integers(0, 8).map(str), numbers.map(str)),
     "--schedule": (st.sampled_from(("a2", "a2,a2", "a3", "a2,a3", "c6m2,a2,a2,e6m2",
                                     "m1g2a3,n1g3a2", "a4;a2,a2")), rm_schedules),
-    "--groups": (st.sampled_from(("blocks:2", "blocks:1", "host", "switch")),
+    "--groups": (st.sampled_from(("blocks:2", "blocks:1", "host", "switch", "site")),
                  st.sampled_from(("blocks:0", "0,0,1,1", "0,1", "x", "blocks:", "-1"))),
     "--inner": (st.sampled_from(("ring", "recursive_doubling")), st.sampled_from(("hr2", "x"))),
     "--outer": (st.sampled_from(("recursive_doubling", "ring")), st.sampled_from(("hr1", "x"))),

@@ -5,11 +5,25 @@ from __future__ import annotations
 
 import json
 import math
+import random
+from pathlib import Path
 
 import pytest
 from conftest import run_python_within
 from papcoll import Context
-from papcoll.sim import SimModel, arrival_pattern, preset, simulate, with_parameters
+from papcoll.network import load_network, parse_topology
+from papcoll.sim import (
+    SimModel,
+    arrival_pattern,
+    lower_bound,
+    network_lower_bound,
+    preset,
+    simulate,
+    transfer_time,
+    with_parameters,
+)
+
+NETWORKS = Path(__file__).resolve().parents[2] / "docs" / "networks"
 
 ALPHA, BETA, GAMMA = 1e-6, 1e-10, 2.5e-10
 HOCKNEY = SimModel(latency=ALPHA, seconds_per_byte=BETA, reduce_seconds_per_byte=GAMMA)
@@ -197,6 +211,10 @@ def test_sim_command_prints_rows(papcoll_command):
     for row in rows:
         assert row["avg_elapsed_ms"] >= row["lower_bound_ms"] > 0
         assert row["makespan_ms"] >= row["avg_elapsed_ms"]
+        # a crossbar: the network's bound is e-bar_lo
+        assert row["network_bound_ms"] == row["lower_bound_ms"]
+        assert row["excess_ms"] == row["network_excess_ms"] == pytest.approx(
+            row["avg_elapsed_ms"] - row["lower_bound_ms"], rel=1e-12)
 
 
 @pytest.mark.parametrize(("arguments", "message"), [
@@ -223,3 +241,161 @@ assert result.operations == 5 * ranks - 4, result.operations  # root 3P - 2, lea
 
 def test_simulator_is_not_quadratic_for_linear():
     run_python_within(LINEAR_AT_400K, seconds=40)
+
+
+# --- the bound that knows the network (issue 22) ---------------------------------------------
+
+# geo-2site's and geo-3site's numbers (network.py): infiniband-fdr's o = o_r = 0.5 us, host
+# links 5 us and 2e-10 s/B, between the sites 13 ms (one link, or two of 6.5 ms) and 2.5e-10
+# s/B, two ranks on one host 0.5 us and 1e-10 s/B. 512 K floats = 2 MiB a rank.
+VECTOR = 512 * 1024 * 4
+OVERHEADS = 2 * 0.5e-6
+SAME_HOST = 0.5e-6 + OVERHEADS + VECTOR * 1e-10
+SAME_SITE = 2 * 5e-6 + OVERHEADS + VECTOR * 2e-10
+OTHER_SITE = 2 * 5e-6 + 13e-3 + OVERHEADS + VECTOR * 2.5e-10
+
+
+@pytest.mark.parametrize("ranks", [2, 7, 64])
+@pytest.mark.parametrize("mode", ["balanced", "one-late", "rand-late"])
+@pytest.mark.parametrize("network", ["hockney", "ethernet-1g", "aries"])
+def test_on_a_crossbar_the_network_bound_is_e_bar_lo(ranks, mode, network):
+    model = preset(network)
+    arrivals = arrival_pattern(mode, ranks, 0.01, seed=ranks)
+    for nbytes in (0, 8, VECTOR):
+        assert network_lower_bound(arrivals, model, None, nbytes) == lower_bound(
+            arrivals, transfer_time(model, None, nbytes))
+
+
+@pytest.mark.parametrize("ranks", [2, 5, 33])
+def test_on_a_star_every_pair_costs_the_same_and_the_bound_is_e_bar_lo(ranks):
+    # the general path of the computation, where every T(s, r) is one and the same
+    star = parse_topology({"link": {"latency": 2e-6, "seconds_per_byte": 1e-9},
+                           "switches": [{"name": "s"}],
+                           "hosts": [{"name": "h", "count": ranks, "parent": "s"}]},
+                          SimModel()).place(ranks)
+    model = preset("ethernet-1g")
+    arrivals = arrival_pattern("rand-late", ranks, 0.01, seed=3)
+    delta = 4e-6 + model.overheads + VECTOR * 1e-9
+    assert transfer_time(model, star, VECTOR) == pytest.approx(delta, rel=1e-12)
+    assert network_lower_bound(arrivals, model, star, VECTOR) == pytest.approx(
+        lower_bound(arrivals, delta), rel=1e-12)
+
+
+def test_geo_two_site_one_late_rank_closed_form():
+    # rank 1 (site-a) late by D = 100 ms: its 9 site mates get its vector one host-to-host
+    # transfer after D, the 10 ranks of site-b one WAN crossing after D, and rank 1 itself
+    # needs one transfer (the fastest into it, from its site): the mean is
+    # (D + SAME_SITE) 9/20 + (D + OTHER_SITE) 10/20 + SAME_SITE / 20
+    #   = 19/20 D + (SAME_SITE + OTHER_SITE) / 2, about 7 ms over the mean wait 19/20 D.
+    network, delay = load_network("geo-2site"), 0.1
+    arrivals = arrival_pattern("one-late", 20, delay)
+    bound = network_lower_bound(arrivals, network.model, network.topology(20), VECTOR)
+    assert bound == pytest.approx(19 / 20 * delay + (SAME_SITE + OTHER_SITE) / 2, rel=1e-12)
+    assert 6.9e-3 < bound - 19 / 20 * delay < 7.0e-3
+    # e-bar_lo charges every rank the fastest transfer, the one inside a site
+    assert lower_bound(arrivals, transfer_time(network.model, network.topology(20), VECTOR)) \
+        == pytest.approx(19 / 20 * delay + SAME_SITE, rel=1e-12)
+
+
+@pytest.mark.parametrize(("ranks", "late_site_size"), [(20, 7), (21, 7), (30, 10)])
+def test_geo_three_site_one_late_rank_closed_form(ranks, late_site_size):
+    network, delay = load_network("geo-3site"), 0.05
+    arrivals = arrival_pattern("one-late", ranks, delay)
+    bound = network_lower_bound(arrivals, network.model, network.topology(ranks), VECTOR)
+    mates, far = late_site_size - 1, ranks - late_site_size
+    expected = ((ranks - 1) * delay + SAME_SITE + mates * SAME_SITE + far * OTHER_SITE) / ranks
+    assert bound == pytest.approx(expected, rel=1e-12)
+
+
+def test_geo_two_site_closed_forms_at_1024_ranks_with_shared_hosts():
+    # 512 ranks a site on 10 hosts of 52 cores (the last 44): balanced, every rank waits
+    # for the other site's vectors; rank 1 late, its 51 host mates get its vector after a
+    # shared-memory transfer, the other 460 of site-a after a host-to-host one, site-b
+    # after the WAN, and rank 1 itself one shared-memory transfer after D
+    network, delay = load_network("geo-2site"), 0.1
+    topology = network.topology(1024)
+    assert [topology.rank_vertex.count(topology.rank_vertex[0])] == [52]
+    balanced = network_lower_bound([0.0] * 1024, network.model, topology, VECTOR)
+    assert balanced == pytest.approx(OTHER_SITE, rel=1e-12)
+    late = network_lower_bound(arrival_pattern("one-late", 1024, delay), network.model,
+                               topology, VECTOR)
+    expected = (1023 * delay + SAME_HOST + 51 * SAME_HOST + 460 * SAME_SITE
+                + 512 * OTHER_SITE) / 1024
+    assert late == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("network", ["geo-2site", "geo-3site",
+                                     str(NETWORKS / "geo-3site-unequal.toml"),
+                                     str(NETWORKS / "two-switch-32.json"),
+                                     str(NETWORKS / "smp-4x8.json"),
+                                     str(NETWORKS / "testbed-2site.json")])
+@pytest.mark.parametrize("seed", range(5))
+def test_the_network_bound_is_at_least_e_bar_lo(network, seed):
+    loaded = load_network(network)
+    generator = random.Random(seed)
+    largest = {"geo-3site-unequal": 18, "testbed-2site": 6, "two-switch-32": 32, "smp-4x8": 32}
+    ranks = generator.randint(2, largest.get(loaded.name, 64))
+    topology = loaded.topology(ranks)
+    arrivals = [generator.choice((0.0, generator.uniform(0, 0.02))) for _ in range(ranks)]
+    nbytes = generator.choice((0, 8, 4096, VECTOR))
+    bound = network_lower_bound(arrivals, loaded.model, topology, nbytes)
+    e_bar_lo = lower_bound(arrivals, transfer_time(loaded.model, topology, nbytes))
+    assert bound >= e_bar_lo * (1 - 1e-12)
+
+
+@pytest.mark.parametrize("name", ["ring", "rabenseifner", "recursive_doubling", "prr", "hr1",
+                                  "hr2", "straggler"])
+@pytest.mark.parametrize(("network", "ranks"), [("geo-2site", 20), ("geo-3site", 21)])
+@pytest.mark.parametrize("mode", ["balanced", "one-late", "rand-late"])
+def test_no_simulated_algorithm_beats_the_network_bound(name, network, ranks, mode):
+    loaded = load_network(network)
+    topology = loaded.topology(ranks)
+    arrivals = arrival_pattern(mode, ranks, 0.03, seed=ranks)
+    context = Context(arrivals=arrivals, tau=1e-3, groups=topology.sites)
+    result = simulate(name, ranks, VECTOR // 4, 4, loaded.model, arrivals, context,
+                      topology=topology)
+    assert result.average_elapsed >= network_lower_bound(arrivals, loaded.model, topology,
+                                                         VECTOR)
+
+
+def test_the_network_bound_of_one_rank_is_zero_and_bad_input_is_named():
+    topology = load_network("geo-2site").topology(2)
+    assert network_lower_bound([0.5], HOCKNEY, None, VECTOR) == 0.0
+    assert network_lower_bound([0.5], HOCKNEY, load_network("geo-2site").topology(1), 8) == 0.0
+    with pytest.raises(ValueError, match="arrivals gives 3 times for 2 ranks"):
+        network_lower_bound([0.0, 0.0, 0.0], HOCKNEY, topology, 8)
+    with pytest.raises(ValueError, match="nbytes must be from 0"):
+        network_lower_bound([0.0, 0.0], HOCKNEY, topology, -1)
+    with pytest.raises(ValueError, match="none given"):
+        network_lower_bound([], HOCKNEY, None, 8)
+
+
+def test_the_network_bound_at_1024_ranks_on_1024_hosts_runs():
+    # the worst shape for its O(P + V^2): every rank on its own host (no wall-clock assert)
+    layout = parse_topology({"switches": [{"name": "s"}, {"name": "l", "parent": "s"},
+                                          {"name": "r", "parent": "s"}],
+                             "hosts": [{"name": "a", "count": 512, "parent": "l"},
+                                       {"name": "b", "count": 512, "parent": "r"}]},
+                            preset("ethernet-1g"))
+    arrivals = arrival_pattern("rand-late", 1024, 0.01)
+    topology = layout.place(1024)
+    model = preset("ethernet-1g")
+    assert network_lower_bound(arrivals, model, topology, VECTOR) >= lower_bound(
+        arrivals, transfer_time(model, topology, VECTOR)) * (1 - 1e-12)
+
+
+def test_sim_command_rows_carry_both_bounds_and_excesses(papcoll_command):
+    result = papcoll_command("sim", "--network", "geo-2site", "--ranks", "20", "--algorithms",
+                             "hr1,ring", "--count", "512K", "--mode", "one-late",
+                             "--max-delay", "100ms", "--json", "-")
+    assert result.returncode == 0, result.stderr
+    assert "net bound ms" in result.stderr + result.stdout[:result.stdout.index("[")]
+    rows = json.loads(result.stdout[result.stdout.index("["):])
+    for row in rows:
+        assert row["network_bound_ms"] == pytest.approx(
+            95 + (SAME_SITE + OTHER_SITE) / 2 * 1e3, rel=1e-12)
+        assert row["lower_bound_ms"] == pytest.approx(95 + SAME_SITE * 1e3, rel=1e-12)
+        assert row["excess_ms"] == pytest.approx(row["avg_elapsed_ms"] - row["lower_bound_ms"])
+        assert row["network_excess_ms"] == pytest.approx(
+            row["avg_elapsed_ms"] - row["network_bound_ms"])
+        assert row["network_excess_ms"] > 0

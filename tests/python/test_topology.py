@@ -292,3 +292,181 @@ def test_placement_fills_hosts_of_unequal_cores(placement, expected):
                           "hosts": [{"name": "h", "count": 1000, "parent": "s",
                                      "cores": 65536}]}, HOCKNEY).place(4)
     assert len(big.rank_vertex) == 4
+
+
+# --- sites (issue 22) -----------------------------------------------------------------------
+
+@pytest.mark.parametrize(("network", "ranks", "sizes", "names"), [
+    ("geo-2site", 20, [10, 10], ["site-a", "site-b"]),
+    (str(NETWORKS / "geo-2site.toml"), 20, [10, 10], ["site-a", "site-b"]),
+    ("geo-2site", 7, [4, 3], ["site-a", "site-b"]),
+    ("geo-3site", 20, [7, 7, 6], ["site-a", "site-b", "site-c"]),
+    ("geo-3site", 21, [7, 7, 7], ["site-a", "site-b", "site-c"]),
+    ("geo-3site", 1024, [342, 341, 341], ["site-a", "site-b", "site-c"]),
+    ("geo-3site", 1, [1], ["site-a"]),
+    (str(NETWORKS / "geo-3site-unequal.toml"), 18, [8, 6, 4], ["site-a", "site-b", "site-c"]),
+    (str(NETWORKS / "testbed-2site.json"), 6, [3, 3], ["site-a", "site-b"]),
+])
+def test_sites_are_blocks_of_ranks_numbered_by_their_first_rank(network, ranks, sizes, names):
+    topology = load_network(network).topology(ranks)
+    assert topology.sites == [site for site, size in enumerate(sizes) for _ in range(size)]
+    assert topology.site_names == names
+    # a rank's site is the nearest site switch above its host
+    for rank, vertex in enumerate(topology.rank_vertex):
+        above = vertex
+        while topology.names[above] not in names:
+            above = topology.parent[above]
+        assert topology.names[above] == names[topology.sites[rank]]
+
+
+def test_a_network_without_sites_has_none():
+    assert load_network(str(NETWORKS / "two-switch-32.json")).topology(32).sites == []
+    assert load_network("hockney").topology(4) is None
+
+
+@pytest.mark.parametrize("ranks", [20, 21, 1024])
+def test_geo_three_site_sites_are_13_ms_and_4_gb_s_apart_like_geo_two_site(ranks):
+    three = load_network("geo-3site").topology(ranks)
+    two = load_network("geo-2site").topology(20)
+    assert load_network("geo-3site").model == load_network("geo-2site").model
+
+    def crossing(topology, first, second):
+        links = [link // 2 for link in topology.path(first, second)]
+        return (sum(topology.link_latency[v] for v in links),
+                max(topology.link_seconds_per_byte[v] for v in links))
+
+    per_site = [three.sites.count(site) for site in range(3)]
+    firsts = [three.sites.index(site) for site in range(3)]
+    for first in firsts:
+        for second in firsts:
+            if first != second:
+                latency, per_byte = crossing(three, first, second)
+                assert latency == pytest.approx(13.01e-3, rel=1e-12)
+                assert per_byte == 2.5e-10
+    assert crossing(two, 0, 10) == pytest.approx(crossing(three, firsts[0], firsts[1]))
+    # within a site: host -> switch -> host as geo-2site, ranks in blocks on 10 hosts
+    neighbour = next(r for r in range(ranks) if three.rank_vertex[r] != three.rank_vertex[0])
+    assert three.sites[neighbour] == 0
+    assert crossing(three, 0, neighbour) == crossing(two, 0, 1) == (10e-6, 2e-10)
+    assert (three.local_latency, three.local_seconds_per_byte) == (0.5e-6, 1e-10)
+    for site, size in enumerate(per_site):
+        hosts = [three.rank_vertex[r] for r in range(ranks) if three.sites[r] == site]
+        assert hosts == sorted(hosts) and len(set(hosts)) == min(10, size)
+
+
+def _two_leaves(**marks: object) -> dict:
+    """A root over switches left (hosts a0, a1) and right (b0, b1), `marks` their site keys."""
+    return {"topology": {
+        "switches": [{"name": "root", **({"site": marks["root"]} if "root" in marks else {})},
+                     {"name": "left", "parent": "root",
+                      **({"site": marks["left"]} if "left" in marks else {})},
+                     {"name": "right", "parent": "root",
+                      **({"site": marks["right"]} if "right" in marks else {})}],
+        "hosts": [{"name": "a", "count": 2, "parent": "left"},
+                  {"name": "b", "count": 2, "parent": "right"}]}}
+
+
+@pytest.mark.parametrize(("document", "message"), [
+    (_two_leaves(root=True, left=True, right=True), "sites 'root' and 'left' nest"),
+    (_two_leaves(left=True), "host 'b0' is below no site switch"),
+    (_two_leaves(left="yes", right=True), "site must be true or false, not 'yes'"),
+    (_two_leaves(left=1, right=True), "site must be true or false, not 1"),
+    ({"topology": {"switches": [{"name": "s", "site": True}, {"name": "t", "parent": "s",
+                                                             "site": True}],
+                   "hosts": [{"name": "h", "count": 4, "parent": "s"}]}},
+     "site 't' has no hosts"),
+    ({"topology": {"switches": [{"name": "s", "site": True}],
+                   "hosts": [{"name": "h", "count": 4, "parent": "s", "site": True}]}},
+     "unknown key 'site'"),
+])
+def test_bad_sites_are_named(tmp_path, document, message):
+    for suffix in (".json", ".toml"):
+        path = tmp_path / f"sites{suffix}"
+        if suffix == ".json":
+            path.write_text(json.dumps(document))
+        else:
+            topology = document["topology"]
+            entries = {kind: ", ".join("{" + ", ".join(f"{key} = {json.dumps(value)}"
+                                                       for key, value in entry.items()) + "}"
+                                       for entry in topology[kind])
+                       for kind in ("switches", "hosts")}
+            path.write_text(f"[topology]\nswitches = [{entries['switches']}]\n"
+                            f"hosts = [{entries['hosts']}]\n")
+        with pytest.raises(NetworkError, match=message):
+            load_network(str(path))
+
+
+def test_a_site_below_a_site_with_hosts_of_its_own_is_a_site_of_its_own():
+    # geo-2site's shape: root 'left-site' holds a0, a1 and the site 'right' below it
+    layout = parse_topology({
+        "switches": [{"name": "root", "site": True},
+                     {"name": "rack", "parent": "root"},
+                     {"name": "far", "parent": "rack", "site": True}],
+        "hosts": [{"name": "a", "count": 2, "parent": "root"},
+                  {"name": "r", "count": 2, "parent": "rack"},
+                  {"name": "f", "count": 2, "parent": "far"}]}, HOCKNEY)
+    topology = layout.place(6)
+    assert topology.sites == [0, 0, 0, 0, 1, 1]
+    assert topology.site_names == ["root", "far"]
+
+
+@pytest.mark.parametrize(("network", "ranks", "groups", "expected"), [
+    ("geo-2site", 1024, None, [0] * 512 + [1] * 512),
+    ("geo-2site", 1024, "site", [0] * 512 + [1] * 512),
+    ("geo-3site", 20, None, [0] * 7 + [1] * 7 + [2] * 6),
+    ("geo-3site", 20, "switch", [1] * 7 + [2] * 7 + [3] * 6),    # the vertex above the host
+    ("geo-2site", 4, "host", [2, 3, 12, 13]),
+    (str(NETWORKS / "smp-4x8.json"), 12, None, [1] * 8 + [2] * 4),  # no sites: the host
+])
+def test_groups_default_to_the_sites_where_the_network_marks_them(network, ranks, groups,
+                                                                    expected):
+    from papcoll.cli.options import groups_for
+    assert groups_for(groups, ranks, load_network(network).topology(ranks)) == expected
+
+
+@pytest.mark.parametrize(("groups", "wan_bytes"), [([], 4096), (["--groups", "site"], 4096),
+                                                   (["--groups", "host"], None)])
+def test_sim_command_runs_hr1_across_the_sites(papcoll_command, groups, wan_bytes):
+    # hr1 with site groups: the two site leaders exchange the vector once over the WAN
+    # (outer recursive doubling of 2), 1 K floats each way; host groups cross it more
+    result = papcoll_command("sim", "--network", "geo-2site", "--ranks", "1024",
+                             "--algorithms", "hr1", "--count", "1K", "--baseline", "none",
+                             *groups, "--json", "-")
+    assert result.returncode == 0, result.stderr
+    row = json.loads(result.stdout[result.stdout.index("["):])[0]
+    crossing = (row["link_bytes"]["site-b->site-a"], row["link_bytes"]["site-a->site-b"])
+    if wan_bytes is None:
+        assert min(crossing) > 4096
+    else:
+        assert crossing == (wan_bytes, wan_bytes)
+
+
+@pytest.mark.parametrize(("network", "message"), [
+    ("hockney", "--groups site needs a network with a topology"),
+    (str(NETWORKS / "smp-4x8.json"), "--groups site needs a network that marks sites"),
+])
+def test_groups_site_needs_sites(papcoll_command, network, message):
+    result = papcoll_command("sim", "--network", network, "--ranks", "4", "--algorithms",
+                             "hr1", "--groups", "site", "--count", "16")
+    assert result.returncode == 2 and message in result.stderr
+
+
+@pytest.mark.parametrize(("network", "ranks"), [("geo-2site", 20), ("geo-3site", 30),
+                                               (str(NETWORKS / "smp-4x8.json"), 32)])
+def test_show_without_ranks_places_one_rank_a_core(papcoll_command, network, ranks):
+    result = papcoll_command("sim", "--network", network, "--show")
+    assert result.returncode == 0, result.stderr
+    assert len(json.loads(result.stdout)["topology"]["placement"]) == ranks
+
+
+def test_show_names_the_site_of_every_rank(papcoll_command):
+    result = papcoll_command("sim", "--network", str(NETWORKS / "testbed-2site.json"),
+                             "--ranks", "6", "--show")
+    assert result.returncode == 0, result.stderr
+    shown = json.loads(result.stdout)["topology"]
+    assert shown["sites"] == ["site-a"] * 3 + ["site-b"] * 3
+    marked = {v["name"]: v for v in shown["vertices"] if v.get("site")}
+    assert sorted(marked) == ["site-a", "site-b"]
+    assert marked["site-b"]["seconds_per_byte"] == 10 * 8e-9  # 100 Mb/s against 1 Gb/s
+    hosts = [v for v in shown["vertices"] if v["name"] not in marked]
+    assert {(v["latency"], v["seconds_per_byte"]) for v in hosts} == {(0.0, 8e-9)}

@@ -207,8 +207,9 @@ _group_ids = comma_list(_group_id, "a group layout (g0,g1,... or blocks:K)")
 
 
 def group_layout(text: str) -> str | list[int]:
-    """g0,g1,... (a group per rank), blocks:K, host or switch (resolved by groups_for)."""
-    if text in ("host", "switch") or text.startswith("blocks:"):
+    """g0,g1,... (a group per rank), blocks:K, host, switch or site (resolved by
+    groups_for)."""
+    if text in ("host", "switch", "site") or text.startswith("blocks:"):
         if text.startswith("blocks:") and not (text[7:].isdigit() and int(text[7:]) > 0):
             raise argparse.ArgumentTypeError(f"'{text}': blocks:K needs a positive K")
         return text
@@ -357,8 +358,9 @@ def add_parameters(parser: argparse.ArgumentParser, topology: bool = False,
     parser.add_argument("--groups", type=group_layout, default=None, metavar="LAYOUT",
                         help="hr1, hr2, smp_*: the group of every rank: g0,g1,... or blocks:K "
                              "(K consecutive ranks per group)" +
-                             (", or host / switch (from the network's topology; default: "
-                              "host when some host runs several ranks, else switch)"
+                             (", or host / switch / site (from the network's topology; "
+                              "default: site when the network marks sites, else host when "
+                              "some host runs several ranks, else switch)"
                               if topology else ""))
     parser.add_argument("--inner", default=None, type=algorithm_name, metavar="ALGORITHM",
                         help="hr2: the all-reduce inside groups (default ring)")
@@ -412,7 +414,8 @@ def add_network(parser: argparse.ArgumentParser, default: str) -> None:
     """--network and --param, as `papcoll sim` takes them."""
     parser.add_argument("--network", default=default,
                         help="preset (hockney, ethernet-1g, infiniband-fdr, aries: crossbars; "
-                             "geo-2site: two sites) or a .json / .toml network file "
+                             "geo-2site, geo-3site: two and three sites) or a .json / .toml "
+                             "network file "
                              f"(docs/simulator.md; default {default})")
     parser.add_argument("--param",
                         help="override model parameters, e.g. alpha=5e-5,beta=8e-9")
@@ -472,10 +475,13 @@ def network_of(arguments: argparse.Namespace) -> Any:
 
 def groups_for(layout: str | list[int] | None, ranks: int,
                topology: Topology | None = None) -> list[int] | None:
-    """The group of every rank from a --groups value (and the topology, for host/switch)."""
+    """The group of every rank from a --groups value (and the topology, for host, switch and
+    site). Without one, a topology gives its sites where it marks some (the groups seed
+    003's hierarchical algorithms are about), else the host when some host runs several
+    ranks, else the switch above the host."""
     if layout is None and topology is not None:
         shared = len(set(topology.rank_vertex)) < len(topology.rank_vertex)
-        layout = "host" if shared else "switch"
+        layout = "site" if topology.sites else "host" if shared else "switch"
     if layout is None:
         return None
     if isinstance(layout, list):
@@ -490,6 +496,11 @@ def groups_for(layout: str | list[int] | None, ranks: int,
         raise PapcollError(1, f"--groups {layout} needs a network with a topology")
     if layout == "host":
         return list(topology.rank_vertex)
+    if layout == "site":
+        if not topology.sites:
+            raise PapcollError(1, "--groups site needs a network that marks sites (a switch "
+                                  "with \"site\": true, as geo-2site and geo-3site do)")
+        return list(topology.sites)
     return [topology.parent[vertex] for vertex in topology.rank_vertex]
 
 
