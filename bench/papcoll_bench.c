@@ -52,6 +52,14 @@
  * c_double_complex. Ops (--op): sum, prod, min, max, band, bor, bxor where MPI defines
  * them (bitwise ops on integers, min/max not on complex numbers).
  *
+ * Groups (--group-colors c0,c1,...): the hierarchical algorithms (hr1, hr2, smp_*, and any
+ * other that takes groups) group ranks by papcoll_config.grouping. By default that is
+ * MPI's shared-memory node (MPI_Comm_split_type), right on a cluster whose nodes run
+ * several ranks, wrong where the groups are something else: on the testbed every host is a
+ * namespace of its own, and a site of several hosts is no shared-memory node. The option
+ * gives every rank's group, one color >= 0 per rank in rank order (PAPCOLL_GROUPS_COLOR);
+ * the JSON's "group_colors" lists them (null: shared-memory grouping).
+ *
  * Output: rank 0 writes a JSON array (one object per algorithm x count x maxDelay) to
  * --json FILE, or "-" for stdout, and a plain table to stdout otherwise. With --progress it
  * prints "progress DONE TOTAL" lines on stderr, which `papcoll bench` turns into a bar.
@@ -90,6 +98,7 @@ typedef struct options {
     const char *json_path;     /* NULL: table on stdout */
     int progress;
     const char *schedule;      /* recursive_multiplying's schedule, or NULL */
+    int32_t *group_colors;     /* --group-colors: one per rank; NULL: shared-memory groups */
 } options;
 
 /* One algorithm under test: papcoll's or the library's. */
@@ -143,7 +152,9 @@ static void usage_error(const char *format, const char *value) {
                 "       [--datatype int8..uint64|float|double|long_double|...] "
                 "[--op sum|prod|min|max|band|bor|bxor]\n"
                 "       [--seed S] [--json FILE|-] [--progress]\n"
-                "       [--schedule STRING]   (recursive_multiplying's schedule)\n");
+                "       [--schedule STRING]   (recursive_multiplying's schedule)\n"
+                "       [--group-colors c0,c1,...]   (hierarchical algorithms: every "
+                "rank's group, >= 0)\n");
     }
     MPI_Finalize();
     exit(format ? 2 : 0);
@@ -185,6 +196,42 @@ static int parse_int(const char *text, int minimum, const char *what) {
     long value = strtol(text, &end, 10);
     if (end == text || *end != '\0' || value < minimum || value > 1000000) usage_error(what, text);
     return (int)value;
+}
+
+/* --group-colors c0,c1,...: one color >= 0 per rank of MPI_COMM_WORLD, in rank order. Not
+ * split(): a run may have more ranks than split's 32 items. */
+static int32_t *parse_group_colors(const char *text) {
+    int32_t *colors = malloc((size_t)ranks * sizeof *colors);
+    if (colors == NULL) usage_error("out of memory for --group-colors '%s'", text);
+    int given = 0;
+    const char *at = text;
+    for (;;) {
+        char *end;
+        errno = 0;
+        long value = strtol(at, &end, 10);
+        /* a number, >= 0, that fits a color, ended by ',' or the end: nothing else */
+        if (*at < '0' || *at > '9' || errno || value > INT32_MAX || (*end != ',' && *end)) {
+            char problem[200];
+            snprintf(problem, sizeof problem,
+                     "bad --group-colors '%.60s': item %d is not a color (a whole number "
+                     "from 0 to 2147483647)", text, given + 1);
+            free(colors);
+            usage_error("%s", problem);
+        }
+        if (given < ranks) colors[given] = (int32_t)value;
+        given++;
+        if (*end == '\0') break;
+        at = end + 1;
+    }
+    if (given != ranks) {
+        char problem[200];
+        snprintf(problem, sizeof problem,
+                 "--group-colors gives %d colors for %d ranks: give one per rank, in rank "
+                 "order", given, ranks);
+        free(colors);
+        usage_error("%s", problem);
+    }
+    return colors;
 }
 
 static void parse_options(int argc, char **argv, options *o) {
@@ -240,6 +287,9 @@ static void parse_options(int argc, char **argv, options *o) {
             o->op_name = value;
         } else if (strcmp(flag, "--schedule") == 0) {
             o->schedule = value;
+        } else if (strcmp(flag, "--group-colors") == 0) {
+            free(o->group_colors);
+            o->group_colors = parse_group_colors(value);
         } else if (strcmp(flag, "--json") == 0) {
             o->json_path = value;
         } else {
@@ -520,7 +570,7 @@ static statistics summarize(double *values, int n) {
 
 /* ---- main -------------------------------------------------------------------------- */
 
-static void open_contender(const char *name, const char *schedule, contender *c) {
+static void open_contender(const char *name, const options *o, contender *c) {
     memset(c, 0, sizeof *c);
     c->name = name;
     c->native.comm = MPI_COMM_NULL;
@@ -534,7 +584,11 @@ static void open_contender(const char *name, const char *schedule, contender *c)
     papcoll_config config;
     papcoll_config_init(&config);
     config.algorithm = name;
-    if (strcmp(name, "recursive_multiplying") == 0) config.parameters.schedule = schedule;
+    if (strcmp(name, "recursive_multiplying") == 0) config.parameters.schedule = o->schedule;
+    if (o->group_colors) {
+        config.grouping = PAPCOLL_GROUPS_COLOR;
+        config.group_color = o->group_colors[rank];
+    }
     int code = papcoll_comm_create(MPI_COMM_WORLD, &config, &c->papcoll);
     if (code != MPI_SUCCESS) usage_error("%s", papcoll_error_string(code));
 }
@@ -590,7 +644,7 @@ int main(int argc, char **argv) {
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     contender contenders[MAX_ITEMS];
     for (int a = 0; a < o.algorithm_count; a++)
-        open_contender(o.algorithm_names[a], o.schedule, &contenders[a]);
+        open_contender(o.algorithm_names[a], &o, &contenders[a]);
 
     int64_t largest = 1;
     for (int c = 0; c < o.count_count; c++) largest = o.counts[c] > largest ? o.counts[c] : largest;
@@ -755,6 +809,11 @@ int main(int argc, char **argv) {
                     bound, st.mean - bound, predicted_calls[s],
                     correct[s] ? "true" : "false");
             print_json_string(out, library);
+            fprintf(out, ", \"group_colors\": ");
+            if (o.group_colors == NULL) fprintf(out, "null");
+            for (int r = 0; o.group_colors && r < ranks; r++)
+                fprintf(out, "%s%d%s", r ? ", " : "[", (int)o.group_colors[r],
+                        r + 1 < ranks ? "" : "]");
             if (tallies[s].calls > 0) { /* auto: what it ran, and the gain it predicted */
                 fprintf(out, ", \"chosen\": {");
                 for (int k = 0; k < tallies[s].distinct; k++) {
@@ -799,6 +858,7 @@ int main(int argc, char **argv) {
     free(tallies);
     free(arrivals);
     free(clock_offsets);
+    free(o.group_colors);
     MPI_Finalize();
     return all_correct ? 0 : 1;
 }

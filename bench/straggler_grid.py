@@ -28,6 +28,7 @@ from typing import Any
 
 from papcoll.bench import NATIVE_CONTENDERS, BenchOptions, run_benchmark
 from papcoll.launcher import mpi_flavor
+from papcoll.network import load_network
 from papcoll.testbed import CpuMeter, temporary
 
 OURS = ["auto", "straggler", "prr", "slt", "ring"]
@@ -42,7 +43,8 @@ def _run(options: BenchOptions, testbed: str | None) -> list[dict[str, Any]]:
             rows = run_benchmark(options)
     else:
         with temporary(testbed, options.ranks) as bed, CpuMeter() as cpu:
-            rows = run_benchmark(options, launch=bed.mpiexec_command)
+            rows = run_benchmark(options, launch=bed.mpiexec_command,
+                                 network=load_network(testbed))
     for row in rows:
         row["cpu_busy_percent"] = cpu.busy_percent
     return rows

@@ -38,7 +38,8 @@ def measure(ranks: int, mode: str, iterations: int, network: str) -> list[dict[s
                            max_delays_ms=DELAYS_MS, iterations=iterations, warmup=2,
                            compute_ms=100.0, baseline="ring", timeout=3000)
     with temporary("ethernet-1g", ranks) as testbed, CpuMeter() as cpu:
-        rows = run_benchmark(options, launch=testbed.mpiexec_command)
+        rows = run_benchmark(options, launch=testbed.mpiexec_command,
+                             network=load_network("ethernet-1g"))
     model = load_network(network)
     for row in rows:
         row["mode"], row["cpu_busy_percent"] = mode, cpu.busy_percent

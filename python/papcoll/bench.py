@@ -25,10 +25,14 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .launcher import Launch, mpiexec_command, program_path
 from .pmpi import load_report, preload_library_path
+from .sim import network_lower_bound
+
+if TYPE_CHECKING:
+    from .network import Network, Topology
 
 DEFAULT_BASELINE = "native"
 # seed 000 S3's saving (saving_summary) is measured against papcoll's ring
@@ -119,6 +123,31 @@ def add_speedups(rows: list[dict[str, Any]], baseline: str = DEFAULT_BASELINE) -
                                               if row["median_ms"] > 0 else None)
 
 
+def add_network_bounds(rows: list[dict[str, Any]], network: Network | None = None) -> None:
+    """Adds network_bound_ms, the bound that knows the network (papcoll.sim.
+    network_lower_bound: per rank the time the last arriving rank's data needs to reach it),
+    computed for every timed iteration from the arrivals that happened (arrival_offsets_ms,
+    as papcoll-bench computes lower_bound_ms) on the network's model and its topology for
+    the row's P (ranks placed as the simulator and the testbed place them) and averaged like
+    e-bar; and network_excess_ms = e-bar - that bound. Without a network (the job ran in
+    this machine's shared memory, a crossbar) it is lower_bound_ms itself: a crossbar's
+    bound is e-bar_lo, whose delta papcoll-bench measured."""
+    topologies: dict[int, Topology | None] = {}
+    for row in rows:
+        patterns = row.get("arrival_offsets_ms") or []
+        if network is not None and row["ranks"] not in topologies:
+            topologies[row["ranks"]] = network.topology(row["ranks"])
+        if network is None or not patterns:
+            bound = row["lower_bound_ms"]
+        else:
+            bound = sum(network_lower_bound([offset / 1e3 for offset in arrivals],
+                                            network.model, topologies[row["ranks"]],
+                                            row["bytes"])
+                        for arrivals in patterns) / len(patterns) * 1e3
+        row["network_bound_ms"] = bound
+        row["network_excess_ms"] = row["avg_elapsed_ms"] - bound
+
+
 @dataclass(frozen=True)
 class BenchOptions:
     """One papcoll-bench job: what `papcoll bench` passes on (bench/papcoll_bench.c)."""
@@ -137,6 +166,9 @@ class BenchOptions:
     mispredict: bool = False  # one-late: every rank predicts rank 2 late instead of rank 1
     baseline: str = DEFAULT_BASELINE  # of the speedups; the caller puts it in `algorithms`
     schedule: str | None = None
+    # the hierarchical algorithms' group of every rank (papcoll-bench --group-colors); None:
+    # MPI's shared-memory nodes
+    group_colors: list[int] | None = None
     # libpapcoll_pmpi.so preloaded: 'native' contenders' MPI_Allreduce goes through papcoll
     preload: bool = False
     timeout: float = 3600.0
@@ -144,11 +176,13 @@ class BenchOptions:
 
 def run_benchmark(options: BenchOptions,
                   progress: Callable[[int, int], None] | None = None,
-                  launch: Launch = mpiexec_command) -> list[dict[str, Any]]:
+                  launch: Launch = mpiexec_command,
+                  network: Network | None = None) -> list[dict[str, Any]]:
     """Runs papcoll-bench under mpiexec (`launch`: this machine's, or a testbed's);
-    `progress(done, total)` follows its progress lines.
-    Returns its rows with the speedups against options.baseline; RuntimeError when the job
-    fails or times out."""
+    `progress(done, total)` follows its progress lines. `network`: the testbed's network,
+    for the bound that knows it (add_network_bounds); None: shared memory, a crossbar.
+    Returns its rows with the speedups against options.baseline and the network bounds;
+    RuntimeError when the job fails or times out."""
     with tempfile.TemporaryDirectory() as directory:
         json_path = Path(directory) / "rows.json"
         program = [str(bench_program()), "--algorithms", ",".join(options.algorithms),
@@ -162,6 +196,8 @@ def run_benchmark(options: BenchOptions,
                    "--json", str(json_path), "--progress"]
         if options.schedule:
             program += ["--schedule", options.schedule]
+        if options.group_colors is not None:
+            program += ["--group-colors", ",".join(str(color) for color in options.group_colors)]
         argv, environment = launch(options.ranks, program)
         report_path = Path(directory) / "report.json"
         if options.preload:
@@ -207,6 +243,7 @@ def run_benchmark(options: BenchOptions,
         if preload_totals is not None:
             row["preload_totals"] = preload_totals
     add_speedups(rows, options.baseline)
+    add_network_bounds(rows, network)
     return rows
 
 

@@ -477,17 +477,25 @@ class Testbed:
         """The smallest token bucket of its links (the simulator's burst_bytes)."""
         return min(bucket_bytes(link.rate_bits) for link in self.plan.links)
 
-    def mpiexec_command(self, ranks: int, program: Sequence[str]) -> tuple[list[str],
-                                                                          dict[str, str]]:
-        """A papcoll.launcher.Launch: `ranks` ranks, block-placed host by host."""
+    def rank_hosts(self, ranks: int) -> list[int]:
+        """The host (an index into plan.hosts) of every rank of a `ranks`-rank job, as
+        mpiexec_command places them: block, filling each host's cores in turn (the
+        simulator's block placement on the network's topology, which plan() built)."""
         if not 1 <= ranks <= self.plan.ranks:
             raise TestbedError(f"testbed '{self.plan.name}' holds {self.plan.ranks} ranks "
                                f"({len(self.plan.hosts)} hosts), not {ranks}")
-        hosts, left = [], ranks
-        for namespace, cores in zip(self.plan.namespaces, self.plan.cores, strict=True):
-            if left:
-                hosts.append((namespace, min(cores, left)))
-                left -= hosts[-1][1]
+        placed: list[int] = []
+        for host, cores in enumerate(self.plan.cores):
+            placed.extend([host] * min(cores, ranks - len(placed)))
+        return placed
+
+    def mpiexec_command(self, ranks: int, program: Sequence[str]) -> tuple[list[str],
+                                                                          dict[str, str]]:
+        """A papcoll.launcher.Launch: `ranks` ranks, block-placed host by host
+        (rank_hosts)."""
+        placed = self.rank_hosts(ranks)
+        hosts = [(self.plan.namespaces[host], placed.count(host))
+                 for host in dict.fromkeys(placed)]
         launcher = str(mpiexec_path())
         wrapper = str(_wrapper_directory(self.plan.name) / "enter-host")
         environment = dict(os.environ)

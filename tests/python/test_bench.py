@@ -53,6 +53,12 @@ def test_bench_rows_cover_every_algorithm_and_delay(bench_run):
             sum(waits) / len(waits) + row["p2p_ms"], rel=1e-4, abs=1e-5)
         assert row["excess_ms"] == pytest.approx(
             row["avg_elapsed_ms"] - row["lower_bound_ms"], rel=1e-4, abs=1e-5)
+        # shared memory is a crossbar: the bound that knows the network is e-bar_lo itself
+        assert row["testbed"] is None
+        assert row["network_bound_ms"] == row["lower_bound_ms"]
+        assert row["network_excess_ms"] == pytest.approx(row["excess_ms"], rel=1e-4,
+                                                         abs=1e-5)
+        assert row["group_colors"] is None  # no --groups: MPI's shared-memory nodes
         assert row["baseline"] == "native"
         if row["algorithm"] == "native":
             assert row["speedup_vs_baseline"] == pytest.approx(1.0)
@@ -84,6 +90,70 @@ def test_arrivals_are_recorded_per_iteration_and_rank(bench_run):
             if row["max_delay_ms"] == 20.0:
                 # a sleep never ends early; how late it ends depends on the machine's load
                 assert arrivals[1] == max(arrivals) and arrivals[1] >= 15.0, row
+
+
+def _bench_program(ranks: int, *options: str) -> subprocess.CompletedProcess[str]:
+    """papcoll-bench itself under mpiexec (a tiny, back-to-back run), under a timeout."""
+    argv, environment = mpiexec_command(ranks, [
+        str(bench_program()), "--counts", "1009", "--mode", "rand-late", "--max-delays-ms",
+        "0", "--iterations", "1", "--warmup", "0", "--compute-ms", "0", "--json", "-",
+        *options])
+    return subprocess.run(argv, env=environment, capture_output=True, text=True,
+                          timeout=COMMAND_TIMEOUT_SECONDS)
+
+
+def test_group_colors_give_the_hierarchical_algorithms_their_groups():
+    # colors that are not MPI's node (all 4 ranks share this machine's memory) and not
+    # blocks: hr1 and hr2 run on them and stay correct, and the JSON records them
+    result = _bench_program(4, "--algorithms", "hr1,hr2,ring", "--group-colors", "5,0,5,0")
+    assert result.returncode == 0, result.stderr[-2000:]
+    rows = json.loads(result.stdout)
+    assert [row["algorithm"] for row in rows] == ["hr1", "hr2", "ring"]
+    for row in rows:
+        assert row["correct"] is True and row["group_colors"] == [5, 0, 5, 0], row
+
+
+@pytest.mark.parametrize(("colors", "message"), [
+    ("0,1,0", "--group-colors gives 3 colors for 4 ranks: give one per rank"),
+    ("0,1,0,1,0", "--group-colors gives 5 colors for 4 ranks"),
+    ("0,1,-1,1", "item 3 is not a color"),
+    ("0,1,x,1", "item 3 is not a color"),
+    ("0,,1,1", "item 2 is not a color"),
+    ("0,1,0,1,", "item 5 is not a color"),
+    ("0,1,0,4294967296", "item 4 is not a color"),
+])
+def test_bad_group_colors_are_refused_naming_the_problem(colors, message):
+    result = _bench_program(4, "--algorithms", "hr1", "--group-colors", colors)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert message in result.stderr, result.stderr
+
+
+def test_bench_groups_become_the_group_colors(tmp_path):
+    # `papcoll bench --groups` takes `papcoll sim --groups`'s layouts (without a testbed:
+    # g0,g1,... and blocks:K) and passes them on as papcoll-bench --group-colors
+    json_path = tmp_path / "rows.json"
+    result = run_papcoll("bench", "--ranks", "4", "--algorithms", "hr1", "--count", "1K",
+                         "--max-delay", "0", "--iterations", "1", "--warmup", "0",
+                         "--compute-ms", "0", "--groups", "blocks:2", "--json", str(json_path))
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = json.loads(json_path.read_text())
+    assert {row["algorithm"] for row in rows} == {"hr1", "native"}
+    for row in rows:
+        assert row["group_colors"] == [0, 0, 1, 1] and row["correct"] is True, row
+
+
+@pytest.mark.parametrize(("groups", "message"), [
+    ("0,1,0", "--groups gives 3 groups for 4 ranks: give one per rank"),
+    ("host", "--groups host is a layout of a network's topology: it needs --testbed"),
+    ("blocks:0", "blocks:K needs a positive K"),
+    ("0,-1,0,1", "group ids must not be negative"),
+])
+def test_bench_bad_groups_are_refused_before_launching(papcoll_command, groups, message):
+    result = papcoll_command("bench", "--ranks", "4", "--algorithms", "hr1", "--count", "8",
+                             "--iterations", "1", "--compute-ms", "0", "--groups", groups)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert message in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
 def test_bench_prints_the_table_and_draws_the_plot(bench_run):

@@ -17,6 +17,8 @@ import pytest
 from conftest import COMMAND_TIMEOUT_SECONDS, VENV_BIN, run_papcoll
 from papcoll import testbed
 from papcoll.bench import BenchOptions, run_benchmark
+from papcoll.network import load_network
+from papcoll.sim import network_lower_bound
 
 MISSING = testbed.missing_support()
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
@@ -86,6 +88,58 @@ def test_an_allreduce_across_namespaces_is_correct_and_crosses_the_links() -> No
     for host, (sent_up, _) in after.items():
         assert sent_up - before[host][0] >= ring_bytes_per_rank, host
     assert _leftovers(bed.plan.name) == []
+
+
+TWO_SITES = "docs/networks/testbed-2site.json"
+
+
+@pytest.mark.parametrize(("network", "ranks"), [
+    ("docs/networks/smp-4x8.json", 10), (TWO_SITES, 6), (TWO_SITES, 4), ("ethernet-1g", 3)])
+def test_the_launch_places_ranks_where_the_topology_does(network: str, ranks: int) -> None:
+    """`bench --testbed` computes the ranks' groups on the network's topology (sim's
+    placement): mpiexec_command must put every rank on that host. A plan only, nothing made."""
+    bed = testbed.Testbed(testbed.plan(network, "pt8", ranks=ranks))
+    launched = [bed.plan.hosts[host] for host in bed.rank_hosts(ranks)]
+    topology = load_network(network).topology(ranks)
+    if topology is None:  # a crossbar: a host per rank, in rank order
+        assert launched == [f"host{rank}" for rank in range(ranks)]
+    else:
+        assert launched == [topology.names[vertex] for vertex in topology.rank_vertex]
+    argv, _ = bed.mpiexec_command(ranks, ["true"])
+    if "-hosts" in argv:  # MPICH: host:count, block by block, as rank_hosts says
+        hosts = argv[argv.index("-hosts") + 1].split(",")
+        assert [spec.rsplit(":", 1)[0] for spec in hosts] == list(dict.fromkeys(
+            bed.plan.namespaces[host] for host in bed.rank_hosts(ranks)))
+        assert sum(int(spec.rsplit(":", 1)[1]) for spec in hosts) == ranks
+
+
+def test_bench_on_two_sites_groups_ranks_by_site_and_bounds_by_the_network() -> None:
+    """Two sites of 3 hosts: the hierarchical algorithms get the sites as their groups (a
+    rank is its own namespace, so MPI's shared-memory nodes would be 6 groups of one), and
+    the rows carry the bound of the network (its 100 Mb/s between the sites), computed from
+    the arrivals that happened."""
+    result = run_papcoll("bench", "--testbed", TWO_SITES, "--ranks", "6", "--algorithms",
+                         "hr1,hr2", "--count", "8K", "--max-delay", "5ms", "--iterations", "2",
+                         "--warmup", "0", "--compute-ms", "0", "--json", "-")
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = json.loads(result.stdout)
+    assert {row["algorithm"] for row in rows} == {"hr1", "hr2", "native"}
+    network = load_network(TWO_SITES)
+    topology = network.topology(6)
+    assert topology is not None and topology.sites == [0, 0, 0, 1, 1, 1]
+    for row in rows:
+        assert row["correct"] is True and row["testbed"] == TWO_SITES
+        assert row["group_colors"] == [0, 0, 0, 1, 1, 1], row
+        bounds = [network_lower_bound([a / 1e3 for a in arrivals], network.model, topology,
+                                      row["bytes"]) * 1e3
+                  for arrivals in row["arrival_offsets_ms"]]
+        assert row["network_bound_ms"] == pytest.approx(sum(bounds) / len(bounds), rel=1e-9)
+        assert row["network_excess_ms"] == pytest.approx(
+            row["avg_elapsed_ms"] - row["network_bound_ms"], rel=1e-9, abs=1e-9)
+        # rank 1's 32 KiB must cross the sites' 100 Mb/s link to ranks 3..5 (2.6 ms), where
+        # e-bar_lo charges every rank one transfer between two ranks of a site
+        assert row["network_bound_ms"] > 0.5 * 32768 * 8e-8 * 1e3
+    assert "net bound" in result.stderr  # the table, on stderr beside --json -
 
 
 def test_an_interface_in_the_way_is_refused_and_left_alone() -> None:

@@ -21,7 +21,8 @@ from ..bench import (
     saving_summary,
 )
 from ..launcher import Launch, mpiexec_command
-from ..testbed import CpuMeter, link_bytes
+from ..network import Network, load_network
+from ..testbed import CpuMeter, Testbed, TestbedError, link_bytes
 from .options import (
     EXIT_OK,
     EXIT_VIOLATION,
@@ -41,6 +42,8 @@ from .options import (
     check_schedule,
     console_for,
     durations,
+    group_layout,
+    groups_for,
     integer_in_range,
     launch_for,
     write_csv,
@@ -90,6 +93,15 @@ def add_parser(commands: Any) -> None:
                             "of 'native' contenders goes through papcoll as in an unmodified "
                             "program (docs/pmpi.md); rows get its report's totals")
     add_schedule(bench)
+    # --groups as `papcoll sim` takes it (group_layout) and resolves it (groups_for), on the
+    # testbed's topology; passed on as papcoll-bench --group-colors
+    bench.add_argument("--groups", type=group_layout, default=None, metavar="LAYOUT",
+                       help="hr1, hr2, smp_*, pap_hierarchical: the group of every rank, as "
+                            "in `papcoll sim`: g0,g1,... or blocks:K, or with --testbed host, "
+                            "switch or site of its network's topology (default there: sim's, "
+                            "the sites where the network marks them). Without --testbed the "
+                            "default is MPI's shared-memory nodes (papcoll-bench "
+                            "--group-colors)")
     add_testbed(bench)
     add_json(bench)
     add_csv(bench)
@@ -107,13 +119,15 @@ def _unit(rows: list[dict[str, Any]]) -> tuple[str, float]:
 def print_table(rows: list[dict[str, Any]], console: Console) -> None:
     first = rows[0]
     unit, scale = _unit(rows)
+    # the network's bound where a testbed ran the job; in shared memory it is e-bar_lo
+    network = [f"net bound {unit}", f"net excess {unit}"] if first.get("testbed") else []
     table = Table(title=f"e-bar of all-reduce ({first['op']}, {first['datatype']}), "
                         f"P = {first['ranks']}, {first['mode']}, compute "
                         f"{first['compute_ms']:g} ms, {first['iterations']} iterations, "
                         f"speedup vs {first['baseline']} ({first['mpi_library']})")
     for column in ("algorithm", "bytes", "max delay ms", f"e-bar {unit}", f"+-2 sigma {unit}",
                    f"min {unit}", f"median {unit}", f"max {unit}", f"e-bar_lo {unit}",
-                   f"excess {unit}", f"speedup vs {first['baseline']}", "of medians",
+                   f"excess {unit}", *network, f"speedup vs {first['baseline']}", "of medians",
                    "correct"):
         if column == "algorithm":
             table.add_column(column, no_wrap=True, min_width=12)
@@ -131,7 +145,8 @@ def print_table(rows: list[dict[str, Any]], console: Console) -> None:
                       f"{row['avg_elapsed_ms'] * scale:.3f}",
                       f"{2 * row['stddev_ms'] * scale:.3f}",
                       *(f"{row[field] * scale:.3f}" for field in (
-                          "min_ms", "median_ms", "max_ms", "lower_bound_ms", "excess_ms")),
+                          "min_ms", "median_ms", "max_ms", "lower_bound_ms", "excess_ms",
+                          *(("network_bound_ms", "network_excess_ms") if network else ()))),
                       "-" if speedup is None else f"{speedup:.2f}",
                       "-" if of_medians is None else f"{of_medians:.2f}",
                       "[green]yes[/]" if row["correct"] else "[red]NO[/]")
@@ -157,8 +172,8 @@ def element_counts(arguments: argparse.Namespace) -> list[int]:
     return counts
 
 
-def _run(options: BenchOptions, console: Console,
-         launch: Launch = mpiexec_command) -> list[dict[str, Any]]:
+def _run(options: BenchOptions, console: Console, launch: Launch = mpiexec_command,
+         network: Network | None = None) -> list[dict[str, Any]]:
     """papcoll.bench.run_benchmark behind a progress bar."""
     progress = Progress("[progress.description]{task.description}", BarColumn(),
                         MofNCompleteColumn(), TimeElapsedColumn(), console=console,
@@ -167,7 +182,38 @@ def _run(options: BenchOptions, console: Console,
         task = progress.add_task(f"P = {options.ranks}, {', '.join(options.algorithms)}",
                                  total=None)
         return run_benchmark(options, lambda done, total: progress.update(
-            task, completed=done, total=total), launch)
+            task, completed=done, total=total), launch, network)
+
+
+def group_colors(arguments: argparse.Namespace, network: Network | None) -> list[int] | None:
+    """The group of every rank for papcoll-bench --group-colors: --groups resolved as
+    `papcoll sim` resolves it (groups_for), on the topology of the --testbed network for
+    --ranks ranks (the testbed places ranks as the simulator does: block, host by host; a
+    site-marked network groups by site where sim's default does). None (no --groups, no
+    testbed or a crossbar one): MPI's shared-memory nodes, which on a testbed are its
+    hosts."""
+    topology = network.topology(arguments.ranks) if network is not None else None
+    if arguments.groups is None and topology is None:
+        return None
+    if isinstance(arguments.groups, str) and not arguments.groups.startswith("blocks:") \
+            and topology is None:
+        raise UsageError(f"--groups {arguments.groups} is a layout of a network's topology: "
+                         "it needs --testbed with a network file that has one (else give "
+                         "g0,g1,... or blocks:K)")
+    return groups_for(arguments.groups, arguments.ranks, topology)
+
+
+def _check_placement(network: Network, ranks: int, testbed: Testbed) -> None:
+    """The colors were computed on the simulator's placement of the ranks: refuses a
+    testbed whose launch would put them on other hosts (it cannot, as plan() builds it)."""
+    topology = network.topology(ranks)
+    if topology is None:
+        return
+    simulated = [topology.names[vertex] for vertex in topology.rank_vertex]
+    launched = [testbed.plan.hosts[host] for host in testbed.rank_hosts(ranks)]
+    if simulated != launched:
+        raise TestbedError(f"testbed {testbed.plan.name} places the ranks on {launched}, "
+                           f"its network's topology on {simulated}")
 
 
 def command_bench(arguments: argparse.Namespace) -> int:
@@ -181,7 +227,10 @@ def command_bench(arguments: argparse.Namespace) -> int:
     if arguments.mode == "one-late" and arguments.ranks < 2:
         raise UsageError("one-late delays rank 1, so it needs --ranks 2 or more")
     counts = element_counts(arguments)
-    console = console_for(arguments, 160)
+    network = load_network(arguments.testbed) if arguments.testbed else None
+    colors = group_colors(arguments, network)
+    # a testbed adds the network's bound and excess: two columns more
+    console = console_for(arguments, 180 if arguments.testbed else 160)
     algorithms = list(arguments.algorithms)
     if arguments.baseline not in algorithms:
         algorithms.append(arguments.baseline)
@@ -192,18 +241,21 @@ def command_bench(arguments: argparse.Namespace) -> int:
         iterations=arguments.iterations, warmup=arguments.warmup,
         compute_ms=arguments.compute_ms, datatype=arguments.datatype, op=arguments.op,
         seed=arguments.seed, mispredict=arguments.mispredict, baseline=arguments.baseline,
-        schedule=arguments.schedule, preload=arguments.preload,
+        schedule=arguments.schedule, group_colors=colors, preload=arguments.preload,
         timeout=arguments.timeout)
     try:
         with launch_for(arguments, arguments.ranks) as (launch, testbed), \
                 CpuMeter() as cpu:
+            if testbed and network is not None:
+                _check_placement(network, arguments.ranks, testbed)
             before = link_bytes(testbed.plan) if testbed else {}
-            rows = _run(options, console, launch)
+            rows = _run(options, console, launch, network)
             after = link_bytes(testbed.plan) if testbed else {}
     except RuntimeError as error:  # the MPI job failed: its message says how
         raise UsageError(str(error)) from None
     for row in rows:
         row["cpu_busy_percent"] = cpu.busy_percent
+        row["testbed"] = arguments.testbed
     print_table(rows, console)
     console.print(f"CPU busy during the run: {cpu.busy_percent:.0f} % of this machine's "
                   f"{cpu.cores} cores" + (" (near 100 %: the timings measure the CPU, not "
