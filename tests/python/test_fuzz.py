@@ -154,11 +154,12 @@ _PLAIN = [info.name for info in papcoll.algorithms()
 
 def _context(name: str, ranks: int) -> papcoll.Context | None:
     info = papcoll.algorithm(name)
-    if info.needs_arrivals:
-        return papcoll.Context(arrivals=[0.001 * rank for rank in range(ranks)], tau=1e-4)
-    if info.needs_groups:
-        return papcoll.Context(groups=[rank // 2 for rank in range(ranks)])
-    return None
+    if not (info.needs_arrivals or info.needs_groups):
+        return None
+    return papcoll.Context(
+        arrivals=[0.001 * rank for rank in range(ranks)] if info.needs_arrivals else None,
+        tau=1e-4 if info.needs_arrivals else 0.0,
+        groups=[rank // 2 for rank in range(ranks)] if info.needs_groups else None)
 
 
 @st.composite

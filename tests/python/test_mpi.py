@@ -66,10 +66,15 @@ def test_recursive_multiplying_schedules_over_mpi(ranks):
 @pytest.mark.parametrize("ranks", range(1, 9))
 def test_hierarchical_and_topology_algorithms_over_mpi(ranks):
     # groups made by color (one machine is one node): blocks of 2, and uneven sizes 1, 2, 3..
-    # with other inner / outer algorithms; ring_topology on a two-switch tree
-    runs = [["--algorithms", "hr1,hr2,smp_binomial,smp_butterfly", "--color-blocks", "2"],
+    # with other inner / outer algorithms; ring_topology on a two-switch tree;
+    # pap_hierarchical with made-up predictions per case (differential.c) on both layouts,
+    # after auto (a communicator's first call through the arrival monitor has no prediction
+    # yet), and auto itself choosing among them with groups
+    runs = [["--algorithms", "hr1,hr2,smp_binomial,smp_butterfly,auto,pap_hierarchical",
+             "--color-blocks", "2"],
             ["--algorithms", "hr1,hr2", "--color-blocks", "uneven", "--inner", "rabenseifner",
              "--outer", "ring"],
+            ["--algorithms", "auto,pap_hierarchical", "--color-blocks", "uneven"],
             ["--algorithms", "ring_topology", "--tree"]]
     for arguments in runs:
         result = run_mpi(ranks, "mpi_differential", "--matrix", "representative", "--counts",
