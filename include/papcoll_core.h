@@ -75,7 +75,9 @@ typedef struct papcoll_parameters {
     const char *inner_algorithm;  /* hr2: the all-reduce inside groups (NULL: ring) */
     const char *outer_algorithm;  /* hr1, hr2: the all-reduce across groups (NULL:
                                      recursive_doubling) */
-    const papcoll_sim_topology *tree; /* ring_topology: the tree the ranks run on, or NULL */
+    const papcoll_sim_topology *tree; /* the tree the ranks run on, or NULL: ring_topology
+                                         lays its ring on it, auto (papcoll_choose)
+                                         simulates its candidates on it */
 } papcoll_parameters;
 
 /* Everything that may shape a schedule besides (P, rank, count, elem_size): the user's
@@ -297,14 +299,19 @@ typedef struct papcoll_choice {
     /* 1: the predicted arrivals were not all equal, and the cost model compared the PAP-aware
      * algorithms that accept the call with native; 0: auto ran native without simulating */
     int32_t from_arrivals;
+    /* 1: the context's groups formed a hierarchy (two groups or more, one with two ranks or
+     * more), and the cost model weighed the hierarchical algorithms, balanced or not */
+    int32_t from_groups;
     double predicted_seconds;  /* the model's e-bar for the algorithm chosen */
     double native_seconds;     /* the model's e-bar for MPI_Allreduce (its likely algorithm);
                                   native_seconds / predicted_seconds is the predicted gain */
 } papcoll_choice;
 
 /* auto's decision for a call of P ranks: context->arrivals (P predicted arrival times, or
- * NULL) and tau, and the algorithms' parameters; model: the cost model (the monitor's, or
- * `papcoll calibrate`'s). Deterministic: the same input gives the same choice on every
+ * NULL) and tau, context->groups (where they form a hierarchy, the hierarchical algorithms
+ * are candidates too), context->parameters.tree (where given, the candidates are simulated
+ * on it, else on a crossbar), and the algorithms' parameters; model: the cost model (the
+ * monitor's, or `papcoll calibrate`'s). Deterministic: the same input gives the same choice on every
  * rank. PAPCOLL_OK, or PAPCOLL_ERR_ARGUMENT for a NULL choice or model or a bad shape. */
 int papcoll_choose(int32_t ranks, int64_t count, int32_t elem_size, int32_t commutative,
                    const papcoll_context *context, const papcoll_sim_model *model,

@@ -178,6 +178,7 @@ class Choice:
 
     algorithm: str             # a registered name, or "native" (MPI_Allreduce itself)
     from_arrivals: bool        # the cost model compared algorithms on predicted arrivals
+    from_groups: bool          # the groups formed a hierarchy: hierarchical ones weighed too
     predicted_seconds: float   # the model's e-bar for the choice
     native_seconds: float      # the model's e-bar for MPI_Allreduce
 
@@ -327,7 +328,8 @@ class Communicator:
         raw = ffi.new("papcoll_choice *")
         _check(_lib.papcoll_last_choice(self._live(), raw))
         return Choice(ffi.string(raw.algorithm).decode(), bool(raw.from_arrivals),
-                      float(raw.predicted_seconds), float(raw.native_seconds))
+                      bool(raw.from_groups), float(raw.predicted_seconds),
+                      float(raw.native_seconds))
 
 
 def _checked_op(op: Any) -> MPI.Op:

@@ -383,6 +383,7 @@ class AutoChoice:
 
     algorithm: str             # a registered name, or "native"
     from_arrivals: bool        # the arrivals were uneven and the model compared algorithms
+    from_groups: bool          # the groups formed a hierarchy: hierarchical ones weighed too
     predicted_seconds: float   # the model's e-bar for the choice
     native_seconds: float      # the model's e-bar for native
 
@@ -408,6 +409,7 @@ def choose(ranks: int, count: int, elem_size: int, model: SimModel, context: Con
     _raise(lib.papcoll_choose(ranks, count, elem_size, int(commutative), raw_context,
                               raw_model, raw), ffi.new("char[]", b"papcoll_choose: bad input"))
     return AutoChoice(ffi.string(raw.algorithm).decode(), bool(raw.from_arrivals),
+                      bool(raw.from_groups),
                       float(raw.predicted_seconds), float(raw.native_seconds))
 
 
@@ -417,9 +419,10 @@ def simulate_auto(ranks: int, count: int, elem_size: int, model: SimModel,
     """auto as the MPI library runs it, with the context's arrivals as its predictions:
     decides (choose), then simulates what it chose; native is simulated as the best of
     NATIVE_STAND_INS. Returns the choice, the algorithm simulated and its result. The
-    choice is made on a crossbar with the model's numbers (choose(): the library's rule on
-    the unrounded arrivals); the run uses options (a topology among them) like
-    simulate()."""
+    choice is made with the model's numbers on the context's tree (parameters.tree; a
+    crossbar without one) and weighs the hierarchical algorithms where context.groups form
+    a hierarchy (choose(): the library's rule on the unrounded arrivals); the run uses
+    options (a topology among them) like simulate()."""
     decided = choose(ranks, count, elem_size, model, context)
     if decided.algorithm != "native":
         return decided, decided.algorithm, simulate(decided.algorithm, ranks, count, elem_size,

@@ -2,9 +2,17 @@
  * cost model. The MPI library (src/mpi/choose.c, with its cache and arrival classes) and the
  * simulator (`papcoll sim --algorithms auto`) both decide here, so they decide alike.
  *
- *   no predicted arrivals, or all equal  -> native: MPI_Allreduce, the MPI library's own
- *                                           tuned choice; what auto runs without arrivals, so
+ *   no predicted arrivals, or all equal, -> native: MPI_Allreduce, the MPI library's own
+ *   and no groups forming a hierarchy       tuned choice; what auto runs without arrivals, so
  *                                           a balanced call never loses to it
+ *   groups forming a hierarchy (sites,   -> also every hierarchical algorithm (needs_groups:
+ *   nodes; issue 22)                        hr1, hr2, smp_*, pap_hierarchical) is simulated,
+ *                                           balanced or not, on the context's tree where it
+ *                                           gives one (parameters.tree: the network's
+ *                                           topology), and the least e-bar runs by the rule
+ *                                           below; on a crossbar a hierarchy gains nothing,
+ *                                           so there auto keeps native unless arrivals say
+ *                                           otherwise
  *   otherwise                            -> every PAP-aware algorithm that accepts the op
  *                                           (commutative_only ones for commutative ops only)
  *                                           is simulated with the predicted arrivals as both
@@ -66,6 +74,9 @@ static double predicted_seconds(const char *name, int32_t ranks, int64_t count,
     papcoll_sim_options options;
     memset(&options, 0, sizeof options);
     options.max_operations = most_simulated_operations;
+    /* the tree the ranks run on, where the caller knows it (papcoll sim on a network with a
+     * topology): what makes a hierarchy pay is the slow links between its groups */
+    options.topology = context->parameters.tree;
     papcoll_sim_result result;
     memset(&result, 0, sizeof result);
     int status = papcoll_simulate(name, ranks, count, elem_size, context, model, &options,
@@ -83,6 +94,19 @@ static int balanced(const papcoll_context *context, int32_t ranks) {
     return 1;
 }
 
+/* Whether the context's groups form a hierarchy: at least two groups, one of them with
+ * more than one rank (one group, or a rank per group, is a flat all-reduce again). */
+static int hierarchy(const papcoll_context *context, int32_t ranks) {
+    if (context == NULL || context->groups == NULL || context->group_count != ranks) return 0;
+    int two_groups = 0, shared_group = 0;
+    for (int32_t r = 1; r < ranks && !(two_groups && shared_group); r++) {
+        if (context->groups[r] != context->groups[0]) two_groups = 1;
+        for (int32_t s = 0; s < r && !shared_group; s++)
+            if (context->groups[s] == context->groups[r]) shared_group = 1;
+    }
+    return two_groups && shared_group;
+}
+
 int papcoll_choose(int32_t ranks, int64_t count, int32_t elem_size, int32_t commutative,
                    const papcoll_context *context, const papcoll_sim_model *model,
                    papcoll_choice *choice) {
@@ -90,7 +114,8 @@ int papcoll_choose(int32_t ranks, int64_t count, int32_t elem_size, int32_t comm
         return PAPCOLL_ERR_ARGUMENT;
     memset(choice, 0, sizeof *choice);
     snprintf(choice->algorithm, sizeof choice->algorithm, "native");
-    if (balanced(context, ranks)) return PAPCOLL_OK;
+    int uneven = !balanced(context, ranks), grouped = hierarchy(context, ranks);
+    if (!uneven && !grouped) return PAPCOLL_OK;
     papcoll_context candidate_context = *context;
     candidate_context.keep_order = !commutative;
     double native = INFINITY, best = INFINITY;
@@ -101,7 +126,13 @@ int papcoll_choose(int32_t ranks, int64_t count, int32_t elem_size, int32_t comm
         int stands_for_native = strcmp(info.name, "recursive_doubling") == 0 ||
                                 strcmp(info.name, "rabenseifner") == 0 ||
                                 strcmp(info.name, "ring") == 0;
-        if (!info.needs_arrivals && !stands_for_native) continue;
+        /* PAP-aware candidates where the arrivals are uneven, hierarchical ones where the
+         * groups form a hierarchy (pap_hierarchical needs both: groups, and arrivals, even
+         * if equal); each only where it can build */
+        int candidate = info.needs_groups ? grouped && (!info.needs_arrivals ||
+                                                        context->arrivals != NULL)
+                                          : info.needs_arrivals && uneven;
+        if (!candidate && !stands_for_native) continue;
         if (info.commutative_only && !commutative) continue;
         double seconds =
             predicted_seconds(info.name, ranks, count, elem_size, &candidate_context, model);
@@ -116,10 +147,14 @@ int papcoll_choose(int32_t ranks, int64_t count, int32_t elem_size, int32_t comm
     }
     /* the margin is on what an algorithm can change: e-bar less the wait for the last
      * arrival that every algorithm pays (e-bar_lo's first term) */
-    double last = -INFINITY, wait = 0;
-    for (int32_t r = 0; r < ranks; r++) last = fmax(last, context->arrivals[r]);
-    for (int32_t r = 0; r < ranks; r++) wait += (last - context->arrivals[r]) / ranks;
-    choice->from_arrivals = 1;
+    double wait = 0;
+    if (uneven) {
+        double last = -INFINITY;
+        for (int32_t r = 0; r < ranks; r++) last = fmax(last, context->arrivals[r]);
+        for (int32_t r = 0; r < ranks; r++) wait += (last - context->arrivals[r]) / ranks;
+    }
+    choice->from_arrivals = uneven;
+    choice->from_groups = grouped;
     choice->native_seconds = isfinite(native) ? native : 0;
     choice->predicted_seconds = choice->native_seconds;
     if (best_name != NULL && best - wait < (1 - margin) * (native - wait)) {

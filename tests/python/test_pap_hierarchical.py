@@ -1,0 +1,143 @@
+"""pap_hierarchical (issue 22): the PAP-aware hierarchical all-reduce over sites. Its
+schedules verified under site layouts x arrival patterns x counts; what crosses the slow
+links counted byte for byte against the closed form (each site's on-time partial once, a
+late rank's vector once, nothing else); wrong predictions still complete; auto weighing
+the hierarchical algorithms where the groups form a hierarchy."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from papcoll import Context, Parameters, verify
+from papcoll.network import load_network
+from papcoll.sim import arrival_pattern, choose, simulate, tau
+
+NAME = "pap_hierarchical"
+
+
+def layouts(ranks: int) -> dict[str, list[int]]:
+    generator = random.Random(ranks)
+    return {
+        "two sites": [0 if rank < (ranks + 1) // 2 else 1 for rank in range(ranks)],
+        "three unequal sites": [0 if rank < ranks // 2 else 1 if rank < 3 * ranks // 4 else 2
+                                for rank in range(ranks)],
+        "sites interleaved": [rank % 3 for rank in range(ranks)],
+        "random": [generator.randrange(4) * 7 for _ in range(ranks)],
+        "one site": [5] * ranks,
+        "a rank per site": list(range(ranks)),
+    }
+
+
+def patterns(ranks: int) -> dict[str, list[float]]:
+    generator = random.Random(ranks + 1)
+    return {
+        "balanced": [0.0] * ranks,
+        "one late": [0.1 if rank == ranks // 2 else 0.0 for rank in range(ranks)],
+        "a late site": [0.05 if rank >= ranks // 2 else 0.0 for rank in range(ranks)],
+        "random": [generator.uniform(0, 0.5) for _ in range(ranks)],
+    }
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 3, 5, 8, 13])
+@pytest.mark.parametrize("count", [0, 1, 7, 1009, 70000])
+def test_schedules_verify_under_sites_and_arrivals(ranks, count):
+    # the verifier runs every rank's schedule symbolically (strict rendezvous, in place too):
+    # every element is each rank's contribution exactly once, no race, no deadlock
+    for layout_name, groups in layouts(ranks).items():
+        for pattern_name, arrivals in patterns(ranks).items():
+            context = Context(arrivals=arrivals, tau=1e-4, groups=groups)
+            report = verify(NAME, ranks, count, context=context)
+            assert report.ok, (layout_name, pattern_name, report.reason)
+
+
+def geo(name: str, ranks: int, arrivals: list[float], predictions: list[float] | None = None,
+        count: int = 512 * 1024):
+    network = load_network(name)
+    topology = network.topology(ranks)
+    context = Context(parameters=Parameters(tree=topology),
+                      arrivals=predictions if predictions is not None else arrivals,
+                      tau=tau(network.model, ranks, count, 4), groups=topology.sites)
+    return network, topology, context
+
+
+def site_link_bytes(topology, result) -> dict[str, int]:
+    """Bytes over the directed links of the site switches (the slow links)."""
+    return {topology.link_name(index): sent for index, sent in enumerate(result.link_bytes)
+            if topology.names[index // 2].startswith("site-") and topology.parent[index // 2] >= 0
+            and sent}
+
+
+# crosses_alone: whether the late rank's vector crosses by itself. In a site of two ranks the
+# straggler rule (T(m), straggler.c) finds no gain in treating it as late (T(0) = T(1)), so
+# its vector crosses inside its site's partial, combined: B each way.
+@pytest.mark.parametrize(("ranks", "crosses_alone"), [(4, False), (20, True), (64, True)])
+def test_on_geo_2site_the_slow_link_carries_each_partial_once_and_the_late_vector_once(
+        ranks, crosses_alone):
+    count = 512 * 1024
+    vector = count * 4
+    for late in (None, 1, ranks - 1):
+        arrivals = [0.1 if rank == late else 0.0 for rank in range(ranks)]
+        network, topology, context = geo("geo-2site", ranks, arrivals)
+        result = simulate(NAME, ranks, count, 4, network.model, arrivals, context,
+                          topology=topology)
+        # site-b hangs below site-a by the WAN link: [2v] up (b -> a), [2v + 1] down
+        crossing = site_link_bytes(topology, result)
+        late_site = None if late is None or not crosses_alone else topology.sites[late]
+        up = vector + (vector if late_site == 1 else 0)
+        down = vector + (vector if late_site == 0 else 0)
+        assert crossing == {"site-b->site-a": up, "site-a->site-b": down}, (late, crossing)
+
+
+def test_on_geo_3site_each_site_sends_its_partial_to_each_other_site():
+    ranks, count = 21, 512 * 1024
+    vector = count * 4
+    arrivals = [0.1 if rank == 3 else 0.0 for rank in range(ranks)]
+    network, topology, context = geo("geo-3site", ranks, arrivals)
+    result = simulate(NAME, ranks, count, 4, network.model, arrivals, context,
+                      topology=topology)
+    crossing = site_link_bytes(topology, result)
+    late_site = topology.site_names[topology.sites[3]]
+    for site in ("site-a", "site-b", "site-c"):
+        # up: its partial to two sites (+ the late vector to two); down: two partials in
+        # (+ the late vector, unless it is the late rank's own site)
+        extra_up = 2 * vector if site == late_site else 0
+        extra_down = vector if site != late_site else 0
+        assert crossing[f"{site}->wan"] == 2 * vector + extra_up
+        assert crossing[f"wan->{site}"] == 2 * vector + extra_down
+
+
+def test_wrong_predictions_only_wait():
+    # rank 2 predicted late, rank 1 truly late: the schedule still completes, and no rank
+    # finishes before the true last arrival
+    ranks, count = 20, 512 * 1024
+    truth = arrival_pattern("one-late", ranks, 0.1)
+    predicted = [0.1 if rank == 2 else 0.0 for rank in range(ranks)]
+    network, topology, context = geo("geo-2site", ranks, truth, predicted)
+    result = simulate(NAME, ranks, count, 4, network.model, truth, context,
+                      topology=topology)
+    assert min(result.finish) > 0.1
+
+
+def test_auto_weighs_the_hierarchical_algorithms_where_groups_form_a_hierarchy():
+    ranks, count = 20, 512 * 1024
+    balanced = [0.0] * ranks
+    network, topology, context = geo("geo-2site", ranks, balanced)
+    decided = choose(ranks, count, 4, network.model, context)
+    assert decided.from_groups and not decided.from_arrivals
+    assert decided.algorithm in ("hr1", "hr2", "smp_binomial", "smp_butterfly", NAME)
+    late = arrival_pattern("one-late", ranks, 0.1)
+    _, _, context = geo("geo-2site", ranks, late)
+    decided = choose(ranks, count, 4, network.model, context)
+    assert decided.from_groups and decided.from_arrivals and decided.algorithm == NAME
+    # no tree: on a crossbar a hierarchy gains nothing, and a balanced call stays native
+    flat = Context(arrivals=balanced, tau=context.tau, groups=topology.sites)
+    decided = choose(ranks, count, 4, network.model, flat)
+    assert decided.from_groups and decided.algorithm == "native"
+    # one group is no hierarchy: balanced is native without simulating
+    single = Context(arrivals=balanced, tau=context.tau, groups=[0] * ranks)
+    decided = choose(ranks, count, 4, network.model, single)
+    assert not decided.from_groups and decided.algorithm == "native"
+    # a non-commutative op: pap_hierarchical and hr1 / hr2 reorder operands, never chosen
+    decided = choose(ranks, count, 4, network.model, context, commutative=False)
+    assert decided.algorithm == "native"
