@@ -55,6 +55,7 @@
  * leader holds (n - 1) + (G - 1) + 1 slices (n its site's size, G the sites); the others
  * none. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,7 +71,8 @@ enum {
     ACROSS_TAG = 5,    /* a site's on-time partial to the same slice's leader elsewhere */
     LATE_TAG = 6,      /* a late rank's slice to a leader of any site */
     FINAL_TAG = 7,     /* the result's slice from a leader to a member outside the ring */
-    LANDING_SLOTS = 4, /* slices a leader receives ahead of reducing them */
+    MEMBER_SLOTS = 4,  /* on-time members' slices a leader receives ahead of reducing */
+    MOST_SLOTS = 32,   /* other sites' partials, late ranks' slices: see landing_open */
 };
 
 /* Vectors whose copies to the other P - 1 ranks together stay below this are latency-bound:
@@ -117,6 +119,43 @@ static int readier(const void *a, const void *b) {
     return (x->site > y->site) - (x->site < y->site);
 }
 
+/* L for a large vector: every site needs L leaders among its on-time members, and a leader
+ * should be there before the other sites' on-time partials are: a large message crosses
+ * only once its receive is posted, so a leader that comes later makes every partial bound
+ * for it start across the slow link at its own arrival. So L is the least, over the sites,
+ * of the on-time members that arrive no later than the earliest other site's partial is
+ * predicted ready (its last on-time member's arrival), and at least 1. ready[g] (in site
+ * order): site g's predicted readiness; site_sorted: each site's arrivals, ascending. */
+static int32_t leader_count(const site_layout *layout, const double *site_sorted,
+                            const site_ready *ready) {
+    const hierarchy *h = &layout->h;
+    const int32_t sites = h->group_count;
+    /* the earliest and second-earliest readiness, so each site finds the earliest of the
+     * others' in O(1) */
+    int32_t first = 0, second = -1;
+    for (int32_t g = 1; g < sites; g++) {
+        if (ready[g].time < ready[first].time) {
+            second = first;
+            first = g;
+        } else if (second < 0 || ready[g].time < ready[second].time) {
+            second = g;
+        }
+    }
+    int32_t slices = INT32_MAX;
+    for (int32_t g = 0; g < sites; g++) {
+        const double *arrivals = &site_sorted[h->group_first[g]];
+        int32_t core = layout->core_count[g], in_time = core;
+        if (sites > 1) {
+            double others = ready[g == first ? second : first].time;
+            in_time = 0;
+            while (in_time < core && arrivals[in_time] <= others) in_time++;
+        }
+        if (in_time < 1) in_time = 1;
+        if (in_time < slices) slices = in_time;
+    }
+    return slices;
+}
+
 /* Fills the layout; 0 (and a failure in out) on bad arrivals or no memory. */
 static int lay_out(int32_t ranks, int32_t rank, int64_t count, int32_t elem_size,
                    const papcoll_context *context, site_layout *layout,
@@ -158,7 +197,6 @@ static int lay_out(int32_t ranks, int32_t rank, int64_t count, int32_t elem_size
             place_of[order[i]] = place;
         }
         layout->my_position = place_of[rank];
-        int32_t smallest_core = ranks;
         for (int32_t g = 0; g < sites; g++) {
             int32_t n = hierarchy_group_size(h, g);
             const double *arrivals = &site_sorted[h->group_first[g]];
@@ -166,9 +204,9 @@ static int lay_out(int32_t ranks, int32_t rank, int64_t count, int32_t elem_size
             double site_tau = context->tau * (double)ranks / (double)n;
             int32_t core = n - late_rank_count(arrivals, n, site_tau);
             layout->core_count[g] = core;
-            if (core < smallest_core) smallest_core = core;
             ready[g] = (site_ready){arrivals[core - 1], g};
         }
+        layout->slices = leader_count(layout, site_sorted, ready);
         qsort(ready, (size_t)sites, sizeof *ready, readier);
         for (int32_t k = 0; k < sites; k++) layout->readiness[k] = ready[k].site;
         for (int32_t i = 0; i < ranks; i++) /* late: beyond its site's core */
@@ -177,7 +215,7 @@ static int lay_out(int32_t ranks, int32_t rank, int64_t count, int32_t elem_size
         /* count x elem_size x (P - 1) <= small_mode_bytes, without overflowing */
         int small = count < ranks ||
                     count <= small_mode_bytes / elem_size / (ranks > 1 ? ranks - 1 : 1);
-        layout->slices = small ? 1 : smallest_core;
+        if (small) layout->slices = 1;
         if (layout->slices > count) layout->slices = count > 0 ? (int32_t)count : 1;
         /* the leaders: each site's L earliest, in rank order around their ring, so that
          * ranks placed by blocks (consecutive ranks on one host) pass most of the ring's
@@ -229,30 +267,42 @@ static int is_leader(const site_layout *layout, int32_t position) {
     return position < layout->slices;
 }
 
-/* A few landing slots a leader receives slices into ahead of reducing them: the receive
- * into a slot waits for the reduction that read it before, so scratch stays LANDING_SLOTS
- * slices however many ranks send (a rank sending out of the predicted order only waits). */
+/* Landing slots a leader receives slices into ahead of combining them: the receive into
+ * a slot waits for the op that read the slot before, so scratch stays `count` slices however
+ * many ranks send (one sending out of the predicted order only waits). Why up to 32 for the
+ * other sites' partials and the late ranks: a receive is posted only when its slot is free,
+ * and a large message crosses only once its receive is posted, so too few slots would make
+ * a late rank's crossing of the slow link wait for an earlier one's (at 13 ms a crossing and
+ * a late rank every half millisecond, some 25 are in flight). */
 typedef struct landing {
     int32_t buffer;
     int64_t length;
-    int32_t used;
-    int32_t reader[LANDING_SLOTS];
+    int32_t count, used;
+    int32_t reader[MOST_SLOTS];
 } landing;
 
-static landing landing_open(papcoll_schedule *out, int64_t length) {
-    landing slots = {sched_add_scratch(out, LANDING_SLOTS * length), length, 0, {0}};
-    for (int32_t s = 0; s < LANDING_SLOTS; s++) slots.reader[s] = SCHED_NONE;
+static landing landing_open(papcoll_schedule *out, int64_t length, int32_t wanted) {
+    landing slots = {SCHED_NONE, length, wanted < MOST_SLOTS ? wanted : MOST_SLOTS, 0, {0}};
+    if (slots.count > 0) slots.buffer = sched_add_scratch(out, slots.count * length);
+    for (int32_t s = 0; s < MOST_SLOTS; s++) slots.reader[s] = SCHED_NONE;
     return slots;
 }
 
-/* Receives one slice from `peer` and reduces it into `target` after `previous`: target =
- * slice (op) target when source_left, else target (op) slice. Returns the reduction. */
-static int32_t land_and_reduce(papcoll_schedule *out, landing *slots, int32_t peer,
-                               int32_t tag, sched_region target, int order, int32_t previous) {
-    int32_t slot = slots->used++ % LANDING_SLOTS;
+enum { COMBINE_COPY = -1 }; /* a land_and_combine order: the first operand, copied */
+
+/* Receives one slice from `peer` and combines it into `target` after `previous`: target =
+ * slice (op) target for SCHED_SOURCE_LEFT, target (op) slice for SCHED_TARGET_LEFT, the
+ * slice itself for COMBINE_COPY. Returns the combining op. */
+static int32_t land_and_combine(papcoll_schedule *out, landing *slots, int32_t peer,
+                                int32_t tag, sched_region target, int order,
+                                int32_t previous) {
+    int32_t slot = slots->used++ % slots->count;
     sched_region place = sched_region_of(slots->buffer, slot * slots->length, slots->length);
     int32_t received = sched_recv(out, peer, tag, place, SCHED_AFTER(slots->reader[slot]));
-    slots->reader[slot] = sched_reduce(out, place, target, order, SCHED_AFTER(received, previous));
+    slots->reader[slot] =
+        order == COMBINE_COPY
+            ? sched_copy(out, place, target, SCHED_AFTER(received, previous))
+            : sched_reduce(out, place, target, order, SCHED_AFTER(received, previous));
     return slots->reader[slot];
 }
 
@@ -306,10 +356,10 @@ static int build_leader(const site_layout *layout, int64_t count, papcoll_schedu
     /* 1. the site's on-time partial of this slice: the leaders' ring, then the on-time
      * members outside it, in predicted arrival order */
     int32_t have = ring_reduce_scatter(layout, count, gather_free, &to_right, &from_left, out);
-    landing slots = landing_open(out, length);
+    landing members = landing_open(out, length, MEMBER_SLOTS);
     for (int32_t position = q; position < layout->core_count[g]; position++)
-        have = land_and_reduce(out, &slots, site_member(layout, g, position), TO_LEADER_TAG,
-                               mine, SCHED_SOURCE_LEFT, have);
+        have = land_and_combine(out, &members, site_member(layout, g, position), TO_LEADER_TAG,
+                                mine, SCHED_SOURCE_LEFT, have);
     /* 2. across: the partial (copied: the sends across read it while the result grows in
      * `mine`) to this slice's leader of every other site, theirs in; all sites' partials
      * combined in readiness order, the same operands in the same order on every site */
@@ -319,6 +369,9 @@ static int build_leader(const site_layout *layout, int64_t count, papcoll_schedu
         const sched_region partial = sched_region_of(partial_buffer, 0, length);
         const int32_t saved = sched_copy(out, mine, partial, SCHED_AFTER(have));
         result = saved; /* what writes `mine` from here on waits for the copy's read */
+        /* received into slots, posted at once: a partial crosses while this site's own
+         * leaders still work on theirs */
+        landing partials = landing_open(out, length, sites - 1);
         for (int32_t k = 0; k < sites; k++) {
             int32_t site = layout->readiness[k];
             if (site == g) {
@@ -329,15 +382,15 @@ static int build_leader(const site_layout *layout, int64_t count, papcoll_schedu
             }
             int32_t peer = leader(layout, site, slice);
             sched_send(out, peer, ACROSS_TAG, partial, SCHED_AFTER(saved));
-            result = k == 0 ? sched_recv(out, peer, ACROSS_TAG, mine, SCHED_AFTER(saved))
-                            : land_and_reduce(out, &slots, peer, ACROSS_TAG, mine,
-                                              SCHED_TARGET_LEFT, result);
+            result = land_and_combine(out, &partials, peer, ACROSS_TAG, mine,
+                                      k == 0 ? COMBINE_COPY : SCHED_TARGET_LEFT, result);
         }
     }
     /* 3. every late rank's slice, of every site, in predicted arrival order */
+    landing late = landing_open(out, length, layout->late_count);
     for (int32_t t = 0; t < layout->late_count; t++)
-        result = land_and_reduce(out, &slots, layout->late[t], LATE_TAG, mine,
-                                 SCHED_TARGET_LEFT, result);
+        result = land_and_combine(out, &late, layout->late[t], LATE_TAG, mine,
+                                  SCHED_TARGET_LEFT, result);
     /* 4. finals: the ring all-gather among the leaders (rank order again), and this slice
      * straight to each member outside the ring */
     for (int32_t position = q; position < n; position++)
