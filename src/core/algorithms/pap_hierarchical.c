@@ -5,55 +5,69 @@
  * uses what the other knows. HR1 and HR2 make every rank wait for the slowest rank anywhere
  * before the slow link is crossed; PRR and straggler (issue 20) cross it on many hops.
  *
- * Idea: each site (group) reduces what its ranks hold as they arrive, and crosses the slow
- * link as soon as its own partial result is ready; the late rank's vector is handed to its
- * site's leaders (one local transfer), so it crosses the slow link once, already combined
- * with its site's on-time ranks. The limit it aims at is the network-aware bound of the
- * issue: a rank cannot finish before the last rank's data has reached it.
+ * Idea: each site (group) combines what its on-time ranks hold while late ones compute
+ * (straggler's idea, per site) and sends its partial across the slow link as soon as it is
+ * ready, not when the slowest rank anywhere arrives; so when a site is late the others have
+ * combined everything between them already. A late rank hands its vector to the leaders of
+ * every site directly: one local transfer for its own site, one crossing for each other,
+ * each vector crossing at most once. The limit is the bound that knows the network
+ * (papcoll.sim.network_lower_bound): a rank cannot finish before the last rank's data has
+ * reached it.
  *
  * Layout (from the context's predicted arrivals and groups, identical on every rank):
  *   - each site's members in predicted arrival order (ties by rank); its late ones by the
  *     straggler rule (late_rank_count, with the site's own tau = tau x P / n), the rest its
- *     core Q_g;
- *   - L slices: large vectors (count x elem_size x (P - 1) > 64 KiB, as straggler's large
- *     mode) L = the smallest Q_g, so every site has L on-time *leaders*, each owning one
- *     slice of the vector; small vectors L = 1: where the slow link is latency-bound, one
- *     message across per site pair is the least (choice: the schedule cannot see the
- *     links, so the vector's size decides, as in straggler);
- *   - leader l of a site is its l-th earliest member;
- *   - the sites in order of their predicted readiness (their last member's arrival; ties
- *     by group number): the order in which every leader combines the sites' partials.
+ *     on-time core of Q_g members; a site's readiness: its last on-time arrival;
+ *   - L slices of the vector, L leaders in every site, leader l owning slice l. Large
+ *     vectors (count x elem_size x (P - 1) > 64 KiB, straggler's threshold): L = the least,
+ *     over the sites, of the on-time members that arrive before the earliest other site is
+ *     ready (leader_count: a large message crosses only once its receive is posted, so a
+ *     leader that comes later would hold every partial bound for it until its arrival).
+ *     Small vectors: L = 1, one message across per site pair, the least where the slow
+ *     link is latency-bound (choice: the schedule cannot see the links, so the vector's
+ *     size decides, as in straggler);
+ *   - a site's leaders are its L earliest members, in rank order around a ring: placed by
+ *     blocks (consecutive ranks on one host), most ring messages stay on a host, so one
+ *     site of hundreds of ranks on ten hosts is not bound by its hosts' links (direct
+ *     sends from every member to every leader were: 23 ms against hr1's 20 at P = 64);
+ *   - the sites in order of readiness (ties by group number): the order in which every
+ *     leader combines the sites' partials; the late ranks of all sites in predicted
+ *     arrival order: the order in which every leader adds them.
  *
- * Phases, for slice l (tags: 0 to a leader, 1 across, 2 the finals):
- *   1. in the site: every member sends slice l of its vector to leader l; the leader
- *      reduces them in predicted arrival order, so the on-time members' slices are
- *      combined while the late ones compute (straggler's idea, per site);
- *   2. across: leader l sends its site's partial of slice l to leader l of every other
- *      site as soon as it is complete, and receives theirs; it combines all sites'
- *      partials in the sites' readiness order into a scratch slice, so the early sites'
- *      partials are combined before the late site's arrives, and every site's leader l
- *      computes the same operands in the same order: bitwise identical results;
- *   3. leader l sends the final slice l to every other member of its site.
- * After the last arrival: one local transfer (its hand-off), then for its own site one
- * local transfer more, for the other sites one crossing and one local transfer.
+ * Phases (tags: the leaders' ring 0..3, 4 to a leader, 5 across, 6 late, 7 finals):
+ *   1. each site's on-time partial of slice l at leader l: a ring reduce-scatter among the
+ *      leaders, then the on-time members outside the ring send their slices to the leaders;
+ *   2. across: leader l sends its site's partial to leader l of every other site and
+ *      combines all sites' partials in readiness order (the early ones while a late site
+ *      still works); every site's leader l does it with the same operands in the same
+ *      order, so all hold bitwise identical results;
+ *   3. each late rank's slice l, from every site, reduced in at every leader l;
+ *   4. finals: a ring all-gather among the leaders, and leader l's slice to each member
+ *      outside the ring.
+ * After the last arrival: its hand-off (one local transfer) and the finals for its own
+ * site; one crossing and the finals for the others.
  *
  * Worked example, P = 6, sites A = {0,1,2} and B = {3,4,5}, rank 4 predicted late, large
- * vector: Q_A = 3, Q_B = 2, so L = 2 slices s0 s1; leaders A: 0 (s0), 1 (s1); B: 3 (s0), 5
- * (s1) ("+" reduced, "=" kept):
- *   on time        1 -s0-> 0+  2 -s0-> 0+  0 -s1-> 1+  2 -s1-> 1+      5 -s0-> 3+  3 -s1-> 5+
- *                  0 -A.s0-> 3   1 -A.s1-> 5     (A's partials cross while 4 computes)
- *   rank 4 comes   4 -s0-> 3+  4 -s1-> 5+        (B's partials complete)
- *                  3 -B.s0-> 0   5 -B.s1-> 1     (every leader: A + B, in that order)
- *   finals         0 -s0-> 1= 2=   1 -s1-> 0= 2=   3 -s0-> 4= 5=   5 -s1-> 3= 4=
+ * vector: Q_A = 3, Q_B = 2, so L = 2 slices s0 s1; leaders A: 0 (s0), 1 (s1), B: 3 (s0),
+ * 5 (s1); rank 2 on time outside the ring ("+" reduced, "=" kept; B' B's on-time partial):
+ *   on time        0 -s1-> 1+  1 -s0-> 0+  2 -s0-> 0+  2 -s1-> 1+   3 -s1-> 5+  5 -s0-> 3+
+ *                  0 <-A.s0, B'.s0-> 3   1 <-A.s1, B'.s1-> 5   (all leaders: A + B')
+ *   rank 4 comes   4 -s0-> 3+  4 -s1-> 5+ (local)   4 -s0-> 0+  4 -s1-> 1+ (across)
+ *   finals         0 -s0-> 1=  1 -s1-> 0=  0 -s0-> 2=  1 -s1-> 2=
+ *                  3 -s0-> 5=  5 -s1-> 3=  3 -s0-> 4=  5 -s1-> 4=
  *
  * Choices: ops must be commutative (operands are reordered). Sites of any sizes; one site
- * is a PAP-aware direct reduce-scatter + all-gather among its members. Across sites each
- * leader sends its partial to every other site directly (one round; (G - 1) x the slice
- * over the slow links, which for the 2-3 sites of seed 003 is less than a latency-bound
- * link notices). Wrong predictions only change who waits: a late leader delays its slice
- * by its own lateness, a late non-leader is waited for like any late rank. Scratch: a
- * leader holds (n - 1) + (G - 1) + 1 slices (n its site's size, G the sites); the others
- * none. */
+ * is a PAP-aware reduce-scatter + all-gather among its members. Across, each leader sends
+ * its partial to every other site directly: one round, (G - 1) slices over the slow links
+ * per leader, which for the 2-3 sites of seed 003 a latency-bound link hardly notices. A
+ * late rank sends its crossings from a copy of its vector, so that its finals (MPI_IN_PLACE:
+ * where its sends read) need not wait for a send across the slow link to complete; the
+ * rank that sends a crossing still completes only when it has crossed, so one rank of a
+ * late site pays a crossing (its share in e-bar: crossing / P). Wrong predictions only
+ * change who waits: a late leader delays its slice by its lateness, a late member outside
+ * the ring is waited for like any late rank. Scratch: a leader 2 ring slots and up to
+ * 4 + (G - 1) + 32 landing slices and 1 more (a slice: count / L); a late rank a copy of its
+ * vector (count). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -69,8 +83,9 @@ enum {
     RING_SLOTS = 2,    /* its reduce-scatter's landing slots */
     TO_LEADER_TAG = 4, /* an on-time member's slice to its site's leader */
     ACROSS_TAG = 5,    /* a site's on-time partial to the same slice's leader elsewhere */
-    LATE_TAG = 6,      /* a late rank's slice to a leader of any site */
+    LATE_TAG = 6,      /* a late rank's slice, or a site's late partial, to a leader */
     FINAL_TAG = 7,     /* the result's slice from a leader to a member outside the ring */
+    PREFIX_TAG = 8,    /* a leader's sum of its site's earlier late ranks to the last one */
     MEMBER_SLOTS = 4,  /* on-time members' slices a leader receives ahead of reducing */
     MOST_SLOTS = 32,   /* other sites' partials, late ranks' slices: see landing_open */
 };
@@ -85,8 +100,10 @@ typedef struct site_layout {
                              h.group_first[g] .. (packed as h.members) */
     int32_t *core_count;  /* per site: its on-time members, the first of site_order */
     int32_t *readiness;   /* the sites, earliest predicted on-time partial first */
-    int32_t *late;        /* every late rank, of all sites, in predicted arrival order */
-    int32_t late_count;
+    int32_t *late_sites;  /* the sites with late members, in the predicted arrival order of
+                             their last member: the order every leader adds their late
+                             partials in */
+    int32_t late_site_count;
     int32_t slices;       /* L */
     int32_t *ring;        /* site g's L leaders in rank order, at g x L ..: leader l owns
                              slice l */
@@ -99,7 +116,7 @@ static void site_layout_release(site_layout *layout) {
     free(layout->site_order);
     free(layout->core_count);
     free(layout->readiness);
-    free(layout->late);
+    free(layout->late_sites);
     free(layout->ring);
 }
 
@@ -179,9 +196,9 @@ static int lay_out(int32_t ranks, int32_t rank, int64_t count, int32_t elem_size
     layout->site_order = malloc((size_t)ranks * sizeof *layout->site_order);
     layout->core_count = malloc((size_t)sites * sizeof *layout->core_count);
     layout->readiness = malloc((size_t)sites * sizeof *layout->readiness);
-    layout->late = malloc((size_t)ranks * sizeof *layout->late);
+    layout->late_sites = malloc((size_t)sites * sizeof *layout->late_sites);
     int ok = order && sorted && group_of && place_of && filled && site_sorted && ready &&
-             layout->site_order && layout->core_count && layout->readiness && layout->late;
+             layout->site_order && layout->core_count && layout->readiness && layout->late_sites;
     if (!ok) sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory laying out pap_hierarchical");
     if (ok) ok = arrival_order(context, ranks, "pap_hierarchical", order, sorted, out);
     if (ok) {
@@ -209,9 +226,12 @@ static int lay_out(int32_t ranks, int32_t rank, int64_t count, int32_t elem_size
         layout->slices = leader_count(layout, site_sorted, ready);
         qsort(ready, (size_t)sites, sizeof *ready, readier);
         for (int32_t k = 0; k < sites; k++) layout->readiness[k] = ready[k].site;
-        for (int32_t i = 0; i < ranks; i++) /* late: beyond its site's core */
-            if (place_of[order[i]] >= layout->core_count[group_of[order[i]]])
-                layout->late[layout->late_count++] = order[i];
+        for (int32_t i = 0; i < ranks; i++) { /* a site's last member, when it is late */
+            int32_t g = group_of[order[i]];
+            if (place_of[order[i]] == hierarchy_group_size(h, g) - 1 &&
+                layout->core_count[g] < hierarchy_group_size(h, g))
+                layout->late_sites[layout->late_site_count++] = g;
+        }
         /* count x elem_size x (P - 1) <= small_mode_bytes, without overflowing */
         int small = count < ranks ||
                     count <= small_mode_bytes / elem_size / (ranks > 1 ? ranks - 1 : 1);
@@ -386,11 +406,30 @@ static int build_leader(const site_layout *layout, int64_t count, papcoll_schedu
                                       k == 0 ? COMBINE_COPY : SCHED_TARGET_LEFT, result);
         }
     }
-    /* 3. every late rank's slice, of every site, in predicted arrival order */
-    landing late = landing_open(out, length, layout->late_count);
-    for (int32_t t = 0; t < layout->late_count; t++)
-        result = land_and_combine(out, &late, layout->late[t], LATE_TAG, mine,
-                                  SCHED_TARGET_LEFT, result);
+    /* 3. the late ranks: this site's earlier ones summed, in predicted arrival order, for
+     * its last one (who adds its own slice and sends the site's late partial to every
+     * site's leaders); then every site's late partial added, in the order of their last
+     * ranks' predicted arrivals */
+    const int32_t last_position = n - 1, first_late = layout->core_count[g];
+    if (last_position > first_late) {
+        int32_t prefix_buffer = sched_add_scratch(out, length);
+        const sched_region prefix = sched_region_of(prefix_buffer, 0, length);
+        landing earlier = landing_open(out, length, MEMBER_SLOTS);
+        int32_t summed = SCHED_NONE;
+        for (int32_t position = first_late; position < last_position; position++)
+            summed = land_and_combine(out, &earlier, site_member(layout, g, position),
+                                      LATE_TAG, prefix,
+                                      position == first_late ? COMBINE_COPY : SCHED_TARGET_LEFT,
+                                      summed);
+        sched_send(out, site_member(layout, g, last_position), PREFIX_TAG, prefix,
+                   SCHED_AFTER(summed));
+    }
+    landing late = landing_open(out, length, layout->late_site_count);
+    for (int32_t k = 0; k < layout->late_site_count; k++) {
+        int32_t site = layout->late_sites[k];
+        int32_t last = site_member(layout, site, hierarchy_group_size(h, site) - 1);
+        result = land_and_combine(out, &late, last, LATE_TAG, mine, SCHED_TARGET_LEFT, result);
+    }
     /* 4. finals: the ring all-gather among the leaders (rank order again), and this slice
      * straight to each member outside the ring */
     for (int32_t position = q; position < n; position++)
@@ -409,52 +448,55 @@ static int build_leader(const site_layout *layout, int64_t count, papcoll_schedu
     return PAPCOLL_OK;
 }
 
-/* A member outside the leaders' ring: its slices to its site's leaders (a late rank's also
- * to every other site's: one local transfer for its site, one crossing for the others, the
- * local ones first so that its own site's result waits least), the finals back. */
+/* A member outside the leaders' ring: its slices to its site's leaders, the finals back.
+ * The last late member of a site instead sends the site's late partial (the leaders' sum
+ * of the earlier late members, then its own slice) to the leaders of every site: one local
+ * transfer for its own site, one crossing for each other, local ones first so that its own
+ * site waits least. */
 static int build_member(const site_layout *layout, int64_t count, papcoll_schedule *out) {
     const hierarchy *h = &layout->h;
-    const int32_t g = h->my_group, q = layout->slices, position = layout->my_position;
-    const int late = position >= layout->core_count[g];
-    int32_t *local_sends = malloc((size_t)q * sizeof *local_sends);
-    int32_t *copies = malloc((size_t)q * sizeof *copies);
-    if (local_sends == NULL || copies == NULL) {
-        free(local_sends);
-        free(copies);
+    const int32_t g = h->my_group, n = hierarchy_group_size(h, g), q = layout->slices;
+    const int32_t position = layout->my_position, first_late = layout->core_count[g];
+    const int last = position == n - 1 && position >= first_late;
+    const int has_prefix = last && position > first_late;
+    int32_t *reads = malloc((size_t)q * sizeof *reads);
+    if (reads == NULL)
         return sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory building pap_hierarchical");
-    }
+    /* the late partial (or, alone late, the vector) in scratch: the finals (MPI_IN_PLACE:
+     * where the sends read) need not wait for a send across the slow link to complete */
+    int32_t partial_buffer = last ? sched_add_scratch(out, count) : SCHED_NONE;
     for (int32_t step = 0; step < q; step++) {
         /* start at a different leader than the members beside it */
         int32_t slice = (position + step) % q;
-        copies[slice] = SCHED_NONE;
-        local_sends[slice] = sched_send(out, leader(layout, g, slice),
-                                        late ? LATE_TAG : TO_LEADER_TAG,
-                                        slice_of(SCHED_SEND_BUFFER, count, q, slice),
-                                        SCHED_FIRST);
+        sched_region mine = slice_of(SCHED_SEND_BUFFER, count, q, slice);
+        if (!last) {
+            reads[slice] = sched_send(out, leader(layout, g, slice),
+                                      position >= first_late ? LATE_TAG : TO_LEADER_TAG, mine,
+                                      SCHED_FIRST);
+            continue;
+        }
+        sched_region partial = slice_of(partial_buffer, count, q, slice);
+        /* prefix (op) own slice, in those roles: the same bits for every site */
+        reads[slice] = has_prefix
+                           ? sched_reduce(out, mine, partial, SCHED_TARGET_LEFT,
+                                          SCHED_AFTER(sched_recv(out, leader(layout, g, slice),
+                                                                 PREFIX_TAG, partial,
+                                                                 SCHED_FIRST)))
+                           : sched_copy(out, mine, partial, SCHED_FIRST);
+        sched_send(out, leader(layout, g, slice), LATE_TAG, partial, SCHED_AFTER(reads[slice]));
     }
-    if (late && h->group_count > 1) {
-        /* the crossings read a copy: the finals (MPI_IN_PLACE: where the sends read) need
-         * not wait for a send across the slow link to complete */
-        int32_t copy_buffer = sched_add_scratch(out, count);
+    for (int32_t k = 1; last && k < h->group_count; k++)
         for (int32_t step = 0; step < q; step++) {
             int32_t slice = (position + step) % q;
-            sched_region copied = slice_of(copy_buffer, count, q, slice);
-            copies[slice] = sched_copy(out, slice_of(SCHED_SEND_BUFFER, count, q, slice),
-                                       copied, SCHED_FIRST);
-            for (int32_t k = 1; k < h->group_count; k++)
-                sched_send(out, leader(layout, (g + k) % h->group_count, slice), LATE_TAG,
-                           copied, SCHED_AFTER(copies[slice]));
+            sched_send(out, leader(layout, (g + k) % h->group_count, slice), LATE_TAG,
+                       slice_of(partial_buffer, count, q, slice), SCHED_AFTER(reads[slice]));
         }
-    }
     for (int32_t step = 0; step < q; step++) {
         int32_t slice = (position + step) % q;
-        /* MPI_IN_PLACE: the final lands where the local send and the copy read */
         sched_recv(out, leader(layout, g, slice), FINAL_TAG,
-                   slice_of(SCHED_RECV_BUFFER, count, q, slice),
-                   SCHED_AFTER(local_sends[slice], copies[slice]));
+                   slice_of(SCHED_RECV_BUFFER, count, q, slice), SCHED_AFTER(reads[slice]));
     }
-    free(local_sends);
-    free(copies);
+    free(reads);
     return PAPCOLL_OK;
 }
 
@@ -482,8 +524,9 @@ const algorithm_entry pap_hierarchical_algorithm = {
                   "with arrival-awareness (straggler, seed 000)",
         .limitations =
             "commutative ops only; needs the group (site) of every rank, one arrival "
-            "estimate per rank and tau > 0, identical on all ranks; a leader holds 5 slices "
-            "of scratch (a slice: count / L, L leaders per site)",
+            "estimate per rank and tau > 0, identical on all ranks; scratch: a leader up to "
+            "39 + G slices (a slice: count / L, L leaders per site, G sites), a late rank "
+            "count elements",
         .commutative_only = 1,
         .needs_arrivals = 1,
         .needs_groups = 1,
