@@ -8,11 +8,12 @@
  * Idea: each site (group) combines what its on-time ranks hold while late ones compute
  * (straggler's idea, per site) and sends its partial across the slow link as soon as it is
  * ready, not when the slowest rank anywhere arrives; so when a site is late the others have
- * combined everything between them already. A late rank hands its vector to the leaders of
- * every site directly: one local transfer for its own site, one crossing for each other,
- * each vector crossing at most once. The limit is the bound that knows the network
- * (papcoll.sim.network_lower_bound): a rank cannot finish before the last rank's data has
- * reached it.
+ * combined everything between them already. A site's late ranks are summed at its leaders
+ * and its last late rank adds its own vector and sends that late partial to the leaders of
+ * every site directly: one local transfer for its own site, one crossing for each other, so
+ * every late vector crosses the slow link once, inside its site's late partial. The limit
+ * is the bound that knows the network (papcoll.sim.network_lower_bound): a rank cannot
+ * finish before the last rank's data has reached it.
  *
  * Layout (from the context's predicted arrivals and groups, identical on every rank):
  *   - each site's members in predicted arrival order (ties by rank); its late ones by the
@@ -31,30 +32,42 @@
  *     site of hundreds of ranks on ten hosts is not bound by its hosts' links (direct
  *     sends from every member to every leader were: 23 ms against hr1's 20 at P = 64);
  *   - the sites in order of readiness (ties by group number): the order in which every
- *     leader combines the sites' partials; the late ranks of all sites in predicted
- *     arrival order: the order in which every leader adds them.
+ *     leader combines the sites' on-time partials; the sites with late ranks in the
+ *     predicted order of their last late rank: the order in which it adds their late
+ *     partials.
  *
- * Phases (tags: the leaders' ring 0..3, 4 to a leader, 5 across, 6 late, 7 finals):
+ * Phases (tags: the leaders' ring 0..3, 4 on-time member to leader, 5 across, 6 late,
+ * 7 finals, 8 the earlier late ranks' sum to the last):
  *   1. each site's on-time partial of slice l at leader l: a ring reduce-scatter among the
  *      leaders, then the on-time members outside the ring send their slices to the leaders;
  *   2. across: leader l sends its site's partial to leader l of every other site and
  *      combines all sites' partials in readiness order (the early ones while a late site
  *      still works); every site's leader l does it with the same operands in the same
  *      order, so all hold bitwise identical results;
- *   3. each late rank's slice l, from every site, reduced in at every leader l;
+ *   3. late: a site's earlier late ranks send slice l to leader l, which sums them in
+ *      predicted order and hands the sum to the site's last late rank; that one adds its
+ *      own slice (sum (op) own, the same bits for everyone) and sends the late partial to
+ *      leader l of every site; every leader adds the sites' late partials;
  *   4. finals: a ring all-gather among the leaders, and leader l's slice to each member
  *      outside the ring.
  * After the last arrival: its hand-off (one local transfer) and the finals for its own
  * site; one crossing and the finals for the others.
  *
- * Worked example, P = 6, sites A = {0,1,2} and B = {3,4,5}, rank 4 predicted late, large
- * vector: Q_A = 3, Q_B = 2, so L = 2 slices s0 s1; leaders A: 0 (s0), 1 (s1), B: 3 (s0),
- * 5 (s1); rank 2 on time outside the ring ("+" reduced, "=" kept; B' B's on-time partial):
- *   on time        0 -s1-> 1+  1 -s0-> 0+  2 -s0-> 0+  2 -s1-> 1+   3 -s1-> 5+  5 -s0-> 3+
- *                  0 <-A.s0, B'.s0-> 3   1 <-A.s1, B'.s1-> 5   (all leaders: A + B')
- *   rank 4 comes   4 -s0-> 3+  4 -s1-> 5+ (local)   4 -s0-> 0+  4 -s1-> 1+ (across)
- *   finals         0 -s0-> 1=  1 -s1-> 0=  0 -s0-> 2=  1 -s1-> 2=
- *                  3 -s0-> 5=  5 -s1-> 3=  3 -s0-> 4=  5 -s1-> 4=
+ * Worked example, P = 10, sites A = {0..4} and B = {5..9}, rank 7 predicted late, a large
+ * vector (`papcoll schedule --algorithm pap_hierarchical --ranks 10 --rank R --count 8000
+ * --groups 0,0,0,0,0,1,1,1,1,1 --arrivals 0,0,0,0,0,0,0,1,0,0 --tau 1e-4`): Q_A = 5,
+ * Q_B = 4, both sites ready at 0, so L = 4 slices s0..s3; leaders A: 0 1 2 3, B: 5 6 8 9;
+ * rank 4 on time outside A's ring ("+" reduced, "=" kept; A, B' the on-time partials):
+ *   on time      ring reduce-scatter among 0 1 2 3, and among 5 6 8 9
+ *                4 -s0-> 0+   4 -s1-> 1+   4 -s2-> 2+   4 -s3-> 3+
+ *                0 <-s0-> 5   1 <-s1-> 6   2 <-s2-> 8   3 <-s3-> 9    (each: A + B')
+ *   7 comes      7 -s0-> 5+ 0+   7 -s1-> 6+ 1+   7 -s2-> 8+ 2+   7 -s3-> 9+ 3+
+ *                (the first of each pair local, the second across; 7 is B's only late
+ *                rank, so its slices are B's late partial)
+ *   finals       ring all-gather among 0 1 2 3, and among 5 6 8 9
+ *                0 -s0-> 4=  1 -s1-> 4=  2 -s2-> 4=  3 -s3-> 4=   5 -s0-> 7=  ...  9 -s3-> 7=
+ * (In a site of three ranks or fewer the straggler rule finds no gain in a late rank: it
+ * stays in the core, and its vector crosses inside its site's partial.)
  *
  * Choices: ops must be commutative (operands are reordered). Sites of any sizes; one site
  * is a PAP-aware reduce-scatter + all-gather among its members. Across, each leader sends
@@ -65,9 +78,12 @@
  * rank that sends a crossing still completes only when it has crossed, so one rank of a
  * late site pays a crossing (its share in e-bar: crossing / P). Wrong predictions only
  * change who waits: a late leader delays its slice by its lateness, a late member outside
- * the ring is waited for like any late rank. Scratch: a leader 2 ring slots and up to
- * 4 + (G - 1) + 32 landing slices and 1 more (a slice: count / L); a late rank a copy of its
- * vector (count). */
+ * the ring is waited for like any late rank, an earlier late rank that comes after the
+ * last holds the late partial back. Not host-aware: with hundreds of ranks a site the ring
+ * of leaders takes hundreds of steps, which a spread of arrivals serialises (P = 1024,
+ * rand-late 100 ms in docs/benchmarks.md). Scratch: a leader 2 ring slots, the partial
+ * copy, the earlier late ranks' sum and up to 4 + 4 + (G - 1) + G landing slices (at most
+ * 32 each; a slice: count / L); the last late rank of a site count elements. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -87,7 +103,7 @@ enum {
     FINAL_TAG = 7,     /* the result's slice from a leader to a member outside the ring */
     PREFIX_TAG = 8,    /* a leader's sum of its site's earlier late ranks to the last one */
     MEMBER_SLOTS = 4,  /* on-time members' slices a leader receives ahead of reducing */
-    MOST_SLOTS = 32,   /* other sites' partials, late ranks' slices: see landing_open */
+    MOST_SLOTS = 32,   /* other sites' partials, sites' late partials: see landing_open */
 };
 
 /* Vectors whose copies to the other P - 1 ranks together stay below this are latency-bound:
@@ -289,11 +305,10 @@ static int is_leader(const site_layout *layout, int32_t position) {
 
 /* Landing slots a leader receives slices into ahead of combining them: the receive into
  * a slot waits for the op that read the slot before, so scratch stays `count` slices however
- * many ranks send (one sending out of the predicted order only waits). Why up to 32 for the
- * other sites' partials and the late ranks: a receive is posted only when its slot is free,
- * and a large message crosses only once its receive is posted, so too few slots would make
- * a late rank's crossing of the slow link wait for an earlier one's (at 13 ms a crossing and
- * a late rank every half millisecond, some 25 are in flight). */
+ * many ranks send (one sending out of the predicted order only waits). The other sites'
+ * partials and late partials get a slot each (up to 32 sites): a large message crosses only
+ * once its receive is posted, so a shared slot would make one site's crossing wait for
+ * another's. */
 typedef struct landing {
     int32_t buffer;
     int64_t length;
@@ -525,8 +540,8 @@ const algorithm_entry pap_hierarchical_algorithm = {
         .limitations =
             "commutative ops only; needs the group (site) of every rank, one arrival "
             "estimate per rank and tau > 0, identical on all ranks; scratch: a leader up to "
-            "39 + G slices (a slice: count / L, L leaders per site, G sites), a late rank "
-            "count elements",
+            "12 + 2G slices (a slice: count / L, L leaders per site, G sites), a site's "
+            "last late rank count elements",
         .commutative_only = 1,
         .needs_arrivals = 1,
         .needs_groups = 1,
