@@ -474,9 +474,15 @@ static int build_member(const site_layout *layout, int64_t count, papcoll_schedu
     const int32_t position = layout->my_position, first_late = layout->core_count[g];
     const int last = position == n - 1 && position >= first_late;
     const int has_prefix = last && position > first_late;
+    /* reads[l]: the op after which slice l of the late partial is ready (and that last
+     * reads the vector's slice l); local[l]: a send that reads it too, or none */
     int32_t *reads = malloc((size_t)q * sizeof *reads);
-    if (reads == NULL)
+    int32_t *local = malloc((size_t)q * sizeof *local);
+    if (reads == NULL || local == NULL) {
+        free(reads);
+        free(local);
         return sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory building pap_hierarchical");
+    }
     /* the late partial (or, alone late, the vector) in scratch: the finals (MPI_IN_PLACE:
      * where the sends read) need not wait for a send across the slow link to complete */
     int32_t partial_buffer = last ? sched_add_scratch(out, count) : SCHED_NONE;
@@ -484,6 +490,7 @@ static int build_member(const site_layout *layout, int64_t count, papcoll_schedu
         /* start at a different leader than the members beside it */
         int32_t slice = (position + step) % q;
         sched_region mine = slice_of(SCHED_SEND_BUFFER, count, q, slice);
+        local[slice] = SCHED_NONE;
         if (!last) {
             reads[slice] = sched_send(out, leader(layout, g, slice),
                                       position >= first_late ? LATE_TAG : TO_LEADER_TAG, mine,
@@ -491,14 +498,18 @@ static int build_member(const site_layout *layout, int64_t count, papcoll_schedu
             continue;
         }
         sched_region partial = slice_of(partial_buffer, count, q, slice);
-        /* prefix (op) own slice, in those roles: the same bits for every site */
-        reads[slice] = has_prefix
-                           ? sched_reduce(out, mine, partial, SCHED_TARGET_LEFT,
-                                          SCHED_AFTER(sched_recv(out, leader(layout, g, slice),
-                                                                 PREFIX_TAG, partial,
-                                                                 SCHED_FIRST)))
-                           : sched_copy(out, mine, partial, SCHED_FIRST);
-        sched_send(out, leader(layout, g, slice), LATE_TAG, partial, SCHED_AFTER(reads[slice]));
+        if (has_prefix) { /* prefix (op) own slice, in those roles: the same bits everywhere */
+            int32_t prefix = sched_recv(out, leader(layout, g, slice), PREFIX_TAG, partial,
+                                        SCHED_FIRST);
+            reads[slice] = sched_reduce(out, mine, partial, SCHED_TARGET_LEFT,
+                                        SCHED_AFTER(prefix));
+            sched_send(out, leader(layout, g, slice), LATE_TAG, partial,
+                       SCHED_AFTER(reads[slice]));
+        } else { /* alone late: its vector is the late partial; the local send at once */
+            local[slice] = sched_send(out, leader(layout, g, slice), LATE_TAG, mine,
+                                      SCHED_FIRST);
+            reads[slice] = sched_copy(out, mine, partial, SCHED_FIRST);
+        }
     }
     for (int32_t k = 1; last && k < h->group_count; k++)
         for (int32_t step = 0; step < q; step++) {
@@ -509,9 +520,11 @@ static int build_member(const site_layout *layout, int64_t count, papcoll_schedu
     for (int32_t step = 0; step < q; step++) {
         int32_t slice = (position + step) % q;
         sched_recv(out, leader(layout, g, slice), FINAL_TAG,
-                   slice_of(SCHED_RECV_BUFFER, count, q, slice), SCHED_AFTER(reads[slice]));
+                   slice_of(SCHED_RECV_BUFFER, count, q, slice),
+                   SCHED_AFTER(reads[slice], local[slice]));
     }
     free(reads);
+    free(local);
     return PAPCOLL_OK;
 }
 
