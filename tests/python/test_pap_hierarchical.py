@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from papcoll import Context, Parameters, verify
+from papcoll import Context, PapcollError, Parameters, verify
 from papcoll.network import load_network
 from papcoll.sim import arrival_pattern, choose, simulate, tau
 
@@ -141,3 +141,13 @@ def test_auto_weighs_the_hierarchical_algorithms_where_groups_form_a_hierarchy()
     # a non-commutative op: pap_hierarchical and hr1 / hr2 reorder operands, never chosen
     decided = choose(ranks, count, 4, network.model, context, commutative=False)
     assert decided.algorithm == "native"
+
+
+@pytest.mark.parametrize(("context", "message"), [
+    (Context(arrivals=[0.0] * 4, tau=1e-4), "needs the group of every rank"),
+    (Context(tau=1e-4, groups=[0, 0, 1, 1]), "one predicted arrival time per rank"),
+    (Context(arrivals=[0.0] * 4, tau=0.0, groups=[0, 0, 1, 1]), "needs tau > 0"),
+])
+def test_refusals_name_the_problem(context, message):
+    with pytest.raises(PapcollError, match=message):
+        verify(NAME, 4, 100, context=context)
