@@ -546,8 +546,8 @@ const algorithm_entry pap_hierarchical_algorithm = {
     .info = {
         .name = "pap_hierarchical",
         .description =
-            "sites combine their on-time ranks early and across; a late rank's slices go "
-            "straight to every site's leaders",
+            "sites combine their on-time ranks early and across; a site's late ranks, "
+            "summed, cross the slow link once",
         .source = "issue 22: seed 003's open problem (Section 6), hierarchy (HR1/HR2) joined "
                   "with arrival-awareness (straggler, seed 000)",
         .limitations =
