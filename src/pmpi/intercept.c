@@ -88,12 +88,15 @@ static void start(void) {
     int first_bad = bad ? world_rank : world_size;
     PMPI_Allreduce(MPI_IN_PLACE, &first_bad, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (first_bad < world_size) {
+        /* every rank stops, through MPI_Finalize rather than MPI_Abort: an abort can tear
+         * the job down before the launcher has passed the message on (seen under MPICH's
+         * hydra: an empty stderr) */
         if (world_rank == first_bad) {
             fprintf(stderr, "papcoll (libpapcoll_pmpi): %s\n", error);
             fflush(stderr);
-            PMPI_Abort(MPI_COMM_WORLD, 1);
         }
-        PMPI_Barrier(MPI_COMM_WORLD); /* until the abort arrives */
+        PMPI_Finalize();
+        exit(1);
     }
     papcoll_algorithm_info info;
     forced_commutative_only = papcoll_algorithm_find(settings.algorithm, &info) == PAPCOLL_OK &&
