@@ -297,14 +297,16 @@ void papcoll_sim_result_release(papcoll_sim_result *result);
 typedef struct papcoll_choice {
     char algorithm[64];        /* a registered name, or "native": MPI_Allreduce itself */
     /* 1: the predicted arrivals were not all equal, and the cost model compared the PAP-aware
-     * algorithms that accept the call with native; 0: auto ran native without simulating */
+     * algorithms that accept the call with native; with from_groups also 0, auto ran native
+     * without simulating */
     int32_t from_arrivals;
-    /* 1: the context's groups formed a hierarchy (two groups or more, one with two ranks or
-     * more), and the cost model weighed the hierarchical algorithms, balanced or not */
-    int32_t from_groups;
     double predicted_seconds;  /* the model's e-bar for the algorithm chosen */
     double native_seconds;     /* the model's e-bar for MPI_Allreduce (its likely algorithm);
                                   native_seconds / predicted_seconds is the predicted gain */
+    /* 1: the context's groups formed a hierarchy (two groups or more, one with two ranks or
+     * more) on a tree it gave (parameters.tree), and the cost model weighed the hierarchical
+     * algorithms too, balanced or not (appended last: the fields before keep their offsets) */
+    int32_t from_groups;
 } papcoll_choice;
 
 /* auto's decision for a call of P ranks: context->arrivals (P predicted arrival times, or

@@ -6,13 +6,11 @@
  *   and no groups forming a hierarchy       tuned choice; what auto runs without arrivals, so
  *                                           a balanced call never loses to it
  *   groups forming a hierarchy (sites,   -> also every hierarchical algorithm (needs_groups:
- *   nodes; issue 22)                        hr1, hr2, smp_*, pap_hierarchical) is simulated,
- *                                           balanced or not, on the context's tree where it
- *                                           gives one (parameters.tree: the network's
- *                                           topology), and the least e-bar runs by the rule
- *                                           below; on a crossbar a hierarchy gains nothing,
- *                                           so there auto keeps native unless arrivals say
- *                                           otherwise
+ *   nodes; issue 22) and a tree the ranks   hr1, hr2, smp_*, pap_hierarchical) is simulated
+ *   run on (parameters.tree: the            on that tree, balanced or not, and the least
+ *   network's topology)                     e-bar runs by the rule below; without a tree
+ *                                           the model is a crossbar, where a hierarchy
+ *                                           gains nothing, so none is simulated
  *   otherwise                            -> every PAP-aware algorithm that accepts the op
  *                                           (commutative_only ones for commutative ops only)
  *                                           is simulated with the predicted arrivals as both
@@ -23,9 +21,9 @@
  *
  * Native's e-bar is taken as the best of recursive doubling, Rabenseifner and ring (ring
  * for commutative ops), the algorithms MPICH and Open MPI choose between for a flat
- * all-reduce. Why only the PAP-aware ones beside it: papcoll's flat algorithms are what
- * native already runs, tuned by the MPI library; where the model still preferred one of
- * them for uneven arrivals (segmented_ring, rand-late, 16 MiB, shared memory), it measured
+ * all-reduce. Why only the PAP-aware and hierarchical ones beside it: papcoll's flat
+ * algorithms are what native already runs, tuned by the MPI library; where the model still
+ * preferred one of them for uneven arrivals (segmented_ring, rand-late, 16 MiB, shared memory), it measured
  * slower than native (excess 11.5 against 8.4 ms), the model's per-byte cost missing what a
  * many-message pipeline costs on ranks that share cores; an algorithm built from the
  * arrivals is where a gain over native lies, and there the model held (straggler 4.9 ms). The 5 % margin keeps auto on native where the model cannot tell them apart;
@@ -114,7 +112,10 @@ int papcoll_choose(int32_t ranks, int64_t count, int32_t elem_size, int32_t comm
         return PAPCOLL_ERR_ARGUMENT;
     memset(choice, 0, sizeof *choice);
     snprintf(choice->algorithm, sizeof choice->algorithm, "native");
-    int uneven = !balanced(context, ranks), grouped = hierarchy(context, ranks);
+    /* without a tree the model is a crossbar, where a hierarchy gains nothing: no need to
+     * simulate the hierarchical algorithms there */
+    int uneven = !balanced(context, ranks);
+    int grouped = context->parameters.tree != NULL && hierarchy(context, ranks);
     if (!uneven && !grouped) return PAPCOLL_OK;
     papcoll_context candidate_context = *context;
     candidate_context.keep_order = !commutative;

@@ -344,7 +344,7 @@ def test_the_network_bound_is_at_least_e_bar_lo(network, seed):
 
 
 @pytest.mark.parametrize("name", ["ring", "rabenseifner", "recursive_doubling", "prr", "hr1",
-                                  "hr2", "straggler"])
+                                  "hr2", "straggler", "pap_hierarchical"])
 @pytest.mark.parametrize(("network", "ranks"), [("geo-2site", 20), ("geo-3site", 21)])
 @pytest.mark.parametrize("mode", ["balanced", "one-late", "rand-late"])
 def test_no_simulated_algorithm_beats_the_network_bound(name, network, ranks, mode):

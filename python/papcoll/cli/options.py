@@ -356,7 +356,8 @@ def add_parameters(parser: argparse.ArgumentParser, topology: bool = False,
                         help="linear_tree, slt: number of segments (0: P)")
     add_schedule(parser)
     parser.add_argument("--groups", type=group_layout, default=None, metavar="LAYOUT",
-                        help="hr1, hr2, smp_*: the group of every rank: g0,g1,... or blocks:K "
+                        help="hr1, hr2, smp_*, pap_hierarchical: the group of every rank: "
+                             "g0,g1,... or blocks:K "
                              "(K consecutive ranks per group)" +
                              (", or host / switch / site (from the network's topology; "
                               "default: site when the network marks sites, else host when "

@@ -73,9 +73,10 @@
  * is a PAP-aware reduce-scatter + all-gather among its members. Across, each leader sends
  * its partial to every other site directly: one round, (G - 1) slices over the slow links
  * per leader, which for the 2-3 sites of seed 003 a latency-bound link hardly notices. A
- * late rank sends its crossings from a copy of its vector, so that its finals (MPI_IN_PLACE:
- * where its sends read) need not wait for a send across the slow link to complete; the
- * rank that sends a crossing still completes only when it has crossed, so one rank of a
+ * site's last late rank sends its crossings from the late partial in scratch (a copy of its
+ * vector when it is the site's only late rank), so that its finals (MPI_IN_PLACE: where its
+ * sends read) need not wait for a send across the slow link to complete; the rank that
+ * sends a crossing still completes only when it has crossed, so one rank of a
  * late site pays a crossing (its share in e-bar: crossing / P). Wrong predictions only
  * change who waits: a late leader delays its slice by its lateness, a late member outside
  * the ring is waited for like any late rank, an earlier late rank that comes after the
@@ -83,7 +84,8 @@
  * of leaders takes hundreds of steps, which a spread of arrivals serialises (P = 1024,
  * rand-late 100 ms in docs/benchmarks.md). Scratch: a leader 2 ring slots, the partial
  * copy, the earlier late ranks' sum and up to 4 + 4 + (G - 1) + G landing slices (at most
- * 32 each; a slice: count / L); the last late rank of a site count elements. */
+ * 32 a kind; a slice: count / L): at most 11 + 2G slices; the last late rank of a site
+ * count elements; the others none. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -105,10 +107,6 @@ enum {
     MEMBER_SLOTS = 4,  /* on-time members' slices a leader receives ahead of reducing */
     MOST_SLOTS = 32,   /* other sites' partials, sites' late partials: see landing_open */
 };
-
-/* Vectors whose copies to the other P - 1 ranks together stay below this are latency-bound:
- * one leader per site (straggler's small-mode threshold). */
-static const int64_t small_mode_bytes = 64 * 1024;
 
 typedef struct site_layout {
     hierarchy h;
@@ -248,10 +246,7 @@ static int lay_out(int32_t ranks, int32_t rank, int64_t count, int32_t elem_size
                 layout->core_count[g] < hierarchy_group_size(h, g))
                 layout->late_sites[layout->late_site_count++] = g;
         }
-        /* count x elem_size x (P - 1) <= small_mode_bytes, without overflowing */
-        int small = count < ranks ||
-                    count <= small_mode_bytes / elem_size / (ranks > 1 ? ranks - 1 : 1);
-        if (small) layout->slices = 1;
+        if (latency_bound_vector(count, elem_size, ranks)) layout->slices = 1;
         if (layout->slices > count) layout->slices = count > 0 ? (int32_t)count : 1;
         /* the leaders: each site's L earliest, in rank order around their ring, so that
          * ranks placed by blocks (consecutive ranks on one host) pass most of the ring's
@@ -391,7 +386,8 @@ static int build_leader(const site_layout *layout, int64_t count, papcoll_schedu
     /* 1. the site's on-time partial of this slice: the leaders' ring, then the on-time
      * members outside it, in predicted arrival order */
     int32_t have = ring_reduce_scatter(layout, count, gather_free, &to_right, &from_left, out);
-    landing members = landing_open(out, length, MEMBER_SLOTS);
+    int32_t outside = layout->core_count[g] - q; /* on-time members outside the ring */
+    landing members = landing_open(out, length, outside < MEMBER_SLOTS ? outside : MEMBER_SLOTS);
     for (int32_t position = q; position < layout->core_count[g]; position++)
         have = land_and_combine(out, &members, site_member(layout, g, position), TO_LEADER_TAG,
                                 mine, SCHED_SOURCE_LEFT, have);
@@ -429,7 +425,9 @@ static int build_leader(const site_layout *layout, int64_t count, papcoll_schedu
     if (last_position > first_late) {
         int32_t prefix_buffer = sched_add_scratch(out, length);
         const sched_region prefix = sched_region_of(prefix_buffer, 0, length);
-        landing earlier = landing_open(out, length, MEMBER_SLOTS);
+        int32_t earlier_count = last_position - first_late;
+        landing earlier = landing_open(
+            out, length, earlier_count < MEMBER_SLOTS ? earlier_count : MEMBER_SLOTS);
         int32_t summed = SCHED_NONE;
         for (int32_t position = first_late; position < last_position; position++)
             summed = land_and_combine(out, &earlier, site_member(layout, g, position),
@@ -553,7 +551,7 @@ const algorithm_entry pap_hierarchical_algorithm = {
         .limitations =
             "commutative ops only; needs the group (site) of every rank, one arrival "
             "estimate per rank and tau > 0, identical on all ranks; scratch: a leader up to "
-            "12 + 2G slices (a slice: count / L, L leaders per site, G sites), a site's "
+            "11 + 2G slices (a slice: count / L, L leaders per site, G sites), a site's "
             "last late rank count elements",
         .commutative_only = 1,
         .needs_arrivals = 1,

@@ -87,10 +87,6 @@ enum {
     DEFAULT_MOST_CHUNKS = 8,
 };
 
-/* Vectors whose copies to the other P-1 ranks together stay below this are latency-bound:
- * the small mode sends whole vectors, the large one pieces. */
-static const int64_t small_mode_bytes = 64 * 1024;
-
 typedef struct straggler_layout {
     int32_t ranks, core_count, late_count;
     int32_t *core; /* core ranks, in rank order */
@@ -420,10 +416,7 @@ static int straggler_build(int32_t ranks, int32_t rank, int64_t count, int32_t e
         return sched_finish(out);
     }
     int status;
-    /* count x elem_size x (P - 1) <= small_mode_bytes, without overflowing */
-    int small = count < ranks ||
-                count <= small_mode_bytes / elem_size / (ranks > 1 ? ranks - 1 : 1);
-    if (small) {
+    if (latency_bound_vector(count, elem_size, ranks)) {
         status = build_small(&layout, count, elem_size, out);
     } else {
         int32_t chunks = context->parameters.segment_count > 0

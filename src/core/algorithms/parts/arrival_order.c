@@ -48,6 +48,12 @@ int arrival_order(const papcoll_context *context, int32_t ranks, const char *alg
     return 1;
 }
 
+int latency_bound_vector(int64_t count, int32_t elem_size, int32_t ranks) {
+    const int64_t small_mode_bytes = 64 * 1024;
+    /* count x elem_size x (P - 1) <= small_mode_bytes, without overflowing */
+    return count < ranks || count <= small_mode_bytes / elem_size / (ranks > 1 ? ranks - 1 : 1);
+}
+
 int32_t late_rank_count(const double *sorted, int32_t ranks, double tau) {
     int32_t best = 0;
     double best_finish = INFINITY;

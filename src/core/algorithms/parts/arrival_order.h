@@ -24,4 +24,10 @@ int arrival_order(const papcoll_context *context, int32_t ranks, const char *alg
 PAPCOLL_HIDDEN
 int32_t late_rank_count(const double *sorted, int32_t ranks, double tau);
 
+/* Whether a vector is latency-bound for the late-rank schedules: its copies to the other
+ * P - 1 ranks together stay within 64 KiB (or it has fewer elements than ranks). straggler
+ * then sends whole vectors instead of pieces, pap_hierarchical uses one leader a site. */
+PAPCOLL_HIDDEN
+int latency_bound_vector(int64_t count, int32_t elem_size, int32_t ranks);
+
 #endif /* PAPCOLL_ALGORITHMS_PARTS_ARRIVAL_ORDER_H */

@@ -87,7 +87,6 @@ int32_t hierarchy_member(const hierarchy *h, int32_t g, int32_t index) {
     return h->members[h->group_first[g] + index];
 }
 
-
 int hierarchical_reduce_build(int32_t ranks, int32_t rank, int64_t count, int32_t elem_size,
                               const papcoll_context *context, const char *outer,
                               papcoll_schedule *out) {
@@ -103,7 +102,8 @@ int hierarchical_reduce_build(int32_t ranks, int32_t rank, int64_t count, int32_
     int32_t scratch = SCHED_NONE, scratch_reader = SCHED_NONE, handed = SCHED_NONE;
     for (int32_t mask = 1; mask < n; mask <<= 1) {
         if (i & mask) {
-            handed = sched_send(out, hierarchy_member(&h, g, i - mask), 0, all, SCHED_AFTER(last));
+            handed = sched_send(out, hierarchy_member(&h, g, i - mask), 0, all,
+                                SCHED_AFTER(last));
             break;
         }
         if (i + mask >= n) continue;
@@ -136,7 +136,8 @@ int hierarchical_reduce_build(int32_t ranks, int32_t rank, int64_t count, int32_
     }
     for (int32_t mask = sched_floor_power_of_two(lowest < n ? lowest : n); mask >= 1; mask >>= 1)
         if (mask < lowest && i + mask < n)
-            sched_send(out, hierarchy_member(&h, g, i + mask), 2 * PHASE_TAGS, all, SCHED_AFTER(last));
+            sched_send(out, hierarchy_member(&h, g, i + mask), 2 * PHASE_TAGS, all,
+                       SCHED_AFTER(last));
     hierarchy_free(&h);
     return sched_finish(out);
 }
@@ -175,7 +176,8 @@ int hierarchical_allreduce_build(int32_t ranks, int32_t rank, int64_t count, int
         for (int32_t j = i + smallest; j < n; j += smallest)
             sched_send(out, hierarchy_member(&h, g, j), 2 * PHASE_TAGS, all, SCHED_AFTER(last));
     } else {
-        sched_recv(out, hierarchy_member(&h, g, i % smallest), 2 * PHASE_TAGS, all, SCHED_AFTER(last));
+        sched_recv(out, hierarchy_member(&h, g, i % smallest), 2 * PHASE_TAGS, all,
+                   SCHED_AFTER(last));
     }
     free(column);
     hierarchy_free(&h);
