@@ -72,10 +72,10 @@ def run_cell(network_name: str, ranks: int, mode: str, delay_ms: float,
              seed: int) -> dict[str, Any]:
     network = load_network(network_name)
     model, topology = network.model, network.topology(ranks)
-    assert topology is not None and topology.sites, f"{network_name} has no sites"
+    assert topology is not None, f"{network_name} has no topology"
     arrivals = arrival_pattern(mode, ranks, delay_ms / 1e3, seed)
     context = Context(parameters=Parameters(tree=topology), arrivals=arrivals,
-                      tau=tau(model, ranks, COUNT, ELEM_SIZE), groups=topology.sites)
+                      tau=tau(model, ranks, COUNT, ELEM_SIZE), groups=topology.groups("site"))
     names = (NEW, *FAMILIES, *NATIVE_STAND_INS)
     ebar_ms = {name: simulate(name, ranks, COUNT, ELEM_SIZE, model, arrivals, context,
                               topology=topology).average_elapsed * 1e3 for name in names}

@@ -163,6 +163,26 @@ class Topology:
                 down = self.parent[down]
         return links
 
+    def groups(self, layout: str | None = None) -> list[int]:
+        """The group of every rank by the tree: "host" (the vertex it runs on), "switch"
+        (the vertex above it), "site" (its site; NetworkError when none is marked). None:
+        the sites where the network marks some (the groups seed 003's hierarchical
+        algorithms are about), else the host when some host runs several ranks, else the
+        switch."""
+        if layout is None:
+            shared = len(set(self.rank_vertex)) < len(self.rank_vertex)
+            layout = "site" if self.sites else "host" if shared else "switch"
+        if layout == "host":
+            return list(self.rank_vertex)
+        if layout == "site":
+            if not self.sites:
+                raise NetworkError("grouping by site needs a network that marks sites (a switch "
+                                   "with \"site\": true, as geo-2site and geo-3site do)")
+            return list(self.sites)
+        if layout == "switch":
+            return [self.parent[vertex] for vertex in self.rank_vertex]
+        raise NetworkError(f"unknown grouping '{layout}' (host, switch or site)")
+
     def describe(self) -> dict[str, Any]:
         """The tree as `papcoll sim --show` prints it; with sites, the site switches carry
         "site": true and "sites" gives the site of every rank by name."""

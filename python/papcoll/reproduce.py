@@ -87,10 +87,7 @@ def _elapsed_ms(name: str, ranks: int, count: int, network: Any,
     """e-bar in ms; groups (for the hierarchical algorithms) by the switch above each host,
     or with by_site the network's sites."""
     topology = network.topology(ranks)
-    groups = None
-    if topology is not None:
-        groups = (list(topology.sites) if by_site else
-                  [topology.parent[v] for v in topology.rank_vertex])
+    groups = topology.groups("site" if by_site else "switch") if topology is not None else None
     arrivals = arrivals or [0.0] * ranks
     context = Context(parameters=Parameters(tree=topology), arrivals=arrivals,
                       tau=tau(network.model, ranks, count, 4), groups=groups)

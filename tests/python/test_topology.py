@@ -443,7 +443,8 @@ def test_sim_command_runs_hr1_across_the_sites(papcoll_command, groups, wan_byte
 
 @pytest.mark.parametrize(("network", "message"), [
     ("hockney", "--groups site needs a network with a topology"),
-    (str(NETWORKS / "smp-4x8.json"), "--groups site needs a network that marks sites"),
+    (str(NETWORKS / "smp-4x8.json"),
+     "--groups site: grouping by site needs a network that marks sites"),
 ])
 def test_groups_site_needs_sites(papcoll_command, network, message):
     result = papcoll_command("sim", "--network", network, "--ranks", "4", "--algorithms",

@@ -24,7 +24,7 @@ from .. import checks
 from .._core import lib
 from ..core import Context, PapcollError, Parameters, algorithm, estimated_operations
 from ..launcher import Launch, mpiexec_command
-from ..network import Topology, load_network
+from ..network import NetworkError, Topology, load_network
 from ..testbed import temporary
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE = 0, 1, 2
@@ -477,14 +477,9 @@ def network_of(arguments: argparse.Namespace) -> Any:
 def groups_for(layout: str | list[int] | None, ranks: int,
                topology: Topology | None = None) -> list[int] | None:
     """The group of every rank from a --groups value (and the topology, for host, switch and
-    site). Without one, a topology gives its sites where it marks some (the groups seed
-    003's hierarchical algorithms are about), else the host when some host runs several
-    ranks, else the switch above the host."""
-    if layout is None and topology is not None:
-        shared = len(set(topology.rank_vertex)) < len(topology.rank_vertex)
-        layout = "site" if topology.sites else "host" if shared else "switch"
+    site; without a value, the topology's default: Topology.groups)."""
     if layout is None:
-        return None
+        return topology.groups() if topology is not None else None
     if isinstance(layout, list):
         if len(layout) != ranks:
             raise PapcollError(1, f"--groups gives {len(layout)} groups for {ranks} ranks: "
@@ -495,14 +490,10 @@ def groups_for(layout: str | list[int] | None, ranks: int,
         return [rank // size for rank in range(ranks)]
     if topology is None:
         raise PapcollError(1, f"--groups {layout} needs a network with a topology")
-    if layout == "host":
-        return list(topology.rank_vertex)
-    if layout == "site":
-        if not topology.sites:
-            raise PapcollError(1, "--groups site needs a network that marks sites (a switch "
-                                  "with \"site\": true, as geo-2site and geo-3site do)")
-        return list(topology.sites)
-    return [topology.parent[vertex] for vertex in topology.rank_vertex]
+    try:
+        return topology.groups(layout)
+    except NetworkError as error:
+        raise PapcollError(1, f"--groups {layout}: {error}") from None
 
 
 def arrivals_from_file(value: str | list[float] | None) -> bool:
