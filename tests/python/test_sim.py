@@ -255,17 +255,6 @@ SAME_SITE = 2 * 5e-6 + OVERHEADS + VECTOR * 2e-10
 OTHER_SITE = 2 * 5e-6 + 13e-3 + OVERHEADS + VECTOR * 2.5e-10
 
 
-@pytest.mark.parametrize("ranks", [2, 7, 64])
-@pytest.mark.parametrize("mode", ["balanced", "one-late", "rand-late"])
-@pytest.mark.parametrize("network", ["hockney", "ethernet-1g", "aries"])
-def test_on_a_crossbar_the_network_bound_is_e_bar_lo(ranks, mode, network):
-    model = preset(network)
-    arrivals = arrival_pattern(mode, ranks, 0.01, seed=ranks)
-    for nbytes in (0, 8, VECTOR):
-        assert network_lower_bound(arrivals, model, None, nbytes) == lower_bound(
-            arrivals, transfer_time(model, None, nbytes))
-
-
 @pytest.mark.parametrize("ranks", [2, 5, 33])
 def test_on_a_star_every_pair_costs_the_same_and_the_bound_is_e_bar_lo(ranks):
     # the general path of the computation, where every T(s, r) is one and the same
