@@ -139,17 +139,6 @@ static int by_rank(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-typedef struct site_ready {
-    double time;
-    int32_t site;
-} site_ready;
-
-static int readier(const void *a, const void *b) {
-    const site_ready *x = a, *y = b;
-    if (x->time != y->time) return x->time < y->time ? -1 : 1;
-    return (x->site > y->site) - (x->site < y->site);
-}
-
 /* L for a large vector: every site needs L leaders among its on-time members, and a leader
  * should be there before the other sites' on-time partials are: a large message crosses
  * only once its receive is posted, so a leader that comes later makes every partial bound
@@ -158,17 +147,17 @@ static int readier(const void *a, const void *b) {
  * predicted ready (its last on-time member's arrival), and at least 1. ready[g] (in site
  * order): site g's predicted readiness; site_sorted: each site's arrivals, ascending. */
 static int32_t leader_count(const site_layout *layout, const double *site_sorted,
-                            const site_ready *ready) {
+                            const double *ready) {
     const hierarchy *h = &layout->h;
     const int32_t sites = h->group_count;
     /* the earliest and second-earliest readiness, so each site finds the earliest of the
      * others' in O(1) */
     int32_t first = 0, second = -1;
     for (int32_t g = 1; g < sites; g++) {
-        if (ready[g].time < ready[first].time) {
+        if (ready[g] < ready[first]) {
             second = first;
             first = g;
-        } else if (second < 0 || ready[g].time < ready[second].time) {
+        } else if (second < 0 || ready[g] < ready[second]) {
             second = g;
         }
     }
@@ -177,7 +166,7 @@ static int32_t leader_count(const site_layout *layout, const double *site_sorted
         const double *arrivals = &site_sorted[h->group_first[g]];
         int32_t core = layout->core_count[g], in_time = core;
         if (sites > 1) {
-            double others = ready[g == first ? second : first].time;
+            double others = ready[g == first ? second : first];
             in_time = 0;
             while (in_time < core && arrivals[in_time] <= others) in_time++;
         }
@@ -206,7 +195,7 @@ static int lay_out(int32_t ranks, int32_t rank, int64_t count, int32_t elem_size
     int32_t *place_of = calloc((size_t)ranks, sizeof *place_of);
     int32_t *filled = calloc((size_t)sites, sizeof *filled);
     double *site_sorted = malloc((size_t)ranks * sizeof *site_sorted);
-    site_ready *ready = malloc((size_t)sites * sizeof *ready);
+    double *ready = malloc((size_t)sites * sizeof *ready); /* per site: its readiness */
     layout->site_order = malloc((size_t)ranks * sizeof *layout->site_order);
     layout->core_count = malloc((size_t)sites * sizeof *layout->core_count);
     layout->readiness = malloc((size_t)sites * sizeof *layout->readiness);
@@ -235,11 +224,14 @@ static int lay_out(int32_t ranks, int32_t rank, int64_t count, int32_t elem_size
             double site_tau = context->tau * (double)ranks / (double)n;
             int32_t core = n - late_rank_count(arrivals, n, site_tau);
             layout->core_count[g] = core;
-            ready[g] = (site_ready){arrivals[core - 1], g};
+            ready[g] = arrivals[core - 1];
         }
         layout->slices = leader_count(layout, site_sorted, ready);
-        qsort(ready, (size_t)sites, sizeof *ready, readier);
-        for (int32_t k = 0; k < sites; k++) layout->readiness[k] = ready[k].site;
+        /* the sites by readiness, ties by group number (as ranks by arrival, ties by rank) */
+        if (!time_order(ready, sites, layout->readiness, NULL)) {
+            sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory laying out pap_hierarchical");
+            ok = 0;
+        }
         for (int32_t i = 0; i < ranks; i++) { /* a site's last member, when it is late */
             int32_t g = group_of[order[i]];
             if (place_of[order[i]] == hierarchy_group_size(h, g) - 1 &&

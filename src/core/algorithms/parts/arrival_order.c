@@ -15,6 +15,19 @@ static int earlier(const void *a, const void *b) {
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
+int time_order(const double *times, int32_t count, int32_t *order, double *sorted_times) {
+    arrival *sorted = malloc((size_t)(count > 0 ? count : 1) * sizeof *sorted);
+    if (sorted == NULL) return 0;
+    for (int32_t i = 0; i < count; i++) sorted[i] = (arrival){times[i], i};
+    qsort(sorted, (size_t)count, sizeof *sorted, earlier);
+    for (int32_t i = 0; i < count; i++) {
+        order[i] = sorted[i].rank;
+        if (sorted_times) sorted_times[i] = sorted[i].time;
+    }
+    free(sorted);
+    return 1;
+}
+
 int arrival_order(const papcoll_context *context, int32_t ranks, const char *algorithm,
                   int32_t *order, double *sorted_arrivals, papcoll_schedule *out) {
     if (context->arrivals == NULL || context->arrival_count != ranks) {
@@ -23,28 +36,17 @@ int arrival_order(const papcoll_context *context, int32_t ranks, const char *alg
                    ranks, context->arrivals == NULL ? 0 : context->arrival_count);
         return 0;
     }
-    arrival *sorted = malloc((size_t)ranks * sizeof *sorted);
-    if (sorted == NULL) {
-        sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory sorting arrivals");
-        return 0;
-    }
-    for (int32_t r = 0; r < ranks; r++) {
+    for (int32_t r = 0; r < ranks; r++)
         if (!isfinite(context->arrivals[r])) {
-            free(sorted);
             sched_fail(out, PAPCOLL_ERR_ARGUMENT,
                        "%s: the arrival estimate of rank %d is not a finite number", algorithm,
                        r);
             return 0;
         }
-        sorted[r].time = context->arrivals[r];
-        sorted[r].rank = r;
+    if (!time_order(context->arrivals, ranks, order, sorted_arrivals)) {
+        sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory sorting arrivals");
+        return 0;
     }
-    qsort(sorted, (size_t)ranks, sizeof *sorted, earlier);
-    for (int32_t i = 0; i < ranks; i++) {
-        order[i] = sorted[i].rank;
-        if (sorted_arrivals) sorted_arrivals[i] = sorted[i].time;
-    }
-    free(sorted);
     return 1;
 }
 

@@ -13,6 +13,13 @@
  * the rank at position i (earliest first) and, if sorted_arrivals is not NULL, its arrival.
  * On bad estimates records PAPCOLL_ERR_ARGUMENT in out with a message naming the rank and
  * returns 0; returns 1 on success. `algorithm` names the caller in messages. */
+/* order[i] = the index of the i-th earliest of times[0 .. count), ties by index, and, if
+ * sorted_times is not NULL, its time: the one ordering rule of arrivals (ranks) and of
+ * anything else ordered by a predicted time (pap_hierarchical's sites). 0 when out of
+ * memory. */
+PAPCOLL_HIDDEN
+int time_order(const double *times, int32_t count, int32_t *order, double *sorted_times);
+
 PAPCOLL_HIDDEN
 int arrival_order(const papcoll_context *context, int32_t ranks, const char *algorithm,
                   int32_t *order, double *sorted_arrivals, papcoll_schedule *out);
