@@ -60,12 +60,15 @@ typedef struct papcoll_sim_topology {
  * C config of a communicator (papcoll_config in papcoll.h) and the Python Config embed it,
  * and so does the context a schedule is built from. A zero-filled struct means "defaults";
  * fields an algorithm does not use are ignored. It must be identical on every rank.
- * A new parameter is a field here, its check in papcoll_parameters_check (build.c), its copy
- * in parameters.c when it points to memory, and its use in its algorithm's file. */
+ * Each field is declared once more, as a row of src/core/parameter_table.c (its kind,
+ * range, command-line option, the algorithms that read it, one help line; listed by
+ * papcoll_parameter_get): the checks, the communicator's copy, the agreement digest, the
+ * Python Parameters and the command line's options are all made from that row. A new
+ * parameter is a field here, a row there, and its use in its algorithm's file. */
 typedef struct papcoll_parameters {
     int64_t segment_elements;     /* segmented_ring: elements per segment; 0 = default; the
                                      vector may hold at most PAPCOLL_MAX_SEGMENTS of them */
-    int32_t segment_count;        /* linear_tree, slt: segments the vector is cut into; 0 = P;
+    int32_t segment_count;        /* linear_tree, slt, straggler: segments the vector is cut into; 0 = P;
                                      at most PAPCOLL_MAX_SEGMENTS and at most count */
     const int32_t *rank_order;    /* ring, segmented_ring: the ranks in ring order (a
                                      permutation), or NULL */
@@ -79,6 +82,38 @@ typedef struct papcoll_parameters {
                                          lays its ring on it, auto (papcoll_choose)
                                          simulates its candidates on it */
 } papcoll_parameters;
+
+/* What a parameter holds (papcoll_parameter_info.kind); the kind decides how it is
+ * checked, copied, compared across ranks and given on the command line. */
+typedef enum papcoll_parameter_kind {
+    PAPCOLL_PARAMETER_WHOLE_NUMBER = 0, /* int32_t or int64_t (width), in minimum..maximum */
+    PAPCOLL_PARAMETER_TEXT = 1,         /* const char *, NULL for the default */
+    PAPCOLL_PARAMETER_ALGORITHM = 2,    /* const char *: a flat all-reduce's name, or NULL */
+    PAPCOLL_PARAMETER_RANK_LIST = 3,    /* const int32_t * of P entries (a permutation), its
+                                           count in the int32_t field at count_offset */
+    PAPCOLL_PARAMETER_TREE = 4          /* const papcoll_sim_topology *, or NULL */
+} papcoll_parameter_kind;
+
+/* One parameter of papcoll_parameters, as declared in src/core/parameter_table.c. */
+typedef struct papcoll_parameter_info {
+    const char *name;          /* the field of papcoll_parameters and of Python's Parameters */
+    int32_t kind;              /* papcoll_parameter_kind */
+    int32_t width;             /* bytes of the field (a whole number: 4 or 8) */
+    size_t offset;             /* offsetof(papcoll_parameters, name) */
+    size_t count_offset;       /* a rank list: offsetof its count field; else 0 */
+    int64_t minimum;           /* a whole number: the least value accepted */
+    int64_t maximum;           /* a whole number: the greatest value accepted */
+    const char *option;        /* the `papcoll` commands' option ("--segment-count"), or NULL
+                                  where a command sets it otherwise (tree: --network) */
+    const char *metavar;       /* the option's value in help, e.g. "N", "ALGORITHM" */
+    const char *unset;         /* what 0 or NULL means, e.g. "P segments" */
+    const char *algorithms;    /* the algorithms that read it, comma-separated */
+    const char *help;          /* one line */
+} papcoll_parameter_info;
+
+int32_t papcoll_parameter_count(void);
+/* Fills info for the parameter at index (0 .. count-1); PAPCOLL_ERR_ARGUMENT if out of range. */
+int papcoll_parameter_get(int32_t index, papcoll_parameter_info *info);
 
 /* Everything that may shape a schedule besides (P, rank, count, elem_size): the user's
  * parameters, and what the caller learns per communicator or per call. It must be identical

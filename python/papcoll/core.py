@@ -3,30 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields
-from typing import Any, Protocol
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from ._core import ffi, lib
-from .checks import (
-    INT32_MAX,
-    INT64_MAX,
-    arrival_times,
-    optional_sequence,
-    optional_text,
-    real_number,
-    whole_number,
-)
+from .checks import INT32_MAX, arrival_times, optional_sequence, real_number, whole_number
+from .errors import PapcollError, c_string
+from .parameters import Parameters, c_parameters
 
 _ERROR_SIZE = 512
-
-
-class PapcollError(Exception):
-    """A call into the C core failed; `status` is the papcoll_status code."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 @dataclass(frozen=True)
@@ -39,40 +24,6 @@ class AlgorithmInfo:
     needs_arrivals: bool
     needs_groups: bool = False
     reduce_scatter: bool = False
-
-
-class CStructure(Protocol):
-    """What can fill a C struct: a network.Topology (papcoll_sim_topology) does."""
-
-    def c_struct(self, keep: list[Any]) -> Any: ...
-
-
-@dataclass(frozen=True)
-class Parameters:
-    """The parameters a user chooses for an algorithm (C: papcoll_parameters), the one home
-    of every tunable: Context and communicator.Config both hold one. Fields an algorithm
-    does not use are ignored; the defaults are the algorithms' own. Identical on every rank.
-    """
-
-    segment_elements: int = 0            # segmented_ring: elements per segment; 0 = default
-    segment_count: int = 0               # linear_tree, slt: number of segments; 0 = P
-    rank_order: Sequence[int] | None = None  # ring, segmented_ring: the ranks in ring order
-    schedule: str | None = None          # recursive_multiplying, e.g. "a4,a3"; None: default
-    inner_algorithm: str | None = None   # hr2: inside groups (None: ring)
-    outer_algorithm: str | None = None   # hr1, hr2: across groups (None: recursive_doubling)
-    tree: CStructure | None = None       # ring_topology: a network.Topology, or None
-
-    def __post_init__(self) -> None:
-        whole_number(self.segment_elements, "Parameters.segment_elements", 0, INT64_MAX)
-        whole_number(self.segment_count, "Parameters.segment_count", 0,
-                     lib.PAPCOLL_MAX_SEGMENTS)
-        for rank in optional_sequence(self.rank_order, "Parameters.rank_order") or ():
-            whole_number(rank, "every entry of Parameters.rank_order", 0, INT32_MAX)
-        for name in ("schedule", "inner_algorithm", "outer_algorithm"):
-            optional_text(getattr(self, name), f"Parameters.{name}")
-        if self.tree is not None and not hasattr(self.tree, "c_struct"):
-            raise TypeError("Parameters.tree must be a network.Topology or None, not "
-                            f"{type(self.tree).__name__}")
 
 
 @dataclass(frozen=True)
@@ -117,22 +68,6 @@ class VerifyReport:
         return asdict(self)
 
 
-def c_string(text: str, what: str) -> bytes:
-    """`text` as the UTF-8 bytes of a C string. Refuses (PapcollError, PAPCOLL_ERR_ARGUMENT)
-    a NUL character, where C would read only the text before it ("ring\\0x" as "ring"), and
-    text UTF-8 cannot hold (a lone surrogate such as '\\ud800'), and TypeError for no text."""
-    if not isinstance(text, str):
-        raise TypeError(f"{what} must be text (str), not {type(text).__name__}")
-    if "\0" in text:
-        raise PapcollError(lib.PAPCOLL_ERR_ARGUMENT,
-                           f"{what} holds a NUL character at {text.index(chr(0))}")
-    try:
-        return text.encode()
-    except UnicodeEncodeError as error:
-        raise PapcollError(lib.PAPCOLL_ERR_ARGUMENT,
-                           f"{what} is not UTF-8 text ({error.reason} at {error.start})") from None
-
-
 def _text(pointer: Any) -> str:
     # errors="replace": a message may quote the user's bytes (a non-ASCII schedule string)
     return ffi.string(pointer).decode(errors="replace") if pointer != ffi.NULL else ""
@@ -168,32 +103,6 @@ def algorithm(name: str) -> AlgorithmInfo:
         known = ", ".join(info.name for info in algorithms())
         raise PapcollError(status, f"unknown algorithm '{name}' (known: {known})")
     return _info(raw)
-
-
-def c_parameters(parameters: Parameters, raw: Any, keep: list[Any]) -> None:
-    """Fills the papcoll_parameters `raw` (embedded in a context or a config); the cffi
-    objects it points to are appended to `keep`, which must outlive it."""
-
-    def array(kind: str, values: Any) -> Any:
-        pointer = ffi.new(f"{kind}[]", values)
-        keep.append(pointer)
-        return pointer
-
-    # By name: a C field of the same name takes each Python field, so a new number or text
-    # parameter needs no line here; only the two that are not plain values are spelled out.
-    for field in fields(parameters):
-        value = getattr(parameters, field.name)
-        if value is None:
-            continue
-        if field.name == "rank_order":
-            raw.rank_order = array("int32_t", [int(r) for r in value])
-            raw.rank_order_count = len(value)
-        elif field.name == "tree":
-            raw.tree = value.c_struct(keep)
-        elif isinstance(value, str):
-            setattr(raw, field.name, array("char", c_string(value, f"Parameters.{field.name}")))
-        else:
-            setattr(raw, field.name, value)
 
 
 def _c_context(context: Context | None) -> tuple[Any, list[Any]]:

@@ -10,7 +10,6 @@
 
 typedef struct owned_parameters {
     papcoll_parameters parameters; /* points into storage (or at nothing) */
-    papcoll_sim_topology tree;     /* parameters.tree points here when a tree was given */
     void *storage;
 } owned_parameters;
 

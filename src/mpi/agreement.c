@@ -59,24 +59,34 @@ static uint64_t datatype_digest(MPI_Datatype datatype) {
     return hash;
 }
 
+/* Every parameter, read by its row of the parameter table (papcoll_parameter_get), so a
+ * new parameter is compared across ranks by declaring it. Its kind says what to hash: a
+ * number's value, a text, a rank list's count and entries, a tree's arrays. */
 static uint64_t parameters_digest(const papcoll_parameters *parameters) {
-    int64_t numbers[3] = {parameters->segment_elements, parameters->segment_count,
-                          parameters->rank_order_count};
-    uint64_t hash = mix(0, numbers, sizeof numbers);
-    if (parameters->rank_order != NULL)
-        hash = mix(hash, parameters->rank_order,
-                   (size_t)parameters->rank_order_count * sizeof *parameters->rank_order);
-    hash = mix_text(hash, parameters->schedule);
-    hash = mix_text(hash, parameters->inner_algorithm);
-    hash = mix_text(hash, parameters->outer_algorithm);
-    const papcoll_sim_topology *tree = parameters->tree;
-    if (tree != NULL) {
-        size_t vertices = (size_t)tree->vertex_count, ranks = (size_t)tree->rank_count;
-        hash = mix(hash, tree->parent, vertices * sizeof *tree->parent);
-        hash = mix(hash, tree->link_latency, vertices * sizeof *tree->link_latency);
-        hash = mix(hash, tree->link_seconds_per_byte,
-                   vertices * sizeof *tree->link_seconds_per_byte);
-        hash = mix(hash, tree->rank_vertex, ranks * sizeof *tree->rank_vertex);
+    uint64_t hash = mix(0, "", 0);
+    papcoll_parameter_info info;
+    for (int32_t index = 0; papcoll_parameter_get(index, &info) == PAPCOLL_OK; index++) {
+        const char *field = (const char *)parameters + info.offset;
+        const void *pointer = info.kind == PAPCOLL_PARAMETER_WHOLE_NUMBER
+                                  ? NULL : *(const void *const *)field;
+        if (info.kind == PAPCOLL_PARAMETER_WHOLE_NUMBER) {
+            int64_t value = info.width == 8 ? *(const int64_t *)field : *(const int32_t *)field;
+            hash = mix(hash, &value, sizeof value);
+        } else if (info.kind == PAPCOLL_PARAMETER_TEXT || info.kind == PAPCOLL_PARAMETER_ALGORITHM) {
+            hash = mix_text(hash, pointer);
+        } else if (info.kind == PAPCOLL_PARAMETER_RANK_LIST) {
+            int32_t listed = *(const int32_t *)((const char *)parameters + info.count_offset);
+            hash = mix(hash, &listed, sizeof listed);
+            if (pointer != NULL) hash = mix(hash, pointer, (size_t)listed * sizeof(int32_t));
+        } else if (info.kind == PAPCOLL_PARAMETER_TREE && pointer != NULL) {
+            const papcoll_sim_topology *tree = pointer;
+            size_t vertices = (size_t)tree->vertex_count, ranks = (size_t)tree->rank_count;
+            hash = mix(hash, tree->parent, vertices * sizeof *tree->parent);
+            hash = mix(hash, tree->link_latency, vertices * sizeof *tree->link_latency);
+            hash = mix(hash, tree->link_seconds_per_byte,
+                       vertices * sizeof *tree->link_seconds_per_byte);
+            hash = mix(hash, tree->rank_vertex, ranks * sizeof *tree->rank_vertex);
+        }
     }
     return hash;
 }

@@ -1,0 +1,31 @@
+"""The error a call into the C core raises, and the one conversion of Python text to a C
+string that refuses what C would misread. A leaf: every binding module imports it."""
+
+from __future__ import annotations
+
+from ._core import lib
+
+
+class PapcollError(Exception):
+    """A call into the C core failed; `status` is the papcoll_status code."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def c_string(text: str, what: str) -> bytes:
+    """`text` as the UTF-8 bytes of a C string. Refuses (PapcollError, PAPCOLL_ERR_ARGUMENT)
+    a NUL character, where C would read only the text before it ("ring\\0x" as "ring"), and
+    text UTF-8 cannot hold (a lone surrogate such as '\\ud800'), and TypeError for no text."""
+    if not isinstance(text, str):
+        raise TypeError(f"{what} must be text (str), not {type(text).__name__}")
+    if "\0" in text:
+        raise PapcollError(lib.PAPCOLL_ERR_ARGUMENT,
+                           f"{what} holds a NUL character at {text.index(chr(0))}")
+    try:
+        return text.encode()
+    except UnicodeEncodeError as error:
+        raise PapcollError(lib.PAPCOLL_ERR_ARGUMENT,
+                           f"{what} is not UTF-8 text ({error.reason} at {error.start})") from None

@@ -1,0 +1,53 @@
+/* parameter_table.h - the rows of papcoll_parameters as the core's other units read them:
+ * each public description (papcoll_parameter_info) with the check only that parameter
+ * needs, and reads of a field by its row. The checks (parameter_checks.c) and the
+ * communicator's copy (parameters.c) loop over these rows, so neither names a field. */
+#ifndef PAPCOLL_PARAMETER_TABLE_H
+#define PAPCOLL_PARAMETER_TABLE_H
+
+#include "hidden.h"
+
+#include "papcoll_core.h"
+
+typedef struct parameter_row {
+    papcoll_parameter_info info;
+    /* An O(P) check of a value that is set (a text parameter's grammar); NULL: the kind's
+     * own checks are all. Returns PAPCOLL_OK or a status with the message in error. */
+    int (*check_value)(const char *text, int32_t ranks, char *error, size_t error_size);
+} parameter_row;
+
+PAPCOLL_HIDDEN int32_t parameter_row_count(void);
+PAPCOLL_HIDDEN const parameter_row *parameter_row_at(int32_t index);
+
+/* The field a row describes, inside `parameters` (cast by its kind). */
+static inline const void *parameter_field(const papcoll_parameters *parameters,
+                                          const papcoll_parameter_info *info) {
+    return (const char *)parameters + info->offset;
+}
+
+/* A whole number's value, whatever its width. */
+static inline int64_t parameter_whole_number(const papcoll_parameters *parameters,
+                                             const papcoll_parameter_info *info) {
+    const void *field = parameter_field(parameters, info);
+    return info->width == 8 ? *(const int64_t *)field : *(const int32_t *)field;
+}
+
+/* A text's, an algorithm's, a rank list's or a tree's pointer. */
+static inline const void *parameter_pointer(const papcoll_parameters *parameters,
+                                            const papcoll_parameter_info *info) {
+    return *(const void *const *)parameter_field(parameters, info);
+}
+
+/* A rank list's entry count. */
+static inline int32_t parameter_list_count(const papcoll_parameters *parameters,
+                                           const papcoll_parameter_info *info) {
+    return *(const int32_t *)((const char *)parameters + info->count_offset);
+}
+
+/* The O(1) checks of every row (ranges, counts against P, a count without its list): the
+ * first problem in words, or NULL. papcoll_schedule_build runs them for every rank it
+ * builds; the O(P) ones are in papcoll_parameters_check. */
+PAPCOLL_HIDDEN const char *parameters_check_shape(const papcoll_parameters *parameters,
+                                                  int32_t ranks, char *text, size_t size);
+
+#endif /* PAPCOLL_PARAMETER_TABLE_H */
