@@ -4,7 +4,7 @@
  * and one help line. From these rows come the checks (parameter_checks.c), the copy a
  * communicator owns (parameters.c), the digest the ranks compare (src/mpi/agreement.c), the
  * Python Parameters and the command line's options and help (python/papcoll/core.py,
- * cli/parameter_options.py), and the `papcoll parameters` listing. A test
+ * cli/context_options.py), and the `papcoll parameters` listing. A test
  * (tests/python/test_parameters.py) holds the rows to the struct and to the algorithms'
  * sources. Adding a parameter: a field in papcoll_parameters, a row here, its use. */
 #include "parameter_table.h"
@@ -46,7 +46,7 @@ static const parameter_row rows[] = {
               .algorithms = "ring,segmented_ring",
               .help = "the ranks in ring order, a permutation of 0..P-1"}},
     {.info = {FIELD(schedule), .kind = PAPCOLL_PARAMETER_TEXT, .option = "--schedule",
-              .metavar = "STRING", .unset = "the default for P (`papcoll schedules --ranks P`)",
+              .metavar = "STRING", .unset = "seed 004's choice for P (`papcoll schedules --ranks P`)",
               .algorithms = "recursive_multiplying",
               .help = "the schedule in seed 004's language, e.g. a4,a3 or c6m2,a2,a2,e6m2"},
      .check_value = check_schedule},

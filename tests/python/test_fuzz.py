@@ -28,7 +28,7 @@ from conftest import FUZZ_SEED
 from hypothesis import event, example, given, seed
 from hypothesis import strategies as st
 from papcoll import checks, cli, multiplying
-from papcoll.cli import options
+from papcoll.cli import context_options, options
 from papcoll.core import PapcollError
 from papcoll.network import NETWORKS, NetworkError, load_network
 from papcoll.sim import PRESETS, simulate
@@ -491,8 +491,8 @@ def test_arrivals_option(text: str, ranks: int) -> None:
     that is no list names a file, here one that does not exist)."""
     with watchdog(), tempfile.TemporaryDirectory() as folder, contextlib.chdir(folder):
         try:
-            value = options.arrivals(text)
-            times = options.arrival_times(value, ranks)
+            value = context_options.arrivals(text)
+            times = context_options.arrival_times(value, ranks)
         except (argparse.ArgumentTypeError, ValueError):
             event("refused")
             return
@@ -520,7 +520,7 @@ def test_arrivals_file(content: bytes, ranks: int) -> None:
         path = Path(folder) / "arrivals"
         path.write_bytes(content)
         try:
-            times = options.arrival_times(str(path), ranks)
+            times = context_options.arrival_times(str(path), ranks)
         except ValueError:  # options.UsageError
             event("refused")
             return

@@ -420,7 +420,7 @@ def test_a_site_below_a_site_with_hosts_of_its_own_is_a_site_of_its_own():
 ])
 def test_groups_default_to_the_sites_where_the_network_marks_them(network, ranks, groups,
                                                                     expected):
-    from papcoll.cli.options import groups_for
+    from papcoll.cli.context_options import groups_for
     assert groups_for(groups, ranks, load_network(network).topology(ranks)) == expected
 
 

@@ -1,9 +1,10 @@
 """The `papcoll` command: list, verify, print, benchmark and simulate all-reduce algorithms.
 
-One module a subcommand (algorithms, verify, schedule, bench, calibrate, sim, validate,
-search: schedules and search, reproduce, testbed, demo, report: report and preload), each
-with its add_parser(commands) and its handler; options.py holds what they share. The library
-(papcoll.core, .sim, .bench ...) never imports this.
+One module a subcommand (algorithms, parameters, verify, schedule, bench, calibrate, sim,
+validate, search: schedules and search, reproduce, testbed, demo, report: report and
+preload), each with its add_parser(commands) and its handler; options.py and the
+*_options.py beside it hold what they share, by concept. The library (papcoll.core, .sim
+...) and the lab never import this.
 
 Exit status: 0 success, 1 a verification found a violation, 2 bad arguments (including an
 algorithm that refuses its input). Machine-readable output is JSON (`--json FILE`, '-':
@@ -22,6 +23,7 @@ from . import (
     bench,
     calibrate,
     demo,
+    parameters,
     report,
     reproduce,
     schedule,
@@ -31,11 +33,12 @@ from . import (
     validate,
     verify,
 )
-from .options import EXIT_USAGE, Parser, check_outputs
+from .options import EXIT_USAGE, Parser
+from .output_options import check_outputs
 
 # in the order `papcoll --help` lists them
-SUBCOMMANDS = (algorithms, verify, schedule, bench, calibrate, sim, validate, search, reproduce,
-               testbed, demo, report)
+SUBCOMMANDS = (algorithms, parameters, verify, schedule, bench, calibrate, sim, validate, search,
+               reproduce, testbed, demo, report)
 # What bad input raises (NetworkError, UnicodeDecodeError and options.UsageError are
 # ValueErrors; FileNotFoundError and PermissionError OSErrors): one line and exit 2. Any
 # other exception is a bug in papcoll and keeps its traceback. A TestbedError says what the

@@ -8,7 +8,9 @@ from typing import Any
 from rich.table import Table
 
 from ..core import algorithms
-from .options import EXIT_OK, add_json, console_for, write_json
+from ..parameters import PARAMETER_TABLE
+from .options import EXIT_OK
+from .output_options import add_json, console_for, write_json
 
 
 def add_parser(commands: Any) -> None:
@@ -22,7 +24,11 @@ def add_parser(commands: Any) -> None:
 def command_algorithms(arguments: argparse.Namespace) -> int:
     found = algorithms()
     if arguments.json:
-        write_json([info.__dict__ for info in found], arguments.json)
+        # each with the parameters it reads, from the parameter table's rows
+        write_json([{**info.__dict__,
+                     "parameters": [row.name for row in PARAMETER_TABLE
+                                    if info.name in row.algorithms]} for info in found],
+                   arguments.json)
         if arguments.json == "-":
             return EXIT_OK
     table = Table(title="papcoll algorithms")

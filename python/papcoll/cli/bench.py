@@ -23,6 +23,7 @@ from ..bench import (
 from ..launcher import Launch, mpiexec_command
 from ..network import Network, load_network
 from ..testbed import CpuMeter, Testbed, TestbedError, link_bytes
+from .context_options import add_parameter_option, check_schedule, group_layout, groups_for
 from .options import (
     EXIT_OK,
     EXIT_VIOLATION,
@@ -30,25 +31,15 @@ from .options import (
     UsageError,
     add_algorithms,
     add_count,
-    add_csv,
     add_datatype,
-    add_json,
     add_ranks,
-    add_schedule,
     add_sizes,
-    add_testbed,
-    add_timeout,
     bench_algorithm,
-    check_schedule,
-    console_for,
     durations,
-    group_layout,
-    groups_for,
     integer_in_range,
-    launch_for,
-    write_csv,
-    write_json,
 )
+from .output_options import add_csv, add_json, console_for, write_csv, write_json
+from .run_options import add_testbed, add_timeout, launch_for
 
 
 def add_parser(commands: Any) -> None:
@@ -92,7 +83,7 @@ def add_parser(commands: Any) -> None:
                        help="run the job with libpapcoll_pmpi.so preloaded: the MPI_Allreduce "
                             "of 'native' contenders goes through papcoll as in an unmodified "
                             "program (docs/pmpi.md); rows get its report's totals")
-    add_schedule(bench)
+    add_parameter_option(bench, "schedule")
     # --groups as `papcoll sim` takes it (group_layout) and resolves it (groups_for), on the
     # testbed's topology; passed on as papcoll-bench --group-colors
     bench.add_argument("--groups", type=group_layout, default=None, metavar="LAYOUT",

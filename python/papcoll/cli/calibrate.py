@@ -18,19 +18,9 @@ from ..calibrate import (
     Calibration,
     calibrate,
 )
-from .options import (
-    EXIT_OK,
-    UsageError,
-    add_datatype,
-    add_json,
-    add_ranks,
-    add_testbed,
-    add_timeout,
-    comma_list,
-    console_for,
-    launch_for,
-    write_json,
-)
+from .options import EXIT_OK, UsageError, add_datatype, add_ranks, comma_list
+from .output_options import add_json, console_for, write_json
+from .run_options import add_testbed, add_timeout, launch_for
 
 
 def _datatype(text: str) -> str:

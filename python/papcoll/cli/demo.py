@@ -33,17 +33,8 @@ from rich.table import Table
 from ..bench import format_bytes
 from ..core import Context, algorithms, verify
 from . import bench, sim
-from .options import (
-    EXIT_OK,
-    EXIT_VIOLATION,
-    Parser,
-    add_count,
-    add_json,
-    comma_list,
-    console_for,
-    integer_in_range,
-    write_json,
-)
+from .options import EXIT_OK, EXIT_VIOLATION, Parser, add_count, comma_list, integer_in_range
+from .output_options import add_json, console_for, write_json
 
 _MIB = 1024.0 * 1024.0
 DEMO_RANKS = "4,13,64"

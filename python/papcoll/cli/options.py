@@ -1,31 +1,20 @@
-"""What the subcommands share: the checkers of option values, the options themselves (each
-added in one place, so it has one name, one form and one help text in every subcommand),
-the one builder of a papcoll Context from parsed arguments, the one JSON writer and the
-exit statuses."""
+"""What every subcommand shares: the parser (one-line usage errors), the exit statuses, the
+checkers of option values (integers in a range, counts and sizes with K/M/G, comma lists,
+durations), and the options of the problem itself (--ranks, --count, --sizes, the element
+size and type, --algorithm, --algorithms). Each option is added in one place, so it has one
+name, one form and one help text in every subcommand. The options that build a Context are
+in context_options.py, where the results go in output_options.py, where the work runs in
+run_options.py."""
 
 from __future__ import annotations
 
 import argparse
-import csv
-import json
-import math
-import os
-import random
 import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 
-from rich.console import Console
-
-from .. import checks
-from .._core import lib
-from ..core import Context, PapcollError, Parameters, algorithm, estimated_operations
-from ..launcher import Launch, mpiexec_command
-from ..network import NetworkError, Topology, load_network
-from ..testbed import temporary
+from ..core import Context, PapcollError, algorithm, estimated_operations
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE = 0, 1, 2
 INT32_MAX, INT64_MAX = 2**31 - 1, 2**63 - 1
@@ -36,13 +25,6 @@ Handler = Callable[[argparse.Namespace], int]
 Item = TypeVar("Item")
 _SUFFIXES = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
 _UNITS_MS = {"us": 1e-3, "ms": 1.0, "s": 1e3}
-# the options whose value is a file papcoll writes ('-': stdout where the option allows it)
-OUTPUT_OPTIONS = ("json", "csv", "plot", "timeline", "export_goal", "output")
-# the algorithms that take --schedule (Parameters.schedule)
-SCHEDULE_ALGORITHMS = ("recursive_multiplying",)
-# an arrivals file holds one number per rank: 64 MiB is some 4 M ranks of 16-digit numbers,
-# more than any run takes, and it keeps /dev/zero or a wrong file from filling memory
-ARRIVALS_FILE_MAX_BYTES = 64 << 20
 
 
 class UsageError(ValueError):
@@ -196,69 +178,6 @@ def one_duration(text: str) -> float:
     return values[0] / 1e3
 
 
-def _group_id(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"group ids must not be negative: '{text}'")
-    return value
-
-
-_group_ids = comma_list(_group_id, "a group layout (g0,g1,... or blocks:K)")
-
-
-def group_layout(text: str) -> str | list[int]:
-    """g0,g1,... (a group per rank), blocks:K, host, switch or site (resolved by
-    groups_for)."""
-    if text in ("host", "switch", "site") or text.startswith("blocks:"):
-        if text.startswith("blocks:") and not (text[7:].isdigit() and int(text[7:]) > 0):
-            raise argparse.ArgumentTypeError(f"'{text}': blocks:K needs a positive K")
-        return text
-    return _group_ids(text)
-
-
-def _arrival_list(text: str) -> list[float]:
-    """a0,a1,... in seconds: finite, with a finite spread (checks.arrival_times)."""
-    try:
-        values = [float(item) for item in text.split(",") if item.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"'{text}' is not a list of arrival times in seconds (a0,a1,...)") from None
-    try:
-        return checks.arrival_times(values, "--arrivals") or []
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-
-
-def arrivals(text: str) -> str | list[float]:
-    """a0,a1,... (seconds) -> floats; random:SEED[:MAX] and a FILE stay text until P is
-    known (arrival_times)."""
-    if text.startswith("random:"):
-        parts = text.split(":")
-        try:
-            if len(parts) not in (2, 3):
-                raise ValueError
-            int(parts[1])
-            if len(parts) == 3 and not 0 <= float(parts[2]) < math.inf:
-                raise ValueError
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"'{text}' is not random:SEED or random:SEED:MAX (MAX seconds >= 0)") from None
-        return text
-    if "," in text or re.fullmatch(r"\s*[-+.\deE]+\s*|\s*[-+]?(nan|inf)\s*", text, re.I):
-        return _arrival_list(text)
-    return text  # a file
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"tau must be a number of seconds, not '{text}'") from None
-    if not (value > 0 and math.isfinite(value)):
-        raise argparse.ArgumentTypeError(f"tau must be a positive number of seconds, not {text}")
-    return value
-
-
 # --- options ---------------------------------------------------------------------------
 
 def add_ranks(parser: argparse.ArgumentParser, high: int, default: int | None = None,
@@ -344,288 +263,7 @@ def add_algorithms(parser: argparse.ArgumentParser, default: str, native: bool =
                              + f" (default {default})")
 
 
-def add_parameters(parser: argparse.ArgumentParser, topology: bool = False,
-                   tau_default: str = "0.001") -> None:
-    """The algorithm parameters every subcommand that builds a Context takes (context_of);
-    `topology`: --groups may name host / switch of the network's topology."""
-    parser.add_argument("--segment-elements", default=0,
-                        type=integer_in_range("segment elements", 0, INT64_MAX),
-                        help="segmented algorithms: elements per segment (0: default)")
-    parser.add_argument("--segment-count", default=0,
-                        type=integer_in_range("segment count", 0, lib.PAPCOLL_MAX_SEGMENTS),
-                        help="linear_tree, slt: number of segments (0: P)")
-    add_schedule(parser)
-    parser.add_argument("--groups", type=group_layout, default=None, metavar="LAYOUT",
-                        help="hr1, hr2, smp_*, pap_hierarchical: the group of every rank: "
-                             "g0,g1,... or blocks:K "
-                             "(K consecutive ranks per group)" +
-                             (", or host / switch / site (from the network's topology; "
-                              "default: site when the network marks sites, else host when "
-                              "some host runs several ranks, else switch)"
-                              if topology else ""))
-    parser.add_argument("--inner", default=None, type=algorithm_name, metavar="ALGORITHM",
-                        help="hr2: the all-reduce inside groups (default ring)")
-    parser.add_argument("--outer", default=None, type=algorithm_name, metavar="ALGORITHM",
-                        help="hr1, hr2: the all-reduce across groups (default "
-                             "recursive_doubling)")
-    parser.add_argument("--tau", type=_seconds, default=None,
-                        help=f"prr: seconds to move and reduce one segment (default "
-                             f"{tau_default})")
-
-
-def add_schedule(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--schedule", default=None, metavar="STRING",
-                        help="recursive_multiplying: the schedule, e.g. a4,a3 or "
-                             "c6m2,a2,a2,e6m2 (default: see `papcoll schedules --ranks P`); "
-                             "`sim` takes several separated by ';'")
-
-
-def add_arrivals(parser: argparse.ArgumentParser, what: str) -> None:
-    parser.add_argument("--arrivals", type=arrivals, default=None,
-                        metavar="a0,a1,...|random:SEED[:MAX]|FILE",
-                        help=f"{what}: the arrival time of every rank in seconds, a comma "
-                             "list, random:SEED[:MAX] (uniform in [0, MAX], default MAX 0.01) "
-                             "or a FILE holding a JSON list or one number per line")
-
-
-def add_problem(parser: argparse.ArgumentParser, max_ranks: int, required: bool = True) -> None:
-    """One all-reduce to build schedules of (`verify`, `schedule`): the algorithm, P (at
-    most max_ranks), the count, the element size and the algorithm's parameters."""
-    add_algorithm(parser, required)
-    add_ranks(parser, max_ranks, required=required)
-    add_count(parser, None, required=required)
-    add_element_size(parser)
-    add_parameters(parser)
-    add_arrivals(parser, "slt, prr: the predictions")
-    parser.add_argument("--tree", default=None, metavar="NETWORK",
-                        help="ring_topology: a network preset or file whose tree the ranks "
-                             "run on")
-
-
-def problem_context(arguments: argparse.Namespace) -> Context:
-    """The Context of add_problem's options: predicted arrivals, the tree of --tree."""
-    ranks = arguments.ranks
-    check_schedule(arguments.schedule, [arguments.algorithm])
-    tree = load_network(arguments.tree).topology(ranks) if arguments.tree else None
-    return context_of(arguments, arrival_times(arguments.arrivals, ranks), tree, 1e-3,
-                      arguments.schedule)
-
-
-def add_network(parser: argparse.ArgumentParser, default: str) -> None:
-    """--network and --param, as `papcoll sim` takes them."""
-    parser.add_argument("--network", default=default,
-                        help="preset (hockney, ethernet-1g, infiniband-fdr, aries: crossbars; "
-                             "geo-2site, geo-3site: two and three sites) or a .json / .toml "
-                             "network file "
-                             f"(docs/simulator.md; default {default})")
-    parser.add_argument("--param",
-                        help="override model parameters, e.g. alpha=5e-5,beta=8e-9")
-
-
-def _timeout_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--timeout must be a number of seconds, not "
-                                         f"'{text}'") from None
-    if not (0 < value < math.inf):
-        raise argparse.ArgumentTypeError(f"--timeout must be a positive number of seconds, "
-                                         f"not {text}")
-    return value
-
-
-def add_timeout(parser: argparse.ArgumentParser, default: float) -> None:
-    """--timeout: how long the command's MPI job may run before it is stopped."""
-    parser.add_argument("--timeout", type=_timeout_seconds, default=default,
-                        help=f"stop the MPI job after this many seconds (default {default:g})")
-
-
-def add_testbed(parser: argparse.ArgumentParser) -> None:
-    """--testbed: run the MPI job on an emulated cluster instead of this machine's shared
-    memory (papcoll.testbed)."""
-    parser.add_argument("--testbed", metavar="NETWORK",
-                        help="run on an emulated cluster of this network (a preset or file, "
-                             "as --network): one network namespace per host, links shaped "
-                             "with tc, MPI over TCP; made for the run and removed after it "
-                             "(needs root; docs/testbed.md)")
-
-
-@contextmanager
-def launch_for(arguments: argparse.Namespace, ranks: int) -> Iterator[tuple[Launch, Any]]:
-    """How to start the command's MPI job: on this machine, or on a testbed of --testbed
-    made for `ranks` ranks for the command's duration. Yields (launch, Testbed or None)."""
-    if not getattr(arguments, "testbed", None):
-        yield mpiexec_command, None
-        return
-    with temporary(arguments.testbed, ranks) as testbed:
-        yield testbed.mpiexec_command, testbed
-
-
-def add_json(parser: argparse.ArgumentParser, what: str = "the rows") -> None:
-    parser.add_argument("--json", metavar="FILE",
-                        help=f"write {what} as JSON to FILE ('-': stdout)")
-
-
 # --- building and writing --------------------------------------------------------------
-
-def network_of(arguments: argparse.Namespace) -> Any:
-    """The network of --network with the overrides of --param."""
-    network = load_network(arguments.network)
-    return network.with_parameters(arguments.param) if arguments.param else network
-
-
-def groups_for(layout: str | list[int] | None, ranks: int,
-               topology: Topology | None = None) -> list[int] | None:
-    """The group of every rank from a --groups value (and the topology, for host, switch and
-    site; without a value, the topology's default: Topology.groups)."""
-    if layout is None:
-        return topology.groups() if topology is not None else None
-    if isinstance(layout, list):
-        if len(layout) != ranks:
-            raise PapcollError(1, f"--groups gives {len(layout)} groups for {ranks} ranks: "
-                                  "give one per rank")
-        return layout
-    if layout.startswith("blocks:"):
-        size = int(layout[7:])
-        return [rank // size for rank in range(ranks)]
-    if topology is None:
-        raise PapcollError(1, f"--groups {layout} needs a network with a topology")
-    try:
-        return topology.groups(layout)
-    except NetworkError as error:
-        raise PapcollError(1, f"--groups {layout}: {error}") from None
-
-
-def arrivals_from_file(value: str | list[float] | None) -> bool:
-    """Whether an --arrivals value names a file (not a list, not random:...)."""
-    return isinstance(value, str) and not value.startswith("random:")
-
-
-def arrival_times(value: str | list[float] | None, ranks: int) -> list[float] | None:
-    """The arrival time of every rank from an --arrivals value."""
-    if value is None:
-        return None
-    if isinstance(value, str) and value.startswith("random:"):
-        _, seed, *maximum = value.split(":")
-        generator = random.Random(int(seed))
-        top = float(maximum[0]) if maximum else 0.01
-        return [generator.uniform(0, top) for _ in range(ranks)]
-    if isinstance(value, str):
-        return _read_arrivals(value, ranks)
-    return checks.arrival_times(value, "--arrivals", ranks)
-
-
-def _read_arrivals(path: str, ranks: int) -> list[float]:
-    where = f"arrivals file {path}"
-    try:
-        with open(path, "rb") as file:
-            raw = file.read(ARRIVALS_FILE_MAX_BYTES + 1)
-    except OSError as error:
-        raise UsageError(f"cannot read {where}: {error.strerror}") from None
-    if len(raw) > ARRIVALS_FILE_MAX_BYTES:
-        raise UsageError(f"{where}: larger than {ARRIVALS_FILE_MAX_BYTES >> 20} MiB")
-    try:
-        text = raw.decode()
-        values = json.loads(text) if text.lstrip().startswith("[") else [
-            float(line) for line in text.split()]
-    except (ValueError, RecursionError) as error:  # UnicodeDecodeError is a ValueError
-        raise UsageError(f"{where}: not a JSON list or numbers one per line "
-                         f"({str(error)[:80]})") from None
-    if not isinstance(values, list):
-        raise UsageError(f"{where}: not a JSON list or numbers one per line")
-    try:
-        return checks.arrival_times(values, where, ranks) or []
-    except TypeError as error:  # a JSON item that is not a number
-        raise UsageError(str(error)) from None
-
-
-def context_of(arguments: argparse.Namespace, arrivals: list[float] | None,
-               tree: Topology | None, tau: float, schedule: str | None) -> Context:
-    """The papcoll Context of a run: the options of add_parameters (--tau, where given,
-    before `tau`) with the arrival times, tree and recursive multiplying schedule the
-    subcommand decided on; --groups resolved against the tree."""
-    parameters = Parameters(segment_elements=arguments.segment_elements,
-                            segment_count=arguments.segment_count, schedule=schedule,
-                            tree=tree, inner_algorithm=arguments.inner,
-                            outer_algorithm=arguments.outer)
-    return Context(parameters=parameters, arrivals=arrivals,
-                   tau=arguments.tau if arguments.tau is not None else tau,
-                   groups=groups_for(arguments.groups, arguments.ranks, tree))
-
-
-def add_csv(parser: argparse.ArgumentParser, what: str = "the rows") -> None:
-    parser.add_argument("--csv", metavar="FILE",
-                        help=f"write {what} as CSV to FILE, the JSON keys as the header "
-                             "('-': stdout)")
-
-
-def write_csv(rows: list[dict[str, Any]], target: str) -> None:
-    """The one CSV writer: one header line (the keys of the rows, in their first order),
-    then a line per row; to the file `target`, or to stdout for '-'. None is an empty cell,
-    booleans are true/false as in the JSON."""
-    fields = list(dict.fromkeys(key for row in rows for key in row))
-
-    def cell(value: Any) -> Any:
-        return "" if value is None else str(value).lower() if isinstance(value, bool) else value
-
-    def write(out: Any) -> None:
-        writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows({key: cell(row.get(key)) for key in fields} for row in rows)
-
-    if target == "-":
-        write(sys.stdout)
-        sys.stdout.flush()
-    else:
-        with open(target, "w", newline="") as file:
-            write(file)
-
-
-def write_json(data: Any, target: str, indent: int | None = 1) -> None:
-    """The one JSON writer: `data` to the file `target`, or to stdout for '-'."""
-    text = json.dumps(data, indent=indent) + "\n"
-    if target == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    else:
-        Path(target).write_text(text)
-
-
-def console_for(arguments: argparse.Namespace, width: int) -> Console:
-    """The console of tables and progress: stderr when --json - or --csv - has stdout, at
-    least `width` columns wide."""
-    return Console(stderr="-" in (arguments.json, getattr(arguments, "csv", None)),
-                   width=max(Console().width, width))
-
-
-def check_outputs(arguments: argparse.Namespace) -> None:
-    """Refuses, before any work, an output option (OUTPUT_OPTIONS) whose file papcoll could
-    not write at the end: a directory, a missing or read-only folder, a read-only file."""
-    for name in OUTPUT_OPTIONS:
-        target = getattr(arguments, name, None)
-        if not target or target == "-":
-            continue
-        option, path = "--" + name.replace("_", "-"), Path(target)
-        if path.is_dir():
-            raise UsageError(f"{option} {target}: is a directory, not a file")
-        if not path.parent.is_dir():
-            raise UsageError(f"{option} {target}: no directory {path.parent}")
-        if not os.access(path.parent, os.W_OK | os.X_OK) or \
-                path.exists() and not os.access(path, os.W_OK):
-            raise UsageError(f"{option} {target}: not writable")
-
-
-def check_schedule(schedule: str | None, algorithms: Sequence[str | None]) -> None:
-    """Refuses a --schedule that no algorithm of the run takes, or whose ';'-separated
-    schedules (`sim` takes several) include an empty one."""
-    if schedule is None:
-        return
-    if not any(name in SCHEDULE_ALGORITHMS for name in algorithms):
-        raise UsageError(f"--schedule applies to {', '.join(SCHEDULE_ALGORITHMS)}; "
-                         f"{', '.join(str(name) for name in algorithms)} "
-                         f"{'takes' if len(algorithms) == 1 else 'take'} no schedule")
-    if any(not part.strip() for part in schedule.split(";")):
-        raise UsageError(f"--schedule '{schedule}' holds an empty schedule")
 
 
 def check_operations(name: str, ranks: int, count: int, elem_size: int, context: Context,

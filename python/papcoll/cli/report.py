@@ -11,7 +11,8 @@ from typing import Any
 from rich.table import Table
 
 from ..pmpi import load_report, preload_library_path, report_rows
-from .options import EXIT_OK, add_json, console_for, write_json
+from .options import EXIT_OK
+from .output_options import add_json, console_for, write_json
 
 
 def add_parser(commands: Any) -> None:

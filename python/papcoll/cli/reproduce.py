@@ -16,7 +16,8 @@ from ..reproduce import (
     seed003_table1,
     seed004_table2,
 )
-from .options import EXIT_OK, add_json, console_for, write_json
+from .options import EXIT_OK
+from .output_options import add_json, console_for, write_json
 
 TABLES = ("seed004-table2", "seed003-table1", "seed001-crossover", "seed002-tables")
 

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from ..core import schedule_text
-from . import options
+from . import context_options, options, output_options
 
 # one rank's schedule: ring's at P = 2^20 has 2 M operations, built in a fraction of a second
 SCHEDULE_MAX_RANKS = 1 << 20
@@ -18,10 +18,10 @@ def add_parser(commands: Any) -> None:
         "schedule", help="print one rank's schedule",
         description="One rank's schedule in the text format `papcoll verify --schedule-files` "
                     "reads (docs/schedules.md).")
-    options.add_problem(dumping, SCHEDULE_MAX_RANKS)
+    context_options.add_problem(dumping, SCHEDULE_MAX_RANKS)
     dumping.add_argument("--rank", required=True, type=options.integer_in_range("rank", 0, 1 << 20),
                          help="which rank's schedule")
-    options.add_json(dumping, "the schedule (header fields and one line per op)")
+    output_options.add_json(dumping, "the schedule (header fields and one line per op)")
     dumping.set_defaults(handler=command_schedule)
 
 
@@ -39,9 +39,9 @@ def command_schedule(arguments: argparse.Namespace) -> int:
     if arguments.rank >= arguments.ranks:
         raise options.UsageError(f"--rank {arguments.rank} is not below --ranks {arguments.ranks}")
     text = schedule_text(arguments.algorithm, arguments.ranks, arguments.rank, arguments.count,
-                         arguments.elem_size, options.problem_context(arguments))
+                         arguments.elem_size, context_options.problem_context(arguments))
     if arguments.json:
-        options.write_json(schedule_json(text), arguments.json)
+        output_options.write_json(schedule_json(text), arguments.json)
     if arguments.json != "-":
         sys.stdout.write(text)
     return options.EXIT_OK

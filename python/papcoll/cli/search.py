@@ -20,19 +20,9 @@ from ..multiplying import (
     schedule_shape,
     search_schedules,
 )
-from .options import (
-    EXIT_OK,
-    UsageError,
-    add_count,
-    add_element_size,
-    add_json,
-    add_network,
-    add_ranks,
-    console_for,
-    integer_in_range,
-    network_of,
-    write_json,
-)
+from .options import EXIT_OK, UsageError, add_count, add_element_size, add_ranks, integer_in_range
+from .output_options import add_json, console_for, write_json
+from .run_options import add_network, network_of
 
 # search simulates every schedule of P, some 2.3 us per schedule and rank on a 2-core
 # machine: P = 256 (6158 schedules) takes 4 s, P = 512 (16741) 20 s. The limit on

@@ -28,31 +28,30 @@ from ..sim import (
     transfer_time,
 )
 from ..timeline import draw_timelines
+from .context_options import (
+    add_arrivals,
+    add_parameters,
+    arrival_times,
+    arrivals_from_file,
+    check_schedule,
+    context_of,
+)
 from .options import (
     EXIT_OK,
     add_algorithms,
-    add_arrivals,
     add_count,
     add_element_size,
-    add_json,
-    add_network,
-    add_parameters,
     add_ranks,
     algorithm_name,
-    arrival_times,
-    arrivals_from_file,
     check_operations,
-    check_schedule,
-    console_for,
-    context_of,
     durations,
     element_size,
     integer_in_range,
-    network_of,
     one_duration,
     require_ranks,
-    write_json,
 )
+from .output_options import add_json, console_for, write_json
+from .run_options import add_network, network_of
 
 BASELINE = "ring"
 TIMELINE_MAX_RANKS = 64
@@ -75,7 +74,8 @@ def add_parser(commands: Any) -> None:
                      default=200_000_000,
                      help="refuse runs whose schedules hold more operations (about 40 bytes "
                           "each; default 200000000)")
-    add_parameters(sim, topology=True, tau_default="from the network model")
+    add_parameters(sim, topology=True, tau_default="from the network model",
+                   several_schedules=True)
     add_count(sim, "1M")
     add_element_size(sim, datatype=True)
     sim.add_argument("--mode", choices=("balanced", "one-late", "rand-late"),

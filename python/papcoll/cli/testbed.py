@@ -26,7 +26,8 @@ from ..testbed import (
     stream_bandwidth,
     up,
 )
-from .options import EXIT_OK, EXIT_VIOLATION, add_json, integer_in_range, write_json
+from .options import EXIT_OK, EXIT_VIOLATION, integer_in_range
+from .output_options import add_json, write_json
 
 # a shaped link counts as working when a bulk stream gets this share of its rate (TCP/IP
 # headers alone take 4.4 % of a 1500-byte frame)

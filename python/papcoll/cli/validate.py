@@ -23,21 +23,15 @@ from .options import (
     EXIT_OK,
     INT32_MAX,
     UsageError,
-    add_json,
-    add_network,
     add_ranks,
     add_sizes,
-    add_testbed,
-    add_timeout,
     bench_algorithm,
     comma_list,
-    console_for,
     durations,
     integer_in_range,
-    launch_for,
-    network_of,
-    write_json,
 )
+from .output_options import add_json, console_for, write_json
+from .run_options import add_network, add_testbed, add_timeout, launch_for, network_of
 
 
 def _mode(text: str) -> str:

@@ -7,18 +7,16 @@ import sys
 from typing import Any
 
 from ..core import PapcollError, verify, verify_texts
+from .context_options import add_problem, problem_context
 from .options import (
     EXIT_OK,
     EXIT_VIOLATION,
     INT64_MAX,
     UsageError,
-    add_json,
-    add_problem,
     check_operations,
     integer_in_range,
-    problem_context,
-    write_json,
 )
+from .output_options import add_json, write_json
 
 # The verifier's time and memory grow with the operations of all ranks times P (it tracks
 # every rank's contribution to every buffer): on a 2-core machine ring at P = 2048 (21 M

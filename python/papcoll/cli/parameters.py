@@ -1,0 +1,39 @@
+"""`papcoll parameters`: every parameter of the algorithms as the C core declares it (its
+kind, range, default, the option that sets it and the algorithms that read it), as a table
+or JSON, the way `ompi_info --param coll tuned` lists Open MPI's registered variables."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.table import Table
+
+from ..parameters import PARAMETER_TABLE, WHOLE_NUMBER
+from .options import EXIT_OK
+from .output_options import add_json, console_for, write_json
+
+
+def add_parser(commands: Any) -> None:
+    listing = commands.add_parser("parameters", help="list the algorithms' parameters",
+                                  description="The algorithms' parameters: kind, range, "
+                                              "default, option and the algorithms that read "
+                                              "each (declared once, in the C core).")
+    add_json(listing, "the list")
+    listing.set_defaults(handler=command_parameters)
+
+
+def command_parameters(arguments: argparse.Namespace) -> int:
+    if arguments.json:
+        write_json([row.describe() for row in PARAMETER_TABLE], arguments.json)
+        if arguments.json == "-":
+            return EXIT_OK
+    table = Table(title="papcoll parameters")
+    for column in ("name", "option", "kind", "range", "default", "read by", "what it is"):
+        table.add_column(column, overflow="fold")
+    for row in PARAMETER_TABLE:
+        bounds = f"{row.minimum}..{row.maximum}" if row.kind == WHOLE_NUMBER else ""
+        table.add_row(row.name, row.option or "(set otherwise)", row.kind_name, bounds,
+                      row.unset, ", ".join(row.algorithms), row.help)
+    console_for(arguments, 160).print(table)
+    return EXIT_OK
