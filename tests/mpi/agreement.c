@@ -9,6 +9,33 @@
 
 static int size;
 
+/* Sets the parameter `info` describes in `parameters` to a value that is not its default,
+ * by its kind alone, so every row of the parameter table is tested without naming one. The
+ * tree (a star of P hosts) and the rank list (reversed) live in the caller's arrays. */
+static void set_not_default(papcoll_parameters *parameters, const papcoll_parameter_info *info,
+                            int32_t *ranks_reversed, papcoll_sim_topology *star) {
+    char *field = (char *)parameters + info->offset;
+    switch (info->kind) {
+    case PAPCOLL_PARAMETER_WHOLE_NUMBER:
+        if (info->width == 8) *(int64_t *)field = 1;
+        else *(int32_t *)field = 1;
+        break;
+    case PAPCOLL_PARAMETER_TEXT: {
+        static char schedule[32]; /* recursive_multiplying's one-step schedule fits any P */
+        snprintf(schedule, sizeof schedule, "a%d", size);
+        *(const char **)field = schedule;
+        break;
+    }
+    case PAPCOLL_PARAMETER_ALGORITHM: *(const char **)field = "ring"; break;
+    case PAPCOLL_PARAMETER_RANK_LIST:
+        *(const int32_t **)field = ranks_reversed;
+        *(int32_t *)((char *)parameters + info->count_offset) = size;
+        break;
+    case PAPCOLL_PARAMETER_TREE: *(const papcoll_sim_topology **)field = star; break;
+    default: break;
+    }
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -59,6 +86,40 @@ int main(int argc, char **argv) {
                "disagree on the algorithm's parameters");
         papcoll_set_schedule(pc, NULL);
         papcoll_set_algorithm(pc, "ring");
+    }
+
+    /* every parameter of the table, set on rank 0 only: the digest covers each row */
+    enum { MOST_RANKS = 64 };
+    int32_t reversed[MOST_RANKS], parent[MOST_RANKS + 1], rank_vertex[MOST_RANKS];
+    double latency[MOST_RANKS + 1], seconds_per_byte[MOST_RANKS + 1];
+    for (int v = 0; v <= MOST_RANKS; v++) {
+        parent[v] = v == 0 ? -1 : 0;
+        latency[v] = 1e-6;
+        seconds_per_byte[v] = 1e-9;
+    }
+    for (int r = 0; r < size && r < MOST_RANKS; r++) {
+        reversed[r] = size - 1 - r;
+        rank_vertex[r] = r + 1;
+    }
+    papcoll_sim_topology star = {.vertex_count = size + 1, .parent = parent,
+                                 .link_latency = latency, .link_seconds_per_byte = seconds_per_byte,
+                                 .rank_vertex = rank_vertex, .rank_count = size,
+                                 .local_latency = 1e-7, .local_seconds_per_byte = 1e-10};
+    papcoll_parameter_info info;
+    for (int32_t index = 0; size <= MOST_RANKS && papcoll_parameter_get(index, &info) == 0;
+         index++) {
+        papcoll_comm *differing;
+        papcoll_config_init(&config);
+        config.algorithm = "ring";
+        config.check_agreement = 1;
+        if (rank == 0) set_not_default(&config.parameters, &info, reversed, &star);
+        char what[80];
+        snprintf(what, sizeof what, "parameter %s set on rank 0 only", info.name);
+        expect(what, papcoll_comm_create(MPI_COMM_WORLD, &config, &differing), MPI_SUCCESS,
+               "success");
+        expect(what, papcoll_allreduce(differing, input, output, COUNT, MPI_INT, MPI_SUM),
+               MPI_ERR_ARG, "disagree on the algorithm's parameters");
+        papcoll_comm_free(&differing);
     }
 
     /* rank 1 refuses (a NULL receive buffer): it keeps its own error, the others name it */
