@@ -68,7 +68,8 @@ typedef struct papcoll_sim_topology {
 typedef struct papcoll_parameters {
     int64_t segment_elements;     /* segmented_ring: elements per segment; 0 = default; the
                                      vector may hold at most PAPCOLL_MAX_SEGMENTS of them */
-    int32_t segment_count;        /* linear_tree, slt, straggler: segments the vector is cut into; 0 = P;
+    int32_t segment_count;        /* linear_tree, slt, straggler: segments the vector is
+                                     cut into; 0 = P;
                                      at most PAPCOLL_MAX_SEGMENTS and at most count */
     const int32_t *rank_order;    /* ring, segmented_ring: the ranks in ring order (a
                                      permutation), or NULL */

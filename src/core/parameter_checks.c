@@ -48,7 +48,8 @@ const char *parameters_check_shape(const papcoll_parameters *parameters, int32_t
 static int check_permutation(const papcoll_parameter_info *info, const int32_t *order,
                              int32_t ranks, char *error, size_t error_size) {
     unsigned char *seen = calloc((size_t)ranks, 1);
-    if (seen == NULL) return message_write(error, error_size, PAPCOLL_ERR_NO_MEMORY, "out of memory");
+    if (seen == NULL)
+        return message_write(error, error_size, PAPCOLL_ERR_NO_MEMORY, "out of memory");
     int32_t bad = -1;
     for (int32_t i = 0; i < ranks && bad < 0; i++) {
         if (order[i] < 0 || order[i] >= ranks || seen[order[i]]) bad = i;
@@ -89,30 +90,34 @@ static int check_tree(const papcoll_parameter_info *info, const papcoll_sim_topo
                              "%s: it places %d ranks, not %d", info->name, tree->rank_count,
                              ranks);
     int32_t *order = malloc((size_t)ranks * sizeof *order);
-    if (order == NULL) return message_write(error, error_size, PAPCOLL_ERR_NO_MEMORY, "out of memory");
+    if (order == NULL)
+        return message_write(error, error_size, PAPCOLL_ERR_NO_MEMORY, "out of memory");
     int status = papcoll_tree_ring_order(tree, order, detail, sizeof detail);
     free(order);
-    if (status != PAPCOLL_OK) return message_write(error, error_size, status, "%s: %s", info->name, detail);
+    if (status != PAPCOLL_OK)
+        return message_write(error, error_size, status, "%s: %s", info->name, detail);
     return PAPCOLL_OK;
 }
 
-/* The O(P) checks of one row whose value is set. */
+/* The O(P) checks of one row whose value is set: its kind's, then its own. */
 static int check_row(const parameter_row *row, const papcoll_parameters *parameters,
                      int32_t ranks, char *error, size_t error_size) {
     const papcoll_parameter_info *info = &row->info;
     const void *value = info->kind == PAPCOLL_PARAMETER_WHOLE_NUMBER
                             ? NULL : parameter_pointer(parameters, info);
-    if (value == NULL) return PAPCOLL_OK;
-    switch (info->kind) {
-    case PAPCOLL_PARAMETER_RANK_LIST:
-        if (parameter_list_count(parameters, info) != ranks) return PAPCOLL_OK;
-        return check_permutation(info, value, ranks, error, error_size);
-    case PAPCOLL_PARAMETER_ALGORITHM: return check_flat(info, value, error, error_size);
-    case PAPCOLL_PARAMETER_TREE: return check_tree(info, value, ranks, error, error_size);
-    case PAPCOLL_PARAMETER_TEXT:
-        return row->check_value ? row->check_value(value, ranks, error, error_size) : PAPCOLL_OK;
-    default: return PAPCOLL_OK;
-    }
+    int set = info->kind == PAPCOLL_PARAMETER_WHOLE_NUMBER
+                  ? parameter_whole_number(parameters, info) != 0 : value != NULL;
+    if (!set) return PAPCOLL_OK;
+    int status = PAPCOLL_OK;
+    if (info->kind == PAPCOLL_PARAMETER_RANK_LIST &&
+        parameter_list_count(parameters, info) == ranks)
+        status = check_permutation(info, value, ranks, error, error_size);
+    else if (info->kind == PAPCOLL_PARAMETER_ALGORITHM)
+        status = check_flat(info, value, error, error_size);
+    else if (info->kind == PAPCOLL_PARAMETER_TREE)
+        status = check_tree(info, value, ranks, error, error_size);
+    if (status != PAPCOLL_OK || row->check_value == NULL) return status;
+    return row->check_value(parameter_field(parameters, info), ranks, error, error_size);
 }
 
 int papcoll_parameters_check(const papcoll_parameters *parameters, int32_t ranks, char *error,

@@ -17,7 +17,8 @@
 #include "papcoll_core.h"
 
 /* recursive_multiplying's schedule: blank means the default; else it must fit P. */
-static int check_schedule(const char *text, int32_t ranks, char *error, size_t error_size) {
+static int check_schedule(const void *field, int32_t ranks, char *error, size_t error_size) {
+    const char *text = *(const char *const *)field;
     char detail[200];
     if (text[strspn(text, " ")] == '\0') return PAPCOLL_OK;
     if (papcoll_rm_check(text, ranks, NULL, detail, sizeof detail) == PAPCOLL_OK) return PAPCOLL_OK;
@@ -46,7 +47,8 @@ static const parameter_row rows[] = {
               .algorithms = "ring,segmented_ring",
               .help = "the ranks in ring order, a permutation of 0..P-1"}},
     {.info = {FIELD(schedule), .kind = PAPCOLL_PARAMETER_TEXT, .option = "--schedule",
-              .metavar = "STRING", .unset = "seed 004's choice for P (`papcoll schedules --ranks P`)",
+              .metavar = "STRING",
+              .unset = "seed 004's choice for P (`papcoll schedules --ranks P`)",
               .algorithms = "recursive_multiplying",
               .help = "the schedule in seed 004's language, e.g. a4,a3 or c6m2,a2,a2,e6m2"},
      .check_value = check_schedule},

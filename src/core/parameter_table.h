@@ -11,9 +11,11 @@
 
 typedef struct parameter_row {
     papcoll_parameter_info info;
-    /* An O(P) check of a value that is set (a text parameter's grammar); NULL: the kind's
-     * own checks are all. Returns PAPCOLL_OK or a status with the message in error. */
-    int (*check_value)(const char *text, int32_t ranks, char *error, size_t error_size);
+    /* The parameter's own check, beyond its kind's, of a value that is set (not 0 or NULL):
+     * a text's grammar, a number's bound that depends on P. `field` points to the field in
+     * papcoll_parameters. NULL: the kind's checks are all. Returns PAPCOLL_OK or a status
+     * with the message in error. */
+    int (*check_value)(const void *field, int32_t ranks, char *error, size_t error_size);
 } parameter_row;
 
 PAPCOLL_HIDDEN int32_t parameter_row_count(void);

@@ -72,7 +72,8 @@ static uint64_t parameters_digest(const papcoll_parameters *parameters) {
         if (info.kind == PAPCOLL_PARAMETER_WHOLE_NUMBER) {
             int64_t value = info.width == 8 ? *(const int64_t *)field : *(const int32_t *)field;
             hash = mix(hash, &value, sizeof value);
-        } else if (info.kind == PAPCOLL_PARAMETER_TEXT || info.kind == PAPCOLL_PARAMETER_ALGORITHM) {
+        } else if (info.kind == PAPCOLL_PARAMETER_TEXT ||
+                   info.kind == PAPCOLL_PARAMETER_ALGORITHM) {
             hash = mix_text(hash, pointer);
         } else if (info.kind == PAPCOLL_PARAMETER_RANK_LIST) {
             int32_t listed = *(const int32_t *)((const char *)parameters + info.count_offset);
