@@ -99,7 +99,7 @@ test-sanitizers: $(INSTALLED)
 		PAPCOLL_REPORT=$(CURDIR)/$(SANITIZE_BUILD)/pmpi_report.json \
 		$(SANITIZED_MPI) -n 3 $(SANITIZE_BUILD)/pmpi_unmodified multiple
 
-# The property tests (tests/python/test_fuzz.py) against the core built with the sanitizers,
+# The property tests (tests/python/test_fuzz*.py) against the core built with the sanitizers,
 # loaded through PAPCOLL_LIBRARY: the first report ends the run and names the C line (-s:
 # pytest must not swallow it). Not in CI: the short profile takes minutes under ASan.
 fuzz-sanitizers: build $(TESTING_INSTALLED)
@@ -108,7 +108,7 @@ fuzz-sanitizers: build $(TESTING_INSTALLED)
 	cmake --build $(SANITIZE_BUILD) --parallel 2 --target papcoll_core -- --no-print-directory
 	LD_PRELOAD=$$(cc -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0 \
 		PAPCOLL_LIBRARY=$(CURDIR)/$(SANITIZE_BUILD)/lib/libpapcoll_core.so \
-		$(VENV)/bin/pytest $(PYTEST_FLAGS) -s tests/python/test_fuzz.py
+		$(VENV)/bin/pytest $(PYTEST_FLAGS) -s tests/python/test_fuzz.py tests/python/test_fuzz_command_line.py
 
 demo: build
 	$(PAPCOLL) demo

@@ -18,11 +18,11 @@ VENV_BIN = Path(sys.executable).parent
 # No test may hang CI: every external command runs under this many seconds.
 COMMAND_TIMEOUT_SECONDS = 120
 
-# Fuzzing (test_fuzz.py): hypothesis keeps no example database, and its other caches go to
+# Fuzzing (test_fuzz*.py): hypothesis keeps no example database, and its other caches go to
 # .pytest_cache/hypothesis (ignored by git), not .hypothesis in the tree; `short` runs in
 # `make test`, `long` (10x the examples) with --long. Each run draws a seed, printed in the
 # summary: PAPCOLL_FUZZ_SEED=N repeats it. An example slower than the deadline fails (a hang;
-# test_fuzz.py's watchdog ends one that never returns). The deadline is generous because CI
+# fuzzing.py's watchdog ends one that never returns). The deadline is generous because CI
 # shares 2 cores: the largest inputs the command line admits take a few seconds there.
 set_hypothesis_home_dir(Path(__file__).parents[2] / ".pytest_cache" / "hypothesis")
 FUZZ_SEED = int(os.environ.get("PAPCOLL_FUZZ_SEED") or random.SystemRandom().getrandbits(32))
@@ -47,7 +47,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter,
                             config: pytest.Config) -> None:
     """The fuzzing's profile and seed, after the results (shown under -q too)."""
-    if not any("test_fuzz.py" in report.nodeid
+    if not any("test_fuzz" in report.nodeid
                for reports in terminalreporter.stats.values() for report in reports
                if hasattr(report, "nodeid")):
         return
