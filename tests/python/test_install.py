@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from papcoll.launcher import mpiexec_command
+from papcoll.lab.launcher import mpiexec_command
 
 ROOT = Path(__file__).resolve().parents[2]
 MPICC = Path(sys.executable).parent / "mpicc"

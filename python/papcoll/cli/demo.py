@@ -30,8 +30,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from ..bench import format_bytes
 from ..core import Context, algorithms, verify
+from ..lab.bench import format_bytes
 from . import bench, sim
 from .options import (
     EXIT_OK,

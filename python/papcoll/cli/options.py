@@ -23,9 +23,9 @@ from rich.console import Console
 from .. import checks
 from .._core import lib
 from ..core import Context, PapcollError, Parameters, algorithm, estimated_operations
-from ..launcher import Launch, mpiexec_command
+from ..lab.launcher import Launch, mpiexec_command
+from ..lab.testbed import temporary
 from ..network import NetworkError, Topology, load_network
-from ..testbed import temporary
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE = 0, 1, 2
 INT32_MAX, INT64_MAX = 2**31 - 1, 2**63 - 1
