@@ -1,7 +1,7 @@
 /* element_types.h - the element types papcoll's MPI programs (papcoll-bench,
  * papcoll-calibrate) accept, by the names `--datatype` / `--datatypes` take: MPI's predefined
  * numeric types, named as MPI names them without "MPI_" (and "_T"), in lower case. One
- * table, so the programs (and python/papcoll/bench.py's DATATYPES, which a test compares
+ * table, so the programs (and python/papcoll/lab/bench.py's DATATYPES, which a test compares
  * with papcoll-bench) agree. */
 #ifndef PAPCOLL_BENCH_ELEMENT_TYPES_H
 #define PAPCOLL_BENCH_ELEMENT_TYPES_H

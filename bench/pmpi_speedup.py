@@ -35,9 +35,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from papcoll.bench import NATIVE_CONTENDERS, BenchOptions, run_benchmark
-from papcoll.launcher import mpi_flavor
-from papcoll.testbed import CpuMeter
+from papcoll.lab.bench import NATIVE_CONTENDERS, BenchOptions, run_benchmark
+from papcoll.lab.launcher import mpi_flavor
+from papcoll.lab.testbed import CpuMeter
 
 SIZES = {"8": 8, "64K": 1 << 16, "1M": 1 << 20, "4M": 1 << 22, "16M": 1 << 24}
 UNMODIFIED = "unmodified+preload"  # job B's native contender, as the tables name it

@@ -26,10 +26,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from papcoll.bench import NATIVE_CONTENDERS, BenchOptions, run_benchmark
-from papcoll.launcher import mpi_flavor
+from papcoll.lab.bench import NATIVE_CONTENDERS, BenchOptions, run_benchmark
+from papcoll.lab.launcher import mpi_flavor
+from papcoll.lab.testbed import CpuMeter, temporary
 from papcoll.network import load_network
-from papcoll.testbed import CpuMeter, temporary
 
 OURS = ["auto", "straggler", "prr", "slt", "ring"]
 PAPCOLL_ALGORITHMS = ["straggler", "prr", "slt", "ring"]  # auto is compared with these

@@ -1,5 +1,5 @@
 """Seed 000 Table 3 on the testbed (issue 19, part 4): 1 M floats on P emulated hosts joined
-by 1 Gb/s links (papcoll.testbed), one-late and rand-late, the paper's delays up to 100 ms;
+by 1 Gb/s links (papcoll.lab.testbed), one-late and rand-late, the paper's delays up to 100 ms;
 papcoll's ring, rabenseifner, slt and prr beside the MPI's own all-reduce (its default
 choice and its algorithms one by one), each measured e-bar with +-2 sigma, the lower bound
 e-bar_lo, the speedup against the ring, and the simulator's e-bar for the same measured
@@ -20,11 +20,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from papcoll.bench import NATIVE_CONTENDERS, BenchOptions, run_benchmark
-from papcoll.launcher import mpi_flavor
+from papcoll.lab.bench import NATIVE_CONTENDERS, BenchOptions, run_benchmark
+from papcoll.lab.launcher import mpi_flavor
+from papcoll.lab.testbed import CpuMeter, temporary
+from papcoll.lab.validate import simulated_ebars_ms
 from papcoll.network import load_network
-from papcoll.testbed import CpuMeter, temporary
-from papcoll.validate import simulated_ebars_ms
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER = ROOT.parent / "shared" / "paper-results" / "000-table3.csv"

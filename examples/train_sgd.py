@@ -151,7 +151,7 @@ def parse_arguments() -> argparse.Namespace:
 
 def launch(ranks: int) -> int:
     """Runs this script on `ranks` processes through papcoll's launcher; its exit code."""
-    from papcoll.launcher import mpiexec_command
+    from papcoll.lab.launcher import mpiexec_command
 
     arguments = sys.argv[1:]
     index = arguments.index("--ranks") if "--ranks" in arguments else None

@@ -516,7 +516,7 @@ def load_network(name_or_file: str) -> Network:
     try:
         data = _check_keys(data, {"description", "base", "model", "topology", "calibration"},
                            "the file")
-        # "calibration": what `papcoll calibrate` measured (papcoll.calibrate), a record for
+        # "calibration": what `papcoll calibrate` measured (papcoll.lab.calibrate), a record for
         # people; the model above already holds its result, so it is checked, not read.
         if not isinstance(data.get("calibration", {}), dict):
             raise NetworkError("calibration must be a table / object (the record "

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.configuration import set_hypothesis_home_dir
-from papcoll.launcher import mpiexec_command
+from papcoll.lab.launcher import mpiexec_command
 
 VENV_BIN = Path(sys.executable).parent
 # No test may hang CI: every external command runs under this many seconds.

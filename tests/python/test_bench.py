@@ -10,9 +10,9 @@ import subprocess
 
 import pytest
 from conftest import COMMAND_TIMEOUT_SECONDS, run_papcoll
-from papcoll.bench import DATATYPES, bench_program
 from papcoll.cli.options import parse_sizes
-from papcoll.launcher import mpiexec_command
+from papcoll.lab.bench import DATATYPES, bench_program
+from papcoll.lab.launcher import mpiexec_command
 
 ALGORITHMS = ["ring", "recursive_doubling", "prr", "slt", "native",
               "native:recursive_doubling"]
@@ -276,7 +276,7 @@ def test_every_datatype_and_op_matches_mpi_allreduce(datatype, op, tmp_path):
 
 @pytest.mark.parametrize("name", sorted(DATATYPES))
 def test_every_python_datatype_is_one_the_c_program_knows_with_the_same_size(name):
-    # The datatype table lives twice: papcoll.bench.DATATYPES (checked before launching) and
+    # The datatype table lives twice: papcoll.lab.bench.DATATYPES (checked before launching) and
     # bench/papcoll_bench.c (what runs). A name only Python knows, or a size the two disagree
     # on (long double), fails here rather than inside a user's run.
     argv, environment = mpiexec_command(1, [str(bench_program()), "--algorithms", "ring",

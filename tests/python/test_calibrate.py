@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from papcoll.calibrate import MonitorModel, fit, measure, measured_times, predicted_times
+from papcoll.lab.calibrate import MonitorModel, fit, measure, measured_times, predicted_times
 from papcoll.network import NetworkError, load_network
 from papcoll.sim import SimModel, tau
 

@@ -196,17 +196,6 @@ def test_every_option_of_every_subcommand_has_help():
         assert "--json" in options or dispatches, name
 
 
-def test_the_library_does_not_import_the_command_line():
-    import re
-    from pathlib import Path
-
-    package = Path(papcoll.__file__).parent
-    for path in package.glob("*.py"):
-        imports = re.findall(r"^\s*(?:from|import)\s+(\S+)", path.read_text(), flags=re.M)
-        assert not [name for name in imports if name in (".cli", "papcoll.cli")
-                    or name.startswith((".cli.", "papcoll.cli."))], path.name
-
-
 def test_schedule_json_and_datatype_and_arrival_list(papcoll_command, tmp_path):
     result = papcoll_command("schedule", "--algorithm", "ring", "--ranks", "3", "--rank", "0",
                              "--count", "9", "--json", "-")

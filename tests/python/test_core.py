@@ -12,7 +12,7 @@ import papcoll
 import pytest
 from conftest import run_python_within
 from papcoll import Context, PapcollError, Parameters
-from papcoll.launcher import mpi_flavor
+from papcoll.lab.launcher import mpi_flavor
 
 ALGORITHMS = [info.name for info in papcoll.algorithms()]
 

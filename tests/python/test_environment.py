@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from conftest import run_under_mpiexec
-from papcoll.launcher import mpi_flavor
+from papcoll.lab.launcher import mpi_flavor
 
 PROGRAM = (
     "from mpi4py import MPI\n"

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 from papcoll import Context, PapcollError, Parameters, verify
+from papcoll.lab.reproduce import seed001_crossover, seed002_tables, seed003_table1
 from papcoll.network import load_network, parse_topology
-from papcoll.reproduce import seed001_crossover, seed002_tables, seed003_table1
 from papcoll.sim import SimModel, simulate
 
 NETWORKS = Path(__file__).resolve().parents[2] / "docs" / "networks"

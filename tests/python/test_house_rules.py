@@ -12,7 +12,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from papcoll.launcher import mpi_flavor
+from papcoll.lab.launcher import mpi_flavor
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build" / os.environ.get("PAPCOLL_MPI", mpi_flavor())

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from papcoll.launcher import mpiexec_command
+from papcoll.lab.launcher import mpiexec_command
 
 ROOT = Path(__file__).resolve().parents[2]
 MPICC = Path(sys.executable).parent / "mpicc"
@@ -159,7 +159,7 @@ CORE_PROGRAM = r"""
 #include <papcoll_core.h>
 int main(void) {
     papcoll_verify_report report;
-    char error[256];
+    char error[256] = "";  /* papcoll_verify writes it only on a failure */
     int status = papcoll_verify("ring", 13, 1009, sizeof(float), NULL, NULL, &report, error,
                                 sizeof error);
     printf("%s: %s\n", status == PAPCOLL_OK && report.ok ? "proved" : "violation", error);

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import passed_failed, run_under_mpiexec
-from papcoll.launcher import mpi_flavor
+from papcoll.lab.launcher import mpi_flavor
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build" / os.environ.get("PAPCOLL_MPI", mpi_flavor())

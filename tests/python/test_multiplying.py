@@ -300,7 +300,7 @@ def test_schedules_command_and_bad_schedule(papcoll_command):
 
 
 def test_table_2_reproduction_has_the_papers_shape():
-    from papcoll.reproduce import seed004_table2
+    from papcoll.lab.reproduce import seed004_table2
 
     rows = seed004_table2()
     assert [row["ranks"] for row in rows] == [4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128]

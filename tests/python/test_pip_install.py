@@ -15,7 +15,7 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-from papcoll.launcher import mpi_flavor
+from papcoll.lab.launcher import mpi_flavor
 
 ROOT = Path(__file__).resolve().parents[2]
 UV = Path(sys.executable).parent / "uv"

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import run_papcoll
 from papcoll.core import algorithms
-from papcoll.launcher import mpi_flavor, mpiexec_command
+from papcoll.lab.launcher import mpi_flavor, mpiexec_command
 from papcoll.pmpi import load_report, preload_library_path
 
 ROOT = Path(__file__).resolve().parents[2]

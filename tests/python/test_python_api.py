@@ -33,7 +33,7 @@ def test_communicator_agrees_with_mpi4py_allreduce(ranks):
 @pytest.mark.parametrize("ranks", [1, 2, 3])
 def test_the_monitor_takes_tau_from_papcoll_tau_model(ranks):
     # issue 19: rank 0's PAPCOLL_TAU_MODEL on every rank (tau = latency + segment x
-    # (G + gamma), to the bit of papcoll.calibrate.MonitorModel.tau); malformed text on any
+    # (G + gamma), to the bit of papcoll.lab.calibrate.MonitorModel.tau); malformed text on any
     # rank fails every rank's slt/prr call with MPI_ERR_ARG naming the problem
     result = run_python_mpi(ranks, PROGRAMS / "tau_model_check.py")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]

@@ -1,4 +1,4 @@
-"""The emulated cluster (papcoll.testbed): real network namespaces and tc-shaped links made
+"""The emulated cluster (papcoll.lab.testbed): real network namespaces and tc-shaped links made
 and removed by the tests, a bulk stream at the shaped rate, an all-reduce verified across
 the namespaces under this MPI with its bytes counted on the links, nothing left behind after
 a failure or a signal, and bad input refused. Skipped, with the reason, where the machine
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 from conftest import COMMAND_TIMEOUT_SECONDS, VENV_BIN, run_papcoll
-from papcoll import testbed
-from papcoll.bench import BenchOptions, run_benchmark
+from papcoll.lab import testbed
+from papcoll.lab.bench import BenchOptions, run_benchmark
 from papcoll.network import load_network
 from papcoll.sim import network_lower_bound
 

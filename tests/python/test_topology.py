@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from papcoll import Context, PapcollError, Parameters
-from papcoll.goal import goal_text
+from papcoll.lab.goal import goal_text
 from papcoll.network import NetworkError, Topology, load_network, parse_topology
 from papcoll.sim import SimModel, simulate, with_parameters
 

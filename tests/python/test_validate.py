@@ -10,9 +10,7 @@ import math
 import pytest
 from conftest import run_papcoll
 from papcoll import algorithms
-from papcoll.network import load_network
-from papcoll.sim import simulate
-from papcoll.validate import (
+from papcoll.lab.validate import (
     ERROR_FLOOR,
     MODES,
     ValidateOptions,
@@ -22,6 +20,8 @@ from papcoll.validate import (
     relative_error,
     validated_algorithms,
 )
+from papcoll.network import load_network
+from papcoll.sim import simulate
 
 ALGORITHMS = ["ring", "recursive_doubling"]
 SIZES = [8, 1024]

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from ..core import PapcollError
-from ..testbed import TestbedError
+from ..lab.testbed import TestbedError
 from . import (
     algorithms,
     bench,

@@ -1,5 +1,5 @@
 """`papcoll bench`: the seed 000 mini-benchmark (Fig. 9) over mpiexec, papcoll's algorithms
-against the MPI library's own; the engine is papcoll.bench."""
+against the MPI library's own; the engine is papcoll.lab.bench."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.table import Table
 
-from ..bench import (
+from ..lab.bench import (
     DATATYPES,
     DEFAULT_BASELINE,
     OPS,
@@ -20,9 +20,9 @@ from ..bench import (
     run_benchmark,
     saving_summary,
 )
-from ..launcher import Launch, mpiexec_command
+from ..lab.launcher import Launch, mpiexec_command
+from ..lab.testbed import CpuMeter, Testbed, TestbedError, link_bytes
 from ..network import Network, load_network
-from ..testbed import CpuMeter, Testbed, TestbedError, link_bytes
 from .context_options import add_parameter_option, check_schedule, group_layout, groups_for
 from .options import (
     EXIT_OK,
@@ -165,7 +165,7 @@ def element_counts(arguments: argparse.Namespace) -> list[int]:
 
 def _run(options: BenchOptions, console: Console, launch: Launch = mpiexec_command,
          network: Network | None = None) -> list[dict[str, Any]]:
-    """papcoll.bench.run_benchmark behind a progress bar."""
+    """papcoll.lab.bench.run_benchmark behind a progress bar."""
     progress = Progress("[progress.description]{task.description}", BarColumn(),
                         MofNCompleteColumn(), TimeElapsedColumn(), console=console,
                         transient=True)

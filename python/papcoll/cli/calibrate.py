@@ -1,6 +1,6 @@
 """`papcoll calibrate`: this machine's simulator parameters measured with real MPI
 (papcoll-calibrate under mpiexec), fitted, printed with the fit's residuals and written as a
-network file for `papcoll sim` and `papcoll search`; the engine is papcoll.calibrate."""
+network file for `papcoll sim` and `papcoll search`; the engine is papcoll.lab.calibrate."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from ..bench import DATATYPES
-from ..calibrate import (
+from ..lab.bench import DATATYPES
+from ..lab.calibrate import (
     DEFAULT_DATATYPE,
     MONITOR_ENVIRONMENT,
     STATISTICS,

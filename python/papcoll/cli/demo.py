@@ -30,8 +30,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from ..bench import format_bytes
 from ..core import Context, algorithms, verify
+from ..lab.bench import format_bytes
 from . import bench, sim
 from .options import EXIT_OK, EXIT_VIOLATION, Parser, add_count, comma_list, integer_in_range
 from .output_options import add_json, console_for, write_json

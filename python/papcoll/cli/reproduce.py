@@ -1,5 +1,5 @@
 """`papcoll reproduce NAME`: a paper's table in the simulator, printed (the tables are
-computed by papcoll.reproduce; docs/reproductions.md)."""
+computed by papcoll.lab.reproduce; docs/reproductions.md)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from ..reproduce import (
+from ..lab.reproduce import (
     SEED_003_ALGORITHMS,
     seed001_crossover,
     seed002_tables,

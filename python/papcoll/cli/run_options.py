@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..launcher import Launch, mpiexec_command
+from ..lab.launcher import Launch, mpiexec_command
+from ..lab.testbed import temporary
 from ..network import load_network
-from ..testbed import temporary
 
 
 def add_network(parser: argparse.ArgumentParser, default: str) -> None:
@@ -46,7 +46,7 @@ def add_timeout(parser: argparse.ArgumentParser, default: float) -> None:
 
 def add_testbed(parser: argparse.ArgumentParser) -> None:
     """--testbed: run the MPI job on an emulated cluster instead of this machine's shared
-    memory (papcoll.testbed)."""
+    memory (papcoll.lab.testbed)."""
     parser.add_argument("--testbed", metavar="NETWORK",
                         help="run on an emulated cluster of this network (a preset or file, "
                              "as --network): one network namespace per host, links shaped "

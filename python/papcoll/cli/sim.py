@@ -1,6 +1,6 @@
 """`papcoll sim`: simulated e-bar and makespan of algorithms under an arrival pattern, on a
 crossbar preset or a topology; per-rank and per-link detail, timelines, GOAL export. The
-engine is papcoll.sim (and papcoll.network, papcoll.timeline, papcoll.goal)."""
+engine is papcoll.sim (and papcoll.network, papcoll.lab.timeline, papcoll.lab.goal)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from rich.console import Console
 from rich.table import Table
 
 from ..core import PapcollError
-from ..goal import goal_text
+from ..lab.goal import goal_text
+from ..lab.timeline import draw_timelines
 from ..network import Network, Topology
 from ..sim import (
     SimResult,
@@ -27,7 +28,6 @@ from ..sim import (
     tau,
     transfer_time,
 )
-from ..timeline import draw_timelines
 from .context_options import (
     add_arrivals,
     add_parameters,

@@ -1,5 +1,5 @@
 """`papcoll testbed up | down | status | check`: an emulated cluster of network namespaces
-and shaped links on this machine (papcoll.testbed), for `papcoll bench / calibrate /
+and shaped links on this machine (papcoll.lab.testbed), for `papcoll bench / calibrate /
 validate --testbed` to run MPI on, or for a user's own mpiexec (status prints the command)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from ..testbed import (
+from ..lab.testbed import (
     MAX_HOSTS,
     Plan,
     Testbed,

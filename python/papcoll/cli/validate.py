@@ -1,5 +1,5 @@
 """`papcoll validate`: the simulator's e-bar against the measured one, per algorithm, size
-and arrival mode, with the geometric mean of |error|; the engine is papcoll.validate."""
+and arrival mode, with the geometric mean of |error|; the engine is papcoll.lab.validate."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.table import Table
 
-from ..bench import format_bytes
-from ..validate import (
+from ..lab.bench import format_bytes
+from ..lab.validate import (
     DEFAULT_SIZES,
     ERROR_FLOOR,
     MODES,

@@ -4,7 +4,7 @@ Each case sets the variable in this process's environment (the library reads it 
 first slt/prr call of a communicator), makes an slt or prr call and checks what
 papcoll_last_prediction reports: with a valid model, tau = latency + ceil(count / P) x
 element size x (seconds_per_byte + reduce_seconds_per_byte) of rank 0's numbers on every
-rank, whatever the other ranks' environment says, and equal to papcoll.calibrate's
+rank, whatever the other ranks' environment says, and equal to papcoll.lab.calibrate's
 MonitorModel.tau bit for bit; with malformed text (here or on one rank only), every rank's
 call fails with MPI_ERR_ARG and a message naming the problem, and the communicator works
 once the text is fixed. Prints "N passed, M failed" and exits 1 if any failed.
@@ -17,7 +17,7 @@ import os
 import numpy as np
 import papcoll
 from mpi4py import MPI
-from papcoll.calibrate import MONITOR_ENVIRONMENT, MonitorModel
+from papcoll.lab.calibrate import MONITOR_ENVIRONMENT, MonitorModel
 from tally import Tally
 
 world = MPI.COMM_WORLD

@@ -27,12 +27,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .core import Context, Parameters
-from .multiplying import enumerate_schedules, recursive_doubling_schedule, simulate_schedule
-from .network import Network, load_network, parse_topology
-from .sim import arrival_pattern, network_lower_bound, simulate, tau
+from ..core import Context, Parameters
+from ..multiplying import enumerate_schedules, recursive_doubling_schedule, simulate_schedule
+from ..network import Network, load_network, parse_topology
+from ..sim import arrival_pattern, network_lower_bound, simulate, tau
 
-_NETWORKS = Path(__file__).resolve().parents[2] / "docs" / "networks"
+_NETWORKS = Path(__file__).resolve().parents[3] / "docs" / "networks"  # python/papcoll/lab/
 
 # seed 004 Table 2: P, schedule, min RD/RM (us), min %, median RD/RM (us), median %
 SEED_004_TABLE_2 = [

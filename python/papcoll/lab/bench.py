@@ -27,12 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..pmpi import load_report, preload_library_path
+from ..sim import network_lower_bound
 from .launcher import Launch, mpiexec_command, program_path
-from .pmpi import load_report, preload_library_path
-from .sim import network_lower_bound
 
 if TYPE_CHECKING:
-    from .network import Network, Topology
+    from ..network import Network, Topology
 
 DEFAULT_BASELINE = "native"
 # seed 000 S3's saving (saving_summary) is measured against papcoll's ring

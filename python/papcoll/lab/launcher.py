@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 # How a job is started: (ranks, program argv) -> (mpiexec argv, environment). This machine's
-# mpiexec_command below, or an emulated cluster's (papcoll.testbed.Testbed.mpiexec_command);
+# mpiexec_command below, or an emulated cluster's (papcoll.lab.testbed.Testbed.mpiexec_command);
 # the benchmark, the calibration and the validation take either.
 Launch = Callable[[int, Sequence[str]], tuple[list[str], dict[str, str]]]
 
@@ -49,10 +49,11 @@ def program_path(name: str, variable: str) -> Path:
     installed with the package, else the one on PATH."""
     if variable in os.environ:
         return Path(os.environ[variable])
-    built = Path(__file__).resolve().parents[2] / "build" / mpi_flavor() / name
+    package = Path(__file__).resolve().parents[1]  # papcoll/, this module is papcoll/lab/
+    built = package.parents[1] / "build" / mpi_flavor() / name
     if built.exists():
         return built
-    installed = Path(__file__).resolve().parent / "_lib" / name
+    installed = package / "_lib" / name
     if installed.exists():
         return installed
     from shutil import which

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .sim import SimResult
+from ..sim import SimResult
 
 COLOURS = {"send": "tab:blue", "recv": "tab:orange", "reduce": "tab:green", "copy": "tab:gray"}
 # vertical placement within a rank's row (offset from the row's bottom, height)

@@ -2,7 +2,7 @@
 on a real machine, case by case.
 
 A case is (algorithm, message size, arrival mode, max delay). Every case runs for real in
-papcoll-bench (python/papcoll/bench.py, bench/papcoll_bench.c) through `launch`: this
+papcoll-bench (python/papcoll/lab/bench.py, bench/papcoll_bench.c) through `launch`: this
 machine's mpiexec (shared memory) or a testbed's. papcoll-bench runs once per arrival mode
 with every algorithm, size and delay of that mode, interleaved iteration by iteration as it
 always does, so drifts of the machine hit all algorithms alike. Modes: balanced (one-late
@@ -37,11 +37,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..core import PapcollError, algorithm, algorithms
+from ..network import Network
+from ..sim import simulate
 from .bench import BenchOptions, format_bytes, run_benchmark
-from .core import PapcollError, algorithm, algorithms
 from .launcher import Launch, mpiexec_command
-from .network import Network
-from .sim import simulate
 
 MODES = ("balanced", "one-late", "rand-late")
 ERROR_FLOOR = 1e-4

@@ -53,8 +53,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from ..network import Network, Topology, load_network
 from .launcher import mpi_flavor, mpiexec_path
-from .network import Network, Topology, load_network
 
 STATE_DIRECTORY = Path(os.environ.get("PAPCOLL_TESTBED_STATE", "/run/papcoll/testbeds"))
 # namespaces on a 2-core machine; well inside one /24 (hosts .1 .. .64, mpiexec at .254)
@@ -491,7 +491,7 @@ class Testbed:
 
     def mpiexec_command(self, ranks: int, program: Sequence[str]) -> tuple[list[str],
                                                                           dict[str, str]]:
-        """A papcoll.launcher.Launch: `ranks` ranks, block-placed host by host
+        """A papcoll.lab.launcher.Launch: `ranks` ranks, block-placed host by host
         (rank_hosts)."""
         placed = self.rank_hosts(ranks)
         hosts = [(self.plan.namespaces[host], placed.count(host))

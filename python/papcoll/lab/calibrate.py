@@ -60,9 +60,9 @@ from typing import Any
 
 import numpy
 
+from ..sim import SimModel
 from .bench import DATATYPES, stop_job
 from .launcher import Launch, mpiexec_command, program_path
-from .sim import SimModel
 
 # The datatype whose reduction speed goes into the model's gamma unless the caller names
 # another: papcoll-bench's default and the monitor's own calibration (src/mpi/monitor.c).
@@ -98,7 +98,7 @@ def check_datatypes(datatypes: Sequence[str]) -> list[str]:
 def measure(ranks: int = 2, quick: bool = False, datatypes: Sequence[str] | None = None,
             launch: Launch = mpiexec_command, timeout: float = 600) -> dict[str, Any]:
     """Runs papcoll-calibrate on `ranks` processes through `launch` (this machine's mpiexec,
-    or an emulated cluster's: papcoll.testbed.Testbed.mpiexec_command) and returns its JSON.
+    or an emulated cluster's: papcoll.lab.testbed.Testbed.mpiexec_command) and returns its JSON.
     """
     if isinstance(ranks, bool) or not isinstance(ranks, int) or ranks < 2:
         raise ValueError(f"calibration needs at least 2 ranks (a ping-pong has two ends), "

@@ -16,8 +16,8 @@ from __future__ import annotations
 import math
 import re
 
-from .core import Context, schedule_text
-from .sim import SimModel
+from ..core import Context, schedule_text
+from ..sim import SimModel
 
 _REGION = r"\w+\[(\d+),(\d+)\)"
 _LINE = re.compile(
