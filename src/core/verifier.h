@@ -1,6 +1,7 @@
 /* verifier.h - the state the symbolic executor (verify.c) shares with its parts: the
  * symbolic values and buffers (verify_values.c) and the static checks run before the
- * symbolic run (verify_checks.c). Internal to the verifier; every function is hidden. */
+ * symbolic run (verify_checks.c), and how they all report a violation (verify_report.c, the
+ * one they call down into). Internal to the verifier; every function is hidden. */
 #ifndef PAPCOLL_VERIFIER_H
 #define PAPCOLL_VERIFIER_H
 
@@ -93,7 +94,7 @@ typedef struct verifier {
     int32_t too_large_rank; /* >= 0: this rank's accesses overlap too much to check for races */
 } verifier;
 
-/* ---- verify.c: reporting ----------------------------------------------------------------- */
+/* ---- verify_report.c: reporting -------------------------------------------------------- */
 
 /* Records the first violation (later ones are ignored): rank and op (-1: none), and the
  * printf-style reason, prefixed by the buffer mode. */

@@ -94,7 +94,7 @@
 #include "../schedule.h"
 #include "parts/arrival_order.h"
 #include "parts/hierarchical.h"
-#include "parts/tag_window.h"
+#include "parts/ring_phases.h"
 
 enum {
     RING_WINDOW = 4,   /* the leaders' ring: tags 0 .. 3, one windowed link each way */
@@ -280,9 +280,14 @@ static int32_t site_member(const site_layout *layout, int32_t g, int32_t positio
     return layout->site_order[layout->h.group_first[g] + position];
 }
 
+/* Site g's leaders in ring order: leader l owns slice l. */
+static const int32_t *site_leaders(const site_layout *layout, int32_t g) {
+    return &layout->ring[(size_t)g * (size_t)layout->slices];
+}
+
 /* Leader `slice` of site g. */
 static int32_t leader(const site_layout *layout, int32_t g, int32_t slice) {
-    return layout->ring[(size_t)g * (size_t)layout->slices + (size_t)slice];
+    return site_leaders(layout, g)[slice];
 }
 
 /* Whether site g's member at arrival place `position` is one of its leaders. */
@@ -328,39 +333,6 @@ static int32_t land_and_combine(papcoll_schedule *out, landing *slots, int32_t p
     return slots->reader[slot];
 }
 
-/* The leaders' ring reduce-scatter (ring.c's block order: ring position i ends with the
- * leaders' partial of slice i in the receive buffer), on the whole vector copied into the
- * receive buffer first. gather_free[b]: the send that last reads slice b, which the
- * all-gather's receive into b must follow. Returns the op after which slice i is done. */
-static int32_t ring_reduce_scatter(const site_layout *layout, int64_t count, int32_t *gather_free,
-                                   tag_window_link *to_right, tag_window_link *from_left,
-                                   papcoll_schedule *out) {
-    const int32_t q = layout->slices, position = layout->my_slice;
-    int32_t copied = sched_copy(out, SCHED_SEND_REGION(0, count), SCHED_RECV_REGION(0, count),
-                                SCHED_FIRST);
-    int32_t slots[RING_SLOTS], slot_reader[RING_SLOTS];
-    for (int32_t s = 0; s < RING_SLOTS; s++) {
-        slots[s] = q > 1 ? sched_add_scratch(out, sched_block_length(count, q, 0)) : SCHED_NONE;
-        slot_reader[s] = SCHED_NONE;
-    }
-    for (int32_t b = 0; b < q; b++) gather_free[b] = copied;
-    int32_t block_ready = copied;
-    for (int32_t step = 0; step < q - 1; step++) {
-        int32_t send_block = (position - step - 1 + 2 * q) % q;
-        int32_t reduce_block = (position - step - 2 + 2 * q) % q;
-        gather_free[send_block] =
-            tag_window_send(out, to_right, slice_of(SCHED_RECV_BUFFER, count, q, send_block),
-                            block_ready);
-        sched_region target = slice_of(SCHED_RECV_BUFFER, count, q, reduce_block);
-        sched_region slot = sched_region_of(slots[step % RING_SLOTS], 0, target.length);
-        int32_t received = tag_window_recv(out, from_left, slot, slot_reader[step % RING_SLOTS]);
-        block_ready = sched_reduce(out, slot, target, SCHED_SOURCE_LEFT,
-                                   SCHED_AFTER(received, copied));
-        slot_reader[step % RING_SLOTS] = block_ready;
-    }
-    return block_ready;
-}
-
 /* Leader `slice` of this rank's site: the ring, the exchange across, the late ranks, the
  * finals. */
 static int build_leader(const site_layout *layout, int64_t count, papcoll_schedule *out) {
@@ -369,15 +341,16 @@ static int build_leader(const site_layout *layout, int64_t count, papcoll_schedu
     const int32_t q = layout->slices, slice = layout->my_slice;
     const int64_t length = sched_block_length(count, q, slice);
     const sched_region mine = slice_of(SCHED_RECV_BUFFER, count, q, slice);
-    int32_t *gather_free = malloc((size_t)q * sizeof *gather_free);
-    if (gather_free == NULL)
-        return sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory building pap_hierarchical");
-    tag_window_link to_right = tag_window_open(leader(layout, g, (slice + 1) % q), RING_WINDOW);
-    tag_window_link from_left =
-        tag_window_open(leader(layout, g, (slice + q - 1) % q), RING_WINDOW);
-    /* 1. the site's on-time partial of this slice: the leaders' ring, then the on-time
-     * members outside it, in predicted arrival order */
-    int32_t have = ring_reduce_scatter(layout, count, gather_free, &to_right, &from_left, out);
+    /* 1. the site's on-time partial of this slice: the leaders' ring reduce-scatter (ring
+     * position l ends with the leaders' partial of slice l), on the whole vector copied into
+     * the receive buffer first, then the on-time members outside it, in predicted arrival
+     * order */
+    int32_t copied = sched_copy(out, SCHED_SEND_REGION(0, count), SCHED_RECV_REGION(0, count),
+                                SCHED_FIRST);
+    ring_phases ring;
+    if (!ring_phases_open(&ring, site_leaders(layout, g), q, slice, count, 0, copied, out))
+        return sched_finish(out);
+    int32_t have = ring_reduce_scatter(&ring, RING_SLOTS, RING_WINDOW, out);
     int32_t outside = layout->core_count[g] - q; /* on-time members outside the ring */
     landing members = landing_open(out, length, outside < MEMBER_SLOTS ? outside : MEMBER_SLOTS);
     for (int32_t position = q; position < layout->core_count[g]; position++)
@@ -439,17 +412,9 @@ static int build_leader(const site_layout *layout, int64_t count, papcoll_schedu
      * straight to each member outside the ring */
     for (int32_t position = q; position < n; position++)
         sched_send(out, site_member(layout, g, position), FINAL_TAG, mine, SCHED_AFTER(result));
-    int32_t block_ready = result;
-    for (int32_t step = 0; step < q - 1; step++) {
-        int32_t send_block = (slice - step + q) % q;
-        int32_t receive_block = (slice - step - 1 + q) % q;
-        tag_window_send(out, &to_right, slice_of(SCHED_RECV_BUFFER, count, q, send_block),
-                        block_ready);
-        block_ready = tag_window_recv(out, &from_left,
-                                      slice_of(SCHED_RECV_BUFFER, count, q, receive_block),
-                                      gather_free[receive_block]);
-    }
-    free(gather_free);
+    ring_phases_block_final(&ring, result);
+    ring_all_gather(&ring, out);
+    ring_phases_close(&ring);
     return PAPCOLL_OK;
 }
 

@@ -1,6 +1,7 @@
 /* ring.h - the ring all-reduce builder shared by ring, segmented_ring and the algorithms
  * that lay the ring out in an order of their own (ring_topology: seed 001 S4.1's
- * contention-free logical ring). */
+ * contention-free logical ring). The phases themselves are parts/ring_phases, which
+ * straggler and pap_hierarchical run on rings of their own. */
 #ifndef PAPCOLL_ALGORITHMS_RING_H
 #define PAPCOLL_ALGORITHMS_RING_H
 
@@ -15,11 +16,6 @@
  * segment_elements: 0 = unsegmented (one message per block and step); otherwise every
  * block is cut into segments of this many elements that pipeline through the steps.
  * Returns the schedule's status (PAPCOLL_ERR_ARGUMENT with a message for a bad order). */
-/* The smallest segment_elements for which the ring cuts `count` elements over `ranks` blocks
- * into at most PAPCOLL_MAX_SEGMENTS segments (ring_build_with_order refuses smaller ones). */
-PAPCOLL_HIDDEN
-int64_t ring_smallest_segment(int64_t count, int32_t ranks);
-
 PAPCOLL_HIDDEN
 int ring_build_with_order(int32_t ranks, int32_t rank, int64_t count, const int32_t *order,
                           int64_t segment_elements, papcoll_schedule *out);

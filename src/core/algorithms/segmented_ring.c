@@ -23,6 +23,7 @@
  * segment as large as a block makes this the plain ring (with 2 slots). Optional rank_order
  * as for ring. Commutative only, like ring.
  */
+#include "parts/ring_phases.h"
 #include "ring.h"
 
 enum { SEGMENTED_RING_DEFAULT_SEGMENT_BYTES = 65536 };

@@ -69,10 +69,10 @@
 
 #include "../schedule.h"
 #include "parts/arrival_order.h"
-#include "ring.h"
 #include "parts/compose.h"
+#include "parts/ring_phases.h"
 #include "parts/single_rank.h"
-#include "parts/tag_window.h"
+#include "ring.h"
 
 enum {
     CORE_RING_WINDOW = 4,
@@ -201,7 +201,6 @@ static int build_core_rank_large(const straggler_layout *layout, const chunking 
                                  papcoll_schedule *out) {
     int32_t q = layout->core_count, position = layout->core_position;
     int32_t final_tag = HANDOFF_TAG + c->chunks;
-    int64_t largest = sched_block_length(c->count, q, 0);
     /* the "ready" message's element (any written element will do; copied before the
      * send buffer, which MPI_IN_PLACE makes the receive buffer, is written) */
     int32_t token = layout->late_count > 0 ? sched_add_scratch(out, 1) : SCHED_NONE;
@@ -211,43 +210,16 @@ static int build_core_rank_large(const straggler_layout *layout, const chunking 
                                : SCHED_NONE;
     int32_t copied = sched_copy(out, SCHED_SEND_REGION(0, c->count),
                                 SCHED_RECV_REGION(0, c->count), SCHED_AFTER(token_copied));
+    /* 1. ring reduce-scatter among the core (position i ends with block i) */
+    ring_phases ring;
+    if (!ring_phases_open(&ring, layout->core, q, position, c->count, 0, copied, out))
+        return sched_finish(out);
     int32_t *ready = malloc((size_t)c->chunks * sizeof *ready);
-    int32_t *gather_free = malloc((size_t)q * sizeof *gather_free);
-    if (ready == NULL || gather_free == NULL) {
-        free(ready);
-        free(gather_free);
+    if (ready == NULL) {
+        ring_phases_close(&ring);
         return sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory building straggler");
     }
-    /* 1. ring reduce-scatter among the core (ring.c's block order: position i ends with
-     * block i); gather_free[b]: the send that last reads block b, which the all-gather's
-     * receive into b must follow */
-    tag_window_link to_right = tag_window_open(layout->core[(position + 1) % q], CORE_RING_WINDOW);
-    tag_window_link from_left =
-        tag_window_open(layout->core[(position + q - 1) % q], CORE_RING_WINDOW);
-    int32_t slots[RING_SLOTS], slot_reader[RING_SLOTS];
-    for (int32_t s = 0; s < RING_SLOTS; s++) {
-        slots[s] = q > 1 ? sched_add_scratch(out, largest) : SCHED_NONE;
-        slot_reader[s] = SCHED_NONE;
-    }
-    for (int32_t b = 0; b < q; b++) gather_free[b] = copied;
-    int32_t block_ready = copied; /* the op after which the block sent next is complete */
-    for (int32_t step = 0; step < q - 1; step++) {
-        int32_t send_block = (position - step - 1 + 2 * q) % q;
-        int32_t reduce_block = (position - step - 2 + 2 * q) % q;
-        gather_free[send_block] = tag_window_send(
-            out, &to_right,
-            SCHED_RECV_REGION(sched_block_start(c->count, q, send_block),
-                              sched_block_length(c->count, q, send_block)),
-            block_ready);
-        int64_t length = sched_block_length(c->count, q, reduce_block);
-        sched_region landing = sched_region_of(slots[step % RING_SLOTS], 0, length);
-        int32_t received = tag_window_recv(out, &from_left, landing, slot_reader[step % RING_SLOTS]);
-        block_ready = sched_reduce(out, landing,
-                                   SCHED_RECV_REGION(sched_block_start(c->count, q, reduce_block),
-                                                     length),
-                                   SCHED_SOURCE_LEFT, SCHED_AFTER(received, copied));
-        slot_reader[step % RING_SLOTS] = block_ready;
-    }
+    int32_t block_ready = ring_reduce_scatter(&ring, RING_SLOTS, CORE_RING_WINDOW, out);
     /* 2. the late ranks' hand-off into block `position`, in predicted arrival order */
     int32_t landing_buffer =
         layout->late_count > 0
@@ -284,10 +256,11 @@ static int build_core_rank_large(const straggler_layout *layout, const chunking 
         for (int32_t j = 0; j < q; j++)
             if (j != position)
                 sched_recv(out, layout->core[j], final_tag + chunk,
-                           chunk_of(c, SCHED_RECV_BUFFER, j, chunk), SCHED_AFTER(gather_free[j]));
+                           chunk_of(c, SCHED_RECV_BUFFER, j, chunk),
+                           SCHED_AFTER(ring_phases_block_free(&ring, j)));
     }
     free(ready);
-    free(gather_free);
+    ring_phases_close(&ring);
     return sched_finish(out);
 }
 

@@ -1,5 +1,6 @@
-/* engine.h - the simulator's engine state (simulate.c), shared with the part that moves the
- * bytes (transfer.c). Laid out for speed at P = 2^20: all ranks' ops in one array of 32-byte
+/* engine.h - the simulator's engine state (simulate.c, the run loop), shared with its parts:
+ * the one that moves the bytes (transfer.c), message matching (matching.c), converting the
+ * schedules into op records (convert.c) and the checks of the model (checks.c). Laid out for speed at P = 2^20: all ranks' ops in one array of 32-byte
  * records, everything per rank in one 32-byte record, so an event touches one or two cache
  * lines. Internal to the simulator; every function is hidden. */
 #ifndef PAPCOLL_SIM_ENGINE_H
@@ -9,6 +10,7 @@
 #include <stdint.h>
 
 #include "../hidden.h"
+#include "../message.h"
 #include "../schedule.h"
 #include "event_queue.h"
 
@@ -102,6 +104,51 @@ typedef struct simulation {
 } simulation;
 
 static inline double max2(double a, double b) { return a > b ? a : b; }
+
+/* Records a refusal in the caller's error buffer and returns its status code. */
+#define sim_fail(s, code, ...) message_write((s)->error, (s)->error_size, (code), __VA_ARGS__)
+
+/* ---- matching.c: channels and the FIFOs of their sides ------------------------------------ */
+
+/* The channel of messages from `source` to `destination` with `tag`, numbered on first
+ * sight (only while converting: s->channel_slots); -1 when out of memory or out of channel
+ * numbers. */
+PAPCOLL_HIDDEN
+int32_t sim_channel_of(simulation *s, int32_t source, int32_t destination, int32_t tag);
+/* A free side from the pool, or -1 when out of memory. */
+PAPCOLL_HIDDEN
+int32_t sim_side_take(simulation *s);
+/* Appends side `index` at the end (the newest) of a channel's list. */
+PAPCOLL_HIDDEN
+void sim_side_append(simulation *s, side_list *list, int32_t index);
+/* Removes and returns the oldest side of a channel's list, or -1. */
+PAPCOLL_HIDDEN
+int32_t sim_side_take_oldest(simulation *s, side_list *list);
+/* Gives side `index` back to the pool. */
+PAPCOLL_HIDDEN
+void sim_side_free(simulation *s, int32_t index);
+
+/* ---- convert.c: the schedules into op records -------------------------------------------- */
+
+/* Builds every rank's schedule of `algorithm` and appends its ops to s->ops (channels
+ * numbered, dependents in one array); PAPCOLL_ERR_LIMIT past max_operations ops (> 0).
+ * Returns the status, its message in s->error. */
+PAPCOLL_HIDDEN
+int sim_convert_schedules(simulation *s, const char *algorithm, int64_t count,
+                          int32_t elem_size, const papcoll_context *context,
+                          int64_t max_operations);
+
+/* ---- checks.c: what is refused before the run -------------------------------------------- */
+
+/* 1 when value is finite and >= 0; otherwise 0 and "<what> must be ..." in error. */
+PAPCOLL_HIDDEN
+int sim_check_number(const char *what, double value, char *error, size_t error_size);
+/* 1 when every cost of the model is a finite number >= 0 and a token bucket has a rate. */
+PAPCOLL_HIDDEN
+int sim_check_model(const papcoll_sim_model *m, char *error, size_t error_size);
+/* The tree (tree.c) plus finite link and local costs; the status, its message in s->error. */
+PAPCOLL_HIDDEN
+int sim_check_topology(simulation *s, int32_t ranks);
 
 /* ---- transfer.c: where the bytes go ------------------------------------------------------ */
 

@@ -17,8 +17,8 @@
  *   RECV           posted when ready; completes at max(arrival, posted), plus o_r
  *                  (receive_overhead) on the CPU.
  * Messages match per (source, destination, tag) in order, as in MPI: each such channel
- * keeps a FIFO of posted receives and one of unexpected sends, so a match is O(1). Empty
- * messages cost nothing (both sides skip them, as the executor does).
+ * keeps a FIFO of posted receives and one of unexpected sends, so a match is O(1)
+ * (matching.c). Empty messages cost nothing (both sides skip them, as the executor does).
  *
  * Where the bytes go (crossbar, or a tree of switches, first come first served on the whole
  * path): transfer.c.
@@ -29,7 +29,8 @@
  * Engine layout, for speed at P = 2^20: all ranks' ops live in one array of 32-byte records
  * holding what the engine needs (bytes, peer, tag, pending count, where the dependents
  * start), so one event touches one or two cache lines. The schedules are converted rank by
- * rank and freed at once. The event queue (event_queue.h) keeps thousands of events at one
+ * rank and freed at once (convert.c). The model and topology are checked before (checks.c);
+ * this file is the run loop: one event queue plus the next-free time of every resource. The event queue (event_queue.h) keeps thousands of events at one
  * instant for the price of one heap entry.
  *
  * Hockney on a crossbar gives the textbook closed forms exactly; tests/python/test_sim.py
@@ -41,10 +42,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../growth.h"
 #include "../message.h"
 #include "../schedule.h"
-#include "../tree.h"
 #include "engine.h"
 #include "event_queue.h"
 #include "mix.h"
@@ -59,9 +58,6 @@ enum event_kind {
 
 /* ---- the simulation ---------------------------------------------------------------------- */
 
-/* Records a refusal in the caller's error buffer and returns its status code. */
-#define fail(s, code, ...) message_write((s)->error, (s)->error_size, (code), __VA_ARGS__)
-
 /* Wall-clock seconds (C11), for result->build_seconds and run_seconds. */
 static double wall_seconds(void) {
     struct timespec now;
@@ -74,41 +70,6 @@ static double noise(simulation *s) {
     s->noise_state += 0x9e3779b97f4a7c15ULL;
     double uniform = (double)(mix64(s->noise_state) >> 11) * 0x1.0p-53;
     return -s->noise_mean * log1p(-uniform);
-}
-
-static int32_t side_take(simulation *s) {
-    if (s->side_free >= 0) {
-        int32_t index = s->side_free;
-        s->side_free = s->sides[index].next;
-        return index;
-    }
-    if (s->side_used == INT32_MAX ||
-        grow_array((void **)&s->sides, &s->side_capacity, (size_t)s->side_used + 1,
-                   sizeof(message_side)) != 0)
-        return -1;
-    return s->side_used++;
-}
-
-static void side_append(simulation *s, side_list *list, int32_t index) {
-    s->sides[index].next = -1;
-    if (list->tail >= 0) s->sides[list->tail].next = index;
-    else list->head = index;
-    list->tail = index;
-}
-
-/* Removes and returns the oldest side of a channel's list, or -1: every side in it has the
- * channel's source and tag, so the head is the one MPI would match. */
-static int32_t side_take_oldest(simulation *s, side_list *list) {
-    int32_t oldest = list->head;
-    if (oldest < 0) return -1;
-    list->head = s->sides[oldest].next;
-    if (list->tail == oldest) list->tail = -1;
-    return oldest;
-}
-
-static void side_free(simulation *s, int32_t index) {
-    s->sides[index].next = s->side_free;
-    s->side_free = index;
 }
 
 static int is_eager(const simulation *s, double bytes) {
@@ -126,8 +87,8 @@ static int complete_receive(simulation *s, const message_side *receive, double a
 /* A SEND and its RECV have met: move the message (rendezvous) and complete the RECV. */
 static int pair(simulation *s, int32_t send_index, int32_t receive_index) {
     message_side send = s->sides[send_index], receive = s->sides[receive_index];
-    side_free(s, send_index);
-    side_free(s, receive_index);
+    sim_side_free(s, send_index);
+    sim_side_free(s, receive_index);
     if (send.eager) return complete_receive(s, &receive, send.time);
     double out_of_sender;
     const sim_op *op = &s->ops[send.op];
@@ -151,7 +112,7 @@ static int start(simulation *s, uint32_t index, double ready) {
         return event_queue_push(&s->queue, s->rank[rank].cpu_free, index, EVENT_COMPLETE);
     }
     if (op->bytes == 0) return event_queue_push(&s->queue, ready, index, EVENT_COMPLETE);
-    int32_t peer = op->peer, entry = side_take(s);
+    int32_t peer = op->peer, entry = sim_side_take(s);
     if (entry < 0) return 0;
     if (op->kind == SCHED_SEND) {
         double offered = max2(ready, s->rank[rank].cpu_free) + m->overhead;
@@ -164,18 +125,18 @@ static int start(simulation *s, uint32_t index, double ready) {
             if (!event_queue_push(&s->queue, out_of_sender, index, EVENT_COMPLETE)) return 0;
         }
         s->sides[entry] = (message_side){time, rank, s->unexpected_sends, index, -1, eager};
-        int32_t receive = side_take_oldest(s, &s->channels[op->channel].posted);
+        int32_t receive = sim_side_take_oldest(s, &s->channels[op->channel].posted);
         if (receive < 0) {
             s->unexpected_sends++;
-            side_append(s, &s->channels[op->channel].unexpected, entry);
+            sim_side_append(s, &s->channels[op->channel].unexpected, entry);
             return 1;
         }
         return pair(s, entry, receive);
     }
     s->sides[entry] = (message_side){ready, peer, 0, index, -1, 0};
-    int32_t send = side_take_oldest(s, &s->channels[op->channel].unexpected);
+    int32_t send = sim_side_take_oldest(s, &s->channels[op->channel].unexpected);
     if (send < 0) {
-        side_append(s, &s->channels[op->channel].posted, entry);
+        sim_side_append(s, &s->channels[op->channel].posted, entry);
         return 1;
     }
     return pair(s, send, entry);
@@ -196,118 +157,6 @@ static int complete(simulation *s, uint32_t index, double time) {
     return 1;
 }
 
-/* ---- building: every rank's schedule, converted and freed one after the other ----------- */
-
-typedef struct build_scratch {
-    int32_t *pending, *dependent_first, *dependents;
-    size_t pending_capacity, first_capacity, dependents_capacity;
-} build_scratch;
-
-/* The channel of messages from `source` to `destination` with `tag`, numbered on first
- * sight; -1 when out of memory or out of channel numbers. */
-static int32_t channel_of(simulation *s, int32_t source, int32_t destination, int32_t tag) {
-    if (2 * ((int64_t)s->channel_count + 1) > s->channel_slot_count) {
-        /* keep the table at most half full, so that probes stay short */
-        int64_t slot_count = s->channel_slot_count ? 2 * s->channel_slot_count : 1024;
-        if (s->channel_count == INT32_MAX || (uint64_t)slot_count > SIZE_MAX / sizeof(int32_t))
-            return -1;
-        int32_t *slots = malloc((size_t)slot_count * sizeof *slots);
-        if (slots == NULL) return -1;
-        memset(slots, 0xff, (size_t)slot_count * sizeof *slots); /* all -1 */
-        for (int32_t c = 0; c < s->channel_count; c++) {
-            const channel *known = &s->channels[c];
-            uint64_t slot = mix64(((uint64_t)(uint32_t)known->source << 32 |
-                                   (uint32_t)known->destination) ^ (uint64_t)known->tag << 17);
-            while (slots[slot & (uint64_t)(slot_count - 1)] >= 0) slot++;
-            slots[slot & (uint64_t)(slot_count - 1)] = c;
-        }
-        free(s->channel_slots);
-        s->channel_slots = slots;
-        s->channel_slot_count = slot_count;
-    }
-    const uint64_t mask = (uint64_t)(s->channel_slot_count - 1);
-    uint64_t slot = mix64(((uint64_t)(uint32_t)source << 32 | (uint32_t)destination) ^
-                          (uint64_t)tag << 17);
-    for (;; slot++) {
-        int32_t c = s->channel_slots[slot & mask];
-        if (c < 0) break;
-        const channel *known = &s->channels[c];
-        if (known->source == source && known->destination == destination && known->tag == tag)
-            return c;
-    }
-    if (grow_array((void **)&s->channels, &s->channel_capacity, (size_t)s->channel_count + 1,
-                   sizeof(channel)) != 0)
-        return -1;
-    s->channels[s->channel_count] = (channel){source, destination, tag, {-1, -1}, {-1, -1}};
-    s->channel_slots[slot & mask] = s->channel_count;
-    return s->channel_count++;
-}
-
-/* Builds rank r's schedule and appends its ops to s->ops. */
-static int add_rank(simulation *s, build_scratch *scratch, const char *algorithm, int32_t rank,
-                    int64_t count, int32_t elem_size, const papcoll_context *context) {
-    papcoll_schedule *schedule = NULL;
-    int status = papcoll_schedule_build(algorithm, s->ranks, rank, count, elem_size, context,
-                                        &schedule, s->error, s->error_size);
-    if (status != PAPCOLL_OK) return status;
-    int64_t ops = schedule->op_count, links = schedule->dependency_count;
-    if (s->op_count + ops > SIM_MAX_OPS || s->dependent_count + links > SIM_MAX_OPS) {
-        papcoll_schedule_free(schedule);
-        return fail(s, PAPCOLL_ERR_LIMIT, "the schedules of %d ranks hold more than %lld "
-                    "operations or dependencies, the engine's limit", s->ranks,
-                    (long long)SIM_MAX_OPS);
-    }
-    if (grow_array((void **)&scratch->pending, &scratch->pending_capacity, (size_t)ops + 1,
-                   sizeof(int32_t)) != 0 ||
-        grow_array((void **)&scratch->dependent_first, &scratch->first_capacity,
-                   (size_t)ops + 2, sizeof(int32_t)) != 0 ||
-        grow_array((void **)&scratch->dependents, &scratch->dependents_capacity,
-                   (size_t)links + 1, sizeof(int32_t)) != 0 ||
-        grow_array((void **)&s->ops, &s->op_capacity, (size_t)(s->op_count + ops) + 1,
-                   sizeof(sim_op)) != 0 ||
-        grow_array((void **)&s->dependents, &s->dependent_capacity,
-                   (size_t)(s->dependent_count + links) + 1, sizeof(uint32_t)) != 0 ||
-        !sched_dependents(schedule, scratch->pending, scratch->dependent_first,
-                          scratch->dependents)) {
-        papcoll_schedule_free(schedule);
-        return fail(s, PAPCOLL_ERR_NO_MEMORY, "out of memory for the schedules of %d ranks",
-                    s->ranks);
-    }
-    s->first_op[rank] = s->op_count;
-    for (int64_t i = 0; i < ops; i++) {
-        const sched_op *from = &schedule->ops[i];
-        sim_op *to = &s->ops[s->op_count + i];
-        memset(to, 0, sizeof *to);
-        to->kind = from->kind;
-        to->rank = rank;
-        to->pending = scratch->pending[i];
-        to->dependents = (uint32_t)(s->dependent_count + scratch->dependent_first[i]);
-        to->bytes = (double)from->length * elem_size;
-        if (from->kind == SCHED_SEND || from->kind == SCHED_RECV) {
-            to->peer = from->u.message.peer;
-            to->channel = from->kind == SCHED_SEND
-                              ? channel_of(s, rank, to->peer, from->u.message.tag)
-                              : channel_of(s, to->peer, rank, from->u.message.tag);
-            if (to->channel < 0) {
-                papcoll_schedule_free(schedule);
-                return fail(s, PAPCOLL_ERR_NO_MEMORY, "out of memory for the message channels "
-                            "of %d ranks", s->ranks);
-            }
-        } else if (from->kind == SCHED_COPY && from->buffer == from->target_buffer &&
-                   from->offset == from->u.target_offset) {
-            to->bytes = 0; /* a copy onto itself (MPI_IN_PLACE) moves nothing */
-        }
-    }
-    for (int64_t d = 0; d < links; d++) /* local op indices -> indices in s->ops */
-        s->dependents[s->dependent_count + d] = (uint32_t)(s->op_count + scratch->dependents[d]);
-    s->op_count += ops;
-    s->dependent_count += links;
-    s->first_op[rank + 1] = s->op_count;
-    s->ops[s->op_count].dependents = (uint32_t)s->dependent_count; /* the sentinel, for now */
-    papcoll_schedule_free(schedule);
-    return PAPCOLL_OK;
-}
-
 static void release(simulation *s) {
     free(s->ops);
     free(s->first_op);
@@ -325,62 +174,6 @@ static void release(simulation *s) {
     free(s->op_end);
 }
 
-static int check_number(const char *what, double value, char *error, size_t error_size) {
-    if (value >= 0 && isfinite(value)) return 1;
-    message_write(error, error_size, 0, "%s must be a finite number >= 0", what);
-    return 0;
-}
-
-static int check_model(const papcoll_sim_model *m, char *error, size_t error_size) {
-    const double values[] = {m->latency, m->overhead, m->receive_overhead, m->gap,
-                             m->seconds_per_byte, m->reduce_seconds_per_byte,
-                             m->copy_seconds_per_byte};
-    const char *names[] = {"model parameter latency", "model parameter overhead",
-                           "model parameter receive_overhead", "model parameter gap",
-                           "model parameter seconds_per_byte",
-                           "model parameter reduce_seconds_per_byte",
-                           "model parameter copy_seconds_per_byte"};
-    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
-        if (!check_number(names[i], values[i], error, error_size)) return 0;
-    if (!check_number("model parameter burst_bytes", m->burst_bytes, error, error_size) ||
-        !check_number("model parameter burst_seconds_per_byte", m->burst_seconds_per_byte,
-                      error, error_size))
-        return 0;
-    /* A bucket shapes a link to its rate: there must be a rate, and a burst no slower. */
-    if (m->burst_bytes > 0 && !(m->seconds_per_byte > 0)) {
-        message_write(error, error_size, 0, "model parameter burst_bytes needs a link rate: "
-                      "seconds_per_byte must be > 0");
-        return 0;
-    }
-    if (m->burst_bytes > 0 && m->burst_seconds_per_byte > m->seconds_per_byte) {
-        message_write(error, error_size, 0, "model parameter burst_seconds_per_byte (%g) "
-                      "must not exceed seconds_per_byte (%g): a burst is not slower than "
-                      "the shaped rate", m->burst_seconds_per_byte, m->seconds_per_byte);
-        return 0;
-    }
-    return 1;
-}
-
-/* The tree (tree.c) plus what only the simulator needs: finite link and local costs. */
-static int check_topology(simulation *s, int32_t ranks) {
-    const papcoll_sim_topology *t = s->topology;
-    int status = tree_check(t, ranks, s->depth, s->error, s->error_size);
-    if (status != PAPCOLL_OK) return status;
-    if (t->link_latency == NULL || t->link_seconds_per_byte == NULL)
-        return fail(s, PAPCOLL_ERR_ARGUMENT, "topology: needs the latency and time per byte "
-                    "of every link");
-    if (!check_number("topology: local_latency", t->local_latency, s->error, s->error_size) ||
-        !check_number("topology: local_seconds_per_byte", t->local_seconds_per_byte, s->error,
-                      s->error_size))
-        return PAPCOLL_ERR_ARGUMENT;
-    for (int32_t v = 0; v < t->vertex_count; v++)
-        if (!(t->link_latency[v] >= 0 && isfinite(t->link_latency[v])) ||
-            !(t->link_seconds_per_byte[v] >= 0 && isfinite(t->link_seconds_per_byte[v])))
-            return fail(s, PAPCOLL_ERR_ARGUMENT, "topology: the link of vertex %d needs a "
-                        "finite latency and time per byte >= 0", v);
-    return PAPCOLL_OK;
-}
-
 static int64_t engine_memory(const simulation *s) {
     int64_t per_rank = (int64_t)s->ranks * (int64_t)(sizeof(int64_t) + sizeof(rank_state));
     return (int64_t)s->op_capacity * (int64_t)sizeof(sim_op) +
@@ -392,7 +185,8 @@ static int64_t engine_memory(const simulation *s) {
 
 static int fill_timeline(simulation *s, papcoll_sim_result *result) {
     result->timeline = malloc((size_t)(s->op_count ? s->op_count : 1) * sizeof(papcoll_sim_span));
-    if (result->timeline == NULL) return fail(s, PAPCOLL_ERR_NO_MEMORY, "out of memory for the timeline");
+    if (result->timeline == NULL)
+        return sim_fail(s, PAPCOLL_ERR_NO_MEMORY, "out of memory for the timeline");
     for (int32_t r = 0; r < s->ranks; r++)
         for (int64_t g = s->first_op[r]; g < s->first_op[r + 1]; g++) {
             const sim_op *op = &s->ops[g];
@@ -426,18 +220,19 @@ int papcoll_simulate(const char *algorithm, int32_t ranks, int64_t count, int32_
     s.error = error;
     s.error_size = error_size;
     if (model == NULL || result == NULL)
-        return fail(&s, PAPCOLL_ERR_ARGUMENT, "model and result are required");
+        return sim_fail(&s, PAPCOLL_ERR_ARGUMENT, "model and result are required");
     memset(result, 0, sizeof *result);
     papcoll_sim_options none;
     memset(&none, 0, sizeof none);
     if (options == NULL) options = &none;
-    if (!check_model(model, error, error_size) ||
-        !check_number("noise_mean", options->noise_mean, error, error_size))
+    if (!sim_check_model(model, error, error_size) ||
+        !sim_check_number("noise_mean", options->noise_mean, error, error_size))
         return PAPCOLL_ERR_ARGUMENT;
-    if (ranks < 1) return fail(&s, PAPCOLL_ERR_ARGUMENT, "the number of ranks must be >= 1");
+    if (ranks < 1) return sim_fail(&s, PAPCOLL_ERR_ARGUMENT, "the number of ranks must be >= 1");
     for (int32_t r = 0; arrivals && r < ranks; r++)
         if (!isfinite(arrivals[r]))
-            return fail(&s, PAPCOLL_ERR_ARGUMENT, "the arrival time of rank %d is not finite", r);
+            return sim_fail(&s, PAPCOLL_ERR_ARGUMENT, "the arrival time of rank %d is not finite",
+                            r);
     s.model = model;
     s.topology = options->topology;
     s.ranks = ranks;
@@ -451,19 +246,19 @@ int papcoll_simulate(const char *algorithm, int32_t ranks, int64_t count, int32_
     int status = PAPCOLL_OK;
     if (!s.first_op || !s.rank) {
         release(&s);
-        return fail(&s, PAPCOLL_ERR_NO_MEMORY, "out of memory for %d ranks", ranks);
+        return sim_fail(&s, PAPCOLL_ERR_NO_MEMORY, "out of memory for %d ranks", ranks);
     }
     if (model->burst_bytes > 0) {
         if (s.topology) {
             release(&s);
-            return fail(&s, PAPCOLL_ERR_ARGUMENT, "model parameter burst_bytes (token "
-                        "buckets) is simulated on a crossbar only, not on a topology");
+            return sim_fail(&s, PAPCOLL_ERR_ARGUMENT, "model parameter burst_bytes (token "
+                            "buckets) is simulated on a crossbar only, not on a topology");
         }
         s.send_bucket_full = calloc(n, sizeof(double));
         s.receive_bucket_full = calloc(n, sizeof(double));
         if (!s.send_bucket_full || !s.receive_bucket_full) {
             release(&s);
-            return fail(&s, PAPCOLL_ERR_NO_MEMORY, "out of memory for %d ranks", ranks);
+            return sim_fail(&s, PAPCOLL_ERR_NO_MEMORY, "out of memory for %d ranks", ranks);
         }
     }
     if (s.topology) {
@@ -473,34 +268,19 @@ int papcoll_simulate(const char *algorithm, int32_t ranks, int64_t count, int32_
         result->link_bytes = calloc(2 * (size_t)vertices, sizeof(int64_t));
         s.link_bytes = result->link_bytes;
         if (!s.depth || !s.link_free || !s.link_bytes)
-            status = fail(&s, PAPCOLL_ERR_NO_MEMORY, "out of memory for the topology");
-        else if ((status = check_topology(&s, ranks)) == PAPCOLL_OK)
+            status = sim_fail(&s, PAPCOLL_ERR_NO_MEMORY, "out of memory for the topology");
+        else if ((status = sim_check_topology(&s, ranks)) == PAPCOLL_OK)
             result->link_count = 2 * s.topology->vertex_count;
     }
-    build_scratch scratch;
-    memset(&scratch, 0, sizeof scratch);
     double began = wall_seconds();
-    for (int32_t r = 0; r < ranks && status == PAPCOLL_OK; r++) {
-        status = add_rank(&s, &scratch, algorithm, r, count, elem_size, context);
-        if (status == PAPCOLL_OK && options->max_operations > 0 &&
-            s.op_count > options->max_operations)
-            status = fail(&s, PAPCOLL_ERR_LIMIT,
-                          "%s at P = %d needs more than %lld operations (the limit; ranks "
-                          "0..%d alone have %lld): raise the limit if the memory is there, "
-                          "about 40 bytes per operation",
-                          algorithm, ranks, (long long)options->max_operations, r,
-                          (long long)s.op_count);
-    }
-    free(scratch.pending);
-    free(scratch.dependent_first);
-    free(scratch.dependents);
-    free(s.channel_slots); /* the ops hold their channels now */
-    s.channel_slots = NULL;
+    if (status == PAPCOLL_OK)
+        status = sim_convert_schedules(&s, algorithm, count, elem_size, context,
+                                       options->max_operations);
     if (status == PAPCOLL_OK && options->record_timeline) {
         s.op_start = calloc((size_t)s.op_count + 1, sizeof(double));
         s.op_end = calloc((size_t)s.op_count + 1, sizeof(double));
         if (!s.op_start || !s.op_end)
-            status = fail(&s, PAPCOLL_ERR_NO_MEMORY, "out of memory for the timeline");
+            status = sim_fail(&s, PAPCOLL_ERR_NO_MEMORY, "out of memory for the timeline");
     }
     s.remaining = s.op_count;
     result->operations = s.op_count;
@@ -511,7 +291,7 @@ int papcoll_simulate(const char *algorithm, int32_t ranks, int64_t count, int32_
         for (int64_t g = s.first_op[r]; g < s.first_op[r + 1]; g++)
             if (s.ops[g].pending == 0 &&
                 !event_queue_push(&s.queue, arrival, (uint32_t)g, EVENT_READY))
-                status = fail(&s, PAPCOLL_ERR_NO_MEMORY, "out of memory for events");
+                status = sim_fail(&s, PAPCOLL_ERR_NO_MEMORY, "out of memory for events");
     }
     double built = wall_seconds();
     int64_t events = 0;
@@ -550,7 +330,7 @@ int papcoll_simulate(const char *algorithm, int32_t ranks, int64_t count, int32_
         } else {
             ok = complete(&s, e.op, time);
         }
-        if (!ok) status = fail(&s, PAPCOLL_ERR_NO_MEMORY, "out of memory simulating");
+        if (!ok) status = sim_fail(&s, PAPCOLL_ERR_NO_MEMORY, "out of memory simulating");
     }
     if (status == PAPCOLL_OK) {
         /* Report what a per-destination list would have held first: the send that waited
@@ -568,15 +348,15 @@ int papcoll_simulate(const char *algorithm, int32_t ranks, int64_t count, int32_
             }
         }
         if (leftover != NULL)
-            status = fail(&s, PAPCOLL_ERR_ARGUMENT, "a message from rank %d to rank %d (tag %d) "
-                          "was sent but never received", leftover->source,
-                          leftover->destination, leftover->tag);
+            status = sim_fail(&s, PAPCOLL_ERR_ARGUMENT,
+                              "a message from rank %d to rank %d (tag %d) was sent but never "
+                              "received", leftover->source, leftover->destination, leftover->tag);
     }
     if (status == PAPCOLL_OK && s.remaining > 0)
-        status = fail(&s, PAPCOLL_ERR_ARGUMENT,
-                      "deadlock: %lld operations never ran (a message waits for a partner "
-                      "that never comes)",
-                      (long long)s.remaining);
+        status = sim_fail(&s, PAPCOLL_ERR_ARGUMENT,
+                              "deadlock: %lld operations never ran (a message waits for a "
+                              "partner that never comes)",
+                              (long long)s.remaining);
     if (status == PAPCOLL_OK && options->record_timeline) status = fill_timeline(&s, result);
     if (status == PAPCOLL_OK) {
         double first = INFINITY, last = -INFINITY, sum = 0, longest = 0;
