@@ -57,7 +57,11 @@
 
 #include <mpi.h>
 
+#include "common/json.h"
+#include "common/statistics.h"
+#include "common/usage.h"
 #include "element_types.h"
+#include "ping_pong.h"
 
 #define MAX_SIZES 32
 #define MAX_FAN_OUT 64
@@ -80,23 +84,9 @@ typedef struct options {
 } options;
 
 
-/* Prints the problem (format with value) and the usage, then exits 2; with format NULL
- * (--help) prints only the usage and exits 0. */
-static void usage_error(const char *format, const char *value) {
-    if (rank == 0) {
-        if (format) {
-            fprintf(stderr, "papcoll-calibrate: ");
-            fprintf(stderr, format, value);
-            fprintf(stderr, "\n");
-        }
-        fprintf(format ? stderr : stdout,
-                "usage: papcoll-calibrate [--json FILE|-] [--quick] [--max-bytes N] "
-                "[--fan-out B]\n"
-                "       [--datatypes int8,...,double,...]   (2 ranks or more)\n");
-    }
-    MPI_Finalize();
-    exit(format ? 2 : 0);
-}
+static const char usage[] =
+    "usage: papcoll-calibrate [--json FILE|-] [--quick] [--max-bytes N] [--fan-out B]\n"
+    "       [--datatypes int8,...,double,...]   (2 ranks or more)\n";
 
 static long long parse_whole(const char *text, long long low, long long high, const char *what) {
     char *end;
@@ -107,6 +97,7 @@ static long long parse_whole(const char *text, long long low, long long high, co
 }
 
 static void parse_options(int argc, char **argv, options *o) {
+    usage_init("papcoll-calibrate", usage);
     *o = (options){.json_path = NULL, .quick = 0, .max_bytes = -1, .fan_out = -1,
                    .datatype_count = 0};
     for (int i = 1; i < argc; i++) {
@@ -145,18 +136,6 @@ static void parse_options(int argc, char **argv, options *o) {
         }
 }
 
-static int compare_doubles(const void *left, const void *right) {
-    double a = *(const double *)left, b = *(const double *)right;
-    return (a > b) - (a < b);
-}
-
-/* The median, and the smallest sample in *minimum (the samples are sorted in place). */
-static double median(double *samples, int count, double *minimum) {
-    qsort(samples, (size_t)count, sizeof *samples, compare_doubles);
-    if (minimum) *minimum = samples[0];
-    return count % 2 ? samples[count / 2] : (samples[count / 2 - 1] + samples[count / 2]) / 2;
-}
-
 typedef struct ping_pong_result {
     int64_t bytes;
     double one_way_seconds, minimum_seconds;
@@ -170,24 +149,14 @@ static int round_trips_for(int64_t bytes) {
     return (int)(trips < 1 ? 1 : trips > 200 ? 200 : trips);
 }
 
-static void ping_pong(char *buffer, int64_t bytes, int samples, ping_pong_result *result) {
+static void measure_ping_pong(char *buffer, int64_t bytes, int samples, ping_pong_result *result) {
     int trips = round_trips_for(bytes);
     double times[MAX_SAMPLES];
     int count = (int)bytes;
     for (int sample = -1; sample < samples; sample++) { /* sample -1: warm-up, not kept */
         MPI_Barrier(MPI_COMM_WORLD);
         double start = MPI_Wtime();
-        for (int trip = 0; trip < trips && rank <= 1; trip++) {
-            if (rank == 0) {
-                MPI_Send(buffer, count, MPI_BYTE, 1, PING_PONG_TAG, MPI_COMM_WORLD);
-                MPI_Recv(buffer, count, MPI_BYTE, 1, PING_PONG_TAG, MPI_COMM_WORLD,
-                         MPI_STATUS_IGNORE);
-            } else {
-                MPI_Recv(buffer, count, MPI_BYTE, 0, PING_PONG_TAG, MPI_COMM_WORLD,
-                         MPI_STATUS_IGNORE);
-                MPI_Send(buffer, count, MPI_BYTE, 0, PING_PONG_TAG, MPI_COMM_WORLD);
-            }
-        }
+        ping_pong(MPI_COMM_WORLD, buffer, count, MPI_BYTE, PING_PONG_TAG, trips);
         if (sample >= 0) times[sample] = (MPI_Wtime() - start) / trips / 2;
     }
     result->bytes = bytes;
@@ -299,16 +268,6 @@ static double copy_seconds_per_byte(char *source, char *destination, int64_t byt
     return median(times, samples, NULL) / (double)bytes;
 }
 
-static void print_json_string(FILE *out, const char *text) {
-    fputc('"', out);
-    for (; *text; text++) {
-        if (*text == '"' || *text == '\\') fputc('\\', out);
-        if (*text == '\n') fputs("\\n", out);
-        else if ((unsigned char)*text >= 0x20) fputc(*text, out);
-    }
-    fputc('"', out);
-}
-
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -330,7 +289,7 @@ int main(int argc, char **argv) {
         /* fewer samples for large messages: 16 MiB round trips take milliseconds each */
         int samples = sizes[s] >= (1 << 20) ? 7 : 15;
         if (o.quick) samples = 5;
-        ping_pong(buffer, sizes[s], samples, &ping_pongs[s]);
+        measure_ping_pong(buffer, sizes[s], samples, &ping_pongs[s]);
     }
     free(buffer);
 
@@ -381,7 +340,7 @@ int main(int argc, char **argv) {
         if (o.json_path) {
             fprintf(out, "{\"program\": \"papcoll-calibrate\", \"ranks\": %d, \"quick\": %s, "
                          "\"mpi_library\": ", ranks, o.quick ? "true" : "false");
-            print_json_string(out, library);
+            json_write_string(out, library);
             fprintf(out, ",\n \"ping_pong\": [\n");
             for (int s = 0; s < size_count; s++)
                 fprintf(out, "  {\"bytes\": %lld, \"one_way_seconds\": %.9e, "
@@ -403,7 +362,7 @@ int main(int argc, char **argv) {
             fprintf(out, " \"reduce\": [\n");
             for (int t = 0; t < o.datatype_count; t++) {
                 fprintf(out, "  {\"datatype\": ");
-                print_json_string(out, o.datatype_names[t]);
+                json_write_string(out, o.datatype_names[t]);
                 fprintf(out, ", \"bytes\": %lld, \"seconds_per_byte\": %.9e}%s\n",
                         (long long)reduce_bytes, reduce_speed[t],
                         t + 1 < o.datatype_count ? "," : "");

@@ -1,6 +1,6 @@
-/* internal.h - the papcoll communicator (struct papcoll_comm) that communicator.c,
- * monitor.c and binding.c share. The executor (executor.h) and the error state (errors.h)
- * stand apart and know nothing of it. */
+/* internal.h - the papcoll communicator (struct papcoll_comm) that communicator.c, the
+ * monitor (monitor.c and its parts) and binding.c share. The executor (executor.h) and the
+ * error state (errors.h) stand apart and know nothing of it. */
 #ifndef PAPCOLL_MPI_INTERNAL_H
 #define PAPCOLL_MPI_INTERNAL_H
 

@@ -1,6 +1,7 @@
-/* monitor.h - the arrival monitor of seed 000 S3 (monitor.c): predictions exchanged during
- * the compute phase, clock offsets, and the calibration behind tau. Its public entry points
- * (papcoll_compute_begin, papcoll_edge, ...) are in include/papcoll.h. */
+/* monitor.h - the arrival monitor of seed 000 S3 (monitor.c and its parts): predictions
+ * exchanged during the compute phase, from one of three sources (monitor_source.h), put on
+ * rank 0's clock (clock_offsets.h), and the calibration behind tau (monitor_tau.c). Its
+ * public entry points (papcoll_compute_begin, papcoll_edge, ...) are in include/papcoll.h. */
 #ifndef PAPCOLL_MPI_MONITOR_H
 #define PAPCOLL_MPI_MONITOR_H
 
@@ -8,10 +9,14 @@
 #include <stdint.h>
 
 #include "papcoll.h"
+#include "tau_model.h"
+
+struct monitor_source;
 
 /* The monitor's state, one per papcoll communicator. */
 typedef struct monitor_state {
     MPI_Comm comm;             /* its own duplicate: predictions never meet schedule traffic */
+    const struct monitor_source *source; /* config.arrival_source's, chosen at creation */
     double clock_offset;       /* MPI_Wtime() + clock_offset = time on rank 0's clock */
     double begin;              /* local time of compute_begin, NAN if none this phase */
     int sent;                  /* this phase's prediction has gone out */
@@ -21,15 +26,15 @@ typedef struct monitor_state {
     double *received;          /* P predictions of the current call */
     double *average;           /* HISTORY: moving average of each rank's relative arrival */
     int history_calls;         /* HISTORY: calls whose arrivals went out */
-    int64_t calls;             /* PAP-aware calls so far */
+    int64_t calls;             /* calls of auto or a PAP-aware algorithm so far */
     double arrival;            /* local time this rank entered the current call */
     int calibrated;
-    double latency, seconds_per_byte, reduce_seconds_per_byte; /* tau's model */
+    double model[TAU_MODEL_SIZE]; /* tau's model (tau_model.h), the same on every rank */
     int last_predicted;        /* papcoll_last_prediction */
     double *last_arrivals;
     double last_tau;
-    /* PAPCOLL_ARRIVALS_AUTOMATIC (monitor.c, receive_period / end_period_call): periods of
-     * calls whose waits every rank sends to all at the period's end. */
+    /* PAPCOLL_ARRIVALS_AUTOMATIC (monitor_source_automatic.c): periods of calls whose waits
+     * every rank sends to all at the period's end. */
     int edge_mode;             /* predictions travel at edge(); the same on every rank */
     int used_edge;             /* this compute phase made a valid prediction */
     int period_all_edge;       /* every call of the period so far had one */
@@ -50,6 +55,18 @@ typedef struct monitor_state {
 /* The most calls of one period; a period's message holds their waits and three numbers. */
 enum { MONITOR_PERIOD_MOST = 32, MONITOR_PERIOD_DOUBLES = MONITOR_PERIOD_MOST + 3 };
 
+/* The monitor's message tags on its own communicator (the warm-up's CALIBRATION tag also
+ * travels on the schedule's: monitor_tau.c says why that is safe). */
+enum {
+    MONITOR_PREDICTION_TAG = 1,
+    MONITOR_CALIBRATION_TAG = 2,
+    MONITOR_CLOCK_TAG = 3,
+    MONITOR_PERIOD_TAG = 4,
+};
+
+/* Predictions further ahead than this (or spread wider) are taken for nonsense. */
+#define MONITOR_MOST_SECONDS_AHEAD 3600.0
+
 /* monitor.c. Created with the communicator (measures clock offsets: collective); cleans up
  * after itself on failure. */
 int monitor_create(papcoll_comm *pc);
@@ -60,15 +77,16 @@ void monitor_release(papcoll_comm *pc);
  * and tau is for a segment of segment_bytes. Returns MPI_SUCCESS or an error class. */
 int monitor_gather(papcoll_comm *pc, double segment_bytes, const double **arrivals,
                    double *tau, int *usable);
-/* At the end of such a call: HISTORY mode sends this call's arrival to the others;
- * AUTOMATIC records its wait and, at a period's end, sends the period's waits. */
+/* At the end of such a call: what the source learns from it (HISTORY sends this call's
+ * arrival to the others; AUTOMATIC records its wait and, at a period's end, sends the
+ * period's waits). */
 int monitor_finish_call(papcoll_comm *pc);
-/* The model behind tau (latency, seconds per byte, reduce seconds per byte), the same on
- * every rank once calibrated; 0 if no call has calibrated it yet. */
-/* tau for a segment of segment_bytes under that model (> 0): the one formula every use of
- * tau goes through, so a decision made outside a call (papcoll_resolve_algorithm) is made
- * with the tau the call uses. */
+/* tau for a segment of segment_bytes under the model (> 0): the one formula every use of
+ * tau goes through (tau_model_tau), so a decision made outside a call
+ * (papcoll_resolve_algorithm) is made with the tau the call uses. */
 double monitor_tau(const papcoll_comm *pc, double segment_bytes);
+/* The model behind tau (latency, seconds per byte, reduce seconds per byte), the same on
+ * every rank once calibrated; returns 0 if no call has calibrated it yet. */
 int monitor_model(const papcoll_comm *pc, double *latency, double *seconds_per_byte,
                   double *reduce_seconds_per_byte);
 

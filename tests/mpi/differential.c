@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "../../src/core/growth.h" /* header-only: nothing internal is linked */
+#include "common/element_values.h"
 #include "papcoll.h"
 
 enum field_kind { SIGNED, UNSIGNED, REAL, BOOLEAN };
@@ -135,36 +136,20 @@ static void affine_compose(void *in, void *inout, int *length, MPI_Datatype *dat
 
 /* ---- data ----------------------------------------------------------------------------- */
 
+/* The generator, widths and rounding bound are bench/common/element_values.h, shared with
+ * papcoll-bench; what values each (datatype, op) gets is this test's own. */
 static uint64_t random_state;
-static uint64_t next_random(void) { /* splitmix64: reproducible across MPIs and ranks */
-    uint64_t z = (random_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-static double uniform(double low, double high) {
-    return low + (high - low) * (double)(next_random() >> 11) / 9007199254740992.0;
+
+static uint64_t draw(void) { return next_random(&random_state); }
+static double uniform_between(double low, double high) {
+    return low + (high - low) * uniform(&random_state);
 }
 
-static void store_integer(char *at, int size, int64_t value) {
-    switch (size) {
-    case 1: { int8_t v = (int8_t)value; memcpy(at, &v, 1); break; }
-    case 2: { int16_t v = (int16_t)value; memcpy(at, &v, 2); break; }
-    case 4: { int32_t v = (int32_t)value; memcpy(at, &v, 4); break; }
-    default: memcpy(at, &value, 8);
-    }
-}
+/* Seeds the generator (xorshift64* must not start at 0). */
+static void seed_random(uint64_t seed) { random_state = 0x9E3779B97F4A7C15ull ^ seed; }
 
-static void store_real(char *at, int size, double value) {
-    if (size == sizeof(float)) { float v = (float)value; memcpy(at, &v, sizeof v); }
-    else if (size == sizeof(double)) { memcpy(at, &value, sizeof value); }
-    else { long double v = value; memcpy(at, &v, sizeof v); }
-}
-
-static long double load_real(const char *at, int size) {
-    if (size == sizeof(float)) { float v; memcpy(&v, at, sizeof v); return v; }
-    if (size == sizeof(double)) { double v; memcpy(&v, at, sizeof v); return v; }
-    long double v; memcpy(&v, at, sizeof v); return v;
+static void store_whole(char *at, int size, int64_t value) {
+    store_integer(at, (size_t)size, (uint64_t)value);
 }
 
 /* Values chosen so no result overflows and floating-point error stays bounded. */
@@ -176,25 +161,25 @@ static void fill(char *buffer, int64_t count, int64_t extent, const datatype_cas
         for (int f = 0; f < type->fields; f++) {
             const field *fd = &type->field[f];
             char *at = element + fd->offset;
-            if (op->op_class == OPS_LOC && f == 1) { store_integer(at, fd->size, rank); continue; }
+            if (op->op_class == OPS_LOC && f == 1) { store_whole(at, fd->size, rank); continue; }
             if (fd->kind == REAL) {
-                double value = op->op == MPI_PROD ? uniform(0.5, 2.0)
-                               : op->op_class == OPS_LOC ? (double)(next_random() % 5)
-                                                         : uniform(-1.0, 1.0);
-                store_real(at, fd->size, value);
+                double value = op->op == MPI_PROD ? uniform_between(0.5, 2.0)
+                               : op->op_class == OPS_LOC ? (double)(draw() % 5)
+                                                         : uniform_between(-1.0, 1.0);
+                store_real(at, (size_t)fd->size, value);
             } else if (fd->kind == BOOLEAN) {
-                bool value = next_random() % 3 != 0;
+                bool value = draw() % 3 != 0;
                 memcpy(at, &value, sizeof value);
             } else if (op->op_class == OPS_BITWISE) {
-                uint64_t value = next_random();
+                uint64_t value = draw();
                 memcpy(at, &value, (size_t)fd->size);
             } else if (op->op == MPI_PROD) {
-                store_integer(at, fd->size, fd->kind == SIGNED ? (next_random() % 2 ? 1 : -1) : 1);
+                store_whole(at, fd->size, fd->kind == SIGNED ? (draw() % 2 ? 1 : -1) : 1);
             } else if (op->op_class == OPS_LOGICAL) {
-                store_integer(at, fd->size, (int64_t)(next_random() % 3));
+                store_whole(at, fd->size, (int64_t)(draw() % 3));
             } else { /* SUM, MAX, MIN, MAXLOC, MINLOC: small, so 8 ranks cannot overflow */
-                store_integer(at, fd->size,
-                              (int64_t)(next_random() % 15) - (fd->kind == SIGNED ? 7 : 0));
+                store_whole(at, fd->size,
+                              (int64_t)(draw() % 15) - (fd->kind == SIGNED ? 7 : 0));
             }
         }
     }
@@ -216,8 +201,7 @@ static uint64_t hash_result(const char *buffer, int64_t count, int64_t extent,
 static int64_t first_difference(const char *result, const char *reference, int64_t count,
                                 int64_t extent, const datatype_case *type, const op_case *op,
                                 int ranks) {
-    long double epsilon = type->field[0].size == sizeof(float) ? FLT_EPSILON
-                          : type->field[0].size == sizeof(double) ? DBL_EPSILON : LDBL_EPSILON;
+    long double epsilon = epsilon_of((size_t)type->field[0].size);
     for (int64_t i = 0; i < count; i++)
         for (int f = 0; f < type->fields; f++) {
             const field *fd = &type->field[f];
@@ -226,9 +210,9 @@ static int64_t first_difference(const char *result, const char *reference, int64
                 if (memcmp(a, b, (size_t)fd->size) != 0) return i;
                 continue;
             }
-            long double x = load_real(a, fd->size), y = load_real(b, fd->size);
+            long double x = load_real(a, (size_t)fd->size), y = load_real(b, (size_t)fd->size);
             long double allowed = op->op == MPI_PROD ? 4.0L * ranks * epsilon * fabsl(y)
-                                                     : 4.0L * ranks * ranks * epsilon;
+                                                     : sum_tolerance(ranks, epsilon);
             if (op->op == MPI_PROD && type->fields == 2) /* complex: |z| < 3, parts mix */
                 allowed = 16.0L * ranks * epsilon * powl(3.0L, ranks);
             if (!(fabsl(x - y) <= allowed)) return i;
@@ -301,7 +285,7 @@ static void run_case(papcoll_comm *pc, totals *t, const char *algorithm,
     MPI_Type_get_extent(type->datatype, &lower_bound, &extent);
     size_t bytes = (size_t)(count * extent) + 1;
     char *input = malloc(bytes), *result = malloc(bytes), *reference = malloc(bytes);
-    random_state = seed * 1000003u + (uint64_t)rank;
+    seed_random(seed * 1000003u + (uint64_t)rank);
     fill(input, count, extent, type, op, rank);
     double started = MPI_Wtime();
     MPI_Allreduce(input, reference, (int)count, type->datatype, op->op, MPI_COMM_WORLD);
@@ -515,15 +499,15 @@ int main(int argc, char **argv) {
     totals t = {0};
     uint64_t seed = o.seed;
     if (o.random_cases > 0) {
-        random_state = o.seed; /* same choices on every rank */
+        seed_random(o.seed); /* same choices on every rank */
         for (long c = 0; c < o.random_cases; c++) {
-            uint64_t pick = next_random();
+            uint64_t pick = draw();
             const char *algorithm = o.algorithms[pick % (uint64_t)o.algorithm_count];
             const datatype_case *type = &datatypes[(pick >> 8) % DATATYPE_COUNT];
             const op_case *op;
-            do op = &ops[next_random() % OP_COUNT]; while (!(op->op_class & type->ops));
-            int64_t count = (int64_t)(next_random() % 3 ? next_random() % 5000 : next_random() % 300000);
-            int in_place = (int)(next_random() % 2);
+            do op = &ops[draw() % OP_COUNT]; while (!(op->op_class & type->ops));
+            int64_t count = (int64_t)(draw() % 3 ? draw() % 5000 : draw() % 300000);
+            int in_place = (int)(draw() % 2);
             uint64_t state = random_state;
             run_case(pc, &t, algorithm, type, op, count, in_place, seed++);
             random_state = state;

@@ -4,25 +4,25 @@
  * compute_begin, NaN / negative / absurd predictions). HISTORY and AUTOMATIC (the default)
  * learn a late rank from earlier calls; AUTOMATIC's `auto` sees the late rank and stays on
  * native when arrivals are even. Every call's result is checked against MPI_Allreduce and
- * the decision (predicted or fallback) against what the case expects, on every rank.
+ * the decision (predicted or fallback) against what the case expects, on every rank. The
+ * clock sync the monitor (and papcoll-bench) put arrivals on rank 0's clock with is checked
+ * first: a time read on any rank and moved by its offset must fall inside the exchange
+ * that asked for it on rank 0, give or take half the best round trip of the measurement.
  * Prints "N passed, M failed". */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock_offsets.h"
+#include "common/sleep.h"
 #include "papcoll.h"
 
 static int rank, ranks, passed, failed;
 
 static int misbehaving_rank(void) { return ranks - 1; }
 
-static void sleep_ms(double milliseconds) {
-    struct timespec duration = {0, (long)(milliseconds * 1e6)};
-    nanosleep(&duration, NULL);
-}
 
 /* What the misbehaving rank (rank 1, or the last rank) does in the compute phase. */
 typedef enum behaviour {
@@ -170,6 +170,42 @@ static void straggler_shapes(void) {
     papcoll_comm_free(&pc);
 }
 
+/* The clock offsets (src/mpi/clock_offsets.c): rank 0 asks every rank for its time on rank
+ * 0's clock (MPI_Wtime + offset); the answer was read between rank 0's send and receive,
+ * and the offset is wrong by at most half its measurement's round trip, so the answer must
+ * lie in [send - half, receive + half] whatever the machine's load. */
+static void clock_offsets_agree(void) {
+    enum { TAG = 41 };
+    double own, *offsets = malloc((size_t)ranks * sizeof *offsets),
+                *round_trips = malloc((size_t)ranks * sizeof *round_trips);
+    int code = clock_offsets_measure(MPI_COMM_WORLD, TAG, &own, offsets, round_trips);
+    check(code == MPI_SUCCESS, "clock offsets", "measured", "an MPI call failed");
+    int agree = 1;
+    char detail[160] = "";
+    for (int peer = 1; peer < ranks; peer++) {
+        if (rank == 0) {
+            double asked = MPI_Wtime(), answer;
+            MPI_Send(&asked, 1, MPI_DOUBLE, peer, TAG, MPI_COMM_WORLD);
+            MPI_Recv(&answer, 1, MPI_DOUBLE, peer, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            double answered = MPI_Wtime(), half = round_trips[peer] / 2 + 1e-6;
+            if (!(answer >= asked - half && answer <= answered + half)) {
+                agree = 0;
+                snprintf(detail, sizeof detail, "rank %d's time is %.3g s outside [%.6f, %.6f]",
+                         peer, answer < asked ? asked - answer : answer - answered, asked,
+                         answered);
+            }
+        } else if (rank == peer) {
+            double ignored, now;
+            MPI_Recv(&ignored, 1, MPI_DOUBLE, 0, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            now = MPI_Wtime() + own;
+            MPI_Send(&now, 1, MPI_DOUBLE, 0, TAG, MPI_COMM_WORLD);
+        }
+    }
+    check(agree, "clock offsets", "a time moved to rank 0's clock", detail);
+    free(offsets);
+    free(round_trips);
+}
+
 /* expect_predicted: 1 predictions, 0 the ring fallback, -1 either (auto). */
 /* auto under AUTOMATIC: native while nothing is known and while arrivals are even; from
  * arrivals once a rank is late in every call, also when every rank calls edge() (then
@@ -226,6 +262,7 @@ int main(int argc, char **argv) {
         MPI_Finalize();
         return 2;
     }
+    clock_offsets_agree();
     const char *algorithms[] = {"prr", "slt", "straggler"};
     int misbehaving = ranks - 1;
     for (int a = 0; a < 3; a++) {

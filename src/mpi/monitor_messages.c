@@ -1,0 +1,45 @@
+/* monitor_messages.c - the message round of monitor_messages.h. Two doubles go eagerly: they
+ * reach the receiver's queue without the sender calling MPI again, so a late rank's message
+ * is there when the early ones reach the all-reduce although the late rank still computes
+ * (monitor.c says why no thread and no non-blocking collective). */
+#include "monitor_messages.h"
+
+int monitor_wait_for_sends(monitor_state *m) {
+    int code = MPI_Waitall(m->sends_in_flight, m->send_requests, MPI_STATUSES_IGNORE);
+    m->sends_in_flight = 0;
+    return code;
+}
+
+int monitor_send_to_all(papcoll_comm *pc, double value, double stamp) {
+    monitor_state *m = &pc->monitor;
+    int code = monitor_wait_for_sends(m); /* the buffer below is still theirs until then */
+    if (code != MPI_SUCCESS) return record_error(code, "papcoll: monitor send failed");
+    m->outgoing[0] = value;
+    m->outgoing[1] = stamp;
+    for (int peer = 0; peer < pc->size; peer++) {
+        if (peer == pc->rank) continue;
+        code = MPI_Isend(m->outgoing, 2, MPI_DOUBLE, peer, MONITOR_PREDICTION_TAG, m->comm,
+                         &m->send_requests[m->sends_in_flight++]);
+        if (code != MPI_SUCCESS) return record_error(code, "papcoll: monitor send failed");
+    }
+    return MPI_SUCCESS;
+}
+
+int monitor_receive_from_all(papcoll_comm *pc, double expected_stamp) {
+    monitor_state *m = &pc->monitor;
+    for (int peer = 0; peer < pc->size; peer++) {
+        if (peer == pc->rank) continue;
+        double message[2];
+        int code = MPI_Recv(message, 2, MPI_DOUBLE, peer, MONITOR_PREDICTION_TAG, m->comm,
+                            MPI_STATUS_IGNORE);
+        if (code != MPI_SUCCESS) return record_error(code, "papcoll: monitor receive failed");
+        if (message[1] != expected_stamp)
+            return record_error(MPI_ERR_INTERN,
+                                "papcoll: rank %d sent its prediction for monitored call %.0f "
+                                "while rank %d is at call %.0f: the ranks do not make the "
+                                "same sequence of calls on this communicator",
+                                peer, message[1], pc->rank, expected_stamp);
+        m->received[peer] = message[0];
+    }
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,147 @@
+/* monitor_source_automatic.c - PAPCOLL_ARRIVALS_AUTOMATIC, the default (papcoll.h says what
+ * the user sees): calls run in periods of 1, 2, 4, ... then MONITOR_PERIOD_MOST calls; at a
+ * period's end every rank sends every other its wait (exit - entry) in each call, eagerly,
+ * and receives theirs at the next call. From the P x K waits every rank derives the same
+ * pattern: in call k the rank that waited longest arrived first. Where every rank predicted
+ * every call of the period and arrivals were spread, predictions travel per call as in EDGE
+ * (monitor_source_edge.c) until a call lacks one; else the period's pattern predicts. No
+ * per-call messages otherwise: a message round would be a tax on every call. */
+#include <math.h>
+#include <string.h>
+
+#include "arrival_class.h"
+#include "monitor_messages.h"
+#include "monitor_source.h"
+
+/* Where a period's message keeps its three numbers after the waits. */
+enum { PERIOD_ALL_EDGE = MONITOR_PERIOD_MOST, PERIOD_CALLS, PERIOD_NUMBER };
+
+/* Per-call predictions are turned on only where arrivals were spread by more than this
+ * share of the call's own time, and by more than scheduling jitter
+ * (ARRIVAL_JITTER_SECONDS): below it a prediction could gain little, and its message round
+ * would be a tax on every call. */
+static const double edge_worth_spread = 0.25;
+
+/* Receives the period's message of every other rank and derives, from the P x K waits, the
+ * pattern every rank then holds alike: in call k the rank that waited longest arrived
+ * first, so rank r arrived max_j wait[j][k] - wait[r][k] after it. */
+static int receive_period(papcoll_comm *pc) {
+    monitor_state *m = &pc->monitor;
+    m->period_pending = 0;
+    double *incoming = m->period_incoming;
+    for (int peer = 0; peer < pc->size; peer++) {
+        double *message = incoming + (size_t)peer * MONITOR_PERIOD_DOUBLES;
+        if (peer == pc->rank) {
+            memcpy(message, m->period_outgoing, MONITOR_PERIOD_DOUBLES * sizeof *message);
+            continue;
+        }
+        int code = MPI_Recv(message, MONITOR_PERIOD_DOUBLES, MPI_DOUBLE, peer,
+                            MONITOR_PERIOD_TAG, m->comm, MPI_STATUS_IGNORE);
+        if (code != MPI_SUCCESS) return record_error(code, "papcoll: monitor receive failed");
+        if (message[PERIOD_NUMBER] != m->period_outgoing[PERIOD_NUMBER] ||
+            message[PERIOD_CALLS] != m->period_outgoing[PERIOD_CALLS])
+            return record_error(MPI_ERR_INTERN,
+                                "papcoll: rank %d ended arrival period %.0f while rank %d "
+                                "ended period %.0f: the ranks do not make the same sequence "
+                                "of calls on this communicator",
+                                peer, message[PERIOD_NUMBER], pc->rank,
+                                m->period_outgoing[PERIOD_NUMBER]);
+    }
+    int calls = (int)m->period_outgoing[PERIOD_CALLS], all_edge = 1;
+    double spread = 0, call_seconds = 0;
+    for (int r = 0; r < pc->size; r++) m->lateness[r] = 0;
+    for (int k = 0; k < calls; k++) {
+        double longest = -INFINITY, shortest = INFINITY;
+        for (int r = 0; r < pc->size; r++) {
+            double wait = incoming[(size_t)r * MONITOR_PERIOD_DOUBLES + k];
+            longest = fmax(longest, wait);
+            shortest = fmin(shortest, wait);
+        }
+        for (int r = 0; r < pc->size; r++)
+            m->lateness[r] += (longest - incoming[(size_t)r * MONITOR_PERIOD_DOUBLES + k]) / calls;
+        spread += (longest - shortest) / calls;
+        call_seconds += shortest / calls;
+    }
+    for (int r = 0; r < pc->size; r++)
+        all_edge &= incoming[(size_t)r * MONITOR_PERIOD_DOUBLES + PERIOD_ALL_EDGE] != 0;
+    m->spread = spread;
+    m->call_seconds = call_seconds;
+    m->have_lateness = 1;
+    m->edge_mode = all_edge && spread > edge_worth_spread * call_seconds &&
+                   spread > ARRIVAL_JITTER_SECONDS;
+    return MPI_SUCCESS;
+}
+
+/* This call's source is the one decided before its compute phase: per-call predictions in
+ * the edge mode, else (or where a rank gave none) the latest period's pattern. */
+static int gather(papcoll_comm *pc, int *usable) {
+    monitor_state *m = &pc->monitor;
+    int edge_call = m->edge_mode, code;
+    if (m->period_pending && (code = receive_period(pc)) != MPI_SUCCESS) return code;
+    *usable = 0;
+    if (edge_call) {
+        if ((code = monitor_exchange_predictions(pc, usable)) != MPI_SUCCESS) return code;
+        /* every rank sees the same gap and leaves the edge mode alike */
+        if (!*usable) m->edge_mode = 0;
+    }
+    if (!*usable && m->have_lateness) {
+        memcpy(m->received, m->lateness, (size_t)pc->size * sizeof *m->received);
+        *usable = 1;
+    }
+    return MPI_SUCCESS;
+}
+
+/* At the end of a call: its wait joins the period; at the period's end the waits go to
+ * every other rank (eager, no collective; received at the next call). */
+static int finish_call(papcoll_comm *pc) {
+    monitor_state *m = &pc->monitor;
+    m->period_waits[m->period_calls++] = MPI_Wtime() - m->arrival;
+    m->period_all_edge &= m->used_edge;
+    m->used_edge = 0;
+    if (m->period_calls < m->period_length) return MPI_SUCCESS;
+    if (m->periods > 0) { /* the last period's sends, long done: their buffer is reused */
+        int code = MPI_Waitall(pc->size - 1, m->period_requests, MPI_STATUSES_IGNORE);
+        if (code != MPI_SUCCESS) return record_error(code, "papcoll: monitor send failed");
+    }
+    double *message = m->period_outgoing;
+    memset(message, 0, MONITOR_PERIOD_DOUBLES * sizeof *message);
+    memcpy(message, m->period_waits, (size_t)m->period_calls * sizeof *message);
+    message[PERIOD_ALL_EDGE] = m->period_all_edge;
+    message[PERIOD_CALLS] = m->period_calls;
+    message[PERIOD_NUMBER] = (double)m->periods;
+    int posted = 0;
+    for (int k = 0; k < pc->size; k++) m->period_requests[k] = MPI_REQUEST_NULL;
+    for (int peer = 0; peer < pc->size; peer++) {
+        if (peer == pc->rank) continue;
+        int code = MPI_Isend(message, MONITOR_PERIOD_DOUBLES, MPI_DOUBLE, peer,
+                             MONITOR_PERIOD_TAG, m->comm, &m->period_requests[posted++]);
+        if (code != MPI_SUCCESS) return record_error(code, "papcoll: monitor send failed");
+    }
+    m->period_pending = 1;
+    m->periods++;
+    m->period_calls = 0;
+    m->period_all_edge = 1;
+    if (m->period_length < MONITOR_PERIOD_MOST) m->period_length *= 2;
+    return MPI_SUCCESS;
+}
+
+/* Predictions made after the last call (in the edge mode), the last period's messages, and
+ * the completion of its sends. */
+static void drain(papcoll_comm *pc) {
+    monitor_state *m = &pc->monitor;
+    if (m->edge_mode) monitor_drain_predictions(pc);
+    if (m->period_pending) receive_period(pc);
+    if (m->periods > 0) MPI_Waitall(pc->size - 1, m->period_requests, MPI_STATUSES_IGNORE);
+}
+
+/* In the edge mode, the same on every rank (it changes only where every rank sees the same
+ * period or the same gap). */
+static int in_edge_mode(const papcoll_comm *pc) { return pc->monitor.edge_mode; }
+
+const monitor_source monitor_source_automatic = {
+    .takes_predictions = 1,
+    .sends_at_once = in_edge_mode,
+    .gather = gather,
+    .finish_call = finish_call,
+    .drain = drain,
+};
