@@ -156,11 +156,13 @@ int papcoll_algorithm_find(const char *name, papcoll_algorithm_info *info);
 
 typedef struct papcoll_schedule papcoll_schedule;
 
-/* Checks parameters for P ranks (counts, a rank order that is a permutation, a
- * recursive_multiplying schedule that fits P, inner and outer algorithms that are flat
- * all-reduces, a tree that places P ranks): PAPCOLL_OK, or PAPCOLL_ERR_ARGUMENT (or
- * PAPCOLL_ERR_UNKNOWN_ALGORITHM) with a message naming the field. papcoll_schedule_build and
- * papcoll_comm_create run it, so a bad parameter is refused before any schedule is built. */
+/* Checks parameters for P ranks, row by row of the parameter table (ranges, a rank order
+ * that is a permutation, a recursive_multiplying schedule that fits P, inner and outer
+ * algorithms that are flat all-reduces, a tree that places P ranks): PAPCOLL_OK, or
+ * PAPCOLL_ERR_ARGUMENT (or PAPCOLL_ERR_UNKNOWN_ALGORITHM) with a message naming the field.
+ * papcoll_comm_create runs it, so a communicator never holds a bad parameter;
+ * papcoll_schedule_build runs its O(1) part (ranges, counts), since the simulator builds P
+ * schedules, and each builder refuses what it cannot build. */
 int papcoll_parameters_check(const papcoll_parameters *parameters, int32_t ranks, char *error,
                              size_t error_size);
 
