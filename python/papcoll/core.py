@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
-from typing import Any, Protocol
+from typing import Any
 
 from ._core import ffi, lib
 from .checks import (
@@ -16,17 +16,8 @@ from .checks import (
     real_number,
     whole_number,
 )
-
-_ERROR_SIZE = 512
-
-
-class PapcollError(Exception):
-    """A call into the C core failed; `status` is the papcoll_status code."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
+from .errors import _ERROR_SIZE, PapcollError, _raise, _text
+from .topology import Topology
 
 
 @dataclass(frozen=True)
@@ -39,12 +30,6 @@ class AlgorithmInfo:
     needs_arrivals: bool
     needs_groups: bool = False
     reduce_scatter: bool = False
-
-
-class CStructure(Protocol):
-    """What can fill a C struct: a network.Topology (papcoll_sim_topology) does."""
-
-    def c_struct(self, keep: list[Any]) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -60,7 +45,7 @@ class Parameters:
     schedule: str | None = None          # recursive_multiplying, e.g. "a4,a3"; None: default
     inner_algorithm: str | None = None   # hr2: inside groups (None: ring)
     outer_algorithm: str | None = None   # hr1, hr2: across groups (None: recursive_doubling)
-    tree: CStructure | None = None       # ring_topology: a network.Topology, or None
+    tree: Topology | None = None         # ring_topology: a network's Topology, or None
 
     def __post_init__(self) -> None:
         whole_number(self.segment_elements, "Parameters.segment_elements", 0, INT64_MAX)
@@ -70,7 +55,7 @@ class Parameters:
             whole_number(rank, "every entry of Parameters.rank_order", 0, INT32_MAX)
         for name in ("schedule", "inner_algorithm", "outer_algorithm"):
             optional_text(getattr(self, name), f"Parameters.{name}")
-        if self.tree is not None and not hasattr(self.tree, "c_struct"):
+        if self.tree is not None and not isinstance(self.tree, Topology):
             raise TypeError("Parameters.tree must be a network.Topology or None, not "
                             f"{type(self.tree).__name__}")
 
@@ -131,11 +116,6 @@ def c_string(text: str, what: str) -> bytes:
     except UnicodeEncodeError as error:
         raise PapcollError(lib.PAPCOLL_ERR_ARGUMENT,
                            f"{what} is not UTF-8 text ({error.reason} at {error.start})") from None
-
-
-def _text(pointer: Any) -> str:
-    # errors="replace": a message may quote the user's bytes (a non-ASCII schedule string)
-    return ffi.string(pointer).decode(errors="replace") if pointer != ffi.NULL else ""
 
 
 def _info(raw: Any) -> AlgorithmInfo:
@@ -225,11 +205,6 @@ def check_parameters(parameters: Parameters, ranks: int) -> None:
     c_parameters(parameters, raw, keep)
     error = ffi.new("char[]", _ERROR_SIZE)
     _raise(lib.papcoll_parameters_check(raw, ranks, error, _ERROR_SIZE), error)
-
-
-def _raise(status: int, error: Any) -> None:
-    if status != lib.PAPCOLL_OK:
-        raise PapcollError(status, _text(error) or _text(lib.papcoll_status_name(status)))
 
 
 def _dump(schedule: Any) -> str:

@@ -30,8 +30,9 @@ from hypothesis import strategies as st
 from papcoll import checks, cli, multiplying
 from papcoll.cli import options
 from papcoll.core import PapcollError
+from papcoll.model import PRESETS
 from papcoll.network import NETWORKS, NetworkError, load_network
-from papcoll.sim import PRESETS, simulate
+from papcoll.sim import simulate
 
 INT32_MAX, INT64_MAX = 2**31 - 1, 2**63 - 1
 # numbers that sit on a boundary of some integer type, and beyond every one
