@@ -1,5 +1,5 @@
 /* papcoll_calibrate.c - measures the parameters of papcoll's simulator (python/papcoll/
- * sim.py, SimModel) on the machine it runs on, with real MPI: `papcoll calibrate` runs it
+ * model.py, SimModel) on the machine it runs on, with real MPI: `papcoll calibrate` runs it
  * under mpiexec and fits the model to what it writes (python/papcoll/lab/calibrate.py). The
  * simulator can then predict this machine, and the arrival monitor's tau comes from the
  * same numbers.

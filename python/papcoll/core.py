@@ -7,11 +7,15 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ._core import ffi, lib
-from .checks import INT32_MAX, arrival_times, optional_sequence, real_number, whole_number
-from .errors import PapcollError, c_string
+from .checks import (
+    INT32_MAX,
+    arrival_times,
+    optional_sequence,
+    real_number,
+    whole_number,
+)
+from .errors import _ERROR_SIZE, PapcollError, _raise, _text, c_string
 from .parameters import Parameters, c_parameters
-
-_ERROR_SIZE = 512
 
 
 @dataclass(frozen=True)
@@ -66,11 +70,6 @@ class VerifyReport:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def _text(pointer: Any) -> str:
-    # errors="replace": a message may quote the user's bytes (a non-ASCII schedule string)
-    return ffi.string(pointer).decode(errors="replace") if pointer != ffi.NULL else ""
 
 
 def _info(raw: Any) -> AlgorithmInfo:
@@ -134,11 +133,6 @@ def check_parameters(parameters: Parameters, ranks: int) -> None:
     c_parameters(parameters, raw, keep)
     error = ffi.new("char[]", _ERROR_SIZE)
     _raise(lib.papcoll_parameters_check(raw, ranks, error, _ERROR_SIZE), error)
-
-
-def _raise(status: int, error: Any) -> None:
-    if status != lib.PAPCOLL_OK:
-        raise PapcollError(status, _text(error) or _text(lib.papcoll_status_name(status)))
 
 
 def _dump(schedule: Any) -> str:

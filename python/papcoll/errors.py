@@ -1,9 +1,16 @@
-"""The error a call into the C core raises, and the one conversion of Python text to a C
-string that refuses what C would misread. A leaf: every binding module imports it."""
+"""How the C core's failures reach Python: PapcollError and the error buffer every call that
+can fail fills; and the one conversion of Python text to a C string, which refuses what C
+would misread. A leaf (it imports only the bindings), so that the library's modules that
+call C, the core, the network topology and the simulator alike, raise the same error without
+importing one another for it."""
 
 from __future__ import annotations
 
-from ._core import lib
+from typing import Any
+
+from ._core import ffi, lib
+
+_ERROR_SIZE = 512
 
 
 class PapcollError(Exception):
@@ -13,6 +20,16 @@ class PapcollError(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
+
+
+def _text(pointer: Any) -> str:
+    # errors="replace": a message may quote the user's bytes (a non-ASCII schedule string)
+    return ffi.string(pointer).decode(errors="replace") if pointer != ffi.NULL else ""
+
+
+def _raise(status: int, error: Any) -> None:
+    if status != lib.PAPCOLL_OK:
+        raise PapcollError(status, _text(error) or _text(lib.papcoll_status_name(status)))
 
 
 def c_string(text: str, what: str) -> bytes:

@@ -24,11 +24,14 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ._core import ffi, lib
-from .core import _ERROR_SIZE, Context, PapcollError, Parameters, _text, c_string
-from .sim import SimModel, simulate
+from .core import Context, PapcollError, Parameters, c_string
+from .errors import _ERROR_SIZE, _text
+from .model import SimModel
+from .sim import simulate
 
 if TYPE_CHECKING:
-    from .network import Network, Topology
+    from .network import Network
+    from .topology import Topology
 
 DEFAULT_MAX_BASE = 8
 # the most vectors one rank may receive in a stage; the C checker's own number

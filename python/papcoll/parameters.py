@@ -18,7 +18,8 @@ from typing import Any
 
 from ._core import ffi, lib
 from .checks import INT32_MAX, optional_sequence, optional_text, whole_number
-from .errors import c_string
+from .errors import _text, c_string
+from .topology import Topology
 
 WHOLE_NUMBER = lib.PAPCOLL_PARAMETER_WHOLE_NUMBER
 TEXT = lib.PAPCOLL_PARAMETER_TEXT
@@ -65,10 +66,6 @@ class ParameterInfo:
         return row
 
 
-def _text(pointer: Any) -> str:
-    return ffi.string(pointer).decode() if pointer != ffi.NULL else ""
-
-
 def _read_table() -> tuple[ParameterInfo, ...]:
     rows = []
     raw = ffi.new("papcoll_parameter_info *")
@@ -86,7 +83,7 @@ def _read_table() -> tuple[ParameterInfo, ...]:
 PARAMETER_TABLE: tuple[ParameterInfo, ...] = _read_table()
 _DEFAULTS = {WHOLE_NUMBER: 0}
 _TYPES: dict[int, Any] = {WHOLE_NUMBER: int, TEXT: str | None, ALGORITHM: str | None,
-                          RANK_LIST: Sequence[int] | None, TREE: Any}
+                          RANK_LIST: Sequence[int] | None, TREE: Topology | None}
 
 
 def parameter(name: str) -> ParameterInfo:
@@ -107,7 +104,7 @@ def _check(row: ParameterInfo, value: Any) -> None:
     elif row.kind == RANK_LIST:
         for rank in optional_sequence(value, name) or ():
             whole_number(rank, f"every entry of {name}", 0, INT32_MAX)
-    elif row.kind == TREE and value is not None and not hasattr(value, "c_struct"):
+    elif row.kind == TREE and value is not None and not isinstance(value, Topology):
         raise TypeError(f"{name} must be a network.Topology or None, not "
                         f"{type(value).__name__}")
 

@@ -1,18 +1,8 @@
-"""The discrete-event simulator from Python (`papcoll sim`): network presets, arrival
-patterns and the e-bar / makespan of each algorithm, computed by the C engine
-(src/core/sim/simulate.c) on the very schedules the MPI executor runs.
-
-Model parameters (SI units) and their names in `--param`:
-  latency (L, alpha, alpha_p)   wire time of a message, overlapped with everything
-  overhead (o, o_s, alpha_r)    the sender's CPU time per message
-  receive_overhead (o_r)        the receiver's (default: the same as overhead)
-  gap (g)                       least time between two messages leaving one NIC
-  seconds_per_byte (G, beta)    NIC time per byte
-  reduce_seconds_per_byte (gamma), copy_seconds_per_byte (copy)
-  eager_limit_bytes (eager)     larger messages wait for their receive (-1: all eager)
-  burst_bytes (burst)           a token bucket per NIC side: a shaped link (0: none)
-  burst_seconds_per_byte        what a byte the bucket covers costs (the unshaped path)
-These presets are crossbars; network.py adds topologies (geo-2site, geo-3site, files).
+"""The discrete-event simulator from Python (`papcoll sim`): arrival patterns and the e-bar /
+makespan of each algorithm, computed by the C engine (src/core/sim/simulate.c) on the very
+schedules the MPI executor runs. What it runs on: a cost model (papcoll.model: SimModel and
+the crossbar presets) and, optionally, a tree (papcoll.topology.Topology, which
+papcoll.network loads from a preset or a file).
 """
 
 from __future__ import annotations
@@ -20,53 +10,15 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from ._core import ffi, lib
-from .checks import INT32_MAX, INT64_MAX, arrival_times, finite, real_number, whole_number
-from .core import _ERROR_SIZE, Context, _c_context, _raise, c_string
-
-if TYPE_CHECKING:
-    from .network import Topology
-
-
-# An eager limit beyond this is no limit (the C engine takes an int64).
-_MAX_EAGER_LIMIT_BYTES = 1 << 62
-
-
-@dataclass(frozen=True)
-class SimModel:
-    latency: float = 0.0
-    overhead: float = 0.0    # the sender's CPU time per message (o, o_s)
-    gap: float = 0.0
-    seconds_per_byte: float = 0.0
-    reduce_seconds_per_byte: float = 0.0
-    copy_seconds_per_byte: float = 0.0
-    eager_limit_bytes: int = -1  # messages up to this size go eagerly; -1: all of them
-    # the receiver's CPU time per message (o_r); None: the same as overhead (one o at each
-    # end, LogP's usual simplification and every preset's)
-    receive_overhead: float | None = None
-    # a token bucket of this many bytes on each NIC side (a shaped link: the testbed's tbf);
-    # 0: none. Crossbar only. Bytes the bucket covers cost burst_seconds_per_byte each.
-    burst_bytes: float = 0.0
-    burst_seconds_per_byte: float = 0.0
-
-    def __post_init__(self) -> None:
-        if self.receive_overhead is None:
-            object.__setattr__(self, "receive_overhead", self.overhead)
-        for name in ("latency", "overhead", "receive_overhead", "gap", "seconds_per_byte",
-                     "reduce_seconds_per_byte", "copy_seconds_per_byte", "burst_bytes",
-                     "burst_seconds_per_byte"):
-            real_number(getattr(self, name), f"SimModel.{name}", 0.0)
-        whole_number(self.eager_limit_bytes, "SimModel.eager_limit_bytes", -1,
-                     _MAX_EAGER_LIMIT_BYTES)
-
-    @property
-    def overheads(self) -> float:
-        """o_s + o_r: what one message costs the two CPUs it touches."""
-        return self.overhead + float(self.receive_overhead or 0.0)
-
+from .checks import INT32_MAX, INT64_MAX, arrival_times, whole_number
+from .core import Context, _c_context, c_string
+from .errors import _ERROR_SIZE, _raise
+from .model import PRESETS, SimModel
+from .topology import Topology
 
 KINDS = ("send", "recv", "reduce", "copy")
 
@@ -98,86 +50,6 @@ class SimResult:
     link_bytes: list[int] = field(default_factory=list)  # [2v] up from vertex v, [2v+1] down
     build_seconds: float = 0.0  # building the schedules (wall clock)
     run_seconds: float = 0.0    # running the events
-
-
-# Named networks. hockney: alpha-beta-gamma with alpha 1 us, 10 GB/s, reduce 4 GB/s.
-# ethernet-1g: seed 000's testbed class (1 Gb/s, ~50 us latency). infiniband-fdr: 56 Gb/s.
-# aries: seed 004 Table 1 (alpha_p = 1.34 us, alpha_r = 0.34 us).
-PRESETS: dict[str, SimModel] = {
-    "hockney": SimModel(latency=1e-6, seconds_per_byte=1e-10, reduce_seconds_per_byte=2.5e-10),
-    "ethernet-1g": SimModel(latency=50e-6, overhead=5e-6, seconds_per_byte=8e-9,
-                            reduce_seconds_per_byte=5e-10, copy_seconds_per_byte=1e-10,
-                            eager_limit_bytes=65536),
-    "infiniband-fdr": SimModel(latency=1e-6, overhead=0.5e-6, seconds_per_byte=1.5e-10,
-                               reduce_seconds_per_byte=2.5e-10, copy_seconds_per_byte=1e-10,
-                               eager_limit_bytes=12288),
-    "aries": SimModel(latency=1.34e-6, overhead=0.34e-6, seconds_per_byte=1e-10,
-                      reduce_seconds_per_byte=2.5e-10, copy_seconds_per_byte=1e-10,
-                      eager_limit_bytes=8192),
-}
-
-_PARAMETER_NAMES = {
-    "latency": "latency", "L": "latency", "alpha": "latency", "alpha_p": "latency",
-    "overhead": "overhead", "o": "overhead", "o_s": "overhead", "alpha_r": "overhead",
-    "receive_overhead": "receive_overhead", "o_r": "receive_overhead",
-    "gap": "gap", "g": "gap",
-    "seconds_per_byte": "seconds_per_byte", "G": "seconds_per_byte", "beta": "seconds_per_byte",
-    "reduce_seconds_per_byte": "reduce_seconds_per_byte", "gamma": "reduce_seconds_per_byte",
-    "copy_seconds_per_byte": "copy_seconds_per_byte", "copy": "copy_seconds_per_byte",
-    "eager_limit_bytes": "eager_limit_bytes", "eager": "eager_limit_bytes",
-    "burst_bytes": "burst_bytes", "burst": "burst_bytes",
-    "burst_seconds_per_byte": "burst_seconds_per_byte",
-}
-
-
-def preset(name: str) -> SimModel:
-    if name not in PRESETS:
-        raise ValueError(f"unknown crossbar preset '{name}' (presets: {', '.join(PRESETS)}; "
-                         "topologies: papcoll.network.load_network)")
-    return PRESETS[name]
-
-
-def with_values(model: SimModel, values: dict[str, Any]) -> SimModel:
-    """The model with the named parameters replaced; each value must be a real number
-    (a string is refused here: a network file's "latency": "1e-6,overhead=5" must not set
-    the overhead). Names as in `--param` (latency or L or alpha, ...)."""
-    changes: dict[str, float | int] = {}
-    for name, value in values.items():
-        field_name = _PARAMETER_NAMES.get(str(name).strip())
-        if field_name is None:
-            raise ValueError(f"unknown model parameter '{name}' "
-                             f"(known: {', '.join(sorted(_PARAMETER_NAMES))})")
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ValueError(f"model parameter {name} must be a number, not {value!r}")
-        if not (finite(value) and value >= 0):
-            raise ValueError(f"model parameter {name} must be a finite number >= 0, "
-                             f"not {value}")
-        if field_name == "eager_limit_bytes":
-            if value != int(value) or value > _MAX_EAGER_LIMIT_BYTES:
-                raise ValueError(f"model parameter {name} must be a whole number of bytes "
-                                 f"from 0 to 2^62, not {value}")
-            changes[field_name] = int(value)
-        else:
-            changes[field_name] = float(value)
-    # one o sets both ends unless o_r is given too (files written before o_r existed)
-    if "overhead" in changes and "receive_overhead" not in changes:
-        changes["receive_overhead"] = changes["overhead"]
-    return replace(model, **changes)  # type: ignore[arg-type]
-
-
-def with_parameters(model: SimModel, text: str) -> SimModel:
-    """'alpha=5e-5,beta=8e-9' -> the model with those parameters replaced."""
-    values: dict[str, float] = {}
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        name, equals, value = item.partition("=")
-        if not equals:
-            raise ValueError(f"model parameter '{item}' needs a value: NAME=NUMBER")
-        try:
-            values[name.strip()] = float(value)
-        except ValueError:
-            raise ValueError(f"model parameter {name.strip()} needs a number, "
-                             f"not '{value}'") from None
-    return with_values(model, values)
 
 
 def arrival_pattern(mode: str, ranks: int, max_delay: float, seed: int = 1) -> list[float]:
@@ -333,7 +205,7 @@ def simulate(
 ) -> SimResult:
     """Simulates one all-reduce. `arrivals` are the true arrival times; slt, prr and
     straggler build from context.arrivals, their predictions (by default the true ones, with
-    the model's tau). `topology` (network.Topology) places the ranks on a tree; None is a
+    the model's tau). `topology` (topology.Topology) places the ranks on a tree; None is a
     crossbar. `max_operations` > 0 refuses schedules with more ops in all (about 40 bytes
     each)."""
     model = model or PRESETS["hockney"]

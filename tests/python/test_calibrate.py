@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 from papcoll.lab.calibrate import MonitorModel, fit, measure, measured_times, predicted_times
+from papcoll.model import SimModel
 from papcoll.network import NetworkError, load_network
-from papcoll.sim import SimModel, tau
+from papcoll.sim import tau
 
 DATATYPES = "float,double,int32,int64"
 

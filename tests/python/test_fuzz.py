@@ -33,8 +33,9 @@ from hypothesis import event, example, given
 from hypothesis import strategies as st
 from papcoll import multiplying
 from papcoll.core import PapcollError
+from papcoll.model import PRESETS
 from papcoll.network import NETWORKS, NetworkError, load_network
-from papcoll.sim import PRESETS, simulate
+from papcoll.sim import simulate
 
 # --- recursive multiplying schedule strings ----------------------------------------------
 

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from papcoll import Context, PapcollError, Parameters, verify
 from papcoll.lab.reproduce import seed001_crossover, seed002_tables, seed003_table1
+from papcoll.model import SimModel
 from papcoll.network import load_network, parse_topology
-from papcoll.sim import SimModel, simulate
+from papcoll.sim import simulate
 
 NETWORKS = Path(__file__).resolve().parents[2] / "docs" / "networks"
 

@@ -4,9 +4,9 @@ top of a module.
 
 The library (papcoll and its modules outside papcoll.lab and papcoll.cli: what a program
 imports) never imports the lab or the command line; the lab (papcoll.lab: benchmark,
-calibration, validation, testbed, ...) never imports the command line. The checker itself is
-tried on a small package written here with a deliberately wrong import, so a checker that
-sees nothing cannot pass.
+calibration, validation, testbed, ...) never imports the command line; and no module imports
+itself back through others (no cycle). The checkers themselves are tried on a small package
+written here with deliberately wrong imports, so a checker that sees nothing cannot pass.
 """
 
 import ast
@@ -74,11 +74,44 @@ def wrong_way_imports(graph: dict[str, set[str]]) -> list[str]:
                   if room(target) in FORBIDDEN[room(module)])
 
 
+def import_cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One cycle of the graph as [a, b, ..., a] (depth first, modules in sorted order), or []
+    when it has none."""
+    state: dict[str, str] = {}  # "open" while on the current path, "done" once left
+    path: list[str] = []
+
+    def visit(module: str) -> list[str]:
+        state[module] = "open"
+        path.append(module)
+        for target in sorted(graph.get(module, ())):
+            if state.get(target) == "open":
+                return path[path.index(target):] + [target]
+            if target not in state:
+                found = visit(target)
+                if found:
+                    return found
+        state[module] = "done"
+        path.pop()
+        return []
+
+    for module in sorted(graph):
+        if module not in state:
+            found = visit(module)
+            if found:
+                return found
+    return []
+
+
 def test_the_library_imports_neither_the_lab_nor_the_command_line():
     graph = import_graph(PACKAGE)
     assert {"papcoll.core", "papcoll.lab.bench", "papcoll.cli.options"} <= set(graph)
     assert "papcoll.sim" in graph["papcoll.lab.bench"]  # the reader sees imports at all
     assert wrong_way_imports(graph) == []
+
+
+def test_no_module_imports_itself_back_through_others():
+    cycle = import_cycle(import_graph(PACKAGE))
+    assert cycle == [], "import cycle: " + " -> ".join(cycle)
 
 
 def _write_package(root: Path, files: dict[str, str]) -> Path:
@@ -101,3 +134,16 @@ def test_the_checker_sees_a_wrong_way_import_inside_a_function(tmp_path):
     assert wrong_way_imports(import_graph(package)) == [
         "papcoll.core (library) imports papcoll.lab.bench (lab)",
         "papcoll.lab.bench (lab) imports papcoll.cli.options (cli)"]
+
+
+def test_the_checker_reports_a_cycle_with_its_path(tmp_path):
+    package = _write_package(tmp_path, {
+        "__init__.py": "",
+        "network.py": "from .sim import simulate\n",
+        "sim.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                  "    from .topology import Topology\n",
+        "topology.py": "def load():\n    from papcoll import network\n",
+    })
+    assert import_cycle(import_graph(package)) == [
+        "papcoll.network", "papcoll.sim", "papcoll.topology", "papcoll.network"]
+    assert import_cycle({"a": {"b"}, "b": set()}) == []

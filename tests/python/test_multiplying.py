@@ -12,6 +12,7 @@ import re
 import pytest
 from papcoll import Context, PapcollError, Parameters, verify
 from papcoll.core import schedule_text
+from papcoll.model import preset
 from papcoll.multiplying import (
     MAX_RECEIVED,
     check,
@@ -22,7 +23,7 @@ from papcoll.multiplying import (
     optimal_fanout,
     recursive_doubling_schedule,
 )
-from papcoll.sim import preset, simulate
+from papcoll.sim import simulate
 
 NAME = "recursive_multiplying"
 

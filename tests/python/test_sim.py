@@ -11,17 +11,9 @@ from pathlib import Path
 import pytest
 from conftest import run_python_within
 from papcoll import Context
+from papcoll.model import SimModel, preset, with_parameters
 from papcoll.network import load_network, parse_topology
-from papcoll.sim import (
-    SimModel,
-    arrival_pattern,
-    lower_bound,
-    network_lower_bound,
-    preset,
-    simulate,
-    transfer_time,
-    with_parameters,
-)
+from papcoll.sim import arrival_pattern, lower_bound, network_lower_bound, simulate, transfer_time
 
 NETWORKS = Path(__file__).resolve().parents[2] / "docs" / "networks"
 

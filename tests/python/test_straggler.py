@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 from papcoll import Context
 from papcoll.core import algorithms
-from papcoll.sim import arrival_pattern, choose, lower_bound, preset, simulate, tau, transfer_time
+from papcoll.model import preset
+from papcoll.sim import arrival_pattern, choose, lower_bound, simulate, tau, transfer_time
 
 RANKS, COUNT, ELEM_SIZE = 16, 1 << 18, 4  # 1 MiB per rank
 MODEL = preset("ethernet-1g")

@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 from papcoll import Context, PapcollError, Parameters
 from papcoll.lab.goal import goal_text
-from papcoll.network import NetworkError, Topology, load_network, parse_topology
-from papcoll.sim import SimModel, simulate, with_parameters
+from papcoll.model import SimModel, with_parameters
+from papcoll.network import NetworkError, load_network, parse_topology
+from papcoll.sim import simulate
+from papcoll.topology import Topology
 
 ROOT = Path(__file__).resolve().parents[2]
 NETWORKS = ROOT / "docs" / "networks"

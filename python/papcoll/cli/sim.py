@@ -17,7 +17,7 @@ from rich.table import Table
 from ..core import PapcollError
 from ..lab.goal import goal_text
 from ..lab.timeline import draw_timelines
-from ..network import Network, Topology
+from ..network import Network
 from ..sim import (
     SimResult,
     arrival_pattern,
@@ -28,6 +28,7 @@ from ..sim import (
     tau,
     transfer_time,
 )
+from ..topology import Topology
 from .context_options import (
     add_arrivals,
     add_parameters,

@@ -32,7 +32,8 @@ from ..sim import network_lower_bound
 from .launcher import Launch, mpiexec_command, program_path
 
 if TYPE_CHECKING:
-    from ..network import Network, Topology
+    from ..network import Network
+    from ..topology import Topology
 
 DEFAULT_BASELINE = "native"
 # seed 000 S3's saving (saving_summary) is measured against papcoll's ring

@@ -1,6 +1,6 @@
 """Calibration (issue 19): this machine's simulator parameters, measured with real MPI by
 papcoll-calibrate (bench/papcoll_calibrate.c) and fitted to the simulator's model
-(papcoll.sim.SimModel), written as a network file that `papcoll sim --network FILE` and
+(papcoll.model.SimModel), written as a network file that `papcoll sim --network FILE` and
 `papcoll search --network FILE` read. The command is papcoll.cli.calibrate.
 
 The fit. The simulator charges one message L + o + o_r + bytes x G on a crossbar (sim.py
@@ -60,7 +60,7 @@ from typing import Any
 
 import numpy
 
-from ..sim import SimModel
+from ..model import SimModel
 from .bench import DATATYPES, stop_job
 from .launcher import Launch, mpiexec_command, program_path
 

@@ -17,7 +17,7 @@ import math
 import re
 
 from ..core import Context, schedule_text
-from ..sim import SimModel
+from ..model import SimModel
 
 _REGION = r"\w+\[(\d+),(\d+)\)"
 _LINE = re.compile(

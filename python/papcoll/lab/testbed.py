@@ -53,7 +53,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ..network import Network, Topology, load_network
+from ..network import Network, load_network
+from ..topology import Topology
 from .launcher import mpi_flavor, mpiexec_path
 
 STATE_DIRECTORY = Path(os.environ.get("PAPCOLL_TESTBED_STATE", "/run/papcoll/testbeds"))
