@@ -81,3 +81,17 @@ def optional_sequence(values: Any, name: str) -> Sequence[Any] | None:
             hasattr(values, "__len__") and hasattr(values, "__iter__")):
         raise TypeError(f"{name} must be a sequence or None, not {type(values).__name__}")
     return values
+
+
+def read_small_file(path: Any, most_bytes: int, what: str, error: type[Exception]) -> bytes:
+    """The bytes of the file at `path`, which `what` names in messages ("network file x");
+    one larger than most_bytes (/dev/zero, a wrong file) is refused before it fills memory.
+    A failure raises `error`, the caller's kind of refusal."""
+    try:
+        with open(path, "rb") as file:
+            raw = file.read(most_bytes + 1)
+    except OSError as failure:
+        raise error(f"cannot read {what}: {failure.strerror}") from None
+    if len(raw) > most_bytes:
+        raise error(f"{what}: larger than {most_bytes >> 20} MiB")
+    return raw

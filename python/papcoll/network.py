@@ -47,7 +47,7 @@ from typing import Any
 
 import tomllib
 
-from .checks import finite
+from .checks import finite, read_small_file
 from .model import PRESETS, SimModel, with_parameters, with_values
 from .topology import NetworkError, Topology, TreeLayout, nearest_sites
 
@@ -332,13 +332,7 @@ def load_network(name_or_file: str) -> Network:
 
 def _read_network_file(path: Path) -> Any:
     """The parsed JSON or TOML of a network file; every failure names the file."""
-    try:
-        with path.open("rb") as file:
-            raw = file.read(MAX_FILE_BYTES + 1)
-    except OSError as error:
-        raise NetworkError(f"cannot read network file {path}: {error.strerror}") from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise NetworkError(f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB")
+    raw = read_small_file(path, MAX_FILE_BYTES, f"network file {path}", NetworkError)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:

@@ -9,28 +9,26 @@ from rich.table import Table
 
 from ..core import algorithms
 from ..parameters import PARAMETER_TABLE
-from .options import EXIT_OK
-from .output_options import add_json, console_for, write_json
+from .options import EXIT_OK, add_command
+from .output_options import add_json, console_for, json_took_stdout
 
 
 def add_parser(commands: Any) -> None:
-    listing = commands.add_parser("algorithms", help="list the algorithms",
-                                  description="The algorithms: description, source, the ops "
-                                              "they take and their limitations.")
+    listing = add_command(commands, command_algorithms, "algorithms",
+                          help="list the algorithms",
+                          description="The algorithms: description, source, the ops they "
+                                      "take, their limitations and the parameters they read.")
     add_json(listing, "the list")
-    listing.set_defaults(handler=command_algorithms)
 
 
 def command_algorithms(arguments: argparse.Namespace) -> int:
     found = algorithms()
-    if arguments.json:
-        # each with the parameters it reads, from the parameter table's rows
-        write_json([{**info.__dict__,
-                     "parameters": [row.name for row in PARAMETER_TABLE
-                                    if info.name in row.algorithms]} for info in found],
-                   arguments.json)
-        if arguments.json == "-":
-            return EXIT_OK
+    # each with the parameters it reads, from the parameter table's rows
+    listed = [{**info.__dict__, "parameters": [row.name for row in PARAMETER_TABLE
+                                               if info.name in row.algorithms]}
+              for info in found]
+    if json_took_stdout(arguments, listed):
+        return EXIT_OK
     table = Table(title="papcoll algorithms")
     for column in ("name", "description", "source", "ops", "limitations"):
         table.add_column(column, overflow="fold")

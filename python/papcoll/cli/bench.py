@@ -30,6 +30,7 @@ from .options import (
     INT32_MAX,
     UsageError,
     add_algorithms,
+    add_command,
     add_count,
     add_datatype,
     add_ranks,
@@ -43,8 +44,9 @@ from .run_options import add_testbed, add_timeout, launch_for
 
 
 def add_parser(commands: Any) -> None:
-    bench = commands.add_parser(
-        "bench", help="the mini-benchmark (seed 000 Fig. 9) over mpiexec, against native MPI",
+    bench = add_command(
+        commands, command_bench, "bench",
+        help="the mini-benchmark (seed 000 Fig. 9) over mpiexec, against native MPI",
         description="Runs papcoll-bench under mpiexec: e-bar of each algorithm when rank 1 "
                     "(one-late) or every rank (rand-late) arrives up to --max-delay late.")
     add_ranks(bench, 4096, default=4)
@@ -99,7 +101,6 @@ def add_parser(commands: Any) -> None:
     bench.add_argument("--plot", metavar="FILE.png",
                        help="plot the speedup over the baseline against size and max delay")
     add_timeout(bench, 3600)
-    bench.set_defaults(handler=command_bench)
 
 
 def _unit(rows: list[dict[str, Any]]) -> tuple[str, float]:

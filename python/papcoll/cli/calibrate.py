@@ -18,7 +18,7 @@ from ..lab.calibrate import (
     Calibration,
     calibrate,
 )
-from .options import EXIT_OK, UsageError, add_datatype, add_ranks, comma_list
+from .options import EXIT_OK, UsageError, add_command, add_datatype, add_ranks, comma_list
 from .output_options import add_json, console_for, write_json
 from .run_options import add_testbed, add_timeout, launch_for
 
@@ -31,8 +31,9 @@ def _datatype(text: str) -> str:
 
 
 def add_parser(commands: Any) -> None:
-    parser = commands.add_parser(
-        "calibrate", help="measure this machine's simulator parameters with real MPI",
+    parser = add_command(
+        commands, command_calibrate, "calibrate",
+        help="measure this machine's simulator parameters with real MPI",
         description="Runs papcoll-calibrate under mpiexec (ping-pong sweep, seed 004 fan-out, "
                     "reduction speed per datatype), fits latency, overhead and time per "
                     "byte, prints them with the fit's residuals and writes a network file "
@@ -54,7 +55,6 @@ def add_parser(commands: Any) -> None:
                              "(steadier on a machine busy with other work; default median)")
     add_testbed(parser)
     add_timeout(parser, 600)
-    parser.set_defaults(handler=command_calibrate)
 
 
 def _seconds(value: float, unit: str) -> str:

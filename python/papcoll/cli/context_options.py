@@ -244,13 +244,7 @@ def arrival_times(value: str | list[float] | None, ranks: int) -> list[float] | 
 
 def _read_arrivals(path: str, ranks: int) -> list[float]:
     where = f"arrivals file {path}"
-    try:
-        with open(path, "rb") as file:
-            raw = file.read(ARRIVALS_FILE_MAX_BYTES + 1)
-    except OSError as error:
-        raise UsageError(f"cannot read {where}: {error.strerror}") from None
-    if len(raw) > ARRIVALS_FILE_MAX_BYTES:
-        raise UsageError(f"{where}: larger than {ARRIVALS_FILE_MAX_BYTES >> 20} MiB")
+    raw = checks.read_small_file(path, ARRIVALS_FILE_MAX_BYTES, where, UsageError)
     try:
         text = raw.decode()
         values = json.loads(text) if text.lstrip().startswith("[") else [

@@ -33,7 +33,15 @@ from rich.table import Table
 from ..core import Context, algorithms, verify
 from ..lab.bench import format_bytes
 from . import bench, sim
-from .options import EXIT_OK, EXIT_VIOLATION, Parser, add_count, comma_list, integer_in_range
+from .options import (
+    EXIT_OK,
+    EXIT_VIOLATION,
+    Parser,
+    add_command,
+    add_count,
+    comma_list,
+    integer_in_range,
+)
 from .output_options import add_json, console_for, write_json
 
 _MIB = 1024.0 * 1024.0
@@ -66,8 +74,9 @@ DEMO_SIM = ["sim", "--network", "ethernet-1g", "--ranks", "48", "--count", "1M",
 
 
 def add_parser(commands: Any) -> None:
-    demo = commands.add_parser(
-        "demo", help="verified schedules, then papcoll against MPI_Allreduce with a rank late",
+    demo = add_command(
+        commands, command_demo, "demo",
+        help="verified schedules, then papcoll against MPI_Allreduce with a rank late",
         description="Verifies every algorithm's schedule (one line), then (unless "
                     "--no-bench) a short `papcoll bench` with rank 1 late and one `papcoll "
                     "sim` line, and ends with one sentence: papcoll's auto against "
@@ -81,7 +90,6 @@ def add_parser(commands: Any) -> None:
     demo.add_argument("--no-bench", action="store_true",
                       help="only the verified schedules: no MPI benchmark, no simulation")
     add_json(demo, "the verified schedules' rows")
-    demo.set_defaults(handler=command_demo)
 
 
 def verified_rows(ranks_list: list[int], count: int, elem_size: int,

@@ -59,6 +59,14 @@ class Parser(argparse.ArgumentParser):
         sys.exit(EXIT_USAGE)
 
 
+def add_command(commands: Any, handler: Handler, name: str, **texts: Any) -> Any:
+    """The subcommand `name` and the handler that runs it, declared together (its help and
+    description in `texts`); returns its parser, for the command's options."""
+    parser = commands.add_parser(name, **texts)
+    parser.set_defaults(handler=handler)
+    return parser
+
+
 # --- value checkers (argparse `type=`) ---------------------------------------------------
 
 def integer_in_range(what: str, low: int, high: int = INT32_MAX) -> Callable[[str], int]:

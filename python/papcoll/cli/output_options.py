@@ -86,3 +86,11 @@ def check_outputs(arguments: argparse.Namespace) -> None:
         if not os.access(path.parent, os.W_OK | os.X_OK) or \
                 path.exists() and not os.access(path, os.W_OK):
             raise UsageError(f"{option} {target}: not writable")
+
+
+def json_took_stdout(arguments: argparse.Namespace, data: Any) -> bool:
+    """Writes `data` where --json asks (if it asks); True when that was stdout, where a
+    listing prints nothing else (its table would break the JSON)."""
+    if arguments.json:
+        write_json(data, arguments.json)
+    return arguments.json == "-"

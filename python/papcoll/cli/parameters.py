@@ -10,24 +10,22 @@ from typing import Any
 from rich.table import Table
 
 from ..parameters import PARAMETER_TABLE, WHOLE_NUMBER
-from .options import EXIT_OK
-from .output_options import add_json, console_for, write_json
+from .options import EXIT_OK, add_command
+from .output_options import add_json, console_for, json_took_stdout
 
 
 def add_parser(commands: Any) -> None:
-    listing = commands.add_parser("parameters", help="list the algorithms' parameters",
-                                  description="The algorithms' parameters: kind, range, "
-                                              "default, option and the algorithms that read "
-                                              "each (declared once, in the C core).")
+    listing = add_command(commands, command_parameters, "parameters",
+                          help="list the algorithms' parameters",
+                          description="The algorithms' parameters: kind, range, default, "
+                                      "option and the algorithms that read each (declared "
+                                      "once, in the C core).")
     add_json(listing, "the list")
-    listing.set_defaults(handler=command_parameters)
 
 
 def command_parameters(arguments: argparse.Namespace) -> int:
-    if arguments.json:
-        write_json([row.describe() for row in PARAMETER_TABLE], arguments.json)
-        if arguments.json == "-":
-            return EXIT_OK
+    if json_took_stdout(arguments, [row.describe() for row in PARAMETER_TABLE]):
+        return EXIT_OK
     table = Table(title="papcoll parameters")
     for column in ("name", "option", "kind", "range", "default", "read by", "what it is"):
         table.add_column(column, overflow="fold")

@@ -11,35 +11,33 @@ from typing import Any
 from rich.table import Table
 
 from ..pmpi import load_report, preload_library_path, report_rows
-from .options import EXIT_OK
-from .output_options import add_json, console_for, write_json
+from .options import EXIT_OK, add_command
+from .output_options import add_json, console_for, json_took_stdout
 
 
 def add_parser(commands: Any) -> None:
-    reporting = commands.add_parser(
-        "report", help="print the report of libpapcoll_pmpi.so (PAPCOLL_REPORT=FILE)",
+    reporting = add_command(
+        commands, run_report, "report",
+        help="print the report of libpapcoll_pmpi.so (PAPCOLL_REPORT=FILE)",
         description="Prints what libpapcoll_pmpi.so saw in a run: per communicator and call "
                     "site the calls, their size, time inside MPI_Allreduce, the arrival "
                     "imbalance, the algorithms papcoll ran, the calls passed to native and "
                     "why, and the cost model's estimated saving. docs/pmpi.md.")
     reporting.add_argument("report", metavar="FILE", help="the JSON report")
     add_json(reporting, "the table's rows")
-    reporting.set_defaults(handler=run_report)
-    preloading = commands.add_parser(
-        "preload", help="print the path of libpapcoll_pmpi.so, for LD_PRELOAD",
+    preloading = add_command(
+        commands, run_preload, "preload",
+        help="print the path of libpapcoll_pmpi.so, for LD_PRELOAD",
         description="Prints the path of libpapcoll_pmpi.so: "
                     "LD_PRELOAD=$(papcoll preload) mpiexec -n 4 ./app gives an unmodified "
                     "MPI program papcoll's all-reduce. docs/pmpi.md.")
     add_json(preloading, "the path as {\"library\": PATH}")
-    preloading.set_defaults(handler=run_preload)
 
 
 def run_preload(arguments: argparse.Namespace) -> int:
     library = preload_library_path()
-    if arguments.json:
-        write_json({"library": str(library)}, arguments.json)
-        if arguments.json == "-":
-            return EXIT_OK
+    if json_took_stdout(arguments, {"library": str(library)}):
+        return EXIT_OK
     print(library)
     return EXIT_OK
 
@@ -47,10 +45,8 @@ def run_preload(arguments: argparse.Namespace) -> int:
 def run_report(arguments: argparse.Namespace) -> int:
     report = load_report(arguments.report)
     rows = report_rows(report)
-    if arguments.json:
-        write_json(rows, arguments.json)
-        if arguments.json == "-":
-            return EXIT_OK
+    if json_took_stdout(arguments, rows):
+        return EXIT_OK
     console = console_for(arguments, 150)
     totals = report["totals"]
     table = Table(title=f"papcoll report: {arguments.report}")

@@ -16,15 +16,16 @@ from ..lab.reproduce import (
     seed003_table1,
     seed004_table2,
 )
-from .options import EXIT_OK
+from .options import EXIT_OK, add_command
 from .output_options import add_json, console_for, write_json
 
 TABLES = ("seed004-table2", "seed003-table1", "seed001-crossover", "seed002-tables")
 
 
 def add_parser(commands: Any) -> None:
-    again = commands.add_parser(
-        "reproduce", help="a paper's table in the simulator (docs/reproductions.md)",
+    again = add_command(
+        commands, command_reproduce, "reproduce",
+        help="a paper's table in the simulator (docs/reproductions.md)",
         description="seed004-table2 (recursive multiplying), seed003-table1 (hierarchical, "
                     "two sites), seed001-crossover (contention-free ring vs butterfly on a "
                     "tree), seed002-tables (priority-aware reduce-scatter); see "
@@ -33,7 +34,6 @@ def add_parser(commands: Any) -> None:
     again.add_argument("--network", default="aries",
                        help="seed004-table2: the network preset or file (default aries)")
     add_json(again)
-    again.set_defaults(handler=command_reproduce)
 
 
 def command_reproduce(arguments: argparse.Namespace) -> int:

@@ -8,21 +8,22 @@ from typing import Any
 
 from ..core import schedule_text
 from . import context_options, options, output_options
+from .options import add_command
 
 # one rank's schedule: ring's at P = 2^20 has 2 M operations, built in a fraction of a second
 SCHEDULE_MAX_RANKS = 1 << 20
 
 
 def add_parser(commands: Any) -> None:
-    dumping = commands.add_parser(
-        "schedule", help="print one rank's schedule",
+    dumping = add_command(
+        commands, command_schedule, "schedule",
+        help="print one rank's schedule",
         description="One rank's schedule in the text format `papcoll verify --schedule-files` "
                     "reads (docs/schedules.md).")
     context_options.add_problem(dumping, SCHEDULE_MAX_RANKS)
     dumping.add_argument("--rank", required=True, type=options.integer_in_range("rank", 0, 1 << 20),
                          help="which rank's schedule")
     output_options.add_json(dumping, "the schedule (header fields and one line per op)")
-    dumping.set_defaults(handler=command_schedule)
 
 
 def schedule_json(text: str) -> dict[str, Any]:

@@ -20,8 +20,16 @@ from ..multiplying import (
     schedule_shape,
     search_schedules,
 )
-from .options import EXIT_OK, UsageError, add_count, add_element_size, add_ranks, integer_in_range
-from .output_options import add_json, console_for, write_json
+from .options import (
+    EXIT_OK,
+    UsageError,
+    add_command,
+    add_count,
+    add_element_size,
+    add_ranks,
+    integer_in_range,
+)
+from .output_options import add_json, console_for, json_took_stdout, write_json
 from .run_options import add_network, network_of
 
 # search simulates every schedule of P, some 2.3 us per schedule and rank on a 2-core
@@ -39,16 +47,17 @@ def _add_max_base(parser: argparse.ArgumentParser) -> None:
 
 
 def add_parser(commands: Any) -> None:
-    space = commands.add_parser(
-        "schedules", help="list the recursive multiplying schedules of P (seed 004)",
+    space = add_command(
+        commands, command_schedules, "schedules",
+        help="list the recursive multiplying schedules of P (seed 004)",
         description="Every factored, split (collapse/expand) and merged schedule of P.")
     add_ranks(space, 4096, required=True)
     _add_max_base(space)
     add_json(space)
-    space.set_defaults(handler=command_schedules)
 
-    finder = commands.add_parser(
-        "search", help="simulate every recursive multiplying schedule of P and rank them",
+    finder = add_command(
+        commands, command_search, "search",
+        help="simulate every recursive multiplying schedule of P and rank them",
         description="Simulates each schedule of `papcoll schedules` on a network (balanced "
                     "arrivals) and ranks them by e-bar, against MPICH's recursive doubling; "
                     "prints the optimal fan-out of seed 004 Eq. 5 for the network.")
@@ -60,7 +69,6 @@ def add_parser(commands: Any) -> None:
     finder.add_argument("--top", type=integer_in_range("top", 1), default=10,
                         help="rows to print (default 10)")
     add_json(finder, "all rows")
-    finder.set_defaults(handler=command_search)
 
 
 def command_schedules(arguments: argparse.Namespace) -> int:
@@ -69,10 +77,8 @@ def command_schedules(arguments: argparse.Namespace) -> int:
         stages, largest = schedule_shape(schedule)
         rows.append({"schedule": schedule, "kind": kind, "stages": stages,
                      "max_base": largest, "reorders": check(schedule, arguments.ranks)})
-    if arguments.json:
-        write_json(rows, arguments.json)
-        if arguments.json == "-":
-            return EXIT_OK
+    if json_took_stdout(arguments, rows):
+        return EXIT_OK
     print(f"# P = {arguments.ranks}: {len(rows)} schedules (bases <= {arguments.max_base}); "
           f"default {default_schedule(arguments.ranks) or '(none)'}; MPICH recursive "
           f"doubling {recursive_doubling_schedule(arguments.ranks) or '(none)'}")

@@ -40,6 +40,7 @@ from .context_options import (
 from .options import (
     EXIT_OK,
     add_algorithms,
+    add_command,
     add_count,
     add_element_size,
     add_ranks,
@@ -60,8 +61,9 @@ TIMELINE_MAX_PANELS = 8
 
 
 def add_parser(commands: Any) -> None:
-    sim = commands.add_parser(
-        "sim", help="simulate algorithms on a modelled network (discrete-event engine)",
+    sim = add_command(
+        commands, command_sim, "sim",
+        help="simulate algorithms on a modelled network (discrete-event engine)",
         description="Runs the schedules of all ranks in the simulator: e-bar, makespan and "
                     "the lower bound per algorithm and delay.")
     add_network(sim, "hockney")
@@ -106,7 +108,6 @@ def add_parser(commands: Any) -> None:
     sim.add_argument("--profile", action="store_true",
                      help="print the engine's speed: operations per second, memory per op")
     add_json(sim)
-    sim.set_defaults(handler=command_sim)
 
 
 def _scenarios(arguments: argparse.Namespace) -> list[tuple[Any, list[float]]]:

@@ -26,7 +26,7 @@ from ..lab.testbed import (
     stream_bandwidth,
     up,
 )
-from .options import EXIT_OK, EXIT_VIOLATION, integer_in_range
+from .options import EXIT_OK, EXIT_VIOLATION, add_command, integer_in_range
 from .output_options import add_json, write_json
 
 # a shaped link counts as working when a bulk stream gets this share of its rate (TCP/IP
@@ -35,8 +35,9 @@ STREAM_TOLERANCE = 0.10
 
 
 def add_parser(commands: Any) -> None:
-    testbed = commands.add_parser(
-        "testbed", help="an emulated cluster on this machine: network namespaces, shaped links",
+    testbed = add_command(
+        commands, command_testbed, "testbed",
+        help="an emulated cluster on this machine: network namespaces, shaped links",
         description="Builds, lists, checks and removes emulated clusters: one network "
                     "namespace per host of a network (preset or file, as `papcoll sim "
                     "--network`), bridges for its switches, links shaped with tc tbf. Needs "
@@ -63,7 +64,6 @@ def add_parser(commands: Any) -> None:
     check.add_argument("--mebibytes", type=integer_in_range("mebibytes", 1, 4096), default=64,
                        help="MiB (2^20 bytes) to send each way (default 64)")
     add_json(check, "the measured rates")
-    testbed.set_defaults(handler=command_testbed)
 
 
 def _host_table(plan: Plan) -> Table:

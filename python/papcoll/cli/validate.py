@@ -23,6 +23,7 @@ from .options import (
     EXIT_OK,
     INT32_MAX,
     UsageError,
+    add_command,
     add_ranks,
     add_sizes,
     bench_algorithm,
@@ -41,8 +42,9 @@ def _mode(text: str) -> str:
 
 
 def add_parser(commands: Any) -> None:
-    command = commands.add_parser(
-        "validate", help="the simulator's e-bar against real runs (mpiexec), per case",
+    command = add_command(
+        commands, command_validate, "validate",
+        help="the simulator's e-bar against real runs (mpiexec), per case",
         description="Runs every algorithm x size x arrival mode in papcoll-bench and in the "
                     "simulator (replaying the measured arrivals) and prints the relative "
                     "error per case and its geometric mean per algorithm and overall.")
@@ -75,7 +77,6 @@ def add_parser(commands: Any) -> None:
     add_timeout(command, 3600)
     add_testbed(command)
     add_json(command, "the report (options, model, rows, geometric means)")
-    command.set_defaults(handler=command_validate)
 
 
 def _percent(value: float) -> str:

@@ -13,6 +13,7 @@ from .options import (
     EXIT_VIOLATION,
     INT64_MAX,
     UsageError,
+    add_command,
     check_operations,
     integer_in_range,
 )
@@ -27,8 +28,9 @@ VERIFY_MAX_OPERATIONS = 25_000_000
 
 
 def add_parser(commands: Any) -> None:
-    checking = commands.add_parser(
-        "verify", help="prove an algorithm's schedules correct",
+    checking = add_command(
+        commands, command_verify, "verify",
+        help="prove an algorithm's schedules correct",
         description="Builds every rank's schedule and proves it: each rank ends with the "
                     "reduction of all contributions, no deadlock. Prints one JSON object; "
                     "exits 1 on a violation.")
@@ -41,7 +43,6 @@ def add_parser(commands: Any) -> None:
                           help="bytes up to which sends complete without their receive "
                                "(default 0: every send waits, the strictest; -1: all eager)")
     add_json(checking, "the JSON object (stdout has it anyway)")
-    checking.set_defaults(handler=command_verify)
 
 
 def _verify_files(arguments: argparse.Namespace) -> dict[str, object]:
