@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -99,6 +100,9 @@ def test_pip_builds_a_platform_wheel_and_an_sdist_that_work(tmp_path):
     platform = sysconfig.get_platform().replace("-", "_").replace(".", "_")  # linux_x86_64
     assert len(wheels) == 1 and wheels[0].name.endswith(f"-py3-none-{platform}.whl"), wheels
     assert not (source / "python" / "papcoll" / "_lib").exists()  # nothing built in place
+    # the files the testbed runs by path, not by import, ship too
+    shipped = zipfile.ZipFile(wheels[0]).namelist()
+    assert {"papcoll/lab/testbed/enter_host.sh", "papcoll/lab/testbed/stream.py"} <= set(shipped)
     run([*pip, "install", "--quiet", str(wheels[0])], env=environment)
     assert_papcoll_works(venv, tmp_path)
 

@@ -159,7 +159,7 @@ def test_an_up_that_fails_half_way_removes_what_it_made(monkeypatch: pytest.Monk
     def full_disk(_plan: testbed.Plan) -> Path:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(testbed, "_write_launch_wrapper", full_disk)
+    monkeypatch.setattr(testbed.links, "_write_launch_wrapper", full_disk)
     with pytest.raises(OSError, match="No space left"):
         testbed.up("ethernet-1g", 3, name="pt6")
     assert _leftovers("pt6") == []
