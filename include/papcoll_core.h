@@ -156,6 +156,17 @@ int papcoll_algorithm_find(const char *name, papcoll_algorithm_info *info);
 
 typedef struct papcoll_schedule papcoll_schedule;
 
+/* The model of tau, the time to move and reduce one segment (seed 000 S4), which the arrival
+ * monitor measures or reads from PAPCOLL_TAU_MODEL: three numbers, latency,
+ * seconds_per_byte, reduce_seconds_per_byte (seconds; in this order in model[]). Parses
+ * PAPCOLL_TAU_MODEL's text, "latency=S,seconds_per_byte=S,reduce_seconds_per_byte=S" (each
+ * name once, each value a finite number >= 0; what `papcoll calibrate` prints), into model:
+ * PAPCOLL_OK, or PAPCOLL_ERR_ARGUMENT with the reason in why. */
+int papcoll_tau_model_parse(const char *text, double model[3], char *why, size_t why_size);
+/* tau = latency + segment_bytes x (seconds_per_byte + reduce_seconds_per_byte), kept > 0
+ * (a model of zeros still orders segments). */
+double papcoll_tau_model_tau(const double model[3], double segment_bytes);
+
 /* Checks parameters for P ranks, row by row of the parameter table (ranges, a rank order
  * that is a permutation, a recursive_multiplying schedule that fits P, inner and outer
  * algorithms that are flat all-reduces, a tree that places P ranks): PAPCOLL_OK, or

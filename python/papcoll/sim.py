@@ -66,7 +66,7 @@ def arrival_pattern(mode: str, ranks: int, max_delay: float, seed: int = 1) -> l
 
 def tau(model: SimModel, ranks: int, count: int, elem_size: int) -> float:
     """Seconds to move and reduce one of P segments under the model (what prr is given): the
-    arrival monitor's formula (src/mpi/monitor.c; papcoll.lab.calibrate.MonitorModel), with its
+    arrival monitor's formula (papcoll_tau_model_tau, src/core/tau_model.c), with its
     latency L + o + o_r; the segment is ceil(count / P) elements, in integers as there."""
     segment = -(-count // ranks) * elem_size
     return (model.latency + model.overheads

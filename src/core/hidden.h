@@ -16,7 +16,5 @@
 #define select_default_algorithm papcoll_internal_select_default_algorithm
 #define owned_parameters_set papcoll_internal_owned_parameters_set
 #define owned_parameters_release papcoll_internal_owned_parameters_release
-#define tau_model_parse papcoll_internal_tau_model_parse
-#define tau_model_tau papcoll_internal_tau_model_tau
 
 #endif /* PAPCOLL_HIDDEN_H */

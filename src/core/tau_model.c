@@ -1,6 +1,6 @@
 /* tau_model.c - the parser and the formula of tau_model.h. The parser says exactly what is
  * wrong with a malformed text, because a wrong PAPCOLL_TAU_MODEL stops every rank's call
- * (src/mpi/tau.c) and the message is all the user sees. */
+ * (src/mpi/monitor_tau.c) and the message is all the user sees. */
 #include "tau_model.h"
 
 #include <math.h>
@@ -52,8 +52,8 @@ static int parse_value(const char *name, const char *value, size_t length, doubl
     return 1;
 }
 
-int tau_model_parse(const char *text, double model[TAU_MODEL_SIZE], char *why,
-                    size_t why_size) {
+int papcoll_tau_model_parse(const char *text, double model[TAU_MODEL_SIZE], char *why,
+                            size_t why_size) {
     int seen[TAU_MODEL_SIZE] = {0};
     const char *item = text;
     for (;;) {
@@ -70,16 +70,16 @@ int tau_model_parse(const char *text, double model[TAU_MODEL_SIZE], char *why,
                 snprintf(why, why_size, "unknown name '%.*s' (the names are latency, "
                          "seconds_per_byte, reduce_seconds_per_byte)",
                          name_length > 40 ? 40 : name_length, item);
-            return 0;
+            return PAPCOLL_ERR_ARGUMENT;
         }
         if (seen[which]) {
             snprintf(why, why_size, "%s is given twice", tau_model_names[which]);
-            return 0;
+            return PAPCOLL_ERR_ARGUMENT;
         }
         const char *value = equals ? equals + 1 : end;
         if (!parse_value(tau_model_names[which], value, (size_t)(end - value), &model[which],
                          why, why_size))
-            return 0;
+            return PAPCOLL_ERR_ARGUMENT;
         seen[which] = 1;
         if (*end == '\0') break;
         item = end + 1;
@@ -88,12 +88,12 @@ int tau_model_parse(const char *text, double model[TAU_MODEL_SIZE], char *why,
         if (!seen[i]) {
             snprintf(why, why_size, "%s is missing (give latency, seconds_per_byte and "
                      "reduce_seconds_per_byte)", tau_model_names[i]);
-            return 0;
+            return PAPCOLL_ERR_ARGUMENT;
         }
-    return 1;
+    return PAPCOLL_OK;
 }
 
-double tau_model_tau(const double model[TAU_MODEL_SIZE], double segment_bytes) {
+double papcoll_tau_model_tau(const double model[TAU_MODEL_SIZE], double segment_bytes) {
     double tau = model[TAU_MODEL_LATENCY] +
                  segment_bytes * (model[TAU_MODEL_SECONDS_PER_BYTE] +
                                   model[TAU_MODEL_REDUCE_SECONDS_PER_BYTE]);

@@ -212,7 +212,7 @@ int monitor_gather(papcoll_comm *pc, double segment_bytes, const double **arriva
 int monitor_finish_call(papcoll_comm *pc) { return pc->monitor.source->finish_call(pc); }
 
 double monitor_tau(const papcoll_comm *pc, double segment_bytes) {
-    return tau_model_tau(pc->monitor.model, segment_bytes);
+    return papcoll_tau_model_tau(pc->monitor.model, segment_bytes);
 }
 
 int monitor_model(const papcoll_comm *pc, double *latency, double *seconds_per_byte,

@@ -82,7 +82,7 @@ int monitor_gather(papcoll_comm *pc, double segment_bytes, const double **arriva
  * period's waits). */
 int monitor_finish_call(papcoll_comm *pc);
 /* tau for a segment of segment_bytes under the model (> 0): the one formula every use of
- * tau goes through (tau_model_tau), so a decision made outside a call
+ * tau goes through (papcoll_tau_model_tau), so a decision made outside a call
  * (papcoll_resolve_algorithm) is made with the tau the call uses. */
 double monitor_tau(const papcoll_comm *pc, double segment_bytes);
 /* The model behind tau (latency, seconds per byte, reduce seconds per byte), the same on

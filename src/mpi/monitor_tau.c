@@ -15,7 +15,7 @@
  * fit is steadier and is what `papcoll sim` predicts with, so the live tau and the
  * simulated one agree. Rank 0's setting decides (its numbers are broadcast, as measured
  * ones are: every rank must build the same schedule); empty is unset. The text must name
- * each of the three exactly once with a finite number >= 0 (tau_model_parse); anything else
+ * each of the three exactly once with a finite number >= 0 (papcoll_tau_model_parse); anything else
  * fails the call with MPI_ERR_ARG and a message saying what is wrong, on every rank (one
  * MPI_Allreduce agrees on it: a rank that failed alone would leave the others waiting in
  * the warm-up). The warm-up is still done: the connections need opening whatever gave tau.
@@ -51,7 +51,7 @@ static int read_tau_model(papcoll_comm *pc, double model[TAU_MODEL_SIZE], int *g
     const char *text = getenv("PAPCOLL_TAU_MODEL");
     int set = text != NULL && text[0] != '\0';
     char why[200] = "";
-    int malformed = set && !tau_model_parse(text, model, why, sizeof why);
+    int malformed = set && papcoll_tau_model_parse(text, model, why, sizeof why) != PAPCOLL_OK;
     /* MPI_MIN of {the lowest rank with malformed text, else P; 0 if rank 0 has a model} */
     int mine[2] = {malformed ? pc->rank : pc->size, pc->rank == 0 && set ? 0 : 1};
     int agreed[2];

@@ -20,7 +20,7 @@ static void expect(int condition, const char *text, const char *what) {
 static void accepts(const char *text, double latency, double per_byte, double reduce) {
     double model[TAU_MODEL_SIZE] = {-1, -1, -1};
     char why[200] = "";
-    int ok = tau_model_parse(text, model, why, sizeof why);
+    int ok = papcoll_tau_model_parse(text, model, why, sizeof why) == PAPCOLL_OK;
     expect(ok, text, why);
     expect(model[TAU_MODEL_LATENCY] == latency && model[TAU_MODEL_SECONDS_PER_BYTE] == per_byte &&
                model[TAU_MODEL_REDUCE_SECONDS_PER_BYTE] == reduce,
@@ -31,7 +31,7 @@ static void accepts(const char *text, double latency, double per_byte, double re
 static void refuses(const char *text, const char *reason) {
     double model[TAU_MODEL_SIZE] = {0, 0, 0};
     char why[200] = "";
-    int ok = tau_model_parse(text, model, why, sizeof why);
+    int ok = papcoll_tau_model_parse(text, model, why, sizeof why) == PAPCOLL_OK;
     expect(!ok, text, "accepted");
     char detail[300];
     snprintf(detail, sizeof detail, "reason '%s' does not say '%s'", why, reason);
@@ -71,14 +71,14 @@ int main(void) {
 
     double model[TAU_MODEL_SIZE] = {1e-6, 1e-9, 1e-10};
     checks++;
-    double tau = tau_model_tau(model, 1000);
+    double tau = papcoll_tau_model_tau(model, 1000);
     if (!(tau > 2.0999e-6 && tau < 2.1001e-6)) {
         failures++;
         printf("FAIL tau of 1000 bytes is %g, not 2.1e-6\n", tau);
     }
     double zeros[TAU_MODEL_SIZE] = {0, 0, 0};
     checks++;
-    if (!(tau_model_tau(zeros, 1000) > 0)) {
+    if (!(papcoll_tau_model_tau(zeros, 1000) > 0)) {
         failures++;
         printf("FAIL tau of a model of zeros is not > 0\n");
     }

@@ -32,13 +32,15 @@ Residuals: for each set of measurements, (model - measured) / measured at every 
 table reports their root mean square and the largest magnitude. The reduction and copy
 speeds are measured directly (medians), not fitted, and have no residual.
 
-The arrival monitor (src/mpi/monitor.c) computes its tau from three numbers it measures at
-the first slt/prr call; PAPCOLL_TAU_MODEL gives it this calibration's instead (MonitorModel,
+The arrival monitor (src/mpi/monitor_tau.c, by the core's src/core/tau_model.c) computes
+its tau from three numbers it measures at the first monitored call; PAPCOLL_TAU_MODEL gives
+it this calibration's instead (MonitorModel,
 Calibration.monitor_model): latency = L + o + o_r, the model's one-way small message (the
 monitor's latency is half a round trip of 8 bytes), seconds_per_byte = G and
 reduce_seconds_per_byte = gamma. The text writes each number exactly (repr: strtod reads
-back the same double), and MonitorModel.tau is monitor.c's formula in its order of
-operations, so the tau the library uses is Calibration.tau to the last bit.
+back the same double), and MonitorModel.parse and MonitorModel.tau are the core's parser
+and formula themselves (papcoll_tau_model_parse, papcoll_tau_model_tau), so the tau the
+library uses is Calibration.tau to the last bit.
 
 Not calibrated: the NIC gap g (written as 0: the fan-out's slope is o + g in the model,
 and the sweep cannot tell them apart) and the eager limit (the base preset's, all eager).
@@ -50,7 +52,6 @@ import datetime
 import json
 import math
 import platform
-import re
 import subprocess
 import tempfile
 from collections.abc import Sequence
@@ -60,12 +61,14 @@ from typing import Any
 
 import numpy
 
+from .._core import ffi, lib
+from ..errors import c_string
 from ..model import SimModel
 from .bench import DATATYPES, stop_job
 from .launcher import Launch, mpiexec_command, program_path
 
 # The datatype whose reduction speed goes into the model's gamma unless the caller names
-# another: papcoll-bench's default and the monitor's own calibration (src/mpi/monitor.c).
+# another: papcoll-bench's default and the monitor's own calibration (src/mpi/monitor_tau.c).
 DEFAULT_DATATYPE = "float"
 # The base preset of a written network file; every parameter it would give is overridden
 # except the eager limit (all eager), which the calibration does not measure.
@@ -153,14 +156,14 @@ class Parameter:
     residuals: Residuals | None = None
 
 
-# PAPCOLL_TAU_MODEL's names, the arrival monitor's three numbers (src/mpi/monitor.c)
+# PAPCOLL_TAU_MODEL's names, the arrival monitor's three numbers (src/core/tau_model.c)
 MONITOR_ENVIRONMENT = "PAPCOLL_TAU_MODEL"
 MONITOR_FIELDS = ("latency", "seconds_per_byte", "reduce_seconds_per_byte")
 
 
 @dataclass(frozen=True)
 class MonitorModel:
-    """The arrival monitor's model of tau (src/mpi/monitor.c), as PAPCOLL_TAU_MODEL gives it:
+    """The arrival monitor's model of tau (src/core/tau_model.c), as PAPCOLL_TAU_MODEL gives it:
     tau = latency + segment bytes x (seconds_per_byte + reduce_seconds_per_byte)."""
 
     latency: float                  # half a round trip of a small message: L + o + o_r
@@ -174,41 +177,22 @@ class MonitorModel:
 
     @staticmethod
     def parse(text: str) -> MonitorModel:
-        """PAPCOLL_TAU_MODEL's value read as monitor.c reads it: each name once, each value a
-        finite number >= 0; ValueError naming the problem otherwise."""
-        values: dict[str, float] = {}
-        for item in text.split(","):
-            name, equals, value = item.partition("=")
-            if name not in MONITOR_FIELDS:
-                raise ValueError(f"{MONITOR_ENVIRONMENT}: unknown name '{name}' (the names "
-                                 f"are {', '.join(MONITOR_FIELDS)})")
-            if name in values:
-                raise ValueError(f"{MONITOR_ENVIRONMENT}: {name} is given twice")
-            if not equals or not value:
-                raise ValueError(f"{MONITOR_ENVIRONMENT}: {name} has no value")
-            # strtod's decimal forms only (Python's float() would take "1_0" and spaces)
-            if not re.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|[-+]?(inf|nan)",
-                                value, flags=re.IGNORECASE):
-                raise ValueError(f"{MONITOR_ENVIRONMENT}: {name}={value} is not a "
-                                 "number")
-            number = float(value)
-            if not math.isfinite(number):
-                raise ValueError(f"{MONITOR_ENVIRONMENT}: {name}={value} is not a finite "
-                                 "number")
-            if number < 0:
-                raise ValueError(f"{MONITOR_ENVIRONMENT}: {name}={value} is negative")
-            values[name] = number
-        missing = [name for name in MONITOR_FIELDS if name not in values]
-        if missing:
-            raise ValueError(f"{MONITOR_ENVIRONMENT}: {missing[0]} is missing")
-        return MonitorModel(**values)
+        """PAPCOLL_TAU_MODEL's value read by the monitor's own parser (the core's
+        papcoll_tau_model_parse): each name once, each value a finite number >= 0;
+        ValueError naming the problem otherwise."""
+        model = ffi.new("double[3]")
+        why = ffi.new("char[]", 200)
+        if lib.papcoll_tau_model_parse(c_string(text, MONITOR_ENVIRONMENT), model, why,
+                                       200) != lib.PAPCOLL_OK:
+            raise ValueError(f"{MONITOR_ENVIRONMENT}: {ffi.string(why).decode()}")
+        return MonitorModel(*model)
 
     def tau(self, ranks: int, count: int, elem_size: int) -> float:
-        """monitor.c's tau for `count` elements of `elem_size` bytes on `ranks` ranks, in its
-        order of operations (the segment is ceil(count / P) elements, in integers)."""
+        """The monitor's tau for `count` elements of `elem_size` bytes on `ranks` ranks, by
+        its own formula (papcoll_tau_model_tau; the segment is ceil(count / P) elements)."""
         segment = float(-(-count // ranks) * elem_size)
-        value = self.latency + segment * (self.seconds_per_byte + self.reduce_seconds_per_byte)
-        return value if value > 0 else 1e-9
+        return float(lib.papcoll_tau_model_tau(
+            [self.latency, self.seconds_per_byte, self.reduce_seconds_per_byte], segment))
 
 
 @dataclass(frozen=True)
@@ -280,7 +264,7 @@ class Calibration:
                 "model_datatype": self.datatype,
                 "statistic": self.statistic,
                 "reduce_seconds_per_byte": self.reduce_seconds_per_byte,
-                # the arrival monitor's tau model (src/mpi/monitor.c), gamma of model_datatype
+                # the arrival monitor's tau model (src/core/tau_model.c), gamma of model_datatype
                 "monitor": {**{name: getattr(monitor, name) for name in MONITOR_FIELDS},
                             "environment": f"{MONITOR_ENVIRONMENT}={monitor.text()}"},
                 "residuals": {"ping_pong": _residual_record(self.ping_pong_residuals),
