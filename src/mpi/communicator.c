@@ -1,7 +1,6 @@
 /* communicator.c - the papcoll communicator (include/papcoll.h): a private duplicate of the
  * user's communicator, the algorithm choice, the plans kept for reuse (plan_cache.h), and
  * papcoll_allreduce with MPI_Allreduce's semantics and argument checks. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -335,16 +334,11 @@ int papcoll_resolve_algorithm(papcoll_comm *pc, int64_t count, MPI_Datatype data
         *name = pc->algorithm;
         return MPI_SUCCESS;
     }
-    /* the pattern the next call without per-call predictions would see (monitor.c) */
-    const monitor_state *m = &pc->monitor;
+    /* the pattern the next call without per-call predictions would see; choose_for_call
+     * rounds it in place into call_arrivals (element by element) */
     const double *arrivals = NULL;
     double tau = 0;
-    if (pc->config.arrival_source == PAPCOLL_ARRIVALS_AUTOMATIC && m->have_lateness &&
-        m->calibrated) {
-        double earliest = INFINITY;
-        for (int r = 0; r < pc->size; r++) earliest = fmin(earliest, m->lateness[r]);
-        /* choose_for_call rounds them in place into call_arrivals (element by element) */
-        for (int r = 0; r < pc->size; r++) pc->call_arrivals[r] = m->lateness[r] - earliest;
+    if (monitor_learnt_arrivals(pc, pc->call_arrivals)) {
         arrivals = pc->call_arrivals;
         tau = monitor_tau(pc, (double)((count + pc->size - 1) / pc->size) * (double)extent);
     }

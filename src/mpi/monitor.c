@@ -211,6 +211,12 @@ int monitor_gather(papcoll_comm *pc, double segment_bytes, const double **arriva
 
 int monitor_finish_call(papcoll_comm *pc) { return pc->monitor.source->finish_call(pc); }
 
+int monitor_learnt_arrivals(const papcoll_comm *pc, double *arrivals) {
+    const monitor_state *m = &pc->monitor;
+    return m->calibrated && m->source->learnt_arrivals != NULL &&
+           m->source->learnt_arrivals(pc, arrivals);
+}
+
 double monitor_tau(const papcoll_comm *pc, double segment_bytes) {
     return papcoll_tau_model_tau(pc->monitor.model, segment_bytes);
 }

@@ -85,6 +85,10 @@ int monitor_finish_call(papcoll_comm *pc);
  * tau goes through (papcoll_tau_model_tau), so a decision made outside a call
  * (papcoll_resolve_algorithm) is made with the tau the call uses. */
 double monitor_tau(const papcoll_comm *pc, double segment_bytes);
+/* The P arrivals the next call without a per-call prediction would build from (relative to
+ * the earliest), as the source learnt them between calls, once tau is calibrated; returns
+ * 0 where there are none (EDGE and HISTORY learn only at the call). */
+int monitor_learnt_arrivals(const papcoll_comm *pc, double *arrivals);
 /* The model behind tau (latency, seconds per byte, reduce seconds per byte), the same on
  * every rank once calibrated; returns 0 if no call has calibrated it yet. */
 int monitor_model(const papcoll_comm *pc, double *latency, double *seconds_per_byte,

@@ -28,6 +28,10 @@ typedef struct monitor_source {
     /* At release: receives what the source still has in flight, so that the communicator
      * can be freed (no error is reported: the communicator goes anyway). */
     void (*drain)(papcoll_comm *pc);
+    /* What the source has learnt between calls: the P arrivals the next call without a
+     * per-call prediction would build from, relative to the earliest; 0 where it has none
+     * (NULL: the source learns nothing between calls, EDGE and HISTORY). */
+    int (*learnt_arrivals)(const papcoll_comm *pc, double *arrivals);
 } monitor_source;
 
 extern const monitor_source monitor_source_edge, monitor_source_history,

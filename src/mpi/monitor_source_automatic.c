@@ -138,10 +138,21 @@ static void drain(papcoll_comm *pc) {
  * period or the same gap). */
 static int in_edge_mode(const papcoll_comm *pc) { return pc->monitor.edge_mode; }
 
+/* The mean lateness of the last period, relative to the earliest rank. */
+static int learnt_arrivals(const papcoll_comm *pc, double *arrivals) {
+    const monitor_state *m = &pc->monitor;
+    if (!m->have_lateness) return 0;
+    double earliest = INFINITY;
+    for (int r = 0; r < pc->size; r++) earliest = fmin(earliest, m->lateness[r]);
+    for (int r = 0; r < pc->size; r++) arrivals[r] = m->lateness[r] - earliest;
+    return 1;
+}
+
 const monitor_source monitor_source_automatic = {
     .takes_predictions = 1,
     .sends_at_once = in_edge_mode,
     .gather = gather,
     .finish_call = finish_call,
     .drain = drain,
+    .learnt_arrivals = learnt_arrivals,
 };
