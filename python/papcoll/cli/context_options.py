@@ -17,7 +17,7 @@ from typing import Any
 
 from .. import checks
 from ..core import Context, PapcollError, Parameters, algorithms
-from ..network import NetworkError, Topology, load_network
+from ..network import load_network
 from ..parameters import (
     ALGORITHM,
     PARAMETER_TABLE,
@@ -26,6 +26,7 @@ from ..parameters import (
     ParameterInfo,
     parameter,
 )
+from ..topology import NetworkError, Topology
 from .options import (
     INT32_MAX,
     UsageError,
