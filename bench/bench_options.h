@@ -1,7 +1,7 @@
 /* bench_options.h - papcoll-bench's command line (papcoll_bench.c's header describes the
  * benchmark): the options, their defaults and the checks that need no MPI handles (the
  * datatype and op are checked in main, where the MPI's handles exist). The command line is
- * an interface: python/papcoll/bench.py writes it. */
+ * an interface: python/papcoll/lab/bench.py writes it. */
 #ifndef PAPCOLL_BENCH_OPTIONS_H
 #define PAPCOLL_BENCH_OPTIONS_H
 

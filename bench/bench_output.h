@@ -1,6 +1,6 @@
 /* bench_output.h - what papcoll-bench reports: rank 0 writes a JSON array (one object per
  * algorithm x count x maxDelay) to --json FILE, or "-" for stdout, and a plain table to
- * stdout otherwise. The JSON is an interface (python/papcoll/bench.py reads it; its tests
+ * stdout otherwise. The JSON is an interface (python/papcoll/lab/bench.py reads it; its tests
  * check the fields), so its format is kept byte for byte. */
 #ifndef PAPCOLL_BENCH_OUTPUT_H
 #define PAPCOLL_BENCH_OUTPUT_H

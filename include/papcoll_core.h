@@ -161,7 +161,7 @@ typedef struct papcoll_schedule papcoll_schedule;
  * seconds_per_byte, reduce_seconds_per_byte (seconds; in this order in model[]). Parses
  * PAPCOLL_TAU_MODEL's text, "latency=S,seconds_per_byte=S,reduce_seconds_per_byte=S" (each
  * name once, each value a finite number >= 0; what `papcoll calibrate` prints), into model:
- * PAPCOLL_OK, or PAPCOLL_ERR_ARGUMENT with the reason in why. */
+ * PAPCOLL_OK, or PAPCOLL_ERR_ARGUMENT with the reason in why (model then untouched). */
 int papcoll_tau_model_parse(const char *text, double model[3], char *why, size_t why_size);
 /* tau = latency + segment_bytes x (seconds_per_byte + reduce_seconds_per_byte), kept > 0
  * (a model of zeros still orders segments). */

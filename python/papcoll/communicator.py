@@ -28,7 +28,8 @@ from mpi4py import MPI
 
 from ._core import check_same_mpi, ffi, load_mpi_library, mpi_library_path
 from .checks import INT32_MAX, INT64_MAX, whole_number
-from .core import PapcollError, Parameters, c_parameters, c_string
+from .errors import PapcollError, c_string
+from .parameters import Parameters, c_parameters
 
 _VERSION_SIZE = 8192
 
@@ -62,9 +63,9 @@ _GROUPINGS = {"shared_memory": 0, "color": 1}
 class Config:
     """Options of a Communicator (C: papcoll_config); the defaults suit most programs.
 
-    The algorithms' parameters are a core.Parameters (the one home they share with the
-    simulator and the verifier); the rest is what needs MPI. Every field must be the same on
-    every rank, except `group_color`.
+    The algorithms' parameters are a papcoll.parameters.Parameters (the one home they share
+    with the simulator and the verifier); the rest is what needs MPI. Every field must be the
+    same on every rank, except `group_color`.
     """
 
     parameters: Parameters = Parameters()  # segments, rank order, schedule, inner/outer, tree

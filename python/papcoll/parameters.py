@@ -1,7 +1,7 @@
 """The algorithms' parameters, made from the C core's parameter table (papcoll_parameter_get,
 src/core/parameter_table.c), where each is declared once: `Parameters` (its fields, their
 defaults and their checks), the filling of the C struct, and the rows the command line makes
-its options from (`papcoll.cli.parameter_options`) and `papcoll parameters` lists. A new
+its options from (`papcoll.cli.context_options`) and `papcoll parameters` lists. A new
 parameter is a field of papcoll_parameters and a row of the table; nothing here names one.
 
 Choice: `Parameters` is made at import with dataclasses.make_dataclass rather than written

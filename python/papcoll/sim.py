@@ -18,6 +18,12 @@ from .checks import INT32_MAX, INT64_MAX, arrival_times, whole_number
 from .core import Context, _c_context, c_string
 from .errors import _ERROR_SIZE, _raise
 from .model import PRESETS, SimModel
+
+# kept importable from here, their home before papcoll.model: programs written against
+# papcoll.sim still run
+from .model import preset as preset
+from .model import with_parameters as with_parameters
+from .model import with_values as with_values
 from .topology import Topology
 
 KINDS = ("send", "recv", "reduce", "copy")

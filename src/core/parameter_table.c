@@ -3,8 +3,8 @@
  * range, the `papcoll` commands' option, what "unset" means, the algorithms that read it
  * and one help line. From these rows come the checks (parameter_checks.c), the copy a
  * communicator owns (parameters.c), the digest the ranks compare (src/mpi/agreement.c), the
- * Python Parameters and the command line's options and help (python/papcoll/core.py,
- * cli/context_options.py), and the `papcoll parameters` listing. A test
+ * Python Parameters and the command line's options and help (python/papcoll/parameters.py,
+ * python/papcoll/cli/context_options.py), and the `papcoll parameters` listing. A test
  * (tests/python/test_parameters.py) holds the rows to the struct and to the algorithms'
  * sources. Adding a parameter: a field in papcoll_parameters, a row here, its use. */
 #include "parameter_table.h"

@@ -7,6 +7,8 @@
 
 #include "hidden.h"
 
+#include <string.h>
+
 #include "papcoll_core.h"
 
 typedef struct parameter_row {
@@ -34,10 +36,21 @@ static inline int64_t parameter_whole_number(const papcoll_parameters *parameter
     return info->width == 8 ? *(const int64_t *)field : *(const int32_t *)field;
 }
 
-/* A text's, an algorithm's, a rank list's or a tree's pointer. */
+/* A text's, an algorithm's, a rank list's or a tree's pointer. Copied out with memcpy: the
+ * field is a `const char *`, `const int32_t *` or tree pointer, and reading it through a
+ * `void *` lvalue would break C's aliasing rule (all object pointers share one size and,
+ * on every platform papcoll builds on, one representation). */
 static inline const void *parameter_pointer(const papcoll_parameters *parameters,
                                             const papcoll_parameter_info *info) {
-    return *(const void *const *)parameter_field(parameters, info);
+    const void *pointer;
+    memcpy(&pointer, parameter_field(parameters, info), sizeof pointer);
+    return pointer;
+}
+
+/* Points the field a row describes, in `parameters`, at `value` (memcpy: see above). */
+static inline void parameter_set_pointer(papcoll_parameters *parameters,
+                                         const papcoll_parameter_info *info, const void *value) {
+    memcpy((char *)parameters + info->offset, &value, sizeof value);
 }
 
 /* A rank list's entry count. */

@@ -22,7 +22,7 @@ static void *place(char **cursor, const void *source, size_t bytes) {
 /* Copies a tree and its four arrays to *cursor and points *copy at it (with cursor NULL
  * only counts); returns the bytes. */
 static size_t place_tree(char **cursor, const papcoll_sim_topology *tree, int32_t ranks,
-                         const void **copy) {
+                         const papcoll_sim_topology **copy) {
     size_t vertices = (size_t)tree->vertex_count, tree_ranks = (size_t)ranks;
     size_t bytes = aligned(sizeof *tree) + aligned(vertices * sizeof(int32_t)) +
                    2 * aligned(vertices * sizeof(double)) + aligned(tree_ranks * sizeof(int32_t));
@@ -45,7 +45,6 @@ static size_t place_field(char **cursor, const papcoll_parameter_info *info,
     const void *value = info->kind == PAPCOLL_PARAMETER_WHOLE_NUMBER
                             ? NULL : parameter_pointer(source, info);
     if (value == NULL) return 0;
-    const void **field = cursor ? (const void **)((char *)copy + info->offset) : NULL;
     size_t bytes = 0;
     switch (info->kind) {
     case PAPCOLL_PARAMETER_TEXT:
@@ -53,10 +52,15 @@ static size_t place_field(char **cursor, const papcoll_parameter_info *info,
     case PAPCOLL_PARAMETER_RANK_LIST:
         bytes = (size_t)parameter_list_count(source, info) * sizeof(int32_t);
         break;
-    case PAPCOLL_PARAMETER_TREE: return place_tree(cursor, value, ranks, field);
+    case PAPCOLL_PARAMETER_TREE: {
+        const papcoll_sim_topology *tree = NULL;
+        size_t tree_bytes = place_tree(cursor, value, ranks, &tree);
+        if (cursor != NULL) parameter_set_pointer(copy, info, tree);
+        return tree_bytes;
+    }
     default: return 0;
     }
-    if (cursor != NULL) *field = place(cursor, value, bytes);
+    if (cursor != NULL) parameter_set_pointer(copy, info, place(cursor, value, bytes));
     return aligned(bytes);
 }
 

@@ -54,7 +54,12 @@ static int parse_value(const char *name, const char *value, size_t length, doubl
 
 int papcoll_tau_model_parse(const char *text, double model[TAU_MODEL_SIZE], char *why,
                             size_t why_size) {
+    if (text == NULL || model == NULL) {
+        snprintf(why, why_size, "no text or no model to parse into (NULL)");
+        return PAPCOLL_ERR_ARGUMENT;
+    }
     int seen[TAU_MODEL_SIZE] = {0};
+    double parsed[TAU_MODEL_SIZE] = {0}; /* model[] is written only on success */
     const char *item = text;
     for (;;) {
         const char *end = strchr(item, ',');
@@ -77,7 +82,7 @@ int papcoll_tau_model_parse(const char *text, double model[TAU_MODEL_SIZE], char
             return PAPCOLL_ERR_ARGUMENT;
         }
         const char *value = equals ? equals + 1 : end;
-        if (!parse_value(tau_model_names[which], value, (size_t)(end - value), &model[which],
+        if (!parse_value(tau_model_names[which], value, (size_t)(end - value), &parsed[which],
                          why, why_size))
             return PAPCOLL_ERR_ARGUMENT;
         seen[which] = 1;
@@ -90,6 +95,7 @@ int papcoll_tau_model_parse(const char *text, double model[TAU_MODEL_SIZE], char
                      "reduce_seconds_per_byte)", tau_model_names[i]);
             return PAPCOLL_ERR_ARGUMENT;
         }
+    memcpy(model, parsed, sizeof parsed);
     return PAPCOLL_OK;
 }
 

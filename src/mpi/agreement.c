@@ -67,8 +67,8 @@ static uint64_t parameters_digest(const papcoll_parameters *parameters) {
     papcoll_parameter_info info;
     for (int32_t index = 0; papcoll_parameter_get(index, &info) == PAPCOLL_OK; index++) {
         const char *field = (const char *)parameters + info.offset;
-        const void *pointer = info.kind == PAPCOLL_PARAMETER_WHOLE_NUMBER
-                                  ? NULL : *(const void *const *)field;
+        const void *pointer = NULL; /* memcpy: the field is a char, int32_t or tree pointer */
+        if (info.kind != PAPCOLL_PARAMETER_WHOLE_NUMBER) memcpy(&pointer, field, sizeof pointer);
         if (info.kind == PAPCOLL_PARAMETER_WHOLE_NUMBER) {
             int64_t value = info.width == 8 ? *(const int64_t *)field : *(const int32_t *)field;
             hash = mix(hash, &value, sizeof value);

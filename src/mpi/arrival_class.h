@@ -19,7 +19,7 @@
 /* The least lateness taken for a pattern: ranks released together arrive this far apart
  * from scheduling alone where they share cores (measured on the 2-core test machine with 4
  * ranks: tens of microseconds to milliseconds). A class that flipped with that noise made
- * auto re-decide, and the plan be rebuilt, on every call; per-call predictions (monitor.c)
+ * auto re-decide, and the plan be rebuilt, on every call; per-call predictions (monitor_source_automatic.c)
  * are not worth their message round below it either. */
 #define ARRIVAL_JITTER_SECONDS 100e-6
 

@@ -29,13 +29,15 @@ static void accepts(const char *text, double latency, double per_byte, double re
 
 /* A text that must be refused with a reason containing `reason`. */
 static void refuses(const char *text, const char *reason) {
-    double model[TAU_MODEL_SIZE] = {0, 0, 0};
+    double model[TAU_MODEL_SIZE] = {-7, -7, -7}; /* a refusal must leave these */
     char why[200] = "";
     int ok = papcoll_tau_model_parse(text, model, why, sizeof why) == PAPCOLL_OK;
     expect(!ok, text, "accepted");
     char detail[300];
     snprintf(detail, sizeof detail, "reason '%s' does not say '%s'", why, reason);
     expect(strstr(why, reason) != NULL, text, detail);
+    expect(model[0] == -7 && model[1] == -7 && model[2] == -7, text,
+           "the model was written although the text was refused");
 }
 
 int main(void) {
@@ -68,6 +70,13 @@ int main(void) {
     /* a value longer than any number: refused, not cut short and read */
     refuses("latency=1.000000000000000000000000000000000000000000000000000000000000000000001,"
             "seconds_per_byte=2,reduce_seconds_per_byte=3", "is not a number");
+
+    /* no text (a C caller's mistake): refused, not dereferenced */
+    double untouched[TAU_MODEL_SIZE] = {0, 0, 0};
+    char why[200] = "";
+    expect(papcoll_tau_model_parse(NULL, untouched, why, sizeof why) == PAPCOLL_ERR_ARGUMENT &&
+               strstr(why, "NULL") != NULL,
+           "(NULL)", "a NULL text was not refused with a reason naming it");
 
     double model[TAU_MODEL_SIZE] = {1e-6, 1e-9, 1e-10};
     checks++;

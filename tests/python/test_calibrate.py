@@ -155,7 +155,8 @@ def test_the_monitor_model_is_the_calibrated_tau(model):
     assert monitor.latency == pytest.approx(model.latency + model.overheads, rel=1e-6)
     assert monitor.seconds_per_byte == fitted.seconds_per_byte
     assert monitor.reduce_seconds_per_byte == fitted.reduce_seconds_per_byte
-    # the text parses back to the same doubles (as strtod reads them in monitor.c)
+    # the text parses back to the same doubles (as strtod reads them in the core's
+    # papcoll_tau_model_parse, src/core/tau_model.c)
     text = calibration.tau_model_text()
     assert text.startswith("latency=") and text.count(",") == 2
     assert MonitorModel.parse(text) == monitor

@@ -12,7 +12,7 @@ determine it:
      least squares in absolute time. There the time is bytes on the wire; a joint fit
      weighted to relative error let the microsecond points pick G, and on the testbed it
      found 3.9 ns/B for a 1 Gb/s link (8.3 ns/B measured at 16 MiB), since tbf's bucket lets
-     a message of up to 125 KB leave at memory speed (testbed.py).
+     a message of up to 125 KB leave at memory speed (papcoll.lab.testbed).
   2. o (the sender's): the slope of the fan-out's time in b (what one more message costs
      the sender).
   3. o_r (the receiver's) and L share what a small one-way message costs beyond o (the
@@ -26,7 +26,7 @@ determine it:
      receiver is already polling and pays ~1 us; L + o_r = 1.3 us is what the ping-pong
      leaves, so o_r = 1.3 us and L = 0 on the testbed.
 Seed 004's pipelining postal parameters are the same numbers under the project's mapping
-(sim.py): alpha_p = L, alpha_r = o.
+(model.py): alpha_p = L, alpha_r = o.
 
 Residuals: for each set of measurements, (model - measured) / measured at every point; the
 table reports their root mean square and the largest magnitude. The reduction and copy
@@ -62,7 +62,7 @@ from typing import Any
 import numpy
 
 from .._core import ffi, lib
-from ..errors import c_string
+from ..errors import PapcollError, c_string
 from ..model import SimModel
 from .bench import DATATYPES, stop_job
 from .launcher import Launch, mpiexec_command, program_path
@@ -182,8 +182,11 @@ class MonitorModel:
         ValueError naming the problem otherwise."""
         model = ffi.new("double[3]")
         why = ffi.new("char[]", 200)
-        if lib.papcoll_tau_model_parse(c_string(text, MONITOR_ENVIRONMENT), model, why,
-                                       200) != lib.PAPCOLL_OK:
+        try:
+            encoded = c_string(text, MONITOR_ENVIRONMENT)
+        except PapcollError as error:  # a NUL or a lone surrogate: malformed text too
+            raise ValueError(error.message) from None
+        if lib.papcoll_tau_model_parse(encoded, model, why, 200) != lib.PAPCOLL_OK:
             raise ValueError(f"{MONITOR_ENVIRONMENT}: {ffi.string(why).decode()}")
         return MonitorModel(*model)
 

@@ -1,8 +1,8 @@
 /* engine.h - the simulator's engine state (simulate.c, the run loop), shared with its parts:
  * the one that moves the bytes (transfer.c), message matching (matching.c), converting the
- * schedules into op records (convert.c) and the checks of the model (checks.c). Laid out for speed at P = 2^20: all ranks' ops in one array of 32-byte
- * records, everything per rank in one 32-byte record, so an event touches one or two cache
- * lines. Internal to the simulator; every function is hidden. */
+ * schedules into op records (convert.c) and the checks of the model (checks.c). Laid out
+ * for speed at P = 2^20: all ranks' ops in one array of 32-byte records, everything per
+ * rank in one 32-byte record, so an event touches one or two cache lines. Internal to the simulator; every function is hidden. */
 #ifndef PAPCOLL_SIM_ENGINE_H
 #define PAPCOLL_SIM_ENGINE_H
 

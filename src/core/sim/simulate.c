@@ -30,8 +30,9 @@
  * holding what the engine needs (bytes, peer, tag, pending count, where the dependents
  * start), so one event touches one or two cache lines. The schedules are converted rank by
  * rank and freed at once (convert.c). The model and topology are checked before (checks.c);
- * this file is the run loop: one event queue plus the next-free time of every resource. The event queue (event_queue.h) keeps thousands of events at one
- * instant for the price of one heap entry.
+ * this file is the run loop: one event queue plus the next-free time of every resource.
+ * The event queue (event_queue.h) keeps thousands of events at one instant for the price
+ * of one heap entry.
  *
  * Hockney on a crossbar gives the textbook closed forms exactly; tests/python/test_sim.py
  * checks ring, recursive doubling and Rabenseifner against them.

@@ -1,4 +1,4 @@
-/* tag_window.h - one direction of one link of a ring or a chain (ring.c, linear_tree.c):
+/* tag_window.h - one direction of one link of a ring or a chain (parts/ring_phases.c, linear_tree.c):
  * message m on the link carries tag m mod W and waits for message m - W there, the previous
  * one with that tag. Same-tag messages are thus ordered by the DAG, so MPI's matching never
  * depends on timing, and up to W messages are in flight. The ops an op must wait for besides
