@@ -23,6 +23,8 @@ void tally_choice(choice_tally *tally, const papcoll_choice *choice) {
                            ? choice->native_seconds / choice->predicted_seconds
                            : 1.0;
     tally->calls++;
+    tally->probes += choice->probe;
+    tally->overruled += choice->overruled;
 }
 
 /* The lists that end a series' object: auto's choices, e-bar per call, arrivals per call. */
@@ -35,7 +37,9 @@ static void write_series_lists(FILE *out, const options *o, int ranks, const res
             json_write_string(out, r->tallies[s].names[k]);
             fprintf(out, ": %d", r->tallies[s].counts[k]);
         }
-        fprintf(out, "}, \"predicted_gain\": %.4f", r->tallies[s].gain_sum / r->tallies[s].calls);
+        fprintf(out, "}, \"predicted_gain\": %.4f, \"probes\": %d, \"overruled\": %d",
+                r->tallies[s].gain_sum / r->tallies[s].calls, r->tallies[s].probes,
+                r->tallies[s].overruled);
     }
     fprintf(out, ", \"ebar_ms\": [");
     for (int i = 0; i < o->iterations; i++)

@@ -16,6 +16,7 @@ typedef struct choice_tally {
     int distinct;
     double gain_sum;           /* predicted gain: native_seconds / predicted_seconds */
     int calls;
+    int probes, overruled;     /* auto's closed loop: probes, calls it overruled the model */
 } choice_tally;
 
 void tally_choice(choice_tally *tally, const papcoll_choice *choice);

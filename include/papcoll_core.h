@@ -349,13 +349,34 @@ typedef struct papcoll_choice {
      * algorithms that accept the call with native; with from_groups also 0, auto ran native
      * without simulating */
     int32_t from_arrivals;
-    double predicted_seconds;  /* the model's e-bar for the algorithm chosen */
+    double predicted_seconds;  /* the model's e-bar for the algorithm it chose
+                                  (model_algorithm; the MPI library's closed loop may run
+                                  the alternative instead) */
     double native_seconds;     /* the model's e-bar for MPI_Allreduce (its likely algorithm);
                                   native_seconds / predicted_seconds is the predicted gain */
     /* 1: the context's groups formed a hierarchy (two groups or more, one with two ranks or
      * more) on a tree it gave (parameters.tree), and the cost model weighed the hierarchical
      * algorithms too, balanced or not (appended last: the fields before keep their offsets) */
     int32_t from_groups;
+    /* Issue 32, the closed loop (appended: the fields before keep their offsets). Times
+     * "after the last arrival" are e-bar less the mean wait for the last arrival, which no
+     * algorithm changes: mean over ranks of (exit - latest entry). */
+    double wait_seconds;       /* the predicted mean wait for the last arrival */
+    /* what the model compares its choice with: "native" where it chose a papcoll
+     * algorithm, its best papcoll candidate where it chose native, "" where none */
+    char alternative[64];
+    double alternative_seconds;          /* the model's e-bar for the alternative */
+    char model_algorithm[64];            /* the model's choice (algorithm may differ) */
+    /* The MPI library's observations (0 in papcoll_choose): the median measured time after
+     * the last arrival of the last (at most 5) calls of each, in this call's shape and
+     * lateness level, and how many calls were measured. */
+    double observed_seconds;             /* of the model's choice */
+    double alternative_observed_seconds; /* of the alternative */
+    int32_t observed_calls, alternative_observed_calls;
+    /* 1: this call ran the alternative to measure it (a probe) */
+    int32_t probe;
+    /* 1: the observations overruled the model (algorithm is the alternative, not a probe) */
+    int32_t overruled;
 } papcoll_choice;
 
 /* auto's decision for a call of P ranks: context->arrivals (P predicted arrival times, or

@@ -180,8 +180,20 @@ class Choice:
     algorithm: str             # a registered name, or "native" (MPI_Allreduce itself)
     from_arrivals: bool        # the cost model compared algorithms on predicted arrivals
     from_groups: bool          # the groups formed a hierarchy: hierarchical ones weighed too
-    predicted_seconds: float   # the model's e-bar for the choice
+    predicted_seconds: float   # the model's e-bar for its choice (model_algorithm)
     native_seconds: float      # the model's e-bar for MPI_Allreduce
+    # auto's closed loop (issue 32; docs/mpi.md): times "after the last arrival" are e-bar
+    # less the mean wait for the last arrival (wait_seconds), which no algorithm changes
+    wait_seconds: float = 0.0          # the model's mean wait for the last arrival
+    model_algorithm: str = ""          # the model's choice (algorithm may be the alternative)
+    alternative: str = ""              # what the loop measures it against ("": nothing)
+    alternative_seconds: float = 0.0   # the model's e-bar for the alternative
+    observed_seconds: float = 0.0      # measured median after the last arrival: model's
+    alternative_observed_seconds: float = 0.0  # ... and the alternative's
+    observed_calls: int = 0            # how many calls each median is of (at most 5)
+    alternative_observed_calls: int = 0
+    probe: bool = False                # this call ran the alternative to measure it
+    overruled: bool = False            # measurements overruled the model
 
     @property
     def predicted_gain(self) -> float:
@@ -189,6 +201,18 @@ class Choice:
         if self.predicted_seconds <= 0:
             return 1.0
         return self.native_seconds / self.predicted_seconds
+
+    @classmethod
+    def from_c(cls, raw: Any) -> Choice:
+        """From a papcoll_choice (cffi)."""
+        return cls(ffi.string(raw.algorithm).decode(), bool(raw.from_arrivals),
+                   bool(raw.from_groups), float(raw.predicted_seconds),
+                   float(raw.native_seconds), float(raw.wait_seconds),
+                   ffi.string(raw.model_algorithm).decode(),
+                   ffi.string(raw.alternative).decode(), float(raw.alternative_seconds),
+                   float(raw.observed_seconds), float(raw.alternative_observed_seconds),
+                   int(raw.observed_calls), int(raw.alternative_observed_calls),
+                   bool(raw.probe), bool(raw.overruled))
 
 
 class Communicator:
@@ -328,9 +352,7 @@ class Communicator:
         """What the last "auto" call ran, and the cost model's reason."""
         raw = ffi.new("papcoll_choice *")
         _check(_lib.papcoll_last_choice(self._live(), raw))
-        return Choice(ffi.string(raw.algorithm).decode(), bool(raw.from_arrivals),
-                      bool(raw.from_groups), float(raw.predicted_seconds),
-                      float(raw.native_seconds))
+        return Choice.from_c(raw)
 
 
 def _checked_op(op: Any) -> MPI.Op:

@@ -21,7 +21,8 @@ REPORT_FORMAT = 1
 SITE_FIELDS = ("communicator", "communicator_size", "freed", "site", "ranks_reporting",
                "calls", "papcoll_calls", "native_calls", "bytes_per_call", "seconds_inside",
                "seconds_per_call", "imbalance_seconds", "estimated_saving_seconds",
-               "algorithms", "native_reasons")
+               "algorithms", "native_reasons", "probe_calls", "overruled_calls",
+               "last_choice")
 
 
 def preload_library_path() -> Path:
@@ -70,5 +71,23 @@ def report_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
             "algorithms": _counts(site["algorithms"]),
             "native": _counts(site["native_reasons"]),
             "saving_ms": site["estimated_saving_seconds"] * 1e3,
+            "probe_calls": site["probe_calls"],
+            "overruled_calls": site["overruled_calls"],
+            "closed_loop": _closed_loop(site["last_choice"]),
         })
     return rows
+
+
+def _milliseconds(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds * 1e3:.3f}"
+
+
+def _closed_loop(choice: dict[str, Any] | None) -> str:
+    """auto's last choice at a site: each side's time after the last arrival, predicted /
+    measured in ms ("-": not measured yet), e.g. "straggler 0.12/0.90, native 0.40/0.10"."""
+    if not choice or not choice["alternative"]:
+        return "-"
+    return (f"{choice['model']} {_milliseconds(choice['model_predicted_seconds'])}/"
+            f"{_milliseconds(choice['model_observed_seconds'])}, {choice['alternative']} "
+            f"{_milliseconds(choice['alternative_predicted_seconds'])}/"
+            f"{_milliseconds(choice['alternative_observed_seconds'])}")

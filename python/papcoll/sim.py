@@ -264,6 +264,9 @@ class AutoChoice:
     from_groups: bool          # the groups formed a hierarchy: hierarchical ones weighed too
     predicted_seconds: float   # the model's e-bar for the choice
     native_seconds: float      # the model's e-bar for native
+    wait_seconds: float = 0.0  # the mean wait for the last arrival, which no algorithm changes
+    alternative: str = ""      # what the MPI library's closed loop would measure it against
+    alternative_seconds: float = 0.0  # the model's e-bar for the alternative
 
     @property
     def predicted_gain(self) -> float:
@@ -288,7 +291,9 @@ def choose(ranks: int, count: int, elem_size: int, model: SimModel, context: Con
                               raw_model, raw), ffi.new("char[]", b"papcoll_choose: bad input"))
     return AutoChoice(ffi.string(raw.algorithm).decode(), bool(raw.from_arrivals),
                       bool(raw.from_groups),
-                      float(raw.predicted_seconds), float(raw.native_seconds))
+                      float(raw.predicted_seconds), float(raw.native_seconds),
+                      float(raw.wait_seconds), ffi.string(raw.alternative).decode(),
+                      float(raw.alternative_seconds))
 
 
 def simulate_auto(ranks: int, count: int, elem_size: int, model: SimModel,

@@ -92,11 +92,7 @@ static int entry_matches(const choice_entry *entry, const choice_input *input,
 int choose_algorithm(const choice_input *input, choice_cache *cache, auto_choice *out) {
     uint8_t *profile = NULL;
     if (input->arrival_class != NULL) {
-        profile = malloc((size_t)input->ranks);
-        if (profile == NULL) { /* decide uncached: failing here alone would hang the rest */
-            decide(input, out);
-            return MPI_SUCCESS;
-        }
+        profile = input->profile; /* the caller's P bytes: no allocation on a cached call */
         int32_t filled = 0; /* counting sort: classes are 0..60 */
         for (int level = 0; level < 256 && filled < input->ranks; level++)
             for (int32_t r = 0; r < input->ranks; r++)
@@ -108,16 +104,20 @@ int choose_algorithm(const choice_input *input, choice_cache *cache, auto_choice
         if (entry_matches(entry, input, profile)) {
             entry->last_used = ++cache->clock;
             *out = entry->decided;
-            free(profile);
             return MPI_SUCCESS;
         }
         if (entry->last_used < cache->entries[oldest].last_used) oldest = i;
     }
     decide(input, out);
+    uint8_t *kept = NULL;
+    if (profile != NULL && (kept = malloc((size_t)input->ranks)) == NULL)
+        return MPI_SUCCESS; /* out of memory: decided, not kept (failing alone would hang
+                               the other ranks) */
+    if (kept != NULL) memcpy(kept, profile, (size_t)input->ranks);
     choice_entry *entry = &cache->entries[oldest];
     free(entry->arrival_class);
     memset(entry, 0, sizeof *entry);
-    entry->arrival_class = profile; /* the entry owns it now */
+    entry->arrival_class = kept; /* the entry owns it */
     entry->decided = *out;
     entry->count = input->count;
     entry->extent = input->extent;

@@ -22,13 +22,16 @@ typedef struct choice_input {
     int commutative;
     const papcoll_parameters *parameters;
     const uint8_t *arrival_class;   /* P bytes (arrival_class.h), or NULL: none predicted */
+    uint8_t *profile;               /* P bytes of scratch for the sorted classes */
     const double *arrivals;         /* the class's representative arrivals (P seconds) */
     double tau;                     /* what the PAP-aware algorithms are built with */
     int calibrated;                 /* the model below holds measured numbers */
     double latency, seconds_per_byte, reduce_seconds_per_byte;
 } choice_input;
 
-enum { CHOICE_CACHE_SIZE = 8 };
+/* Decisions kept: rand-late arrivals give a new sorted class profile on most calls at
+ * first, and a miss simulates every candidate on the late rank's path. */
+enum { CHOICE_CACHE_SIZE = 32 };
 
 typedef struct choice_entry {
     auto_choice decided;

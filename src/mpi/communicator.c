@@ -34,6 +34,7 @@ static int store_parameters(papcoll_comm *pc, const papcoll_parameters *paramete
     if (status != PAPCOLL_OK) return record_error(MPI_ERR_ARG, "%s: %s", caller, error);
     plan_cache_clear(&pc->plans);
     choice_cache_clear(&pc->choices);
+    feedback_clear(&pc->feedback);
     return MPI_SUCCESS;
 }
 
@@ -69,6 +70,7 @@ static int compute_groups(papcoll_comm *pc, const papcoll_config *config) {
 static void release_communicator(papcoll_comm *pc) {
     free(pc->groups);
     free(pc->call_classes);
+    free(pc->call_profile);
     free(pc->call_arrivals);
     owned_parameters_release(&pc->parameters);
     if (pc->comm != MPI_COMM_NULL) MPI_Comm_free(&pc->comm);
@@ -141,8 +143,9 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
     MPI_Comm_size(pc->comm, &pc->size);
     MPI_Comm_rank(pc->comm, &pc->rank);
     pc->call_classes = malloc((size_t)pc->size);
+    pc->call_profile = malloc((size_t)pc->size);
     pc->call_arrivals = malloc((size_t)pc->size * sizeof *pc->call_arrivals);
-    if (pc->call_classes == NULL || pc->call_arrivals == NULL) {
+    if (pc->call_classes == NULL || pc->call_profile == NULL || pc->call_arrivals == NULL) {
         MPI_Comm_free(&pc->comm);
         release_communicator(pc);
         return record_error(MPI_ERR_NO_MEM, "papcoll_comm_create: out of memory");
@@ -289,9 +292,12 @@ static int check_pair(papcoll_comm *pc, MPI_Datatype datatype, MPI_Op op, int64_
 static int is_auto(const papcoll_comm *pc) { return strcmp(pc->algorithm, "auto") == 0; }
 
 /* auto's decision for a call of this shape; arrivals: P predicted arrivals (seconds after
- * the earliest) or NULL, with tau for the class's unit (arrival_class.h). */
+ * the earliest) or NULL, with tau for the class's unit (arrival_class.h). The model decides
+ * (choose.c), then the closed loop has its word (auto_feedback.c) where the monitor
+ * measures calls; a call that counts (count_use) is tagged for measuring. */
 static int choose_for_call(papcoll_comm *pc, int64_t count, int64_t extent, int commutative,
-                           const double *arrivals, double tau, auto_choice *out) {
+                           const double *arrivals, double tau, int count_use,
+                           auto_choice *out) {
     choice_input input;
     memset(&input, 0, sizeof input);
     input.ranks = pc->size;
@@ -305,10 +311,21 @@ static int choose_for_call(papcoll_comm *pc, int64_t count, int64_t extent, int 
         arrival_class_of(arrivals, pc->size, tau * pc->size, pc->call_classes,
                          pc->call_arrivals);
         input.arrival_class = pc->call_classes;
+        input.profile = pc->call_profile;
         input.arrivals = pc->call_arrivals;
         input.tau = tau;
     }
-    return choose_algorithm(&input, &pc->choices, out);
+    int code = choose_algorithm(&input, &pc->choices, out);
+    if (code != MPI_SUCCESS || !monitor_measures_calls(pc)) return code;
+    const double *tags, *seconds;
+    int measured = monitor_take_observations(pc, &tags, &seconds);
+    for (int k = 0; k < measured; k++) feedback_observe(&pc->feedback, tags[k], seconds[k]);
+    int level = 0; /* the lateness level: the call's highest arrival class */
+    for (int32_t r = 0; arrivals != NULL && r < pc->size; r++)
+        if (pc->call_classes[r] > level) level = pc->call_classes[r];
+    double tag = feedback_decide(&pc->feedback, &input, level, count_use, out);
+    if (count_use) monitor_tag_call(pc, tag);
+    return MPI_SUCCESS;
 }
 
 int papcoll_last_choice(const papcoll_comm *pc, papcoll_choice *choice) {
@@ -343,8 +360,8 @@ int papcoll_resolve_algorithm(papcoll_comm *pc, int64_t count, MPI_Datatype data
         tau = monitor_tau(pc, (double)((count + pc->size - 1) / pc->size) * (double)extent);
     }
     auto_choice decided;
-    if ((code = choose_for_call(pc, count, extent, commutative, arrivals, tau, &decided)) !=
-        MPI_SUCCESS)
+    if ((code = choose_for_call(pc, count, extent, commutative, arrivals, tau, 0,
+                                &decided)) != MPI_SUCCESS)
         return code;
     *name = decided.algorithm ? decided.algorithm->info.name : "native";
     return MPI_SUCCESS;
@@ -419,7 +436,7 @@ static int run_with_arrivals(papcoll_comm *pc, const algorithm_entry *algorithm,
     const void *source = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     if (algorithm == NULL) { /* auto */
         code = choose_for_call(pc, count, extent, commutative, usable ? arrivals : NULL, tau,
-                               &pc->last_choice);
+                               1, &pc->last_choice);
         if (code != MPI_SUCCESS) return code;
         algorithm = pc->last_choice.algorithm;
         if (algorithm == NULL) {

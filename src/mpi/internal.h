@@ -4,6 +4,7 @@
 #ifndef PAPCOLL_MPI_INTERNAL_H
 #define PAPCOLL_MPI_INTERNAL_H
 
+#include "auto_feedback.h"
 #include "choose.h"
 #include "errors.h"
 #include "executor.h"
@@ -21,8 +22,10 @@ struct papcoll_comm {
     papcoll_config config;     /* the rest of the config (its parameters zeroed: see above) */
     plan_cache plans;          /* schedules built once per shape and arrival class */
     choice_cache choices;      /* auto's decisions, per shape and arrival class */
+    feedback_table feedback;   /* what auto's decisions were measured to take (issue 32) */
     auto_choice last_choice;        /* papcoll_last_choice */
     uint8_t *call_classes;     /* per call: the predicted arrival class of every rank */
+    uint8_t *call_profile;     /* per call: those classes sorted (auto's decision key) */
     double *call_arrivals;     /* per call: its representative arrivals */
     executor_workspace workspace;
     monitor_state monitor;

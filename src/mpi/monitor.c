@@ -82,6 +82,7 @@ int monitor_create(papcoll_comm *pc) {
     m->lateness = calloc(ranks, sizeof *m->lateness);
     m->period_length = 1;
     m->period_all_edge = 1;
+    m->call_tag = -1;
     if (!m->send_requests || !m->received || !m->average || !m->last_arrivals ||
         !m->period_waits || !m->period_outgoing || !m->period_incoming ||
         !m->period_requests || !m->lateness) {
@@ -209,7 +210,24 @@ int monitor_gather(papcoll_comm *pc, double segment_bytes, const double **arriva
     return MPI_SUCCESS;
 }
 
-int monitor_finish_call(papcoll_comm *pc) { return pc->monitor.source->finish_call(pc); }
+int monitor_finish_call(papcoll_comm *pc) {
+    int code = pc->monitor.source->finish_call(pc);
+    pc->monitor.call_tag = -1;
+    return code;
+}
+
+void monitor_tag_call(papcoll_comm *pc, double tag) { pc->monitor.call_tag = tag; }
+
+int monitor_measures_calls(const papcoll_comm *pc) { return pc->monitor.source->measures_calls; }
+
+int monitor_take_observations(papcoll_comm *pc, const double **tags, const double **seconds) {
+    monitor_state *m = &pc->monitor;
+    int count = m->observed_count;
+    *tags = m->observed_tags;
+    *seconds = m->observed;
+    m->observed_count = 0;
+    return count;
+}
 
 int monitor_learnt_arrivals(const papcoll_comm *pc, double *arrivals) {
     const monitor_state *m = &pc->monitor;

@@ -13,6 +13,11 @@
 
 struct monitor_source;
 
+/* The most calls of one period (monitor_source_automatic.c): 8, so that what a period
+ * shows (a moved late rank, auto's measured times) reaches every rank within 9 calls; a
+ * longer period would send fewer messages (P - 1 per rank and period) but learn later. */
+enum { MONITOR_PERIOD_MOST_CALLS = 8 };
+
 /* The monitor's state, one per papcoll communicator. */
 typedef struct monitor_state {
     MPI_Comm comm;             /* its own duplicate: predictions never meet schedule traffic */
@@ -50,10 +55,19 @@ typedef struct monitor_state {
     int have_lateness;
     double spread;             /* the latest period: mean of (latest - earliest arrival) */
     double call_seconds;       /* the latest period: mean of the shortest wait (the call) */
+    /* auto's closed loop (issue 32): what each call ran, and what it was measured to take */
+    double call_tag;           /* the current call's tag (monitor_tag_call), -1 if none */
+    double period_entries[MONITOR_PERIOD_MOST_CALLS]; /* this rank's entries, rank 0's clock */
+    double period_tags[MONITOR_PERIOD_MOST_CALLS];   /* each call's tag in this period */
+    double sent_tags[MONITOR_PERIOD_MOST_CALLS];     /* the tags of the period in flight */
+    double observed[MONITOR_PERIOD_MOST_CALLS];      /* seconds after the last arrival */
+    double observed_tags[MONITOR_PERIOD_MOST_CALLS];
+    int observed_count;        /* observations not yet taken (monitor_take_observations) */
 } monitor_state;
 
-/* The most calls of one period; a period's message holds their waits and three numbers. */
-enum { MONITOR_PERIOD_MOST = 32, MONITOR_PERIOD_DOUBLES = MONITOR_PERIOD_MOST + 3 };
+/* A period's message: every call's wait and entry (on rank 0's clock), and three numbers. */
+enum { MONITOR_PERIOD_MOST = MONITOR_PERIOD_MOST_CALLS,
+       MONITOR_PERIOD_DOUBLES = 2 * MONITOR_PERIOD_MOST_CALLS + 3 };
 
 /* The monitor's message tags on its own communicator (the warm-up's CALIBRATION tag also
  * travels on the schedule's: monitor_tau.c says why that is safe). */
@@ -89,6 +103,17 @@ double monitor_tau(const papcoll_comm *pc, double segment_bytes);
  * the earliest), as the source learnt them between calls, once tau is calibrated; returns
  * 0 where there are none (EDGE and HISTORY learn only at the call). */
 int monitor_learnt_arrivals(const papcoll_comm *pc, double *arrivals);
+/* Whether the monitor's source measures the calls it is told of (AUTOMATIC). */
+int monitor_measures_calls(const papcoll_comm *pc);
+/* auto's closed loop: the tag (>= 0, the same on every rank) of what the current call
+ * ran, which the call's measured time comes back with; AUTOMATIC measures, the other
+ * sources ignore it. */
+void monitor_tag_call(papcoll_comm *pc, double tag);
+/* The measured calls that arrived with the last period's messages (AUTOMATIC only): their
+ * tags and each one's time after the last arrival (mean over ranks of exit - the latest
+ * entry, on rank 0's clock), the same on every rank; returns how many (0: none new) and
+ * hands them over once. */
+int monitor_take_observations(papcoll_comm *pc, const double **tags, const double **seconds);
 /* The model behind tau (latency, seconds per byte, reduce seconds per byte), the same on
  * every rank once calibrated; returns 0 if no call has calibrated it yet. */
 int monitor_model(const papcoll_comm *pc, double *latency, double *seconds_per_byte,

@@ -32,6 +32,8 @@ typedef struct monitor_source {
      * per-call prediction would build from, relative to the earliest; 0 where it has none
      * (NULL: the source learns nothing between calls, EDGE and HISTORY). */
     int (*learnt_arrivals)(const papcoll_comm *pc, double *arrivals);
+    /* Whether it measures the calls monitor_tag_call tags (auto's closed loop needs it). */
+    int measures_calls;
 } monitor_source;
 
 extern const monitor_source monitor_source_edge, monitor_source_history,

@@ -1,8 +1,10 @@
 /* monitor_source_automatic.c - PAPCOLL_ARRIVALS_AUTOMATIC, the default (papcoll.h says what
  * the user sees): calls run in periods of 1, 2, 4, ... then MONITOR_PERIOD_MOST calls; at a
- * period's end every rank sends every other its wait (exit - entry) in each call, eagerly,
- * and receives theirs at the next call. From the P x K waits every rank derives the same
- * pattern: in call k the rank that waited longest arrived first. Where every rank predicted
+ * period's end every rank sends every other its wait (exit - entry) and its entry (on rank
+ * 0's clock) in each call, eagerly, and receives theirs at the next call. From the P x K
+ * waits every rank derives the same pattern: in call k the rank that waited longest arrived
+ * first. From the entries and exits, the time each call of auto took after its last
+ * arrival, which auto's closed loop (src/mpi/auto_feedback.c) compares with its model. Where every rank predicted
  * every call of the period and arrivals were spread, predictions travel per call as in EDGE
  * (monitor_source_edge.c) until a call lacks one; else the period's pattern predicts. No
  * per-call messages otherwise: a message round would be a tax on every call. */
@@ -13,14 +15,40 @@
 #include "monitor_messages.h"
 #include "monitor_source.h"
 
-/* Where a period's message keeps its three numbers after the waits. */
-enum { PERIOD_ALL_EDGE = MONITOR_PERIOD_MOST, PERIOD_CALLS, PERIOD_NUMBER };
+/* A period's message: the waits of its calls, their entries on rank 0's clock from
+ * PERIOD_ENTRIES on, then three numbers. */
+enum {
+    PERIOD_ENTRIES = MONITOR_PERIOD_MOST,
+    PERIOD_ALL_EDGE = 2 * MONITOR_PERIOD_MOST,
+    PERIOD_CALLS,
+    PERIOD_NUMBER
+};
 
 /* Per-call predictions are turned on only where arrivals were spread by more than this
  * share of the call's own time, and by more than scheduling jitter
  * (ARRIVAL_JITTER_SECONDS): below it a prediction could gain little, and its message round
  * would be a tax on every call. */
 static const double edge_worth_spread = 0.25;
+
+/* auto's closed loop: each tagged call's time after its last arrival, mean over ranks of
+ * (exit - the latest entry), all on rank 0's clock; what an algorithm changes of e-bar, so
+ * that calls whose arrivals differed compare. */
+static void observe_period(papcoll_comm *pc, int calls) {
+    monitor_state *m = &pc->monitor;
+    const double *incoming = m->period_incoming;
+    m->observed_count = 0;
+    for (int k = 0; k < calls; k++) {
+        if (m->sent_tags[k] < 0) continue;
+        double latest = -INFINITY, exits = 0;
+        for (int r = 0; r < pc->size; r++) {
+            const double *message = incoming + (size_t)r * MONITOR_PERIOD_DOUBLES;
+            latest = fmax(latest, message[PERIOD_ENTRIES + k]);
+            exits += (message[PERIOD_ENTRIES + k] + message[k]) / pc->size;
+        }
+        m->observed_tags[m->observed_count] = m->sent_tags[k];
+        m->observed[m->observed_count++] = fmax(0, exits - latest);
+    }
+}
 
 /* Receives the period's message of every other rank and derives, from the P x K waits, the
  * pattern every rank then holds alike: in call k the rank that waited longest arrived
@@ -64,6 +92,7 @@ static int receive_period(papcoll_comm *pc) {
     }
     for (int r = 0; r < pc->size; r++)
         all_edge &= incoming[(size_t)r * MONITOR_PERIOD_DOUBLES + PERIOD_ALL_EDGE] != 0;
+    observe_period(pc, calls);
     m->spread = spread;
     m->call_seconds = call_seconds;
     m->have_lateness = 1;
@@ -95,6 +124,8 @@ static int gather(papcoll_comm *pc, int *usable) {
  * every other rank (eager, no collective; received at the next call). */
 static int finish_call(papcoll_comm *pc) {
     monitor_state *m = &pc->monitor;
+    m->period_entries[m->period_calls] = m->arrival + m->clock_offset;
+    m->period_tags[m->period_calls] = m->call_tag;
     m->period_waits[m->period_calls++] = MPI_Wtime() - m->arrival;
     m->period_all_edge &= m->used_edge;
     m->used_edge = 0;
@@ -106,6 +137,9 @@ static int finish_call(papcoll_comm *pc) {
     double *message = m->period_outgoing;
     memset(message, 0, MONITOR_PERIOD_DOUBLES * sizeof *message);
     memcpy(message, m->period_waits, (size_t)m->period_calls * sizeof *message);
+    memcpy(message + PERIOD_ENTRIES, m->period_entries,
+           (size_t)m->period_calls * sizeof *message);
+    memcpy(m->sent_tags, m->period_tags, (size_t)m->period_calls * sizeof *m->sent_tags);
     message[PERIOD_ALL_EDGE] = m->period_all_edge;
     message[PERIOD_CALLS] = m->period_calls;
     message[PERIOD_NUMBER] = (double)m->periods;
@@ -131,6 +165,7 @@ static void drain(papcoll_comm *pc) {
     monitor_state *m = &pc->monitor;
     if (m->edge_mode) monitor_drain_predictions(pc);
     if (m->period_pending) receive_period(pc);
+    m->observed_count = 0;
     if (m->periods > 0) MPI_Waitall(pc->size - 1, m->period_requests, MPI_STATUSES_IGNORE);
 }
 
@@ -155,4 +190,5 @@ const monitor_source monitor_source_automatic = {
     .finish_call = finish_call,
     .drain = drain,
     .learnt_arrivals = learnt_arrivals,
+    .measures_calls = 1,
 };

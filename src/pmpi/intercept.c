@@ -256,6 +256,12 @@ static int run_papcoll(communicator_record *record, const void *sendbuf, void *r
         if (chose && choice.from_arrivals && isfinite(choice.native_seconds) &&
             isfinite(choice.predicted_seconds))
             site->saving_seconds += choice.native_seconds - choice.predicted_seconds;
+        if (chose) {
+            site->probe_calls += choice.probe;
+            site->overruled_calls += choice.overruled;
+            site->has_choice = 1;
+            site->last_choice = choice;
+        }
     }
     pthread_mutex_unlock(&records_lock);
     return code;

@@ -38,6 +38,14 @@ static void merge(merged_site *into, const site_record *from) {
     total->seconds += from->seconds;
     total->saving_seconds += from->saving_seconds;
     total->freed |= from->freed;
+    /* decisions are the same on every rank: the largest count, any rank's last choice */
+    if (from->probe_calls > total->probe_calls) total->probe_calls = from->probe_calls;
+    if (from->overruled_calls > total->overruled_calls)
+        total->overruled_calls = from->overruled_calls;
+    if (!total->has_choice && from->has_choice) {
+        total->has_choice = 1;
+        total->last_choice = from->last_choice;
+    }
     for (int k = 0; k < NATIVE_REASON_COUNT; k++)
         if (from->native[k] > total->native[k]) total->native[k] = from->native[k];
     for (int a = 0; a < SITE_ALGORITHMS_MOST && from->algorithm_names[a][0]; a++) {
@@ -93,6 +101,40 @@ static void write_reasons(FILE *file, const int64_t *native) {
     fputc('}', file);
 }
 
+static void write_number_or_null(FILE *file, int known, double value) {
+    if (known) fprintf(file, "%.9g", value);
+    else fprintf(file, "null");
+}
+
+/* auto's closed loop: its probes and overrulings, and the last choice's times after the
+ * last arrival, predicted (e-bar less the predicted wait) and measured, for the model's
+ * choice and its alternative (null where not measured). */
+static void write_closed_loop(FILE *file, const site_record *s) {
+    fprintf(file, "     \"probe_calls\": %lld, \"overruled_calls\": %lld, \"last_choice\": ",
+            (long long)s->probe_calls, (long long)s->overruled_calls);
+    if (!s->has_choice) {
+        fprintf(file, "null,\n");
+        return;
+    }
+    const papcoll_choice *c = &s->last_choice;
+    fprintf(file, "{\"ran\": ");
+    write_string(file, c->algorithm);
+    fprintf(file, ", \"model\": ");
+    write_string(file, c->model_algorithm);
+    fprintf(file, ", \"alternative\": ");
+    write_string(file, c->alternative);
+    fprintf(file, ", \"wait_seconds\": %.9g, \"model_predicted_seconds\": %.9g, "
+            "\"model_observed_seconds\": ", c->wait_seconds,
+            c->predicted_seconds - c->wait_seconds);
+    write_number_or_null(file, c->observed_calls > 0, c->observed_seconds);
+    fprintf(file, ", \"alternative_predicted_seconds\": %.9g, "
+            "\"alternative_observed_seconds\": ",
+            c->alternative[0] ? c->alternative_seconds - c->wait_seconds : 0);
+    write_number_or_null(file, c->alternative_observed_calls > 0,
+                         c->alternative_observed_seconds);
+    fprintf(file, "},\n");
+}
+
 static void write_site(FILE *file, const merged_site *merged) {
     const site_record *s = &merged->total;
     int64_t native = native_calls(s);
@@ -111,6 +153,7 @@ static void write_site(FILE *file, const merged_site *merged) {
             s->calls > 0 ? s->seconds / merged->ranks / (double)s->calls : 0.0,
             merged->slowest_per_call - merged->fastest_per_call,
             s->saving_seconds / merged->ranks);
+    write_closed_loop(file, s);
     fprintf(file, "     \"algorithms\": {");
     for (int a = 0; a < SITE_ALGORITHMS_MOST && s->algorithm_names[a][0]; a++) {
         fprintf(file, "%s", a ? ", " : "");

@@ -47,6 +47,12 @@ typedef struct site_record {
     char algorithm_names[SITE_ALGORITHMS_MOST][32]; /* what papcoll ran ("native": auto
                                                        chose MPI_Allreduce) */
     int64_t algorithm_calls[SITE_ALGORITHMS_MOST];
+    /* auto's closed loop (src/mpi/auto_feedback.c): calls that probed the model's
+     * alternative, calls where measurements overruled the model, and the last choice with
+     * its predicted and measured times (has_choice: there was one) */
+    int64_t probe_calls, overruled_calls;
+    int32_t has_choice;
+    papcoll_choice last_choice;
 } site_record;
 
 /* A user communicator the library has seen; kept after the user frees it, for the report. */

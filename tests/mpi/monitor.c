@@ -223,11 +223,15 @@ static void automatic_auto(void) {
                  "native %.3g s)", choice.algorithm, (int)choice.from_arrivals,
                  choice.predicted_seconds, choice.native_seconds);
         /* the barrier leaves ranks some microseconds apart, which may be seen as late:
-         * then the model decides, and leaves native only for a predicted gain */
+         * then the model decides, and leaves native only for a predicted gain, or for a
+         * probe of its alternative (the closed loop, src/mpi/auto_feedback.c) */
         int native = strcmp(choice.algorithm, "native") == 0;
+        int probe = choice.probe && strcmp(choice.model_algorithm, "native") == 0 &&
+                    strcmp(choice.algorithm, choice.alternative) == 0;
         check(call == 0 ? native && !choice.from_arrivals
-                        : native || (choice.from_arrivals &&
-                                     choice.native_seconds > choice.predicted_seconds),
+                        : native || probe ||
+                              (choice.from_arrivals &&
+                               choice.native_seconds > choice.predicted_seconds),
               "auto", "even arrivals run native unless the model predicts a gain", detail);
     }
     for (int call = 0; call < 24; call++) { /* rank 1 late; the period of 8 from call 8 on */

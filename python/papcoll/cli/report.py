@@ -22,7 +22,9 @@ def add_parser(commands: Any) -> None:
         description="Prints what libpapcoll_pmpi.so saw in a run: per communicator and call "
                     "site the calls, their size, time inside MPI_Allreduce, the arrival "
                     "imbalance, the algorithms papcoll ran, the calls passed to native and "
-                    "why, and the cost model's estimated saving. docs/pmpi.md.")
+                    "why, the cost model's estimated saving, and auto's closed loop: its "
+                    "probes, the calls where measurements overruled the model, and the "
+                    "last choice's predicted and measured times. docs/pmpi.md.")
     reporting.add_argument("report", metavar="FILE", help="the JSON report")
     add_json(reporting, "the table's rows")
     preloading = add_command(
@@ -53,13 +55,16 @@ def run_report(arguments: argparse.Namespace) -> int:
     for column, justify in (("communicator", "left"), ("call site", "left"),
                             ("calls", "right"), ("KiB/call", "right"), ("ms/call", "right"),
                             ("imbalance ms", "right"), ("papcoll ran", "left"),
-                            ("native (why)", "left"), ("saving ms", "right")):
+                            ("native (why)", "left"), ("saving ms", "right"),
+                            ("probes", "right"), ("overruled", "right"),
+                            ("predicted/measured ms after the last arrival", "left")):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
     for row in rows:
         table.add_row(row["communicator"], row["site"], str(row["calls"]),
                       f"{row['kib_per_call']:.1f}", f"{row['ms_per_call']:.3f}",
                       f"{row['imbalance_ms']:.3f}", row["algorithms"], row["native"],
-                      f"{row['saving_ms']:.3f}")
+                      f"{row['saving_ms']:.3f}", str(row["probe_calls"]),
+                      str(row["overruled_calls"]), row["closed_loop"])
     console.print(table)
     incomplete = "" if report["complete"] else \
         " - INCOMPLETE: the program ended without MPI_Finalize, rank 0's calls only"

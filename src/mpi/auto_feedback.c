@@ -1,0 +1,146 @@
+/* auto_feedback.c - auto's closed loop (issue 32): a model decision is measured, and where
+ * the measurements contradict the model, they win.
+ *
+ * The cost model (src/core/select.c) picks an algorithm and names the one it compared it
+ * with: native where it picked a papcoll algorithm, its best papcoll candidate where it
+ * picked native. Every call of auto is measured: the AUTOMATIC monitor source sends each
+ * rank's entry and exit with its period's message (monitor_source_automatic.c; no extra
+ * collective), from which every rank computes the call's time after its last arrival (what
+ * an algorithm changes of e-bar). The times are kept per decision: shape, lateness level
+ * (the call's highest arrival class: one late rank at 3 delta and at 30 delta are apart)
+ * and the pair compared. For each, by the uses of the decision:
+ *
+ *   use 0, 2, 4, ...   the preferred one runs: the model's choice until overruled
+ *   use 1 and 3        the other one runs, a probe, so that both are measured early
+ *   use 8, 24, 40 ...  the other one again (every 16th use: a machine or program that
+ *                      changed is noticed, at the cost of one call in 16)
+ *   with 2 measurements of each, the preferred one is the one whose median of the last 5
+ *   is lower by more than 5 % and 1 us (the margin keeps noise from flipping it back and
+ *   forth)
+ *
+ *   e.g. the testbed, 64 KiB, one rank late: the model picks straggler, against native
+ *     use       0          1       2          3       4 .. 6      7, 8, ...
+ *     runs      straggler  native  straggler  native  straggler   native (overruled)
+ *     measured  0.9 ms     0.1 ms  1.0 ms     0.1 ms              (the period of calls
+ *                                                                  3 .. 6 came back)
+ *
+ * Measurements come back with a period's messages, so a decision is corrected at most a
+ * period (MONITOR_PERIOD_MOST_CALLS calls) after its probes. Every rank holds the same
+ * table (the same decisions, tags and measurements), so every rank decides alike without a
+ * message. Calls beyond INT_MAX elements are not compared: native cannot run them.
+ */
+#include "auto_feedback.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The measured gain that overrules the preferred algorithm: relative and absolute. */
+static const double switch_share = 0.05, switch_seconds = 1e-6;
+enum { FIRST_PROBE = 1, SECOND_PROBE = 3, PROBE_EVERY = 16, PROBE_PHASE = 8,
+       SAMPLES_TO_COMPARE = 2 };
+
+static double median(const feedback_samples *samples) {
+    double sorted[FEEDBACK_SAMPLES];
+    int n = samples->filled;
+    memcpy(sorted, samples->seconds, (size_t)n * sizeof *sorted);
+    for (int i = 1; i < n; i++) /* insertion sort: five numbers at most */
+        for (int j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+            double swap = sorted[j];
+            sorted[j] = sorted[j - 1];
+            sorted[j - 1] = swap;
+        }
+    if (n == 0) return 0;
+    return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+}
+
+static int key_equal(const feedback_key *a, const feedback_key *b) {
+    return a->count == b->count && a->extent == b->extent &&
+           a->commutative == b->commutative && a->level == b->level &&
+           a->model == b->model && a->alternative == b->alternative;
+}
+
+static feedback_entry *entry_for(feedback_table *table, const feedback_key *key,
+                                 int create) {
+    feedback_entry *oldest = &table->entries[0];
+    for (int i = 0; i < FEEDBACK_ENTRIES; i++) {
+        feedback_entry *entry = &table->entries[i];
+        if (entry->serial != 0 && key_equal(&entry->key, key)) return entry;
+        if (entry->last_used < oldest->last_used) oldest = entry;
+    }
+    if (!create) return NULL;
+    memset(oldest, 0, sizeof *oldest);
+    oldest->key = *key;
+    oldest->serial = ++table->serials;
+    return oldest;
+}
+
+/* Whether the measurements say: run the alternative (with the margin against the side
+ * preferred now). */
+static int alternative_preferred(const feedback_entry *entry) {
+    if (entry->model.filled < SAMPLES_TO_COMPARE ||
+        entry->alternative.filled < SAMPLES_TO_COMPARE)
+        return entry->overruled;
+    double model = median(&entry->model), alternative = median(&entry->alternative);
+    if (entry->overruled)
+        return !(model < alternative * (1 - switch_share) - switch_seconds);
+    return alternative < model * (1 - switch_share) - switch_seconds;
+}
+
+static int is_probe(int64_t use) {
+    return use == FIRST_PROBE || use == SECOND_PROBE ||
+           (use >= PROBE_PHASE && use % PROBE_EVERY == PROBE_PHASE);
+}
+
+double feedback_decide(feedback_table *table, const choice_input *input, int level,
+                       int count_use, auto_choice *choice) {
+    papcoll_choice *report = &choice->report;
+    if (report->alternative[0] == '\0' || input->count > INT_MAX) return -1;
+    feedback_key key;
+    memset(&key, 0, sizeof key);
+    key.count = input->count;
+    key.extent = input->extent;
+    key.commutative = input->commutative;
+    key.level = level;
+    key.model = choice->algorithm;
+    key.alternative = registry_find(report->alternative); /* NULL: native */
+    feedback_entry *entry = entry_for(table, &key, count_use);
+    if (entry == NULL) return -1; /* only asked, and never measured: the model's choice */
+    entry->overruled = alternative_preferred(entry);
+    int64_t use = entry->uses;
+    if (count_use) {
+        entry->uses++;
+        entry->last_used = ++table->clock;
+    }
+    report->probe = count_use && is_probe(use);
+    int run_alternative = entry->overruled != report->probe;
+    report->overruled = entry->overruled && !report->probe;
+    report->observed_seconds = median(&entry->model);
+    report->observed_calls = entry->model.filled;
+    report->alternative_observed_seconds = median(&entry->alternative);
+    report->alternative_observed_calls = entry->alternative.filled;
+    if (run_alternative) {
+        choice->algorithm = key.alternative;
+        snprintf(report->algorithm, sizeof report->algorithm, "%s", report->alternative);
+    }
+    return (double)entry->serial * 2 + run_alternative;
+}
+
+void feedback_observe(feedback_table *table, double tag, double seconds) {
+    if (!(tag >= 0) || !isfinite(seconds)) return;
+    int64_t serial = (int64_t)(tag / 2);
+    int alternative = (int64_t)tag % 2 == 1;
+    for (int i = 0; i < FEEDBACK_ENTRIES; i++) {
+        feedback_entry *entry = &table->entries[i];
+        if (entry->serial != serial) continue;
+        feedback_samples *samples = alternative ? &entry->alternative : &entry->model;
+        samples->seconds[samples->next] = seconds;
+        samples->next = (samples->next + 1) % FEEDBACK_SAMPLES;
+        if (samples->filled < FEEDBACK_SAMPLES) samples->filled++;
+        return;
+    }
+    /* the decision was pushed out of the table since: its measurement goes with it */
+}
+
+void feedback_clear(feedback_table *table) { memset(table, 0, sizeof *table); }
