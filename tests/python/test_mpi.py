@@ -143,3 +143,15 @@ def test_monitor_predictions_and_agreed_fallback(ranks):
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     passed, failed = passed_failed(result.stdout)
     assert failed == 0 and passed >= 100
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 4])
+def test_closed_loop_measures_and_overrules(ranks):
+    # auto's closed loop on a model that cannot tell algorithms apart: the alternative is
+    # probed early, both sides' measured times reach every rank and stay below the call's
+    # own duration, the side measured faster runs from then on (overruled set exactly when
+    # it is not the model's), results match MPI_Allreduce, every rank runs the same
+    result = run_mpi(ranks, "mpi_closed_loop")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    passed, failed = passed_failed(result.stdout)
+    assert failed == 0 and passed >= 70

@@ -1,0 +1,146 @@
+/* closed_loop.c (test) - auto's closed loop (src/mpi/auto_feedback.c) under mpiexec, on a
+ * cost model that cannot tell the algorithms apart.
+ *
+ * PAPCOLL_TAU_MODEL claims a machine a million times faster than this one, so the model's
+ * choice between native and the PAP-aware algorithms is a coin toss (at P = 4 it picks slt,
+ * at P = 2 native); rank 1 comes 30 ms late to every call of 4 MiB. Whatever the model
+ * picks, the loop must: probe its alternative early (the decision's uses 1 and 3), bring
+ * both sides' measured times back to every rank (plausible: positive, and below the call's
+ * own duration as this program measures it), and from then on run the side measured faster
+ * (by the loop's margin), with `overruled` set exactly when that is not the model's
+ * choice. Every call's result is checked against MPI_Allreduce, and every rank must run the
+ * same algorithm in every call. Prints "N passed, M failed".
+ *
+ * Seen while writing it (MPICH 5.0.2, 4 ranks on 2 cores): a native MPI_Allreduce of 4 MiB
+ * on a communicator that papcoll's point-to-point schedules used for many calls before took
+ * 9 - 12 s, not 10 ms, and none did with MPIR_CVAR_DEVICE_COLLECTIVES=none: MPICH's shared
+ * memory collectives under oversubscription, which papcoll.lab.launcher already turns off
+ * where ranks outnumber cores (as the test suite runs this). Run by hand without it, the
+ * loop measured the stall and kept away from native. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/sleep.h"
+#include "papcoll.h"
+
+enum { COUNT = 1 << 20, CALLS = 24, LATE_MS = 30 };
+
+static int rank, ranks, passed, failed;
+
+static void check(int condition, const char *what, const char *detail) {
+    int all = 0;
+    MPI_Allreduce(&condition, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    if (all) {
+        passed++;
+        return;
+    }
+    failed++;
+    if (!condition) printf("FAIL rank %d %s: %s\n", rank, what, detail);
+}
+
+/* A number that differs between algorithm names, compared across ranks. */
+static int name_hash(const char *name) {
+    unsigned hash = 5381;
+    for (; *name; name++) hash = hash * 33 + (unsigned char)*name;
+    return (int)(hash & 0x7fffffff);
+}
+
+static void same_on_every_rank(const papcoll_choice *choice, int call) {
+    int mine = name_hash(choice->algorithm), least = 0, most = 0;
+    MPI_Allreduce(&mine, &least, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&mine, &most, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    char detail[160];
+    snprintf(detail, sizeof detail, "call %d ran %s here, another rank something else", call,
+             choice->algorithm);
+    check(least == most, "every rank runs the same algorithm", detail);
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    /* a million times faster than any machine: every gain is under two one-way messages */
+    setenv("PAPCOLL_TAU_MODEL",
+           "latency=1e-12,seconds_per_byte=1e-18,reduce_seconds_per_byte=1e-18", 1);
+    papcoll_comm *pc;
+    if (papcoll_comm_create(MPI_COMM_WORLD, NULL, &pc) != MPI_SUCCESS)
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    float *input = malloc(COUNT * sizeof *input), *result = malloc(COUNT * sizeof *result),
+          *reference = malloc(COUNT * sizeof *reference);
+    if (!input || !result || !reference) MPI_Abort(MPI_COMM_WORLD, 3);
+    for (int i = 0; i < COUNT; i++) input[i] = (float)((i * 7 + rank * 13) % 61) - 30.0f;
+    MPI_Allreduce(input, reference, COUNT, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    int probes_early = 0, overruled_late = 0, late_calls = 0, ran_alternative_late = 0,
+        probes_late = 0;
+    double longest_call = 0; /* from the first entry to the last exit, rank 0's clock */
+    papcoll_choice choice;
+    char detail[256];
+    for (int call = 0; call < CALLS; call++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 1 % ranks && ranks > 1) sleep_ms(LATE_MS);
+        double entered = MPI_Wtime(), first_entry = 0;
+        int code = papcoll_allreduce(pc, input, result, COUNT, MPI_FLOAT, MPI_SUM);
+        double exited = MPI_Wtime(), last_exit = 0;
+        /* MPI_Wtime is global enough on one node for an upper bound */
+        MPI_Allreduce(&entered, &first_entry, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+        MPI_Allreduce(&exited, &last_exit, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        if (call > 0 && last_exit - first_entry > longest_call)
+            longest_call = last_exit - first_entry;
+        check(code == MPI_SUCCESS, "the call succeeds", papcoll_error_string(code));
+        snprintf(detail, sizeof detail, "call %d: result differs from MPI_Allreduce", call);
+        check(memcmp(result, reference, COUNT * sizeof *result) == 0, "result", detail);
+        papcoll_last_choice(pc, &choice);
+        same_on_every_rank(&choice, call);
+        if (call >= 1 && call <= 6) probes_early += choice.probe;
+        if (call >= CALLS - 8) {
+            late_calls++;
+            overruled_late += choice.overruled;
+            probes_late += choice.probe;
+            ran_alternative_late += strcmp(choice.algorithm, choice.alternative) == 0;
+        }
+    }
+    snprintf(detail, sizeof detail, "model chose %s, alternative '%s' (predicted %.3g / %.3g s)",
+             choice.model_algorithm, choice.alternative, choice.predicted_seconds,
+             choice.alternative_seconds);
+    if (ranks == 1) {
+        check(choice.alternative[0] == '\0' && !choice.probe,
+              "one rank: nothing to compare, no probe", detail);
+    } else {
+        check(choice.alternative[0] != '\0', "the model names an alternative", detail);
+        snprintf(detail, sizeof detail, "%d probes in calls 1 .. 6", probes_early);
+        check(probes_early >= 2, "the alternative is probed early", detail);
+        double model = choice.observed_seconds, alternative = choice.alternative_observed_seconds;
+        snprintf(detail, sizeof detail,
+                 "measured %s %.3g ms (%d calls), %s %.3g ms (%d calls); longest call %.3g ms",
+                 choice.model_algorithm, model * 1e3, choice.observed_calls, choice.alternative,
+                 alternative * 1e3, choice.alternative_observed_calls, longest_call * 1e3);
+        check(choice.observed_calls >= 2 && choice.alternative_observed_calls >= 2 &&
+                  model > 0 && alternative > 0 && model <= longest_call &&
+                  alternative <= longest_call,
+              "both sides measured, each below the longest call", detail);
+        /* the side measured faster by the loop's margin (5 % and 1 us) runs in the last
+         * calls but probes; between the margins, either may */
+        int alternative_faster = alternative < model * 0.95 - 1e-6;
+        int model_faster = model < alternative * 0.95 - 1e-6;
+        char measured[300];
+        snprintf(measured, sizeof measured, "the alternative ran in %d of the last %d calls "
+                 "(%d probes, %d overruled); %.200s", ran_alternative_late, late_calls,
+                 probes_late, overruled_late, detail);
+        if (alternative_faster)
+            check(ran_alternative_late == late_calls && overruled_late == late_calls - probes_late,
+                  "the alternative, measured faster, overrules the model", measured);
+        if (model_faster)
+            check(ran_alternative_late == probes_late && overruled_late == 0,
+                  "the model's choice, measured faster, stays", measured);
+    }
+    papcoll_comm_free(&pc);
+    free(input);
+    free(result);
+    free(reference);
+    if (rank == 0) printf("%d passed, %d failed\n", passed, failed);
+    MPI_Finalize();
+    return failed ? 1 : 0;
+}
