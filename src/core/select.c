@@ -32,6 +32,15 @@
  * Candidates whose schedules hold more than 4 million operations in all are skipped (the
  * decision must stay cheap; it is made once per shape and arrival class, and cached by the
  * caller).
+ * Shortcuts (issue 32; on a crossbar without a token bucket, where select_bounds.c's closed
+ * forms and bound hold): native's stand-ins go first; where native's e-bar less the wait is
+ * within 1 / (1 - margin) of the lower bound no algorithm beats, no candidate can win by the
+ * margin and none is simulated (the same decision, cheaper). And a decision spends at most a
+ * budget of operations, built and simulated: 1 % of the 32 calls it serves at the least, at
+ * the closed-form call time and 1 us an operation, never under 32768 (every decision up to
+ * P = 32 as before). A stand-in beyond it is taken from its closed form plus the wait, a
+ * candidate beyond it is not weighed: at P = 1024 a decision took seconds (ring alone is
+ * 2 P (P - 1) messages; straggler 5-7 M operations, built and then refused by the cap).
  *
  * The fixed rule below (select_default_algorithm) is what stands in for native where
  * MPI_Allreduce cannot be called: counts beyond INT_MAX.
