@@ -358,18 +358,19 @@ typedef struct papcoll_choice {
      * more) on a tree it gave (parameters.tree), and the cost model weighed the hierarchical
      * algorithms too, balanced or not (appended last: the fields before keep their offsets) */
     int32_t from_groups;
-    /* Issue 32, the closed loop (appended: the fields before keep their offsets). Times
-     * "after the last arrival" are e-bar less the mean wait for the last arrival, which no
-     * algorithm changes: mean over ranks of (exit - latest entry). */
+    /* Issue 32, the closed loop (appended: the fields before keep their offsets). The
+     * model's time "after the last arrival" is its e-bar less wait_seconds, the mean wait
+     * for the last arrival, which no algorithm changes; the measured one is from the last
+     * arrival to completion (the latest exit less the latest entry). */
     double wait_seconds;       /* the predicted mean wait for the last arrival */
     /* what the model compares its choice with: "native" where it chose a papcoll
      * algorithm, its best papcoll candidate where it chose native, "" where none */
     char alternative[64];
     double alternative_seconds;          /* the model's e-bar for the alternative */
     char model_algorithm[64];            /* the model's choice (algorithm may differ) */
-    /* The MPI library's observations (0 in papcoll_choose): the median measured time after
-     * the last arrival of the last (at most 5) calls of each, in this call's shape and
-     * lateness level, and how many calls were measured. */
+    /* The MPI library's observations (0 in papcoll_choose): the median measured time from
+     * the last arrival to completion of the last (at most 5) calls of each, in this call's
+     * shape and lateness level, and how many calls were measured. */
     double observed_seconds;             /* of the model's choice */
     double alternative_observed_seconds; /* of the alternative */
     int32_t observed_calls, alternative_observed_calls;

@@ -182,13 +182,13 @@ class Choice:
     from_groups: bool          # the groups formed a hierarchy: hierarchical ones weighed too
     predicted_seconds: float   # the model's e-bar for its choice (model_algorithm)
     native_seconds: float      # the model's e-bar for MPI_Allreduce
-    # auto's closed loop (issue 32; docs/mpi.md): times "after the last arrival" are e-bar
-    # less the mean wait for the last arrival (wait_seconds), which no algorithm changes
+    # auto's closed loop (issue 32; docs/mpi.md): the model's time after the last arrival is
+    # its e-bar less wait_seconds; the measured one is from the last arrival to completion
     wait_seconds: float = 0.0          # the model's mean wait for the last arrival
     model_algorithm: str = ""          # the model's choice (algorithm may be the alternative)
     alternative: str = ""              # what the loop measures it against ("": nothing)
     alternative_seconds: float = 0.0   # the model's e-bar for the alternative
-    observed_seconds: float = 0.0      # measured median after the last arrival: model's
+    observed_seconds: float = 0.0      # measured median, last arrival to completion: model's
     alternative_observed_seconds: float = 0.0  # ... and the alternative's
     observed_calls: int = 0            # how many calls each median is of (at most 5)
     alternative_observed_calls: int = 0

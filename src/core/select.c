@@ -33,6 +33,15 @@
  * Candidates whose schedules hold more than 4 million operations in all are skipped (the
  * decision must stay cheap; it is made once per shape and arrival class, and cached by the
  * caller).
+ * Shortcuts (issue 32; on a crossbar without a token bucket, where select_bounds.c's closed
+ * forms and bound hold): native's stand-ins go first; where native's e-bar less the wait is
+ * within 1 / (1 - margin) of the lower bound no algorithm beats, no candidate can win by the
+ * margin and none is simulated (the same decision, cheaper). And a decision spends at most a
+ * budget of operations, built and simulated: 1 % of the 100 calls it serves, at the
+ * closed-form call time and 1 us an operation, never under 262144 (every decision up to
+ * P = 128 as before). A stand-in beyond it is taken from its closed form plus the wait, a
+ * candidate beyond it is not weighed: at P = 1024 a decision took seconds (ring alone is
+ * 2 P (P - 1) messages; straggler 5-7 M operations, built and then refused by the cap).
  *
  * The fixed rule below (select_default_algorithm) is what stands in for native where
  * MPI_Allreduce cannot be called: counts beyond INT_MAX.
@@ -54,6 +63,19 @@ static const double margin = 0.05;
 /* A candidate that lost by at most this share is still measured against native. */
 static const double alternative_share = 0.25;
 static const int64_t most_simulated_operations = 4000000;
+/* The decision's budget (decision_budget): this share of the calls one decision serves, at
+ * the cost of building and simulating one operation. A decision is kept per shape and
+ * arrival class (src/mpi/choose.c) and serves every call of that class; 100 calls is a
+ * conservative count for a training or solver loop. One operation built and simulated
+ * costs about 0.4-0.8 us (1.2-2.5 M a second measured on a loaded 2-core machine; 1 us is
+ * the conservative figure). Below the floor the budget does not bind: every decision up to
+ * P = 128 runs as before (some 200 000 operations in all at P = 128), which keeps the gains
+ * the full comparison finds there (P = 64, 1 MiB: auto / native 0.83 in the simulator,
+ * lost with a floor of 32 768). */
+static const double decision_share = 0.01;
+static const double calls_per_decision = 100;
+static const double operations_per_second = 1e6;
+static const int64_t budget_floor = 262144;
 
 const char *select_default_algorithm(int32_t ranks, int64_t count, int64_t elem_size,
                                      int commutative) {
@@ -69,12 +91,15 @@ const char *papcoll_select_default(int32_t ranks, int64_t count, int64_t elem_si
     return select_default_algorithm(ranks, count, elem_size, commutative);
 }
 
+/* The model's e-bar for the candidate, or INFINITY where it does not build or holds more than
+ * `limit` operations; adds the operations it simulated to *operations. */
 static double predicted_seconds(const char *name, int32_t ranks, int64_t count,
                                 int32_t elem_size, const papcoll_context *context,
-                                const papcoll_sim_model *model) {
+                                const papcoll_sim_model *model, int64_t limit,
+                                int64_t *operations) {
     papcoll_sim_options options;
     memset(&options, 0, sizeof options);
-    options.max_operations = most_simulated_operations;
+    options.max_operations = limit;
     /* the tree the ranks run on, where the caller knows it (papcoll sim on a network with a
      * topology): what makes a hierarchy pay is the slow links between its groups */
     options.topology = context->parameters.tree;
@@ -83,6 +108,7 @@ static double predicted_seconds(const char *name, int32_t ranks, int64_t count,
     int status = papcoll_simulate(name, ranks, count, elem_size, context, model, &options,
                                   context->arrivals, NULL, &result, NULL, 0);
     double seconds = status == PAPCOLL_OK ? result.average_elapsed : INFINITY;
+    *operations += result.operations;
     papcoll_sim_result_release(&result);
     return seconds;
 }
@@ -108,9 +134,54 @@ static int hierarchy(const papcoll_context *context, int32_t ranks) {
     return two_groups && shared_group;
 }
 
-int papcoll_choose(int32_t ranks, int64_t count, int32_t elem_size, int32_t commutative,
-                   const papcoll_context *context, const papcoll_sim_model *model,
-                   papcoll_choice *choice) {
+static const char *const native_stand_ins[3] = {"recursive_doubling", "rabenseifner", "ring"};
+
+static int stands_for_native(const char *name) {
+    for (int i = 0; i < 3; i++)
+        if (strcmp(name, native_stand_ins[i]) == 0) return 1;
+    return 0;
+}
+
+/* What a decision may spend, in operations built and simulated: a share of the calls it
+ * serves, at the model's closed-form duration of a call, never less than the floor. */
+static int64_t decision_budget(int32_t ranks, int64_t bytes, int32_t commutative,
+                               const papcoll_sim_model *model) {
+    double call = fmin(select_closed_form_seconds("recursive_doubling", ranks, bytes, model),
+                       select_closed_form_seconds("rabenseifner", ranks, bytes, model));
+    if (commutative) call = fmin(call, select_closed_form_seconds("ring", ranks, bytes, model));
+    double affordable = decision_share * calls_per_decision * call * operations_per_second;
+    if (!(affordable < (double)most_simulated_operations)) return most_simulated_operations;
+    return affordable > (double)budget_floor ? (int64_t)affordable : budget_floor;
+}
+
+/* Whether `name` fits what is left of the budget (spent: simulated so far; what was built to
+ * count operations is spent too); counts its operations first (three schedule builds) only
+ * where even two operations a rank would fit. */
+static int affordable(const char *name, int32_t ranks, int64_t count, int32_t elem_size,
+                      const papcoll_context *context, int64_t spent, select_trace *trace) {
+    if (spent + trace->built_operations + 2 * (int64_t)ranks > trace->budget_operations)
+        return 0;
+    int64_t estimate = select_estimated_operations(name, ranks, count, elem_size, context,
+                                                   &trace->built_operations);
+    return estimate >= 0 &&
+           estimate <= trace->budget_operations - spent - trace->built_operations;
+}
+
+/* The most operations the next simulation may hold: the fixed cap, and with the shortcuts
+ * what is left of the budget (an estimate from three ranks can fall short; the simulator
+ * refuses beyond the limit before running, so a decision never spends more). */
+static int64_t limit_of(const select_trace *trace, int64_t spent, int shortcuts) {
+    if (!shortcuts) return most_simulated_operations;
+    int64_t left = trace->budget_operations - spent - trace->built_operations;
+    return left < 1 ? 1 : left < most_simulated_operations ? left : most_simulated_operations;
+}
+
+int select_choose(int32_t ranks, int64_t count, int32_t elem_size, int32_t commutative,
+                  const papcoll_context *context, const papcoll_sim_model *model,
+                  int shortcuts, papcoll_choice *choice, select_trace *trace) {
+    select_trace unused;
+    if (trace == NULL) trace = &unused;
+    memset(trace, 0, sizeof *trace);
     if (choice == NULL || model == NULL || ranks < 1 || count < 0 || elem_size < 1)
         return PAPCOLL_ERR_ARGUMENT;
     memset(choice, 0, sizeof *choice);
@@ -120,35 +191,10 @@ int papcoll_choose(int32_t ranks, int64_t count, int32_t elem_size, int32_t comm
     int uneven = !balanced(context, ranks);
     int grouped = context->parameters.tree != NULL && hierarchy(context, ranks);
     if (!uneven && !grouped) return PAPCOLL_OK;
+    choice->from_arrivals = uneven;
+    choice->from_groups = grouped;
     papcoll_context candidate_context = *context;
     candidate_context.keep_order = !commutative;
-    double native = INFINITY, best = INFINITY;
-    const char *best_name = NULL;
-    for (int32_t i = 0; i < papcoll_algorithm_count(); i++) {
-        papcoll_algorithm_info info;
-        papcoll_algorithm_get(i, &info);
-        int stands_for_native = strcmp(info.name, "recursive_doubling") == 0 ||
-                                strcmp(info.name, "rabenseifner") == 0 ||
-                                strcmp(info.name, "ring") == 0;
-        /* PAP-aware candidates where the arrivals are uneven, hierarchical ones where the
-         * groups form a hierarchy (pap_hierarchical needs both: groups, and arrivals, even
-         * if equal); each only where it can build */
-        int candidate = info.needs_groups ? grouped && (!info.needs_arrivals ||
-                                                        context->arrivals != NULL)
-                                          : info.needs_arrivals && uneven;
-        if (!candidate && !stands_for_native) continue;
-        if (info.commutative_only && !commutative) continue;
-        double seconds =
-            predicted_seconds(info.name, ranks, count, elem_size, &candidate_context, model);
-        if (stands_for_native) {
-            if (seconds < native) native = seconds;
-            continue;
-        }
-        if (seconds < best) {
-            best = seconds;
-            best_name = info.name;
-        }
-    }
     /* the margin is on what an algorithm can change: e-bar less the wait for the last
      * arrival that every algorithm pays (e-bar_lo's first term) */
     double wait = 0;
@@ -157,11 +203,66 @@ int papcoll_choose(int32_t ranks, int64_t count, int32_t elem_size, int32_t comm
         for (int32_t r = 0; r < ranks; r++) last = fmax(last, context->arrivals[r]);
         for (int32_t r = 0; r < ranks; r++) wait += (last - context->arrivals[r]) / ranks;
     }
-    choice->from_arrivals = uneven;
-    choice->from_groups = grouped;
+    int64_t bytes = count > INT64_MAX / elem_size ? INT64_MAX : count * elem_size;
+    /* the shortcuts stand on the closed forms and the bound: a crossbar, no token bucket */
+    shortcuts = shortcuts && context->parameters.tree == NULL && model->burst_bytes <= 0;
+    if (shortcuts) trace->budget_operations = decision_budget(ranks, bytes, commutative, model);
+    int64_t spent = 0;
+    /* native first: the bound may settle the call before any candidate is built */
+    double native = INFINITY;
+    for (int i = 0; i < 3; i++) { /* the cheapest to simulate first: the budget lasts */
+        const char *name = native_stand_ins[i];
+        if (strcmp(name, "ring") == 0 && !commutative) continue; /* ring reorders operands */
+        double seconds = INFINITY;
+        if (!shortcuts ||
+            affordable(name, ranks, count, elem_size, &candidate_context, spent, trace))
+            seconds = predicted_seconds(name, ranks, count, elem_size, &candidate_context,
+                                        model, limit_of(trace, spent, shortcuts), &spent);
+        if (shortcuts && !isfinite(seconds)) {
+            seconds = wait + select_closed_form_seconds(name, ranks, bytes, model);
+            trace->closed_form_stand_ins++;
+        }
+        native = fmin(native, seconds);
+    }
     choice->wait_seconds = wait;
     choice->native_seconds = isfinite(native) ? native : 0;
     choice->predicted_seconds = choice->native_seconds;
+    snprintf(choice->model_algorithm, sizeof choice->model_algorithm, "native");
+    /* no candidate beats the bound, so none can beat native by the margin when native is
+     * this close to it: the decision the simulations would reach, without them */
+    if (shortcuts && isfinite(native) &&
+        native - wait <= select_post_wait_lower_bound(ranks, bytes, model) / (1 - margin)) {
+        trace->bound_settled = 1;
+        trace->simulated_operations = spent;
+        return PAPCOLL_OK;
+    }
+    double best = INFINITY;
+    const char *best_name = NULL;
+    for (int32_t i = 0; i < papcoll_algorithm_count(); i++) {
+        papcoll_algorithm_info info;
+        papcoll_algorithm_get(i, &info);
+        /* PAP-aware candidates where the arrivals are uneven, hierarchical ones where the
+         * groups form a hierarchy (pap_hierarchical needs both: groups, and arrivals, even
+         * if equal); each only where it can build */
+        int candidate = info.needs_groups ? grouped && (!info.needs_arrivals ||
+                                                        context->arrivals != NULL)
+                                          : info.needs_arrivals && uneven;
+        if (!candidate || stands_for_native(info.name)) continue;
+        if (info.commutative_only && !commutative) continue;
+        if (shortcuts && !affordable(info.name, ranks, count, elem_size, &candidate_context,
+                                     spent, trace)) {
+            trace->skipped_candidates++;
+            continue;
+        }
+        double seconds =
+            predicted_seconds(info.name, ranks, count, elem_size, &candidate_context, model,
+                              limit_of(trace, spent, shortcuts), &spent);
+        if (seconds < best) {
+            best = seconds;
+            best_name = info.name;
+        }
+    }
+    trace->simulated_operations = spent;
     /* a gain below two one-way messages is below what the model resolves (its per-message
      * costs are one ping-pong's averages) and below the noise of ranks that share cores */
     double least_gain = 2 * (model->latency + model->overhead + model->receive_overhead);
@@ -183,4 +284,11 @@ int papcoll_choose(int32_t ranks, int64_t count, int32_t elem_size, int32_t comm
     }
     snprintf(choice->model_algorithm, sizeof choice->model_algorithm, "%s", choice->algorithm);
     return PAPCOLL_OK;
+}
+
+int papcoll_choose(int32_t ranks, int64_t count, int32_t elem_size, int32_t commutative,
+                   const papcoll_context *context, const papcoll_sim_model *model,
+                   papcoll_choice *choice) {
+    return select_choose(ranks, count, elem_size, commutative, context, model, 1, choice,
+                         NULL);
 }

@@ -46,7 +46,8 @@ typedef struct feedback_table {
  * the same table, so every rank decides alike. */
 double feedback_decide(feedback_table *table, const choice_input *input, int level,
                        int count_use, auto_choice *choice);
-/* A call's measured time after its last arrival, under the tag feedback_decide gave. */
+/* A call's measured time from its last arrival to completion, under the tag feedback_decide
+ * gave. */
 void feedback_observe(feedback_table *table, double tag, double seconds);
 void feedback_clear(feedback_table *table);
 

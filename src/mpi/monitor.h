@@ -60,7 +60,7 @@ typedef struct monitor_state {
     double period_entries[MONITOR_PERIOD_MOST_CALLS]; /* this rank's entries, rank 0's clock */
     double period_tags[MONITOR_PERIOD_MOST_CALLS];   /* each call's tag in this period */
     double sent_tags[MONITOR_PERIOD_MOST_CALLS];     /* the tags of the period in flight */
-    double observed[MONITOR_PERIOD_MOST_CALLS];      /* seconds after the last arrival */
+    double observed[MONITOR_PERIOD_MOST_CALLS];      /* last arrival to completion, s */
     double observed_tags[MONITOR_PERIOD_MOST_CALLS];
     int observed_count;        /* observations not yet taken (monitor_take_observations) */
 } monitor_state;
@@ -110,8 +110,8 @@ int monitor_measures_calls(const papcoll_comm *pc);
  * sources ignore it. */
 void monitor_tag_call(papcoll_comm *pc, double tag);
 /* The measured calls that arrived with the last period's messages (AUTOMATIC only): their
- * tags and each one's time after the last arrival (mean over ranks of exit - the latest
- * entry, on rank 0's clock), the same on every rank; returns how many (0: none new) and
+ * tags and each one's time from the last arrival to completion (the latest exit less the
+ * latest entry, on rank 0's clock), the same on every rank; returns how many (0: none new) and
  * hands them over once. */
 int monitor_take_observations(papcoll_comm *pc, const double **tags, const double **seconds);
 /* The model behind tau (latency, seconds per byte, reduce seconds per byte), the same on

@@ -30,23 +30,26 @@ enum {
  * would be a tax on every call. */
 static const double edge_worth_spread = 0.25;
 
-/* auto's closed loop: each tagged call's time after its last arrival, mean over ranks of
- * (exit - the latest entry), all on rank 0's clock; what an algorithm changes of e-bar, so
- * that calls whose arrivals differed compare. */
+/* auto's closed loop: each tagged call's time from its last arrival to its completion (the
+ * latest exit), on rank 0's clock. Not the mean exit: an algorithm that lets some ranks go
+ * early and others late (straggler's core, a tree's root) makes the next call's arrivals
+ * uneven where calls follow each other closely, and the latest exit charges it for that;
+ * and not e-bar, whose wait for the last arrival no algorithm changes and whose noise
+ * would hide a difference behind a long delay. */
 static void observe_period(papcoll_comm *pc, int calls) {
     monitor_state *m = &pc->monitor;
     const double *incoming = m->period_incoming;
     m->observed_count = 0;
     for (int k = 0; k < calls; k++) {
         if (m->sent_tags[k] < 0) continue;
-        double latest = -INFINITY, exits = 0;
+        double latest_entry = -INFINITY, latest_exit = -INFINITY;
         for (int r = 0; r < pc->size; r++) {
             const double *message = incoming + (size_t)r * MONITOR_PERIOD_DOUBLES;
-            latest = fmax(latest, message[PERIOD_ENTRIES + k]);
-            exits += (message[PERIOD_ENTRIES + k] + message[k]) / pc->size;
+            latest_entry = fmax(latest_entry, message[PERIOD_ENTRIES + k]);
+            latest_exit = fmax(latest_exit, message[PERIOD_ENTRIES + k] + message[k]);
         }
         m->observed_tags[m->observed_count] = m->sent_tags[k];
-        m->observed[m->observed_count++] = fmax(0, exits - latest);
+        m->observed[m->observed_count++] = fmax(0, latest_exit - latest_entry);
     }
 }
 
