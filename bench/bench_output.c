@@ -25,6 +25,7 @@ void tally_choice(choice_tally *tally, const papcoll_choice *choice) {
     tally->calls++;
     tally->probes += choice->probe;
     tally->overruled += choice->overruled;
+    tally->path_sum += choice->path_seconds;
 }
 
 /* The lists that end a series' object: auto's choices, e-bar per call, arrivals per call. */
@@ -37,9 +38,10 @@ static void write_series_lists(FILE *out, const options *o, int ranks, const res
             json_write_string(out, r->tallies[s].names[k]);
             fprintf(out, ": %d", r->tallies[s].counts[k]);
         }
-        fprintf(out, "}, \"predicted_gain\": %.4f, \"probes\": %d, \"overruled\": %d",
-                r->tallies[s].gain_sum / r->tallies[s].calls, r->tallies[s].probes,
-                r->tallies[s].overruled);
+        fprintf(out, "}, \"predicted_gain\": %.4f, \"probes\": %d, \"overruled\": %d, "
+                "\"auto_path_us\": %.3f", r->tallies[s].gain_sum / r->tallies[s].calls,
+                r->tallies[s].probes, r->tallies[s].overruled,
+                r->tallies[s].path_sum / r->tallies[s].calls * 1e6);
     }
     fprintf(out, ", \"ebar_ms\": [");
     for (int i = 0; i < o->iterations; i++)

@@ -17,6 +17,7 @@ typedef struct choice_tally {
     double gain_sum;           /* predicted gain: native_seconds / predicted_seconds */
     int calls;
     int probes, overruled;     /* auto's closed loop: probes, calls it overruled the model */
+    double path_sum;           /* seconds in auto's own path (papcoll_choice.path_seconds) */
 } choice_tally;
 
 void tally_choice(choice_tally *tally, const papcoll_choice *choice);

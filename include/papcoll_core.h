@@ -378,6 +378,9 @@ typedef struct papcoll_choice {
     int32_t probe;
     /* 1: the observations overruled the model (algorithm is the alternative, not a probe) */
     int32_t overruled;
+    /* This rank's time in auto's own path in this call, before the algorithm ran: the
+     * monitor's gathering of arrivals, the decision, the plan (0 in papcoll_choose). */
+    double path_seconds;
 } papcoll_choice;
 
 /* auto's decision for a call of P ranks: context->arrivals (P predicted arrival times, or

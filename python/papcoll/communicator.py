@@ -194,6 +194,7 @@ class Choice:
     alternative_observed_calls: int = 0
     probe: bool = False                # this call ran the alternative to measure it
     overruled: bool = False            # measurements overruled the model
+    path_seconds: float = 0.0          # this rank's time in auto's own path this call
 
     @property
     def predicted_gain(self) -> float:
@@ -212,7 +213,7 @@ class Choice:
                    ffi.string(raw.alternative).decode(), float(raw.alternative_seconds),
                    float(raw.observed_seconds), float(raw.alternative_observed_seconds),
                    int(raw.observed_calls), int(raw.alternative_observed_calls),
-                   bool(raw.probe), bool(raw.overruled))
+                   bool(raw.probe), bool(raw.overruled), float(raw.path_seconds))
 
 
 class Communicator:

@@ -426,6 +426,7 @@ static int run_with_arrivals(papcoll_comm *pc, const algorithm_entry *algorithm,
                              const void *sendbuf, void *recvbuf, int64_t count,
                              int64_t extent, int commutative, MPI_Datatype datatype,
                              MPI_Op op) {
+    double entered = MPI_Wtime(); /* auto's own path starts: papcoll_choice.path_seconds */
     int64_t segment_elements = (count + pc->size - 1) / pc->size;
     const double *arrivals = NULL;
     double tau = 0;
@@ -434,11 +435,13 @@ static int run_with_arrivals(papcoll_comm *pc, const algorithm_entry *algorithm,
                               &usable);
     if (code != MPI_SUCCESS) return code;
     const void *source = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    if (algorithm == NULL) { /* auto */
+    int choosing = algorithm == NULL;
+    if (choosing) { /* auto */
         code = choose_for_call(pc, count, extent, commutative, usable ? arrivals : NULL, tau,
                                1, &pc->last_choice);
         if (code != MPI_SUCCESS) return code;
         algorithm = pc->last_choice.algorithm;
+        pc->last_choice.report.path_seconds = MPI_Wtime() - entered;
         if (algorithm == NULL) {
             code = MPI_Allreduce(sendbuf, recvbuf, (int)count, datatype, op, pc->comm);
             if (code != MPI_SUCCESS)
@@ -458,6 +461,9 @@ static int run_with_arrivals(papcoll_comm *pc, const algorithm_entry *algorithm,
     } else {
         code = prepare_plan(pc, registry_find("ring"), count, extent, 0, NULL, NULL, 0, &plan);
     }
+    if (choosing) pc->last_choice.report.path_seconds = MPI_Wtime() - entered;
+    if (algorithm->info.needs_arrivals && usable && !(choosing && pc->last_choice.report.probe))
+        monitor_call_built_on_arrivals(pc);
     if (code == MPI_SUCCESS) code = run_plan(pc, plan, source, recvbuf, datatype, op);
     if (code == MPI_SUCCESS) code = monitor_finish_call(pc);
     return code;

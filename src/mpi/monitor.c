@@ -218,6 +218,10 @@ int monitor_finish_call(papcoll_comm *pc) {
 
 void monitor_tag_call(papcoll_comm *pc, double tag) { pc->monitor.call_tag = tag; }
 
+void monitor_call_built_on_arrivals(papcoll_comm *pc) {
+    pc->monitor.period_built_on_arrivals = 1;
+}
+
 int monitor_measures_calls(const papcoll_comm *pc) { return pc->monitor.source->measures_calls; }
 
 int monitor_take_observations(papcoll_comm *pc, const double **tags, const double **seconds) {

@@ -63,6 +63,9 @@ typedef struct monitor_state {
     double observed[MONITOR_PERIOD_MOST_CALLS];      /* last arrival to completion, s */
     double observed_tags[MONITOR_PERIOD_MOST_CALLS];
     int observed_count;        /* observations not yet taken (monitor_take_observations) */
+    /* a call of the period (of the period in flight) ran a schedule built on the arrivals,
+     * not as a probe: only then are per-call predictions worth their message round */
+    int period_built_on_arrivals, sent_built_on_arrivals;
 } monitor_state;
 
 /* A period's message: every call's wait and entry (on rank 0's clock), and three numbers. */
@@ -103,6 +106,10 @@ double monitor_tau(const papcoll_comm *pc, double segment_bytes);
  * the earliest), as the source learnt them between calls, once tau is calibrated; returns
  * 0 where there are none (EDGE and HISTORY learn only at the call). */
 int monitor_learnt_arrivals(const papcoll_comm *pc, double *arrivals);
+/* The current call runs a schedule built on the predicted arrivals (a PAP-aware algorithm
+ * that auto preferred, or that the user named): AUTOMATIC turns per-call predictions on
+ * only after a period with such calls, since they serve nothing else. */
+void monitor_call_built_on_arrivals(papcoll_comm *pc);
 /* Whether the monitor's source measures the calls it is told of (AUTOMATIC). */
 int monitor_measures_calls(const papcoll_comm *pc);
 /* auto's closed loop: the tag (>= 0, the same on every rank) of what the current call

@@ -27,7 +27,9 @@ enum {
 /* Per-call predictions are turned on only where arrivals were spread by more than this
  * share of the call's own time, and by more than scheduling jitter
  * (ARRIVAL_JITTER_SECONDS): below it a prediction could gain little, and its message round
- * would be a tax on every call. */
+ * would be a tax on every call; and only after a period in which some call ran a schedule
+ * built on the arrivals (monitor_call_built_on_arrivals): where auto runs native, exact
+ * predictions change nothing, and their round was auto's tax on small calls (issue 32). */
 static const double edge_worth_spread = 0.25;
 
 /* auto's closed loop: each tagged call's time from its last arrival to its completion (the
@@ -99,7 +101,8 @@ static int receive_period(papcoll_comm *pc) {
     m->spread = spread;
     m->call_seconds = call_seconds;
     m->have_lateness = 1;
-    m->edge_mode = all_edge && spread > edge_worth_spread * call_seconds &&
+    m->edge_mode = all_edge && m->sent_built_on_arrivals &&
+                   spread > edge_worth_spread * call_seconds &&
                    spread > ARRIVAL_JITTER_SECONDS;
     return MPI_SUCCESS;
 }
@@ -143,6 +146,8 @@ static int finish_call(papcoll_comm *pc) {
     memcpy(message + PERIOD_ENTRIES, m->period_entries,
            (size_t)m->period_calls * sizeof *message);
     memcpy(m->sent_tags, m->period_tags, (size_t)m->period_calls * sizeof *m->sent_tags);
+    m->sent_built_on_arrivals = m->period_built_on_arrivals;
+    m->period_built_on_arrivals = 0;
     message[PERIOD_ALL_EDGE] = m->period_all_edge;
     message[PERIOD_CALLS] = m->period_calls;
     message[PERIOD_NUMBER] = (double)m->periods;
