@@ -142,21 +142,21 @@ def measure_size(size: int, arguments: argparse.Namespace,
     return kept + [row for rows in late for row in rows]
 
 
-def _learning_module() -> Any:
-    """bench/auto_learning.py (figure 4), or None where it is absent."""
+def _learning_module(without: str) -> Any:
+    """bench/auto_learning.py (figure 4), or None where it is absent (saying so, and what
+    happens `without` it)."""
     try:
         import auto_learning
     except ModuleNotFoundError as error:
         if error.name != "auto_learning":
             raise
-        print("learns fast: bench/auto_learning.py is absent, figure 4 skipped",
-              file=sys.stderr)
+        print(f"learns fast: bench/auto_learning.py is absent, {without}", file=sys.stderr)
         return None
     return auto_learning
 
 
 def measure_learning(arguments: argparse.Namespace) -> dict[str, Any] | None:
-    module = _learning_module()
+    module = _learning_module("figure 4 skipped")
     if module is None:
         return None
     rows = module.measure_learning(arguments.ranks, arguments.testbed, arguments.learning_size)
@@ -167,7 +167,7 @@ def measure_learning(arguments: argparse.Namespace) -> dict[str, Any] | None:
 def recovery_by_setting(learning: list[dict[str, Any]]) -> dict[str, list[Row]]:
     """Each setting's calls-to-recover table: recomputed from its rows where
     bench/auto_learning.py is here, else as saved."""
-    module = _learning_module() if learning else None
+    module = _learning_module("its tables as saved") if learning else None
     return {run["setting"]: (module.recovery_table(run["rows"]) if module is not None
                              else run["recovery"]) for run in learning}
 

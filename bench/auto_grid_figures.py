@@ -148,7 +148,10 @@ def learning_figure(recovery: Sequence[Row]) -> dict[str, Any]:
     quick = [row for row in recovery if row["calls_to_recover"] is not None
              and row["calls_to_recover"] <= RECOVERY_CALLS]
     return {"met": len(quick), "total": len(recovery),
-            "misses": [str(row["change"]) for row in recovery if row not in quick]}
+            "misses": [f"{row['change']} ("
+                       + ("never" if row["calls_to_recover"] is None
+                          else f"{row['calls_to_recover']} calls") + ")"
+                       for row in recovery if row not in quick]}
 
 
 def figures(grid: Sequence[Point],

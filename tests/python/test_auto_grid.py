@@ -135,8 +135,8 @@ def test_learning_figure_counts_changes_recovered_within_8_calls(tmp_path, capsy
     path = saved_run(tmp_path, [{"setting": SHM, "size_bytes": 1 << 20, "rows": [],
                                  "recovery": []}])
     assert auto_grid.main(["--from-json", str(path)]) == 0
-    assert ("shared memory: learns fast 1/3 changes within 8 calls; misses: lateness stops, "
-            "lateness returns") in capsys.readouterr().out
+    assert ("shared memory: learns fast 1/3 changes within 8 calls; misses: lateness stops "
+            "(9 calls), lateness returns (never)") in capsys.readouterr().out
 
 
 def test_contenders_come_from_the_registrys_properties():
