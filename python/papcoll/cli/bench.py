@@ -48,7 +48,14 @@ def add_parser(commands: Any) -> None:
         commands, command_bench, "bench",
         help="the mini-benchmark (seed 000 Fig. 9) over mpiexec, against native MPI",
         description="Runs papcoll-bench under mpiexec: e-bar of each algorithm when rank 1 "
-                    "(one-late) or every rank (rand-late) arrives up to --max-delay late.")
+                    "(one-late) or every rank (rand-late) arrives up to --max-delay late.",
+        # the grid of issue 32 (sizes x arrival patterns x delays in multiples of each
+        # size's own delta, every contender, four figures) is a script over this engine
+        epilog="Issue 32's whole grid (auto against every papcoll algorithm and native "
+               "variant, balanced, one-late and rand-late, delays 0-100 x delta) and its "
+               "four figures (never slower, right choice, wins when it can, learns fast): "
+               "python bench/auto_grid.py --help (in a papcoll checkout; "
+               "docs/benchmarks.md).")
     add_ranks(bench, 4096, default=4)
     add_algorithms(bench, "ring,rabenseifner,native", native=True)
     bench.add_argument("--baseline", type=bench_algorithm, default=DEFAULT_BASELINE,
