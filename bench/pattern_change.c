@@ -108,6 +108,13 @@ static double parse_number(const char *text, double minimum, double maximum, con
     return value;
 }
 
+/* A count: parse_number, and no fraction. */
+static int64_t parse_whole(const char *text, double minimum, double maximum, const char *what) {
+    double value = parse_number(text, minimum, maximum, what);
+    if (value != floor(value)) usage_error(what, text);
+    return (int64_t)value;
+}
+
 static void parse_settings(int argc, char **argv, settings *s) {
     static char default_contenders[] = "auto,native,straggler";
     usage_init("papcoll-pattern-change", usage);
@@ -120,20 +127,20 @@ static void parse_settings(int argc, char **argv, settings *s) {
         if (i + 1 >= argc) usage_error("%s needs a value", flag);
         char *value = argv[++i];
         if (strcmp(flag, "--calls-per-phase") == 0)
-            s->calls_per_phase = (int)parse_number(value, 1, 100000,
-                                                   "bad --calls-per-phase '%s': want 1 or more");
+            s->calls_per_phase = (int)parse_whole(value, 1, 100000,
+                                                   "bad --calls-per-phase '%s': want a whole number >= 1");
         else if (strcmp(flag, "--delay-ms") == 0)
             s->delay_ms = parse_number(value, 0, 60000, "bad --delay-ms '%s': want [0, 60000]");
         else if (strcmp(flag, "--compute-ms") == 0)
             s->compute_ms = parse_number(value, 0, 60000,
                                          "bad --compute-ms '%s': want [0, 60000]");
         else if (strcmp(flag, "--bytes") == 0)
-            s->bytes = (int64_t)parse_number(value, 1, (double)INT32_MAX,
+            s->bytes = parse_whole(value, 1, (double)INT32_MAX,
                                              "bad --bytes '%s': want a whole number >= 1");
         else if (strcmp(flag, "--edge") == 0)
-            s->edge = (int)parse_number(value, 0, 1, "bad --edge '%s': want 1 or 0");
+            s->edge = (int)parse_whole(value, 0, 1, "bad --edge '%s': want 1 or 0");
         else if (strcmp(flag, "--seed") == 0)
-            s->seed = (unsigned)parse_number(value, 0, 1e9, "bad --seed '%s'");
+            s->seed = (unsigned)parse_whole(value, 0, 1e9, "bad --seed '%s'");
         else if (strcmp(flag, "--contenders") == 0)
             contenders = value;
         else if (strcmp(flag, "--json") == 0)
@@ -143,8 +150,7 @@ static void parse_settings(int argc, char **argv, settings *s) {
     }
     int has_auto = 0;
     for (char *item = strtok(contenders, ","); item; item = strtok(NULL, ",")) {
-        if (s->contender_count == MAX_CONTENDERS) usage_error("more than 8 contenders in '%s'",
-                                                              contenders);
+        if (s->contender_count == MAX_CONTENDERS) usage_error("more than 8 contenders%s", "");
         s->contender_names[s->contender_count++] = item;
         has_auto |= strcmp(item, "auto") == 0;
     }
