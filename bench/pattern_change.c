@@ -127,8 +127,8 @@ static void parse_settings(int argc, char **argv, settings *s) {
         if (i + 1 >= argc) usage_error("%s needs a value", flag);
         char *value = argv[++i];
         if (strcmp(flag, "--calls-per-phase") == 0)
-            s->calls_per_phase = (int)parse_whole(value, 1, 100000,
-                                                   "bad --calls-per-phase '%s': want a whole number >= 1");
+            s->calls_per_phase = (int)parse_whole(
+                value, 1, 100000, "bad --calls-per-phase '%s': want a whole number >= 1");
         else if (strcmp(flag, "--delay-ms") == 0)
             s->delay_ms = parse_number(value, 0, 60000, "bad --delay-ms '%s': want [0, 60000]");
         else if (strcmp(flag, "--compute-ms") == 0)
