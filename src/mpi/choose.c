@@ -65,6 +65,17 @@ static void decide(const choice_input *input, auto_choice *out) {
     free(sorted);
     if (strcmp(out->report.algorithm, "native") != 0)
         out->algorithm = registry_find(out->report.algorithm);
+    /* Nothing to weigh (balanced arrivals): for vectors of at most 2 KiB the closed loop
+     * still measures native against papcoll's recursive doubling, where the MPI library's
+     * default was measured slower than its own recursive doubling (1 KiB, P = 4, MPICH,
+     * shared memory: 48-56 us against 27-31 us; auto with this alternative 36 us). Not for
+     * larger vectors: there papcoll's flat schedules (Rabenseifner, the ring) measured no
+     * better than the default, and probing them cost 10-25 % (docs/benchmarks.md). */
+    const int64_t flat_alternative_most_bytes = 2048;
+    if (out->report.alternative[0] == '\0' && out->algorithm == NULL && input->ranks > 1 &&
+        input->count <= INT_MAX && input->count * input->extent <= flat_alternative_most_bytes)
+        snprintf(out->report.alternative, sizeof out->report.alternative,
+                 "recursive_doubling");
     if (out->algorithm == NULL && input->count > INT_MAX) {
         out->algorithm = registry_find(select_default_algorithm(
             input->ranks, input->count, input->extent, input->commutative));
