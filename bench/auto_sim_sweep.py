@@ -13,7 +13,8 @@ figures:
   - points where auto's e-bar > native's (count and list; 1e-9 relative slack, for auto
     running native is native);
   - the worst decision time / call time, the call being native's simulated e-bar; and the
-    same over the 32 calls of one monitor period a cached decision serves at the least.
+    same over the 100 calls a cached decision is taken to serve (src/core/select.c's
+    calls_per_decision: the decision is kept per shape and arrival class).
 
     PYTHONPATH=python .venv/bin/python bench/auto_sim_sweep.py --json auto_sim_sweep.json
 
@@ -46,7 +47,7 @@ DELAYS = "0,3,30"  # x delta; balanced runs once, at 0
 # OS noise per network (mean delay of every op): a few % of one message's latency and
 # overheads, the order seed 004 and LogGOPSim report for a quiet cluster
 NOISE = {"ethernet-1g": 2e-6, "infiniband-fdr": 0.2e-6}
-CALLS_PER_DECISION = 32  # one monitor period (src/mpi/monitor.h, MONITOR_PERIOD_MOST)
+CALLS_PER_DECISION = 100  # as src/core/select.c's budget counts them
 TARGET_SHARE = 0.01
 SLACK = 1e-9
 
