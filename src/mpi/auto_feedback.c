@@ -6,9 +6,10 @@
  * picked native. Every call of auto is measured: the AUTOMATIC monitor source sends each
  * rank's entry and exit with its period's message (monitor_source_automatic.c; no extra
  * collective), from which every rank computes the call's time from its last arrival to its
- * completion (the latest exit; monitor_source_automatic.c says why that and not e-bar). The times are kept per decision: shape, lateness level
- * (the call's highest arrival class: one late rank at 3 delta and at 30 delta are apart)
- * and the pair compared. For each, by the uses of the decision:
+ * completion (the latest exit; monitor_source_automatic.c says why that and not e-bar).
+ * The times are kept per decision: shape, lateness level (the call's highest arrival
+ * class: one late rank at 3 delta and at 30 delta are apart) and the pair compared. For
+ * each, by the uses of the decision:
  *
  *   use 0, 2, 4, ...   the preferred one runs: the model's choice until overruled
  *   use 1, 3 and 5     the other one runs, a probe, so that both are measured early

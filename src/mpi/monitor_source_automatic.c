@@ -3,11 +3,12 @@
  * period's end every rank sends every other its wait (exit - entry) and its entry (on rank
  * 0's clock) in each call, eagerly, and receives theirs at the next call. From the P x K
  * waits every rank derives the same pattern: in call k the rank that waited longest arrived
- * first. From the entries and exits, the time each call of auto took after its last
- * arrival, which auto's closed loop (src/mpi/auto_feedback.c) compares with its model. Where every rank predicted
- * every call of the period and arrivals were spread, predictions travel per call as in EDGE
- * (monitor_source_edge.c) until a call lacks one; else the period's pattern predicts. No
- * per-call messages otherwise: a message round would be a tax on every call. */
+ * first. From the entries and exits, the time each call of auto took from its last arrival
+ * to its completion, which auto's closed loop (src/mpi/auto_feedback.c) sets against its
+ * model. Where every rank predicted every call of the period and arrivals were spread,
+ * predictions travel per call as in EDGE (monitor_source_edge.c) until a call lacks one;
+ * else the period's pattern predicts. No per-call messages otherwise: a message round
+ * would be a tax on every call. */
 #include <math.h>
 #include <string.h>
 
