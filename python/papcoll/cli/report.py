@@ -49,15 +49,18 @@ def run_report(arguments: argparse.Namespace) -> int:
     rows = report_rows(report)
     if json_took_stdout(arguments, rows):
         return EXIT_OK
-    console = console_for(arguments, 150)
+    console = console_for(arguments, 210)
     totals = report["totals"]
-    table = Table(title=f"papcoll report: {arguments.report}")
+    table = Table(title=f"papcoll report: {arguments.report}",
+                  caption="auto: the last choice's two sides (the model's and its "
+                          "alternative), each with its time after the last arrival, "
+                          "predicted / measured (-: not yet)")
     for column, justify in (("communicator", "left"), ("call site", "left"),
                             ("calls", "right"), ("KiB/call", "right"), ("ms/call", "right"),
                             ("imbalance ms", "right"), ("papcoll ran", "left"),
                             ("native (why)", "left"), ("saving ms", "right"),
                             ("probes", "right"), ("overruled", "right"),
-                            ("predicted/measured ms after the last arrival", "left")):
+                            ("auto: predicted/measured ms", "left")):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
     for row in rows:
         table.add_row(row["communicator"], row["site"], str(row["calls"]),
