@@ -12,6 +12,7 @@
  *     communicators while the main thread does on MPI_COMM_WORLD;
  *   - with "no-finalize": exits without MPI_Finalize.
  * Prints "unmodified: N checks passed" on rank 0 and exits 0, or names the first failure. */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <mpi.h>
 #include <pthread.h>
 #include <stdint.h>
