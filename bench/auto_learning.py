@@ -18,6 +18,14 @@ its neighbours in the same phase; at a phase's first and last call the two there
 that one call slowed by the busy machine counts neither as a recovery nor as a relapse.
 The target (issue 32, Done means): within 8 calls after every change.
 
+    calls_to_recover_in_windows: the same question asked of medians over windows of 8
+    calls (WINDOW_CALLS): the first call from which, in every window of 8 consecutive calls
+    that starts there or later in the phase, auto's median e-bar is within the bound of the
+    least median of any contender over the same calls. Where calls scatter by 10-20 % (4
+    ranks on 2 cores), comparing call by call with the least of three noisy series fails on
+    single calls however auto chooses (two runs of the same algorithm differ by more than
+    5 %); a median over 8 calls is how the benchmarks quote every other figure.
+
     .venv/bin/python bench/auto_learning.py --sizes 1K,64K,1M,16M \\
         --json docs/data/auto_learning_shm.json
     sudo .venv/bin/python bench/auto_learning.py --testbed ethernet-1g --sizes 1K,64K,1M \\
@@ -52,6 +60,7 @@ TOLERANCE = 0.05
 # The issue's absolute floors, in ms: below them a difference is noise, not a wrong choice.
 FLOOR_MS = {"shared memory": 0.02, "testbed": 0.1}
 TARGET_CALLS = 8
+WINDOW_CALLS = 8
 # The program's settings that every row carries, so rows of several runs can be pooled.
 SETTINGS = ("ranks", "bytes", "delay_ms", "compute_ms", "calls_per_phase", "edge", "delta_ms")
 
@@ -127,14 +136,33 @@ def _recovery(auto: list[float], best: list[float], tolerance: float,
     return recovered
 
 
+def _recovery_in_windows(series: dict[str, list[float]], tolerance: float,
+                         floor_ms: float) -> int | None:
+    """The first call from which every window of WINDOW_CALLS calls has auto's median within
+    the bound of the least contender median over it (header), or None (also for a phase
+    shorter than a window)."""
+    calls = len(series["auto"])
+    recovered: int | None = None
+    for start in range(calls - WINDOW_CALLS + 1):
+        window = slice(start, start + WINDOW_CALLS)
+        mine = median(series["auto"][window])
+        fastest = min(median(values[window]) for values in series.values())
+        if mine <= max(fastest * (1 + tolerance), fastest + floor_ms):
+            recovered = start if recovered is None else recovered
+        else:
+            recovered = None
+    return recovered
+
+
 def _phase_summary(rows: list[dict[str, Any]], phase: str, tolerance: float,
                    floor_ms: float) -> dict[str, Any]:
     """calls_to_recover and what lies behind it, for one phase of one run's rows."""
     of_phase = sorted((row for row in rows if row["phase"] == phase),
                       key=lambda row: row["call_in_phase"])
     contenders = list(dict.fromkeys(row["contender"] for row in of_phase))
-    series = {name: _smoothed([row["ebar_ms"] for row in of_phase if row["contender"] == name])
-              for name in contenders}
+    raw = {name: [row["ebar_ms"] for row in of_phase if row["contender"] == name]
+           for name in contenders}
+    series = {name: _smoothed(values) for name, values in raw.items()}
     calls = len(series["auto"])
     best = [min(values[k] for values in series.values()) for k in range(calls)]
     fastest = Counter(min(contenders, key=lambda name: series[name][k]) for k in range(calls))
@@ -142,6 +170,7 @@ def _phase_summary(rows: list[dict[str, Any]], phase: str, tolerance: float,
     choices = Counter(row["chose"] for row in of_phase if row["contender"] == "auto")
     return {"change": CHANGES[phase], "phase": phase, "calls_in_phase": calls,
             "calls_to_recover": recovered,
+            "calls_to_recover_in_windows": _recovery_in_windows(raw, tolerance, floor_ms),
             "auto_ebar_ms": median(series["auto"]), "best_ebar_ms": median(best),
             "best_contender": fastest.most_common(1)[0][0],
             "auto_chose": ", ".join(f"{name} {count}" for name, count in choices.most_common()),
@@ -170,18 +199,23 @@ def recovery_table(rows: list[dict[str, Any]], tolerance: float = TOLERANCE,
     return table
 
 
+def _calls(recovered: int | None) -> str:
+    return "never" if recovered is None else str(recovered)
+
+
 def print_table(table: list[dict[str, Any]], console: Console) -> None:
     """The table as rich prints it, one line per run and change."""
     shown = Table(title=f"calls until auto is within {TOLERANCE:.0%} of the best again "
-                        f"(running median of 3; target <= {TARGET_CALLS})")
-    for column in ("setting", "size", "change", "calls to recover", "auto chose",
-                   "auto e-bar ms", "best e-bar ms", "best"):
+                        f"(target <= {TARGET_CALLS})")
+    for column in ("setting", "size", "change", "call by call (median of 3)",
+                   f"medians of {WINDOW_CALLS} calls", "auto chose", "auto e-bar ms",
+                   "best e-bar ms", "best"):
         shown.add_column(column)
     for entry in table:
-        recovered = entry["calls_to_recover"]
         shown.add_row(f"testbed {entry['testbed']}" if entry["testbed"] else "shared memory",
                       format_bytes(entry["bytes"]) if entry["bytes"] else "-", entry["change"],
-                      "never" if recovered is None else str(recovered), entry["auto_chose"],
+                      _calls(entry["calls_to_recover"]),
+                      _calls(entry.get("calls_to_recover_in_windows")), entry["auto_chose"],
                       f"{entry['auto_ebar_ms']:.3f}", f"{entry['best_ebar_ms']:.3f}",
                       entry["best_contender"])
     console.print(shown)

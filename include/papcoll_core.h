@@ -381,6 +381,12 @@ typedef struct papcoll_choice {
     /* This rank's time in auto's own path in this call, before the algorithm ran: the
      * monitor's gathering of arrivals, the decision, the plan (0 in papcoll_choose). */
     double path_seconds;
+    /* The rank whose simulation made this decision: where the MPI library had not decided
+     * this shape and arrival profile before, the rank predicted to arrive first decided
+     * while it waited, and sent the decision to the others, so that it costs a late rank
+     * one receive, not a simulation; -1: a decision kept from an earlier call, or made by
+     * papcoll_choose. */
+    int32_t decided_by;
 } papcoll_choice;
 
 /* auto's decision for a call of P ranks: context->arrivals (P predicted arrival times, or

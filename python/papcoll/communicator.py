@@ -195,6 +195,8 @@ class Choice:
     probe: bool = False                # this call ran the alternative to measure it
     overruled: bool = False            # measurements overruled the model
     path_seconds: float = 0.0          # this rank's time in auto's own path this call
+    decided_by: int = -1               # the rank that simulated this decision and sent it
+                                       # to the others (-1: kept from an earlier call)
 
     @property
     def predicted_gain(self) -> float:
@@ -213,7 +215,8 @@ class Choice:
                    ffi.string(raw.alternative).decode(), float(raw.alternative_seconds),
                    float(raw.observed_seconds), float(raw.alternative_observed_seconds),
                    int(raw.observed_calls), int(raw.alternative_observed_calls),
-                   bool(raw.probe), bool(raw.overruled), float(raw.path_seconds))
+                   bool(raw.probe), bool(raw.overruled), float(raw.path_seconds),
+                   int(raw.decided_by))
 
 
 class Communicator:

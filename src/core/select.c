@@ -186,6 +186,7 @@ int select_choose(int32_t ranks, int64_t count, int32_t elem_size, int32_t commu
         return PAPCOLL_ERR_ARGUMENT;
     memset(choice, 0, sizeof *choice);
     snprintf(choice->algorithm, sizeof choice->algorithm, "native");
+    choice->decided_by = -1; /* the MPI library's sharing sets it (papcoll_core.h) */
     /* without a tree the model is a crossbar, where a hierarchy gains nothing: no need to
      * simulate the hierarchical algorithms there */
     int uneven = !balanced(context, ranks);

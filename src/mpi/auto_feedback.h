@@ -38,7 +38,7 @@ typedef struct feedback_table {
     int64_t clock, serials;
 } feedback_table;
 
-/* The closed loop's word on a model decision (choice: the model's, as choose_algorithm
+/* The closed loop's word on a model decision (choice: the model's, as choice_share
  * gave it for input; level: the call's highest arrival class): *choice becomes what runs, with the
  * measurements in its report. Returns the tag the monitor measures the call under (>= 0),
  * or -1 where there is nothing to compare (no alternative). Counts a use when count_use,

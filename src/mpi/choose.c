@@ -11,8 +11,8 @@
  *
  * Cost: a decision simulates every candidate once per key and is kept (CHOICE_CACHE_SIZE
  * keys, least recently used out); a call whose decision is cached costs a lookup. Every
- * input is identical on every rank and the decision deterministic, so every rank decides
- * alike without a message.
+ * input is identical on every rank and the decision deterministic, so any rank could decide
+ * alone; in a call one rank does, off the late rank's path (choice_sharing.c).
  */
 #include "choose.h"
 
@@ -29,8 +29,8 @@ static int ascending(const void *a, const void *b) {
 }
 
 /* input's decision, made on the arrivals sorted (the canonical order of its profile, see
- * choose_algorithm). */
-static void decide(const choice_input *input, auto_choice *out) {
+ * choice_cache_find). */
+void choice_decide(const choice_input *input, auto_choice *out) {
     memset(out, 0, sizeof *out);
     papcoll_sim_model model;
     memset(&model, 0, sizeof model);
@@ -63,8 +63,7 @@ static void decide(const choice_input *input, auto_choice *out) {
     papcoll_choose(input->ranks, input->count, elem_size, input->commutative, &context, &model,
                    &out->report);
     free(sorted);
-    if (strcmp(out->report.algorithm, "native") != 0)
-        out->algorithm = registry_find(out->report.algorithm);
+    choice_from_report(out);
     /* Nothing to weigh (balanced arrivals): for vectors of at most 2 KiB the closed loop
      * still measures native against papcoll's recursive doubling, where the MPI library's
      * default was measured slower than its own recursive doubling (1 KiB, P = 4, MPICH,
@@ -90,55 +89,83 @@ static int entry_matches(const choice_entry *entry, const choice_input *input,
     if (entry->last_used == 0 || entry->count != input->count ||
         entry->extent != input->extent || entry->commutative != input->commutative)
         return 0;
-    if ((entry->arrival_class == NULL) != (profile == NULL)) return 0;
+    if (entry->has_profile != (profile != NULL)) return 0;
     return profile == NULL ||
            (entry->ranks == input->ranks &&
             memcmp(entry->arrival_class, profile, (size_t)input->ranks) == 0);
 }
 
+/* The input's classes sorted into input->profile (the caller's P bytes: no allocation on
+ * a cached call), or NULL where it has none. */
+static const uint8_t *sorted_profile(const choice_input *input) {
+    if (input->arrival_class == NULL) return NULL;
+    uint8_t *profile = input->profile;
+    int32_t filled = 0; /* counting sort: classes are 0..60 */
+    for (int level = 0; level < 256 && filled < input->ranks; level++)
+        for (int32_t r = 0; r < input->ranks; r++)
+            if (input->arrival_class[r] == level) profile[filled++] = (uint8_t)level;
+    return profile;
+}
+
 /* A decision is kept per shape and sorted class profile: which rank is late does not change
  * which algorithm wins (the candidates treat ranks alike, up to their place in a ring), and
  * rand-late patterns, a new order of the same classes every call, then share one decision
- * instead of simulating every candidate again on every call (on the late rank's path). */
-int choose_algorithm(const choice_input *input, choice_cache *cache, auto_choice *out) {
-    uint8_t *profile = NULL;
-    if (input->arrival_class != NULL) {
-        profile = input->profile; /* the caller's P bytes: no allocation on a cached call */
-        int32_t filled = 0; /* counting sort: classes are 0..60 */
-        for (int level = 0; level < 256 && filled < input->ranks; level++)
-            for (int32_t r = 0; r < input->ranks; r++)
-                if (input->arrival_class[r] == level) profile[filled++] = (uint8_t)level;
-    }
-    int oldest = 0;
+ * instead of simulating every candidate again on every call. */
+int choice_cache_find(const choice_input *input, choice_cache *cache, int touch,
+                      auto_choice *out) {
+    const uint8_t *profile = sorted_profile(input);
     for (int i = 0; i < CHOICE_CACHE_SIZE; i++) {
         choice_entry *entry = &cache->entries[i];
-        if (entry_matches(entry, input, profile)) {
-            entry->last_used = ++cache->clock;
-            *out = entry->decided;
-            return MPI_SUCCESS;
-        }
-        if (entry->last_used < cache->entries[oldest].last_used) oldest = i;
+        if (!entry_matches(entry, input, profile)) continue;
+        if (touch) entry->last_used = ++cache->clock;
+        *out = entry->decided;
+        out->report.decided_by = -1;
+        return 1;
     }
-    decide(input, out);
-    uint8_t *kept = NULL;
-    if (profile != NULL && (kept = malloc((size_t)input->ranks)) == NULL)
-        return MPI_SUCCESS; /* out of memory: decided, not kept (failing alone would hang
-                               the other ranks) */
-    if (kept != NULL) memcpy(kept, profile, (size_t)input->ranks);
+    return 0;
+}
+
+void choice_from_report(auto_choice *choice) {
+    choice->algorithm = strcmp(choice->report.algorithm, "native") == 0
+                            ? NULL
+                            : registry_find(choice->report.algorithm);
+}
+
+void choice_cache_keep(const choice_input *input, choice_cache *cache,
+                       const auto_choice *decided) {
+    const uint8_t *profile = sorted_profile(input);
+    int oldest = 0;
+    for (int i = 1; i < CHOICE_CACHE_SIZE; i++)
+        if (cache->entries[i].last_used < cache->entries[oldest].last_used) oldest = i;
     choice_entry *entry = &cache->entries[oldest];
-    free(entry->arrival_class);
+    uint8_t *kept = entry->arrival_class; /* the cache's own P bytes, made at init */
     memset(entry, 0, sizeof *entry);
-    entry->arrival_class = kept; /* the entry owns it */
-    entry->decided = *out;
+    entry->arrival_class = kept;
+    entry->has_profile = profile != NULL;
+    if (profile != NULL) memcpy(kept, profile, (size_t)input->ranks);
+    entry->decided = *decided;
     entry->count = input->count;
     entry->extent = input->extent;
     entry->commutative = input->commutative;
     entry->ranks = input->ranks;
     entry->last_used = ++cache->clock;
+}
+
+int choice_cache_init(choice_cache *cache, int32_t ranks) {
+    memset(cache, 0, sizeof *cache);
+    cache->profiles = malloc((size_t)CHOICE_CACHE_SIZE * (size_t)ranks);
+    if (cache->profiles == NULL) return MPI_ERR_NO_MEM;
+    for (int i = 0; i < CHOICE_CACHE_SIZE; i++)
+        cache->entries[i].arrival_class = cache->profiles + (size_t)i * (size_t)ranks;
     return MPI_SUCCESS;
 }
 
 void choice_cache_clear(choice_cache *cache) {
-    for (int i = 0; i < CHOICE_CACHE_SIZE; i++) free(cache->entries[i].arrival_class);
+    for (int i = 0; i < CHOICE_CACHE_SIZE; i++) cache->entries[i].last_used = 0;
+    cache->clock = 0;
+}
+
+void choice_cache_release(choice_cache *cache) {
+    free(cache->profiles);
     memset(cache, 0, sizeof *cache);
 }

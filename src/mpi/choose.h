@@ -30,28 +30,45 @@ typedef struct choice_input {
 } choice_input;
 
 /* Decisions kept: rand-late arrivals give a new sorted class profile on most calls at
- * first, and a miss simulates every candidate on the late rank's path. */
+ * first, and a miss costs a message round at least (choice_sharing.c). */
 enum { CHOICE_CACHE_SIZE = 32 };
 
 typedef struct choice_entry {
     auto_choice decided;
     int64_t count, extent;
     int commutative;
-    uint8_t *arrival_class;         /* owned; NULL: none */
+    int has_profile;                /* 0: decided without predicted arrivals */
+    uint8_t *arrival_class;         /* the sorted profile: P bytes of the cache's */
     int32_t ranks;
     int64_t last_used;              /* 0: empty */
 } choice_entry;
 
+/* Every rank's cache must hold the same keys in the same order of use: choice_sharing.c
+ * sends a decision only where the cache misses, and every rank must agree on that. So only
+ * calls touch it (papcoll_resolve_algorithm only looks), and it never allocates after
+ * choice_cache_init (a rank that could not keep a decision would miss alone). */
 typedef struct choice_cache {
     choice_entry entries[CHOICE_CACHE_SIZE];
+    uint8_t *profiles;              /* CHOICE_CACHE_SIZE x P bytes, one row per entry */
     int64_t clock;
 } choice_cache;
 
-/* Decides for input, from the cache when this shape and sorted arrival-class profile were
- * decided before (choose.c says why sorted).
- * Local (no MPI call) and deterministic: the same input gives the same choice on every
- * rank. Returns MPI_SUCCESS or MPI_ERR_NO_MEM. */
-int choose_algorithm(const choice_input *input, choice_cache *cache, auto_choice *out);
+/* MPI_SUCCESS or MPI_ERR_NO_MEM. */
+int choice_cache_init(choice_cache *cache, int32_t ranks);
+/* 1 and *out (decided_by -1) where this shape and sorted arrival-class profile were
+ * decided before; touch: count the use (for the least recently used to go first). */
+int choice_cache_find(const choice_input *input, choice_cache *cache, int touch,
+                      auto_choice *out);
+/* The model's decision for input (src/core/select.c): local and deterministic, the same
+ * input gives the same choice on every rank, but it simulates every candidate. */
+void choice_decide(const choice_input *input, auto_choice *out);
+/* Keeps decided for input, in place of the least recently used entry. */
+void choice_cache_keep(const choice_input *input, choice_cache *cache,
+                       const auto_choice *decided);
+/* Sets choice->algorithm from choice->report.algorithm (NULL for "native"). */
+void choice_from_report(auto_choice *choice);
+/* Forgets every decision (the memory stays for the next). */
 void choice_cache_clear(choice_cache *cache);
+void choice_cache_release(choice_cache *cache);
 
 #endif /* PAPCOLL_MPI_CHOOSE_H */

@@ -7,6 +7,7 @@
 
 #include "agreement.h"
 #include "arrival_class.h"
+#include "choice_sharing.h"
 #include "internal.h"
 #include "operations.h"
 #include "select.h"
@@ -72,6 +73,7 @@ static void release_communicator(papcoll_comm *pc) {
     free(pc->call_classes);
     free(pc->call_profile);
     free(pc->call_arrivals);
+    choice_cache_release(&pc->choices);
     owned_parameters_release(&pc->parameters);
     if (pc->comm != MPI_COMM_NULL) MPI_Comm_free(&pc->comm);
     free(pc);
@@ -145,7 +147,8 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
     pc->call_classes = malloc((size_t)pc->size);
     pc->call_profile = malloc((size_t)pc->size);
     pc->call_arrivals = malloc((size_t)pc->size * sizeof *pc->call_arrivals);
-    if (pc->call_classes == NULL || pc->call_profile == NULL || pc->call_arrivals == NULL) {
+    if (pc->call_classes == NULL || pc->call_profile == NULL || pc->call_arrivals == NULL ||
+        choice_cache_init(&pc->choices, pc->size) != MPI_SUCCESS) {
         MPI_Comm_free(&pc->comm);
         release_communicator(pc);
         return record_error(MPI_ERR_NO_MEM, "papcoll_comm_create: out of memory");
@@ -168,7 +171,6 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
 int papcoll_comm_free(papcoll_comm **pc) {
     if (pc == NULL || *pc == NULL) return MPI_SUCCESS;
     plan_cache_clear(&(*pc)->plans);
-    choice_cache_clear(&(*pc)->choices);
     executor_workspace_release(&(*pc)->workspace);
     monitor_release(*pc);
     int code = MPI_Comm_free(&(*pc)->comm);
@@ -315,7 +317,13 @@ static int choose_for_call(papcoll_comm *pc, int64_t count, int64_t extent, int 
         input.arrivals = pc->call_arrivals;
         input.tau = tau;
     }
-    int code = choose_algorithm(&input, &pc->choices, out);
+    /* a call decides with every rank (choice_sharing.c); papcoll_resolve_algorithm, which
+     * one rank may call alone, decides locally and leaves the cache as it is (choose.h) */
+    int code = MPI_SUCCESS;
+    if (count_use)
+        code = choice_share(pc, &input, out);
+    else if (!choice_cache_find(&input, &pc->choices, 0, out))
+        choice_decide(&input, out);
     if (code != MPI_SUCCESS || !monitor_measures_calls(pc)) return code;
     const double *tags, *seconds;
     int measured = monitor_take_observations(pc, &tags, &seconds);

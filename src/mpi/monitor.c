@@ -58,6 +58,7 @@ static void monitor_free(monitor_state *m) {
     free(m->period_incoming);
     free(m->period_requests);
     free(m->lateness);
+    free(m->recent_lateness);
     memset(m, 0, sizeof *m);
     m->comm = MPI_COMM_NULL;
 }
@@ -80,12 +81,13 @@ int monitor_create(papcoll_comm *pc) {
     m->period_incoming = calloc(ranks * MONITOR_PERIOD_DOUBLES, sizeof *m->period_incoming);
     m->period_requests = malloc(ranks * sizeof *m->period_requests);
     m->lateness = calloc(ranks, sizeof *m->lateness);
+    m->recent_lateness = calloc(2 * ranks, sizeof *m->recent_lateness);
     m->period_length = 1;
     m->period_all_edge = 1;
     m->call_tag = -1;
     if (!m->send_requests || !m->received || !m->average || !m->last_arrivals ||
         !m->period_waits || !m->period_outgoing || !m->period_incoming ||
-        !m->period_requests || !m->lateness) {
+        !m->period_requests || !m->lateness || !m->recent_lateness) {
         code = record_error(MPI_ERR_NO_MEM, "papcoll_comm_create: out of memory (monitor)");
     } else if ((code = MPI_Comm_dup(pc->comm, &m->comm)) != MPI_SUCCESS) {
         m->comm = MPI_COMM_NULL;

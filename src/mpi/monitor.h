@@ -51,7 +51,10 @@ typedef struct monitor_state {
     int period_pending;        /* a period's messages went out and are not yet received */
     int64_t periods;
     double *lateness;          /* the latest period: each rank's mean arrival after the
-                                  earliest (seconds); valid when have_lateness */
+                                  earliest (seconds), or of its last calls where the pattern
+                                  changed in it; valid when have_lateness */
+    double *recent_lateness;   /* scratch, 2 x P: the same over the period's last calls,
+                                  and over one call */
     int have_lateness;
     double spread;             /* the latest period: mean of (latest - earliest arrival) */
     double call_seconds;       /* the latest period: mean of the shortest wait (the call) */
@@ -79,6 +82,7 @@ enum {
     MONITOR_CALIBRATION_TAG = 2,
     MONITOR_CLOCK_TAG = 3,
     MONITOR_PERIOD_TAG = 4,
+    MONITOR_DECISION_TAG = 5, /* auto's decision, from the rank that made it (choice_sharing.c) */
 };
 
 /* Predictions further ahead than this (or spread wider) are taken for nonsense. */

@@ -23,39 +23,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/checks.h"
 #include "common/sleep.h"
 #include "papcoll.h"
 
 enum { COUNT = 1 << 20, CALLS = 24, LATE_MS = 30 };
 
-static int rank, ranks, passed, failed;
+static int rank, ranks;
 
 static void check(int condition, const char *what, const char *detail) {
-    int all = 0;
-    MPI_Allreduce(&condition, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    if (all) {
-        passed++;
-        return;
-    }
-    failed++;
-    if (!condition) printf("FAIL rank %d %s: %s\n", rank, what, detail);
-}
-
-/* A number that differs between algorithm names, compared across ranks. */
-static int name_hash(const char *name) {
-    unsigned hash = 5381;
-    for (; *name; name++) hash = hash * 33 + (unsigned char)*name;
-    return (int)(hash & 0x7fffffff);
+    check_everywhere(condition, what, detail);
 }
 
 static void same_on_every_rank(const papcoll_choice *choice, int call) {
-    int mine = name_hash(choice->algorithm), least = 0, most = 0;
-    MPI_Allreduce(&mine, &least, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Allreduce(&mine, &most, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     char detail[160];
     snprintf(detail, sizeof detail, "call %d ran %s here, another rank something else", call,
              choice->algorithm);
-    check(least == most, "every rank runs the same algorithm", detail);
+    check(same_everywhere(name_hash(choice->algorithm)), "every rank runs the same algorithm",
+          detail);
 }
 
 int main(int argc, char **argv) {
@@ -140,7 +125,7 @@ int main(int argc, char **argv) {
     free(input);
     free(result);
     free(reference);
-    if (rank == 0) printf("%d passed, %d failed\n", passed, failed);
+    int status = checks_report();
     MPI_Finalize();
-    return failed ? 1 : 0;
+    return status;
 }

@@ -16,10 +16,11 @@
 #include <string.h>
 
 #include "clock_offsets.h"
+#include "common/checks.h"
 #include "common/sleep.h"
 #include "papcoll.h"
 
-static int rank, ranks, passed, failed;
+static int rank, ranks;
 
 static int misbehaving_rank(void) { return ranks - 1; }
 
@@ -46,14 +47,9 @@ static const char *const behaviour_names[BEHAVIOUR_COUNT] = {
     "prediction 10^9 s ahead"};
 
 static void check(int condition, const char *algorithm, const char *what, const char *detail) {
-    int all = 0;
-    MPI_Allreduce(&condition, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    if (all) {
-        passed++;
-        return;
-    }
-    failed++;
-    if (!condition) printf("FAIL rank %d %s, %s: %s\n", rank, algorithm, what, detail);
+    char named[200];
+    snprintf(named, sizeof named, "%s, %s", algorithm, what);
+    check_everywhere(condition, named, detail);
 }
 
 /* One compute phase and one all-reduce; returns the code the misbehaving call returned. */
@@ -316,7 +312,7 @@ int main(int argc, char **argv) {
     }
     automatic_auto();
     straggler_shapes();
-    if (rank == 0) printf("%d passed, %d failed\n", passed, failed);
+    int status = checks_report();
     MPI_Finalize();
-    return failed ? 1 : 0;
+    return status;
 }

@@ -61,6 +61,20 @@ def test_recovery_counts_the_calls_until_auto_stays_close_to_the_best():
     assert table[0]["auto_chose"] == "native 8"
 
 
+def test_medians_of_eight_calls_forgive_what_call_by_call_does_not():
+    # after three slow calls, two pairs of slow calls 8 apart: call by call (median of 3)
+    # the last pair is a relapse at the phase's end, so auto never recovers; over windows
+    # of 8 calls, from call 2 on every window's median is native's (at most 3 slow of 8)
+    slow_pairs = [13, 13, 13, 10, 10, 10, 12, 12, 10, 10, 10, 10, 10, 10, 12, 12]
+    table = recovery_table(_rows({"B": slow_pairs}))
+    entry = next(entry for entry in table if entry["phase"] == "B")
+    assert entry["calls_to_recover"] is None
+    assert entry["calls_to_recover_in_windows"] == 2
+    # a phase shorter than one window has no window to judge
+    short = recovery_table(_rows({"B": [10.0] * 6}))
+    assert all(entry["calls_to_recover_in_windows"] is None for entry in short)
+
+
 def test_two_slow_calls_are_no_longer_noise():
     # the same spike as above, twice in a row: the median of 3 keeps it, so auto recovers
     # only after it

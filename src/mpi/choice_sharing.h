@@ -1,0 +1,15 @@
+/* choice_sharing.h - auto's decision off the late rank's path (issue 32): where no rank has
+ * decided a call's shape and arrival profile before, one rank decides and tells the others
+ * (choice_sharing.c says which and why). */
+#ifndef PAPCOLL_MPI_CHOICE_SHARING_H
+#define PAPCOLL_MPI_CHOICE_SHARING_H
+
+#include "choose.h"
+#include "internal.h"
+
+/* The model's decision for a call: from pc's cache, or made by the rank predicted to
+ * arrive first and received from it. Every rank of pc must call it, with the same input,
+ * in the same call. MPI_SUCCESS or an MPI error (recorded). */
+int choice_share(papcoll_comm *pc, const choice_input *input, auto_choice *out);
+
+#endif /* PAPCOLL_MPI_CHOICE_SHARING_H */
