@@ -6,9 +6,11 @@ predicted and made late by --late-ms. Each of --shapes vector sizes is called tw
 first call of a shape is not decided yet (the decider simulates every candidate while it
 waits, then sends the decision), the second finds it kept. From papcoll_choice of every
 rank: path_seconds (the rank's own time in auto's path before the algorithm runs: monitor,
-decision, plan) and decided_by. Before this change every rank simulated for itself, so the
-late rank's path on a new shape was the decider's path; the table sets the two side by
-side, with the path of a kept decision.
+decision, plan), decision_seconds (its time on the decision alone) and decided_by. Before
+this change every rank simulated for itself, so the late rank's decision on a new shape
+took what the decider's takes; the table sets the two side by side, with the late rank's
+whole path. Keep --shapes at most 8: the plan cache keeps 8 plans, and beyond that every
+call builds its schedule again.
 
     .venv/bin/python bench/decision_path.py --ranks 4,8,16 --json docs/data/decision_path.json
 """
@@ -41,20 +43,25 @@ def worker(shapes: int, late_ms: float) -> None:
         for count in counts * 2:
             data = np.ones(count, dtype=np.float32)
             out = np.empty_like(data)
-            comm.Barrier()
+            # every on-time rank predicts the same moment: predictions relative to each
+            # rank's own "now" scatter by more than a class where ranks share cores, and a
+            # new class profile is a new decision
+            moment = comm.bcast(time.monotonic() + 0.05, root=0)
             pc.compute_begin()
-            pc.predict_arrival(late_ms / 1e3 if rank == late else 0.0)
-            if rank == late:
-                time.sleep(late_ms / 1e3)
+            ahead = max(0.0, moment - time.monotonic())
+            pc.predict_arrival(ahead + (late_ms / 1e3 if rank == late else 0.0))
+            time.sleep(ahead + (late_ms / 1e3 if rank == late else 0.0))
             pc.allreduce(data, out)
             choice = pc.last_choice()
-            paths = comm.gather(choice.path_seconds, root=0)
+            times = comm.gather((choice.path_seconds, choice.decision_seconds), root=0)
             if rank == 0:
                 decider = choice.decided_by
                 rows.append({"ranks": size, "count": count, "decided_by": decider,
                              "algorithm": choice.algorithm,
-                             "decider_path_ms": paths[decider] * 1e3 if decider >= 0 else None,
-                             "late_path_ms": paths[late] * 1e3})
+                             "decider_decision_ms": times[decider][1] * 1e3
+                             if decider >= 0 else None,
+                             "late_decision_ms": times[late][1] * 1e3,
+                             "late_path_ms": times[late][0] * 1e3})
     if rank == 0:
         print(json.dumps(rows))
 
@@ -76,10 +83,16 @@ def measure(ranks: int, shapes: int, late_ms: float, timeout: float) -> list[dic
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     new = [row for row in rows if row["decided_by"] >= 0]
     kept = [row for row in rows if row["decided_by"] < 0]
+
+    def middle(of: list[dict[str, Any]], key: str) -> float | None:
+        return median(row[key] for row in of) if of else None
+
     return {"ranks": rows[0]["ranks"], "new_shapes": len(new), "kept_calls": len(kept),
-            "decider_path_ms": median(row["decider_path_ms"] for row in new) if new else None,
-            "late_path_new_ms": median(row["late_path_ms"] for row in new) if new else None,
-            "late_path_kept_ms": median(row["late_path_ms"] for row in kept) if kept else None,
+            "decider_decision_ms": middle(new, "decider_decision_ms"),
+            "late_decision_new_ms": middle(new, "late_decision_ms"),
+            "late_decision_kept_ms": middle(kept, "late_decision_ms"),
+            "late_path_new_ms": middle(new, "late_path_ms"),
+            "late_path_kept_ms": middle(kept, "late_path_ms"),
             "deciders": sorted({row["decided_by"] for row in new})}
 
 
@@ -99,9 +112,11 @@ def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title="auto's path before the algorithm runs, ms (medians)")
-    for column in ("P", "new shapes", "decider (simulates)", "late rank, new shape",
-                   "late rank, kept decision", "decided by"):
+    table = Table(title="auto's decision, and the late rank's whole path before the "
+                        "algorithm runs (monitor, decision, plan), ms (medians)")
+    for column in ("P", "new shapes", "decision: decider (simulates)",
+                   "decision: late rank, new shape", "decision: late rank, kept",
+                   "path: late rank, new shape", "path: late rank, kept", "decided by"):
         table.add_column(column)
     results = []
     for ranks in (int(text) for text in arguments.ranks.split(",")):
@@ -112,8 +127,10 @@ def main(argv: list[str] | None = None) -> int:
         def shown(value: float | None) -> str:
             return "-" if value is None else f"{value:.3f}"
 
-        table.add_row(str(ranks), str(entry["new_shapes"]), shown(entry["decider_path_ms"]),
-                      shown(entry["late_path_new_ms"]), shown(entry["late_path_kept_ms"]),
+        table.add_row(str(ranks), str(entry["new_shapes"]),
+                      *(shown(entry[key]) for key in (
+                          "decider_decision_ms", "late_decision_new_ms",
+                          "late_decision_kept_ms", "late_path_new_ms", "late_path_kept_ms")),
                       ", ".join(map(str, entry["deciders"])))
     Console(width=None if sys.stdout.isatty() else 150).print(table)
     if arguments.json:

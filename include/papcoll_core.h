@@ -387,6 +387,9 @@ typedef struct papcoll_choice {
      * one receive, not a simulation; -1: a decision kept from an earlier call, or made by
      * papcoll_choose. */
     int32_t decided_by;
+    /* This rank's time on the decision in this call: simulating (the decider), waiting for
+     * the decider's message, or looking up a kept one (0 in papcoll_choose). */
+    double decision_seconds;
 } papcoll_choice;
 
 /* auto's decision for a call of P ranks: context->arrivals (P predicted arrival times, or

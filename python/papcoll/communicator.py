@@ -197,6 +197,8 @@ class Choice:
     path_seconds: float = 0.0          # this rank's time in auto's own path this call
     decided_by: int = -1               # the rank that simulated this decision and sent it
                                        # to the others (-1: kept from an earlier call)
+    decision_seconds: float = 0.0      # this rank's time on the decision: simulating,
+                                       # waiting for the decider, or a lookup
 
     @property
     def predicted_gain(self) -> float:
@@ -216,7 +218,7 @@ class Choice:
                    float(raw.observed_seconds), float(raw.alternative_observed_seconds),
                    int(raw.observed_calls), int(raw.alternative_observed_calls),
                    bool(raw.probe), bool(raw.overruled), float(raw.path_seconds),
-                   int(raw.decided_by))
+                   int(raw.decided_by), float(raw.decision_seconds))
 
 
 class Communicator:

@@ -320,10 +320,12 @@ static int choose_for_call(papcoll_comm *pc, int64_t count, int64_t extent, int 
     /* a call decides with every rank (choice_sharing.c); papcoll_resolve_algorithm, which
      * one rank may call alone, decides locally and leaves the cache as it is (choose.h) */
     int code = MPI_SUCCESS;
+    double started = MPI_Wtime();
     if (count_use)
         code = choice_share(pc, &input, out);
     else if (!choice_cache_find(&input, &pc->choices, 0, out))
         choice_decide(&input, out);
+    out->report.decision_seconds = MPI_Wtime() - started;
     if (code != MPI_SUCCESS || !monitor_measures_calls(pc)) return code;
     const double *tags, *seconds;
     int measured = monitor_take_observations(pc, &tags, &seconds);
