@@ -15,6 +15,10 @@ transfer of the vector, papcoll.sim.transfer_time):
     rand-wrong  the same arrivals, the schedules built on those of seeds 101..105: the
                 predictions are wrong (papcoll.sim.simulate's `context`; `papcoll sim`
                 itself always predicts the true arrivals)
+    rand-class  the same arrivals, predicted as the MPI library hands them to a schedule:
+                rounded to their arrival class (src/mpi/arrival_class.c: on time within
+                max(P tau, 100 us) of the earliest, then classes doubling in width, each
+                predicted at its geometric middle)
 
 slt, prr and straggler get tau = papcoll.sim.tau as `papcoll sim` gives them. A cell is the
 mean over its seeds. The whole grid (2 networks x P 4, 8, 16 x 3 sizes x 4 delays x 4
@@ -26,6 +30,7 @@ patterns) takes a few seconds:
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 from collections.abc import Sequence
 
@@ -36,14 +41,29 @@ from papcoll.sim import arrival_pattern, lower_bound, simulate, tau, transfer_ti
 NATIVE = ("ring", "rabenseifner")
 PREDICTING = ("straggler", "slt", "prr")  # built from the predictions
 SIZES = {"64K": 64 << 10, "1M": 1 << 20, "16M": 16 << 20}  # bytes per rank
-PATTERNS = ("two-same", "two-half", "rand-true", "rand-wrong")
+PATTERNS = ("two-same", "two-half", "rand-true", "rand-wrong", "rand-class")
 SEEDS = (1, 2, 3, 4, 5)
 WRONG_SEED_OFFSET = 100
 ELEM_SIZE = 4
+JITTER_SECONDS = 100e-6  # src/mpi/arrival_class.h's ARRIVAL_JITTER_SECONDS
 
 
-def arrivals(pattern: str, ranks: int, delay: float) -> list[tuple[list[float], list[float]]]:
-    """(true arrivals, predicted arrivals) of every run of the pattern."""
+def arrival_classes(arrivals: Sequence[float], on_time_unit: float) -> list[float]:
+    """The representative of each arrival's class, as src/mpi/arrival_class.c computes it
+    from the lateness after the earliest."""
+    on_time = max(on_time_unit, JITTER_SECONDS)
+    earliest = min(arrivals)
+    classes = []
+    for arrival in arrivals:
+        lateness = arrival - earliest
+        level = 0 if lateness < on_time else min(60, 1 + math.floor(math.log2(lateness / on_time)))
+        classes.append(0.0 if level == 0 else on_time * math.sqrt(2) * 2.0 ** (level - 1))
+    return classes
+
+
+def arrivals(pattern: str, ranks: int, delay: float,
+             on_time: float) -> list[tuple[list[float], list[float]]]:
+    """(true arrivals, predicted arrivals) of every run of the pattern; on_time: P tau."""
     if pattern == "two-same":
         late = [delay if rank in (1, ranks - 1) else 0.0 for rank in range(ranks)]
         return [(late, late)]
@@ -55,7 +75,8 @@ def arrivals(pattern: str, ranks: int, delay: float) -> list[tuple[list[float], 
     for seed in SEEDS:
         true = arrival_pattern("rand-late", ranks, delay, seed)
         predicted = (arrival_pattern("rand-late", ranks, delay, seed + WRONG_SEED_OFFSET)
-                     if pattern == "rand-wrong" else true)
+                     if pattern == "rand-wrong" else arrival_classes(true, on_time)
+                     if pattern == "rand-class" else true)
         runs.append((true, predicted))
     return runs
 
@@ -68,12 +89,13 @@ def ratios(network: str, ranks: int, size: int, delay_deltas: float, pattern: st
     delta = transfer_time(model, None, size)
     found: dict[str, list[float]] = {name: [] for name in algorithms}
     native_excess = []
-    for true, predicted in arrivals(pattern, ranks, delay_deltas * delta):
+    step = tau(model, ranks, count, ELEM_SIZE)
+    for true, predicted in arrivals(pattern, ranks, delay_deltas * delta, ranks * step):
         bound = lower_bound(true, delta)
         native = min(simulate(name, ranks, count, ELEM_SIZE, model, true).average_elapsed
                      for name in NATIVE) - bound
         native_excess.append(native)
-        context = Context(arrivals=predicted, tau=tau(model, ranks, count, ELEM_SIZE))
+        context = Context(arrivals=predicted, tau=step)
         for name in algorithms:
             given = context if name in PREDICTING else None
             elapsed = simulate(name, ranks, count, ELEM_SIZE, model, true, given).average_elapsed
