@@ -12,7 +12,12 @@
  *   ready  = s_{Q-1} + (Q - 1) b                        the core's reduce-scatter
  *   x      = ready; for each late rank t: x = max(x, s_{Q-1+t}) + b   its hand-off
  *   T(m)   = x + (m + Q - 1) b                           the finals go out
- * and m minimises T (ties: the smaller m). With even arrivals m = 0: the core is everyone
+ * and m minimises T (ties: the smaller m). For large vectors the finals may instead go down
+ * a relay chain (step 4 below) of the r late ranks predicted at least P tau / 10 before the
+ * last one: the core then sends r blocks fewer and the chain's hop costs about one, so
+ *   T(m, r) = x + (m + Q - 1 - r + 1) b,
+ * and (m, r) with r in {0, all candidates} minimises it (ties: no chain; one relay never
+ * pays, so a chain has at least two). With even arrivals m = 0: the core is everyone
  * and the schedule is the plain ring (large, ring.c) or recursive doubling (small). The
  * core runs in rank order, the late ranks in predicted arrival order.
  *
@@ -30,6 +35,15 @@
  *   3. core i sends each final chunk of block i straight to every other rank, starting
  *      with its right-hand neighbour, so the P - 1 senders of a round reach P - 1
  *      different receivers. After the last arrival: ~ one vector in and one out per rank.
+ *   4. relays (issue 32): with many late ranks the core's (P - 1) / Q vectors of finals are
+ *      what is left after the last arrival, while a late rank that came well before the
+ *      last has handed off and sits idle. So late position t < r forwards every final
+ *      chunk it receives to late position t + 1, which then gets none from the core:
+ *      core -> late 0 -> late 1 -> ... -> late r. The forwarded bits are the core's, so
+ *      results stay identical; a relay that comes later than predicted only holds up those
+ *      after it in the chain. In the simulator (ethernet-1g, infiniband-fdr, P 4..16,
+ *      64 KiB..16 MiB) rand-late's excess over e-bar_lo fell by up to 64 % and nowhere rose
+ *      by more than 5 %; two ranks late together or one after the other stayed as they were.
  * Worked example, P = 4, rank 3 late (m = 1, core 0 1 2, blocks B0 B1 B2, one chunk;
  * "+" reduced, "=" kept):
  *   during the delay   0 -B2-> 1+   1 -B0-> 2+   2 -B1-> 0+        (reduce-scatter)
@@ -57,9 +71,11 @@
  * different orders in different blocks: commutative ops only. Wrong predictions change
  * only who waits, never the result; the cost of a wrongly predicted late rank is measured
  * in docs/benchmarks.md. Tags: core ring 0..3 (one windowed link each way), hand-off
- * 4 + c, finals 4 + k + c, a core rank's one-element "ready" to a late rank 4 + 2k (sent
- * when its reduce-scatter is done; the late rank sends to it only after it, so a late rank
- * that comes early does not slow the reduce-scatter); small mode 0..2 and recursive doubling
+ * 4 + c, finals 4 + k + c (a relay forwards chunk c of every block on that tag too, each
+ * after the one before, the order its receiver posts them in), a core rank's one-element
+ * "ready" to a late rank 4 + 2k (sent when its reduce-scatter is done; the late rank sends
+ * to it only after it, so a late rank that comes early does not slow the reduce-scatter);
+ * small mode 0..2 and recursive doubling
  * from 16. Scratch: large 2 core blocks (ring slots) + m blocks (one landing per late
  * rank); small: m vectors at the leader (m - 1 landings and the last late rank's), one
  * elsewhere.
@@ -91,17 +107,26 @@ typedef struct straggler_layout {
     int32_t ranks, core_count, late_count;
     int32_t *core; /* core ranks, in rank order */
     int32_t *late; /* late ranks, in predicted arrival order */
+    int32_t *late_position_of; /* of every rank, -1 for core ranks */
     int32_t core_position, late_position; /* of this rank, -1 if not there */
+    int32_t relay_count; /* late positions 0 .. relay_count - 1 forward the finals to t + 1 */
 } straggler_layout;
+
+/* Whether `rank` gets its finals from the late rank before it rather than from the core. */
+static int fed_by_relay(const straggler_layout *layout, int32_t rank) {
+    int32_t t = layout->late_position_of[rank];
+    return t >= 1 && t <= layout->relay_count;
+}
 
 /* Splits the ranks into core and late from the context's predictions. 0 on failure. */
 static int layout_ranks(int32_t ranks, int32_t rank, const papcoll_context *context,
-                        straggler_layout *layout, papcoll_schedule *out) {
+                        int relays_allowed, straggler_layout *layout, papcoll_schedule *out) {
     int32_t *order = malloc((size_t)ranks * sizeof *order);
     double *sorted = malloc((size_t)ranks * sizeof *sorted);
     layout->core = malloc((size_t)ranks * sizeof *layout->core);
     layout->late = malloc((size_t)ranks * sizeof *layout->late);
-    int ok = order && sorted && layout->core && layout->late;
+    layout->late_position_of = malloc((size_t)ranks * sizeof *layout->late_position_of);
+    int ok = order && sorted && layout->core && layout->late && layout->late_position_of;
     if (!ok) sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory laying out straggler");
     if (ok && !(isfinite(context->tau) && context->tau > 0)) {
         sched_fail(out, PAPCOLL_ERR_ARGUMENT, "straggler needs tau > 0 (got %g)",
@@ -111,26 +136,23 @@ static int layout_ranks(int32_t ranks, int32_t rank, const papcoll_context *cont
     if (ok) ok = arrival_order(context, ranks, "straggler", order, sorted, out);
     if (ok) {
         layout->ranks = ranks;
-        layout->late_count = late_rank_count(sorted, ranks, context->tau);
+        layout->relay_count = 0;
+        layout->late_count =
+            relays_allowed ? late_rank_layout(sorted, ranks, context->tau, &layout->relay_count)
+                           : late_rank_count(sorted, ranks, context->tau);
         layout->core_count = ranks - layout->late_count;
         layout->core_position = layout->late_position = -1;
-        int32_t *is_late = calloc((size_t)ranks, sizeof *is_late);
-        if (is_late == NULL) {
-            sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory laying out straggler");
-            ok = 0;
-        } else {
-            for (int32_t t = 0; t < layout->late_count; t++) {
-                layout->late[t] = order[layout->core_count + t];
-                is_late[layout->late[t]] = 1;
-                if (layout->late[t] == rank) layout->late_position = t;
-            }
-            int32_t position = 0;
-            for (int32_t r = 0; r < ranks; r++) {
-                if (is_late[r]) continue;
-                if (r == rank) layout->core_position = position;
-                layout->core[position++] = r;
-            }
-            free(is_late);
+        for (int32_t r = 0; r < ranks; r++) layout->late_position_of[r] = -1;
+        for (int32_t t = 0; t < layout->late_count; t++) {
+            layout->late[t] = order[layout->core_count + t];
+            layout->late_position_of[layout->late[t]] = t;
+        }
+        layout->late_position = layout->late_position_of[rank];
+        int32_t position = 0;
+        for (int32_t r = 0; r < ranks; r++) {
+            if (layout->late_position_of[r] >= 0) continue;
+            if (r == rank) layout->core_position = position;
+            layout->core[position++] = r;
         }
     }
     free(order);
@@ -141,6 +163,7 @@ static int layout_ranks(int32_t ranks, int32_t rank, const papcoll_context *cont
 static void layout_release(straggler_layout *layout) {
     free(layout->core);
     free(layout->late);
+    free(layout->late_position_of);
 }
 
 /* ---- large vectors ----------------------------------------------------------------------- */
@@ -170,6 +193,9 @@ static sched_region chunk_in_landing(const chunking *c, int32_t buffer, int64_t 
 static void build_late_rank_large(const straggler_layout *layout, const chunking *c,
                                   papcoll_schedule *out) {
     int32_t final_tag = HANDOFF_TAG + c->chunks, ready_tag = HANDOFF_TAG + 2 * c->chunks;
+    int32_t t = layout->late_position;
+    int from_relay = t >= 1 && t - 1 < layout->relay_count;
+    int to_relay = t < layout->relay_count && t + 1 < layout->late_count;
     /* One chunk in flight per core rank: the next leaves when the last is through, so the
      * Q links share this rank's NIC and no link books a receiver far ahead */
     int32_t *previous = malloc((size_t)layout->core_count * sizeof *previous);
@@ -184,16 +210,24 @@ static void build_late_rank_large(const straggler_layout *layout, const chunking
     for (int32_t i = 0; i < layout->core_count; i++)
         previous[i] = sched_recv(out, layout->core[i], ready_tag,
                                  sched_region_of(tokens, i, 1), SCHED_FIRST);
-    for (int32_t chunk = 0; chunk < c->chunks; chunk++)
+    for (int32_t chunk = 0; chunk < c->chunks; chunk++) {
+        /* a relay's messages of one chunk share a tag: each waits for the one before */
+        int32_t relayed_in = SCHED_NONE, relayed_out = SCHED_NONE;
         for (int32_t i = 0; i < layout->core_count; i++) {
+            sched_region region = chunk_of(c, SCHED_RECV_BUFFER, i, chunk);
             int32_t sent = sched_send(out, layout->core[i], HANDOFF_TAG + chunk,
                                       chunk_of(c, SCHED_SEND_BUFFER, i, chunk),
                                       SCHED_AFTER(previous[i]));
             previous[i] = sent;
             /* MPI_IN_PLACE: the final lands where the send reads */
-            sched_recv(out, layout->core[i], final_tag + chunk,
-                       chunk_of(c, SCHED_RECV_BUFFER, i, chunk), SCHED_AFTER(sent));
+            int32_t final = sched_recv(out, from_relay ? layout->late[t - 1] : layout->core[i],
+                                       final_tag + chunk, region, SCHED_AFTER(sent, relayed_in));
+            if (from_relay) relayed_in = final;
+            if (to_relay)
+                relayed_out = sched_send(out, layout->late[t + 1], final_tag + chunk, region,
+                                         SCHED_AFTER(final, relayed_out));
         }
+    }
     free(previous);
 }
 
@@ -250,9 +284,13 @@ static int build_core_rank_large(const straggler_layout *layout, const chunking 
     for (int32_t chunk = 0; chunk < c->chunks; chunk++) {
         /* each rank starts with its right-hand neighbour, so the P - 1 senders of a round
          * reach P - 1 different receivers instead of all queueing at rank 0 */
-        for (int32_t step = 1; step < layout->ranks; step++)
-            sched_send(out, (me + step) % layout->ranks, final_tag + chunk,
-                       chunk_of(c, SCHED_RECV_BUFFER, position, chunk), SCHED_AFTER(ready[chunk]));
+        for (int32_t step = 1; step < layout->ranks; step++) {
+            int32_t to = (me + step) % layout->ranks;
+            if (!fed_by_relay(layout, to)) /* a relay forwards it */
+                sched_send(out, to, final_tag + chunk,
+                           chunk_of(c, SCHED_RECV_BUFFER, position, chunk),
+                           SCHED_AFTER(ready[chunk]));
+        }
         for (int32_t j = 0; j < q; j++)
             if (j != position)
                 sched_recv(out, layout->core[j], final_tag + chunk,
@@ -380,7 +418,8 @@ static int build_small(const straggler_layout *layout, int64_t count, int32_t el
 static int straggler_build(int32_t ranks, int32_t rank, int64_t count, int32_t elem_size,
                            const papcoll_context *context, papcoll_schedule *out) {
     straggler_layout layout = {0};
-    if (!layout_ranks(ranks, rank, context, &layout, out)) {
+    if (!layout_ranks(ranks, rank, context, !latency_bound_vector(count, elem_size, ranks),
+                      &layout, out)) {
         layout_release(&layout);
         return sched_finish(out);
     }

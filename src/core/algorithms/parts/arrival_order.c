@@ -56,19 +56,49 @@ int latency_bound_vector(int64_t count, int32_t elem_size, int32_t ranks) {
     return count < ranks || count <= small_mode_bytes / elem_size / (ranks > 1 ? ranks - 1 : 1);
 }
 
-int32_t late_rank_count(const double *sorted, int32_t ranks, double tau) {
+/* How many of the `late` last ranks may relay: those predicted at least this share of
+ * P tau (the time to move and reduce the whole vector) before the last one, and never the
+ * last itself, which has nobody after it. A tenth: in the simulator's sweep (issue 32,
+ * bench/late_ranks_sim_table.py, rand-late) shares from 0 to a quarter left 0.90 to 0.94
+ * of the excess over e-bar_lo once the model below charges a chain its hop, a tenth 0.92
+ * with no cell 5 % worse; it keeps ranks predicted to arrive together out of a chain,
+ * where both would hand off at once. */
+enum { RELAY_GAP_SHARE_INVERSE = 10 };
+
+static int32_t relay_candidates(const double *sorted, int32_t ranks, int32_t late, double tau) {
+    int32_t relays = 0;
+    double gap = tau * (double)ranks / RELAY_GAP_SHARE_INVERSE;
+    for (int32_t t = 0; t + 1 < late; t++)
+        if (sorted[ranks - 1] - sorted[ranks - late + t] >= gap) relays++;
+    return relays;
+}
+
+int32_t late_rank_layout(const double *sorted, int32_t ranks, double tau,
+                         int32_t *relay_count) {
     int32_t best = 0;
     double best_finish = INFINITY;
+    if (relay_count) *relay_count = 0;
     for (int32_t late = 0; late < ranks; late++) {
         int32_t core = ranks - late;
         double block = tau * (double)ranks / (double)core;
         double x = sorted[core - 1] + (double)(core - 1) * block;
         for (int32_t t = 1; t <= late; t++) x = fmax(x, sorted[core - 1 + t]) + block;
-        double finish = x + (double)(late + core - 1) * block;
-        if (finish < best_finish) { /* strict: ties keep the smaller m */
-            best_finish = finish;
-            best = late;
+        /* the finals: one block to each of the other P - 1 ranks, less the r a relay chain
+         * serves, plus one block for the chain's hop (so one relay never pays) */
+        int32_t candidates = relay_count ? relay_candidates(sorted, ranks, late, tau) : 0;
+        for (int32_t relays = 0; relays <= candidates; relays += candidates > 0 ? candidates : 1) {
+            double sends = (double)(late + core - 1 - relays) + (relays > 0 ? 1.0 : 0.0);
+            double finish = x + sends * block;
+            if (finish < best_finish) { /* strict: ties keep the smaller m, then no relays */
+                best_finish = finish;
+                best = late;
+                if (relay_count) *relay_count = relays;
+            }
         }
     }
     return best;
+}
+
+int32_t late_rank_count(const double *sorted, int32_t ranks, double tau) {
+    return late_rank_layout(sorted, ranks, tau, NULL);
 }

@@ -31,6 +31,15 @@ int arrival_order(const papcoll_context *context, int32_t ranks, const char *alg
 PAPCOLL_HIDDEN
 int32_t late_rank_count(const double *sorted, int32_t ranks, double tau);
 
+/* late_rank_count with relays allowed (straggler's large vectors): the late ranks predicted
+ * well before the last may forward the finals down a chain, which spares the core ranks
+ * those sends; the same predicted finish decides m and whether the chain is worth its hop.
+ * Stores in *relay_count how many of the m late ranks, the earliest first, relay (0 or at
+ * least 2). Returns m. */
+PAPCOLL_HIDDEN
+int32_t late_rank_layout(const double *sorted, int32_t ranks, double tau,
+                         int32_t *relay_count);
+
 /* Whether a vector is latency-bound for the late-rank schedules: its copies to the other
  * P - 1 ranks together stay within 64 KiB (or it has fewer elements than ranks). straggler
  * then sends whole vectors instead of pieces, pap_hierarchical uses one leader a site. */
