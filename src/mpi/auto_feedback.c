@@ -18,6 +18,8 @@
  *   with 3 measurements of each, the preferred one is the one whose median of the last 5
  *   is lower by more than 15 % and 1 us (the margin keeps noise from flipping it back and
  *   forth)
+ *   a new lateness level within 2 of a measured one starts from its measurements, from use
+ *   6 (NEIGHBOUR_LEVELS says why)
  *
  *   e.g. the testbed, 64 KiB, one rank late: the model picks straggler, against native
  *     use       0          1       2          3       4          5       6, 7 ..
@@ -35,6 +37,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The measured gain that overrules the preferred algorithm: relative and absolute. 15 %:
@@ -44,6 +47,15 @@
  * at 64 KiB). */
 static const double switch_share = 0.15, switch_seconds = 1e-6;
 enum { PROBE_EVERY = 16, PROBE_PHASE = 8, SAMPLES_TO_COMPARE = 3 };
+
+/* A new lateness level starts from the measurements of the nearest level measured, up to
+ * two levels away (a factor of 4 in lateness; classes double), and skips the early probes
+ * (its next is at use PROBE_PHASE). Why: where ranks share cores, on-time ranks scatter by
+ * up to milliseconds, so "nobody late" comes as levels 1, 2, 3 in turn, and each new level
+ * probed the other side 3 times afresh (the testbed, 64 KiB: 8 of 24 calls straggler after
+ * lateness stopped, each 0.5 - 2 ms slower). The probe at use 8 and every measurement of
+ * the level's own calls correct an inheritance that does not hold there. */
+enum { NEIGHBOUR_LEVELS = 2 };
 
 static double median(const feedback_samples *samples) {
     double sorted[FEEDBACK_SAMPLES];
@@ -65,6 +77,31 @@ static int key_equal(const feedback_key *a, const feedback_key *b) {
            a->model == b->model && a->alternative == b->alternative;
 }
 
+/* The measured decision of the same shape and pair at the nearest lateness level, at most
+ * NEIGHBOUR_LEVELS away (ties: the lower level), with both sides measured; or NULL. */
+static const feedback_entry *neighbour_of(const feedback_table *table,
+                                          const feedback_key *key) {
+    const feedback_entry *nearest = NULL;
+    int nearest_distance = NEIGHBOUR_LEVELS + 1;
+    for (int i = 0; i < FEEDBACK_ENTRIES; i++) {
+        const feedback_entry *entry = &table->entries[i];
+        feedback_key same_level = entry->key;
+        same_level.level = key->level;
+        if (entry->serial == 0 || !key_equal(&same_level, key) ||
+            entry->model.filled < SAMPLES_TO_COMPARE ||
+            entry->alternative.filled < SAMPLES_TO_COMPARE)
+            continue;
+        int distance = abs(entry->key.level - key->level);
+        if (distance < nearest_distance ||
+            (nearest != NULL && distance == nearest_distance &&
+             entry->key.level < nearest->key.level)) {
+            nearest = entry;
+            nearest_distance = distance;
+        }
+    }
+    return nearest;
+}
+
 static feedback_entry *entry_for(feedback_table *table, const feedback_key *key,
                                  int create) {
     feedback_entry *oldest = &table->entries[0];
@@ -74,7 +111,16 @@ static feedback_entry *entry_for(feedback_table *table, const feedback_key *key,
         if (entry->last_used < oldest->last_used) oldest = entry;
     }
     if (!create) return NULL;
-    memset(oldest, 0, sizeof *oldest);
+    const feedback_entry *neighbour = neighbour_of(table, key);
+    feedback_entry inherited;
+    memset(&inherited, 0, sizeof inherited);
+    if (neighbour != NULL) { /* copied first: it may be the entry that makes room */
+        inherited.model = neighbour->model;
+        inherited.alternative = neighbour->alternative;
+        inherited.overruled = neighbour->overruled;
+        inherited.uses = 2 * SAMPLES_TO_COMPARE; /* its early probes are done */
+    }
+    *oldest = inherited;
     oldest->key = *key;
     oldest->serial = ++table->serials;
     return oldest;

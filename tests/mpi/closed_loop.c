@@ -9,7 +9,8 @@
  * own duration as this program measures it), and from then on run the side measured faster
  * (by the loop's margin), with `overruled` set exactly when that is not the model's
  * choice. Every call's result is checked against MPI_Allreduce, and every rank must run the
- * same algorithm in every call. Prints "N passed, M failed".
+ * same algorithm in every call; then rank 1 twice as late (next_level). Prints "N passed,
+ * M failed".
  *
  * Seen while writing it (MPICH 5.0.2, 4 ranks on 2 cores): a native MPI_Allreduce of 4 MiB
  * on a communicator that papcoll's point-to-point schedules used for many calls before took
@@ -41,6 +42,41 @@ static void same_on_every_rank(const papcoll_choice *choice, int call) {
              choice->algorithm);
     check(same_everywhere(name_hash(choice->algorithm)), "every rank runs the same algorithm",
           detail);
+}
+
+/* Rank 1 twice as late: the next lateness level (classes double). Where a call decides anew
+ * (decided_by >= 0) with the pair measured at LATE_MS (model and alternative), it must
+ * start from those measurements (NEIGHBOUR_LEVELS in auto_feedback.c) instead of probing
+ * from nothing: 3 measurements a side on its first call, and no probe among its uses 1 to 5
+ * (those were taken at the level before). */
+static void next_level(papcoll_comm *pc, const float *input, float *result,
+                       const float *reference, const papcoll_choice *measured) {
+    int fresh_starts = 0, inherited = 0, probes = 0, new_level_calls = 0;
+    char detail[400];
+    for (int call = 0; call < 12; call++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 1) sleep_ms(2 * LATE_MS);
+        papcoll_allreduce(pc, input, result, COUNT, MPI_FLOAT, MPI_SUM);
+        check(memcmp(result, reference, COUNT * sizeof *result) == 0, "result",
+              "twice as late: result differs from MPI_Allreduce");
+        papcoll_choice choice;
+        papcoll_last_choice(pc, &choice);
+        int same_pair = strcmp(choice.model_algorithm, measured->model_algorithm) == 0 &&
+                        strcmp(choice.alternative, measured->alternative) == 0;
+        if (choice.decided_by >= 0 && same_pair) {
+            fresh_starts++;
+            inherited += choice.observed_calls >= 3 && choice.alternative_observed_calls >= 3;
+        }
+        if (fresh_starts > 0 && same_pair && new_level_calls < 5) {
+            new_level_calls++;
+            probes += choice.probe;
+        }
+    }
+    snprintf(detail, sizeof detail, "%d new decisions of the measured pair %s / %s, %d of "
+             "them with its measurements; %d probes in the 5 calls from the first",
+             fresh_starts, measured->model_algorithm, measured->alternative, inherited, probes);
+    check(inherited == fresh_starts && probes <= 1,
+          "a new lateness level starts from the level measured before", detail);
 }
 
 int main(int argc, char **argv) {
@@ -121,6 +157,7 @@ int main(int argc, char **argv) {
             check(ran_alternative_late == probes_late && overruled_late == 0,
                   "the model's choice, measured faster, stays", measured);
     }
+    if (ranks > 1) next_level(pc, input, result, reference, &choice);
     papcoll_comm_free(&pc);
     free(input);
     free(result);
