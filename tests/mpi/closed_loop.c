@@ -44,6 +44,20 @@ static void same_on_every_rank(const papcoll_choice *choice, int call) {
           detail);
 }
 
+/* Whether a call ran what the loop's rule says for the measurements reported with it:
+ * a probe runs the other side; otherwise, with 3 measurements a side, the side faster by
+ * the margin (15 % and 1 us) runs and `overruled` says whether that is the alternative;
+ * between the margins, or with fewer measurements, either may. */
+static int follows_its_measurements(const papcoll_choice *choice, int ran_alternative) {
+    if (choice->probe) return !choice->overruled;
+    if (choice->overruled != ran_alternative) return 0;
+    if (choice->observed_calls < 3 || choice->alternative_observed_calls < 3) return 1;
+    double model = choice->observed_seconds, alternative = choice->alternative_observed_seconds;
+    if (alternative < model * 0.85 - 1e-6) return ran_alternative;
+    if (model < alternative * 0.85 - 1e-6) return !ran_alternative;
+    return 1;
+}
+
 /* Rank 1 twice as late: the next lateness level (classes double). Where a call decides anew
  * (decided_by >= 0) with the pair measured at LATE_MS (model and alternative), it must
  * start from those measurements (NEIGHBOUR_LEVELS in auto_feedback.c) instead of probing
@@ -95,7 +109,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < COUNT; i++) input[i] = (float)((i * 7 + rank * 13) % 61) - 30.0f;
     MPI_Allreduce(input, reference, COUNT, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     int probes_early = 0, overruled_late = 0, late_calls = 0, ran_alternative_late = 0,
-        probes_late = 0;
+        probes_late = 0, disobeyed = 0;
     double longest_call = 0; /* from the first entry to the last exit, rank 0's clock */
     papcoll_choice choice;
     char detail[256];
@@ -120,7 +134,9 @@ int main(int argc, char **argv) {
             late_calls++;
             overruled_late += choice.overruled;
             probes_late += choice.probe;
-            ran_alternative_late += strcmp(choice.algorithm, choice.alternative) == 0;
+            int ran_alternative = strcmp(choice.algorithm, choice.alternative) == 0;
+            ran_alternative_late += ran_alternative;
+            disobeyed += !follows_its_measurements(&choice, ran_alternative);
         }
     }
     snprintf(detail, sizeof detail, "model chose %s, alternative '%s' (predicted %.3g / %.3g s)",
@@ -142,20 +158,16 @@ int main(int argc, char **argv) {
                   model > 0 && alternative > 0 && model <= longest_call &&
                   alternative <= longest_call,
               "both sides measured, each below the longest call", detail);
-        /* the side measured faster by the loop's margin (15 % and 1 us) runs in the last
-         * calls but probes; between the margins, either may */
-        int alternative_faster = alternative < model * 0.85 - 1e-6;
-        int model_faster = model < alternative * 0.85 - 1e-6;
-        char measured[300];
-        snprintf(measured, sizeof measured, "the alternative ran in %d of the last %d calls "
-                 "(%d probes, %d overruled); %.200s", ran_alternative_late, late_calls,
+        /* in each of the last calls, the side its own measurements (as reported with it)
+         * show faster by the loop's margin runs, but for a probe; between the margins,
+         * either may. Judged call by call: a period's measurements arrive during these
+         * calls, so the medians at the end need not be those any earlier call saw. */
+        char measured[480];
+        snprintf(measured, sizeof measured, "%d of the last %d calls ran the side their "
+                 "measurements showed slower (the alternative ran in %d, %d probes, %d "
+                 "overruled); at the end %.160s", disobeyed, late_calls, ran_alternative_late,
                  probes_late, overruled_late, detail);
-        if (alternative_faster)
-            check(ran_alternative_late == late_calls && overruled_late == late_calls - probes_late,
-                  "the alternative, measured faster, overrules the model", measured);
-        if (model_faster)
-            check(ran_alternative_late == probes_late && overruled_late == 0,
-                  "the model's choice, measured faster, stays", measured);
+        check(disobeyed == 0, "the side measured faster runs, but for probes", measured);
     }
     if (ranks > 1) next_level(pc, input, result, reference, &choice);
     papcoll_comm_free(&pc);
