@@ -1,18 +1,16 @@
 /* native_algorithms.c - see native_algorithms.h. The algorithm names are the library's own
  * (MPICH: recursive_doubling, reduce_scatter_allgather, ring, recexch, tree, ...; Open MPI:
  * basic_linear, nonoverlapping, recursive_doubling, ring, segmented_ring, rabenseifner,
- * allgather_reduce). Their numeric values come from the library at run time: from the MPI_T
- * enumeration when the library publishes one (Open MPI), otherwise from the control
- * variable's description, which MPICH writes as one "name - text" line per value, in value
- * order. Nothing is hard-coded, so a library that renumbers its algorithms still works, and
- * a name it does not know is an error that lists the names it does. */
+ * allgather_reduce). Their numeric values come from the library at run time
+ * (src/mpi/native_names.c, shared with the library's auto), and a name it does not know is
+ * an error that lists the names it does. */
 #include "native_algorithms.h"
+
+#include "native_names.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#define MPICH_VARIABLE "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"
-#define OPEN_MPI_VARIABLE "coll_tuned_allreduce_algorithm"
 #define OPEN_MPI_DYNAMIC_RULES "coll_tuned_use_dynamic_rules"
 
 static MPI_T_cvar_handle mpich_handle = MPI_T_CVAR_HANDLE_NULL;
@@ -39,50 +37,6 @@ static int is_open_mpi(void) {
     return strstr(name, "Open MPI") != NULL;
 }
 
-/* Finds the value of `name` among the control variable's values; lists them in `known`. */
-static int value_of(int index, const char *name, int *value, char *known, size_t known_size) {
-    char variable[256], description[8192];
-    int variable_length = sizeof variable, description_length = sizeof description;
-    int verbosity, binding, scope;
-    MPI_Datatype datatype;
-    MPI_T_enum enumeration;
-    known[0] = '\0';
-    if (MPI_T_cvar_get_info(index, variable, &variable_length, &verbosity, &datatype,
-                            &enumeration, description, &description_length, &binding,
-                            &scope) != MPI_SUCCESS)
-        return 0;
-    size_t used = 0;
-    if (enumeration != MPI_T_ENUM_NULL) {
-        int items, name_length = 0;
-        char enumeration_name[256];
-        name_length = sizeof enumeration_name;
-        MPI_T_enum_get_info(enumeration, &items, enumeration_name, &name_length);
-        for (int i = 0; i < items; i++) {
-            char item[256];
-            int item_length = sizeof item, item_value;
-            MPI_T_enum_get_item(enumeration, i, &item_value, item, &item_length);
-            used += (size_t)snprintf(known + used, used < known_size ? known_size - used : 0,
-                                     "%s%s", i ? ", " : "", item);
-            if (strcmp(item, name) == 0) *value = item_value;
-        }
-        return *value >= 0;
-    }
-    /* MPICH: "Variable to select ...\nauto - ...\nnb   - ...\n": value i is line i + 1. */
-    int found = 0, line_index = -1;
-    for (char *line = strtok(description, "\n"); line; line = strtok(NULL, "\n")) {
-        if (line_index++ < 0) continue; /* the title line */
-        char word[128];
-        if (sscanf(line, "%127s", word) != 1 || strstr(line, " - ") == NULL) continue;
-        used += (size_t)snprintf(known + used, used < known_size ? known_size - used : 0,
-                                 "%s%s", line_index > 1 ? ", " : "", word);
-        if (strcmp(word, name) == 0) {
-            *value = line_index - 1;
-            found = 1;
-        }
-    }
-    return found;
-}
-
 static int fail(char *message, size_t size, const char *format, const char *a, const char *b) {
     snprintf(message, size, format, a, b);
     return 0;
@@ -100,7 +54,7 @@ int native_algorithm_open(const char *name, MPI_Comm comm, native_algorithm *out
         mpi_t_ready = 1;
     }
     int open_mpi = is_open_mpi();
-    const char *variable = open_mpi ? OPEN_MPI_VARIABLE : MPICH_VARIABLE;
+    const char *variable = open_mpi ? NATIVE_OPEN_MPI_VARIABLE : NATIVE_MPICH_VARIABLE;
     int index;
     if (MPI_T_cvar_get_index(variable, &index) != MPI_SUCCESS)
         return fail(message, message_size,
@@ -108,7 +62,7 @@ int native_algorithm_open(const char *name, MPI_Comm comm, native_algorithm *out
                     "be chosen one by one", name, variable);
     int value = -1;
     char known[2048];
-    if (!value_of(index, name, &value, known, sizeof known)) {
+    if (!native_algorithm_value(index, name, &value, known, sizeof known)) {
         snprintf(message, message_size, "native:%s: unknown to this MPI; it knows: %s", name,
                  known);
         return 0;

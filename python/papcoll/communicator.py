@@ -177,7 +177,8 @@ class Prediction:
 class Choice:
     """What the last "auto" call ran, and why (C: papcoll_last_choice)."""
 
-    algorithm: str             # a registered name, or "native" (MPI_Allreduce itself)
+    algorithm: str             # a registered name, "native" (MPI_Allreduce itself) or
+    #                            "native:NAME" (one of the MPI library's own algorithms)
     from_arrivals: bool        # the cost model compared algorithms on predicted arrivals
     from_groups: bool          # the groups formed a hierarchy: hierarchical ones weighed too
     predicted_seconds: float   # the model's e-bar for its choice (model_algorithm)

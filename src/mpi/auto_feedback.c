@@ -27,6 +27,26 @@
  *     measured  0.9 ms     0.1 ms  1.0 ms     0.1 ms  0.9 ms     0.1 ms  once the period
  *                                                                         of use 5 is back)
  *
+ * Native is not one algorithm: the MPI library has several (native_variants.h), and its
+ * default is not the fastest everywhere. Native's side of a decision holds a median for
+ * each, and its median is that of the one measured fastest. Every run of native (a probe
+ * of native too) serves to try them:
+ *
+ *   native runs   first             the default, 3 times (the pair is compared as soon as
+ *                                   it was without variants)
+ *                 then              the others, each 3 times
+ *                 then              the fastest: the default until another's median is
+ *                                   lower by the same margin (15 % and 1 us)
+ *                 every 16th        one other, in turn (the machine or program changed)
+ *
+ *   e.g. MPICH, 1 KiB balanced, P = 4 on 2 shared cores: the model picks native, against
+ *   papcoll's recursive doubling (41 us). Native's default measures 54 us, so papcoll's
+ *   runs from about use 12, and native only in probes; those try recursive_doubling
+ *   (31 us), reduce_scatter_allgather (40 us), ring (45 us); once recursive_doubling has
+ *   its 3, native's side is 31 us, and native runs again, as recursive_doubling.
+ *   Where the model picks native and nothing is compared with it, a decision is still kept
+ *   for the variants alone (has_alternative 0).
+ *
  * Measurements come back with a period's messages, so a decision is corrected at most a
  * period (MONITOR_PERIOD_MOST_CALLS calls) after its probes. Every rank holds the same
  * table (the same decisions, tags and measurements), so every rank decides alike without a
@@ -74,7 +94,32 @@ static double median(const feedback_samples *samples) {
 static int key_equal(const feedback_key *a, const feedback_key *b) {
     return a->count == b->count && a->extent == b->extent &&
            a->commutative == b->commutative && a->level == b->level &&
-           a->model == b->model && a->alternative == b->alternative;
+           a->model == b->model && a->alternative == b->alternative &&
+           a->has_alternative == b->has_alternative;
+}
+
+static void samples_add(feedback_samples *samples, double seconds) {
+    samples->seconds[samples->next] = seconds;
+    samples->next = (samples->next + 1) % FEEDBACK_SAMPLES;
+    if (samples->filled < FEEDBACK_SAMPLES) samples->filled++;
+}
+
+/* A side's measurements: native's are those of the variant it runs as. */
+static const feedback_samples *side_samples(const feedback_entry *entry, int alternative) {
+    const algorithm_entry *algorithm = alternative ? entry->key.alternative : entry->key.model;
+    if (algorithm == NULL) return &entry->native[entry->native_preferred];
+    return alternative ? &entry->alternative : &entry->model;
+}
+
+static int measured_enough(const feedback_entry *entry) {
+    return side_samples(entry, 0)->filled >= SAMPLES_TO_COMPARE &&
+           (!entry->key.has_alternative ||
+            side_samples(entry, 1)->filled >= SAMPLES_TO_COMPARE);
+}
+
+/* Whether candidate seconds (a median) beat incumbent by the margin. */
+static int clearly_faster(double candidate, double incumbent) {
+    return candidate < incumbent * (1 - switch_share) - switch_seconds;
 }
 
 /* The measured decision of the same shape and pair at the nearest lateness level, at most
@@ -87,9 +132,7 @@ static const feedback_entry *neighbour_of(const feedback_table *table,
         const feedback_entry *entry = &table->entries[i];
         feedback_key same_level = entry->key;
         same_level.level = key->level;
-        if (entry->serial == 0 || !key_equal(&same_level, key) ||
-            entry->model.filled < SAMPLES_TO_COMPARE ||
-            entry->alternative.filled < SAMPLES_TO_COMPARE)
+        if (entry->serial == 0 || !key_equal(&same_level, key) || !measured_enough(entry))
             continue;
         int distance = abs(entry->key.level - key->level);
         if (distance < nearest_distance ||
@@ -115,9 +158,7 @@ static feedback_entry *entry_for(feedback_table *table, const feedback_key *key,
     feedback_entry inherited;
     memset(&inherited, 0, sizeof inherited);
     if (neighbour != NULL) { /* copied first: it may be the entry that makes room */
-        inherited.model = neighbour->model;
-        inherited.alternative = neighbour->alternative;
-        inherited.overruled = neighbour->overruled;
+        inherited = *neighbour;
         inherited.uses = 2 * SAMPLES_TO_COMPARE; /* its early probes are done */
     }
     *oldest = inherited;
@@ -129,13 +170,49 @@ static feedback_entry *entry_for(feedback_table *table, const feedback_key *key,
 /* Whether the measurements say: run the alternative (with the margin against the side
  * preferred now). */
 static int alternative_preferred(const feedback_entry *entry) {
-    if (entry->model.filled < SAMPLES_TO_COMPARE ||
-        entry->alternative.filled < SAMPLES_TO_COMPARE)
-        return entry->overruled;
-    double model = median(&entry->model), alternative = median(&entry->alternative);
-    if (entry->overruled)
-        return !(model < alternative * (1 - switch_share) - switch_seconds);
-    return alternative < model * (1 - switch_share) - switch_seconds;
+    if (!entry->key.has_alternative || !measured_enough(entry)) return entry->overruled;
+    double model = median(side_samples(entry, 0)), alternative = median(side_samples(entry, 1));
+    if (entry->overruled) return !clearly_faster(model, alternative);
+    return clearly_faster(alternative, model);
+}
+
+/* The native variant with the lowest median of those measured enough, where it beats the
+ * one preferred now by the margin; else the one preferred now. */
+static int fastest_variant(const feedback_entry *entry, int variants) {
+    const feedback_samples *kept = &entry->native[entry->native_preferred];
+    if (kept->filled < SAMPLES_TO_COMPARE) return entry->native_preferred;
+    int best = entry->native_preferred;
+    double kept_seconds = median(kept), best_seconds = kept_seconds;
+    for (int v = 0; v < variants; v++) {
+        const feedback_samples *samples = &entry->native[v];
+        if (v == entry->native_preferred || samples->filled < SAMPLES_TO_COMPARE) continue;
+        double seconds = median(samples);
+        if (seconds < best_seconds && clearly_faster(seconds, kept_seconds)) {
+            best = v;
+            best_seconds = seconds;
+        }
+    }
+    return best;
+}
+
+/* The variant a run of native uses: while some variant has run fewer than
+ * SAMPLES_TO_COMPARE times, the default first (so that the pair is compared as soon as
+ * without variants), then the one run least (lowest first); then the fastest, and another
+ * in turn every PROBE_EVERY-th run. Runs are counted as they are made, not as their
+ * measurements come back, so every variant is tried its 3 times while the first
+ * measurements are still in flight. */
+static int next_variant(feedback_entry *entry, int variants) {
+    int least = 0;
+    for (int v = 1; v < variants && entry->native_tries[0] >= SAMPLES_TO_COMPARE; v++)
+        if (entry->native_tries[v] < entry->native_tries[least]) least = v;
+    if (entry->native_tries[least] < SAMPLES_TO_COMPARE) {
+        entry->native_tries[least]++;
+        return least;
+    }
+    int64_t run = entry->native_uses++;
+    if (run % PROBE_EVERY != PROBE_PHASE) return entry->native_preferred;
+    int other = (int)((run / PROBE_EVERY) % (variants - 1));
+    return other < entry->native_preferred ? other : other + 1;
 }
 
 /* uses 1, 3 and 5 (the SAMPLES_TO_COMPARE measurements of the other side), then every
@@ -145,10 +222,27 @@ static int is_probe(int64_t use) {
            (use >= PROBE_PHASE && use % PROBE_EVERY == PROBE_PHASE);
 }
 
+static int variants_untried(const feedback_entry *entry, int variants) {
+    for (int v = 0; v < variants; v++)
+        if (entry->native_tries[v] < SAMPLES_TO_COMPARE) return 1;
+    return 0;
+}
+
+/* A call's tag: which decision, which side, which native variant. */
+static double tag_of(const feedback_entry *entry, int alternative, int variant) {
+    return ((double)entry->serial * 2 + alternative) * NATIVE_VARIANTS_MOST + variant;
+}
+
 double feedback_decide(feedback_table *table, const choice_input *input, int level,
-                       int count_use, auto_choice *choice) {
+                       const native_variants *natives, int count_use, auto_choice *choice) {
     papcoll_choice *report = &choice->report;
-    if (report->alternative[0] == '\0' || input->count > INT_MAX) return -1;
+    /* MPICH's named algorithms reorder operands: only commutative ops try them */
+    int variants = input->commutative ? natives->count : 1;
+    int has_alternative = report->alternative[0] != '\0';
+    choice->native_variant = 0;
+    if (input->count > INT_MAX || (!has_alternative && (choice->algorithm != NULL ||
+                                                        variants < 2)))
+        return -1;
     feedback_key key;
     memset(&key, 0, sizeof key);
     key.count = input->count;
@@ -156,43 +250,61 @@ double feedback_decide(feedback_table *table, const choice_input *input, int lev
     key.commutative = input->commutative;
     key.level = level;
     key.model = choice->algorithm;
-    key.alternative = registry_find(report->alternative); /* NULL: native */
+    key.has_alternative = has_alternative;
+    key.alternative = has_alternative ? registry_find(report->alternative) : NULL; /* NULL: native */
     feedback_entry *entry = entry_for(table, &key, count_use);
     if (entry == NULL) return -1; /* only asked, and never measured: the model's choice */
     /* only a call changes the table: papcoll_resolve_algorithm, which some ranks may call
      * and others not, only asks */
     int overruled = alternative_preferred(entry);
+    int native_preferred = fastest_variant(entry, variants);
     int64_t use = entry->uses;
     if (count_use) {
         entry->overruled = overruled;
+        entry->native_preferred = native_preferred;
         entry->uses++;
         entry->last_used = ++table->clock;
     }
-    report->probe = count_use && is_probe(use);
-    int run_alternative = overruled != report->probe;
+    /* while native's variants are being tried and native is the side not run, it is
+     * probed every other use, as in the first uses: else its variants would wait for the
+     * probes every 16th use (at 1 KiB: 100 uses at papcoll's 41 us before native's 31) */
+    int native_waits = variants > 1 && variants_untried(entry, variants) &&
+                       (overruled ? key.model == NULL : key.alternative == NULL);
+    report->probe = has_alternative && count_use &&
+                    (is_probe(use) || (native_waits && use % 2 == 1));
+    int run_alternative = has_alternative && overruled != report->probe;
     report->overruled = overruled && !report->probe;
-    report->observed_seconds = median(&entry->model);
-    report->observed_calls = entry->model.filled;
-    report->alternative_observed_seconds = median(&entry->alternative);
-    report->alternative_observed_calls = entry->alternative.filled;
-    if (run_alternative) {
-        choice->algorithm = key.alternative;
+    report->observed_seconds = median(side_samples(entry, 0));
+    report->observed_calls = side_samples(entry, 0)->filled;
+    report->alternative_observed_seconds = has_alternative ? median(side_samples(entry, 1)) : 0;
+    report->alternative_observed_calls = has_alternative ? side_samples(entry, 1)->filled : 0;
+    const algorithm_entry *runs = run_alternative ? key.alternative : key.model;
+    if (run_alternative)
         snprintf(report->algorithm, sizeof report->algorithm, "%s", report->alternative);
+    if (runs == NULL) { /* native: as which of the library's algorithms */
+        int variant = count_use && variants > 1 ? next_variant(entry, variants)
+                                                : native_preferred;
+        choice->native_variant = variant;
+        snprintf(report->algorithm, sizeof report->algorithm, "%s", natives->names[variant]);
     }
-    return (double)entry->serial * 2 + run_alternative;
+    choice->algorithm = runs;
+    return tag_of(entry, run_alternative, choice->native_variant);
 }
 
 void feedback_observe(feedback_table *table, double tag, double seconds) {
     if (!(tag >= 0) || !isfinite(seconds)) return;
-    int64_t serial = (int64_t)(tag / 2);
-    int alternative = (int64_t)tag % 2 == 1;
+    int64_t code = (int64_t)tag;
+    int variant = (int)(code % NATIVE_VARIANTS_MOST);
+    int alternative = (int)((code / NATIVE_VARIANTS_MOST) % 2);
+    int64_t serial = code / NATIVE_VARIANTS_MOST / 2;
     for (int i = 0; i < FEEDBACK_ENTRIES; i++) {
         feedback_entry *entry = &table->entries[i];
         if (entry->serial != serial) continue;
-        feedback_samples *samples = alternative ? &entry->alternative : &entry->model;
-        samples->seconds[samples->next] = seconds;
-        samples->next = (samples->next + 1) % FEEDBACK_SAMPLES;
-        if (samples->filled < FEEDBACK_SAMPLES) samples->filled++;
+        const algorithm_entry *ran = alternative ? entry->key.alternative : entry->key.model;
+        if (ran == NULL)
+            samples_add(&entry->native[variant], seconds);
+        else
+            samples_add(alternative ? &entry->alternative : &entry->model, seconds);
         return;
     }
     /* the decision was pushed out of the table since: its measurement goes with it */

@@ -12,6 +12,7 @@
 /* The decision for one call. */
 typedef struct auto_choice {
     const algorithm_entry *algorithm; /* NULL: native (MPI_Allreduce) */
+    int native_variant;               /* native: which of native_variants.h (0: default) */
     papcoll_choice report;            /* what papcoll_last_choice tells */
 } auto_choice;
 

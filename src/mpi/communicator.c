@@ -7,7 +7,7 @@
 
 #include "agreement.h"
 #include "arrival_class.h"
-#include "choice_sharing.h"
+#include "auto_call.h"
 #include "internal.h"
 #include "operations.h"
 #include "select.h"
@@ -74,6 +74,7 @@ static void release_communicator(papcoll_comm *pc) {
     free(pc->call_profile);
     free(pc->call_arrivals);
     choice_cache_release(&pc->choices);
+    native_variants_close(&pc->natives);
     owned_parameters_release(&pc->parameters);
     if (pc->comm != MPI_COMM_NULL) MPI_Comm_free(&pc->comm);
     free(pc);
@@ -160,6 +161,7 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
         return code;
     }
     if ((code = agree_on_checking(pc)) != MPI_SUCCESS ||
+        (code = native_variants_open(&pc->natives, pc->comm)) != MPI_SUCCESS ||
         (code = monitor_create(pc)) != MPI_SUCCESS) {
         release_communicator(pc);
         return code;
@@ -293,51 +295,6 @@ static int check_pair(papcoll_comm *pc, MPI_Datatype datatype, MPI_Op op, int64_
 
 static int is_auto(const papcoll_comm *pc) { return strcmp(pc->algorithm, "auto") == 0; }
 
-/* auto's decision for a call of this shape; arrivals: P predicted arrivals (seconds after
- * the earliest) or NULL, with tau for the class's unit (arrival_class.h). The model decides
- * (choose.c), then the closed loop has its word (auto_feedback.c) where the monitor
- * measures calls; a call that counts (count_use) is tagged for measuring. */
-static int choose_for_call(papcoll_comm *pc, int64_t count, int64_t extent, int commutative,
-                           const double *arrivals, double tau, int count_use,
-                           auto_choice *out) {
-    choice_input input;
-    memset(&input, 0, sizeof input);
-    input.ranks = pc->size;
-    input.count = count;
-    input.extent = extent;
-    input.commutative = commutative;
-    input.parameters = &pc->parameters.parameters;
-    input.calibrated = monitor_model(pc, &input.latency, &input.seconds_per_byte,
-                                     &input.reduce_seconds_per_byte);
-    if (arrivals != NULL) {
-        arrival_class_of(arrivals, pc->size, tau * pc->size, pc->call_classes,
-                         pc->call_arrivals);
-        input.arrival_class = pc->call_classes;
-        input.profile = pc->call_profile;
-        input.arrivals = pc->call_arrivals;
-        input.tau = tau;
-    }
-    /* a call decides with every rank (choice_sharing.c); papcoll_resolve_algorithm, which
-     * one rank may call alone, decides locally and leaves the cache as it is (choose.h) */
-    int code = MPI_SUCCESS;
-    double started = MPI_Wtime();
-    if (count_use)
-        code = choice_share(pc, &input, out);
-    else if (!choice_cache_find(&input, &pc->choices, 0, out))
-        choice_decide(&input, out);
-    out->report.decision_seconds = MPI_Wtime() - started;
-    if (code != MPI_SUCCESS || !monitor_measures_calls(pc)) return code;
-    const double *tags, *seconds;
-    int measured = monitor_take_observations(pc, &tags, &seconds);
-    for (int k = 0; k < measured; k++) feedback_observe(&pc->feedback, tags[k], seconds[k]);
-    int level = 0; /* the lateness level: the call's highest arrival class */
-    for (int32_t r = 0; arrivals != NULL && r < pc->size; r++)
-        if (pc->call_classes[r] > level) level = pc->call_classes[r];
-    double tag = feedback_decide(&pc->feedback, &input, level, count_use, out);
-    if (count_use) monitor_tag_call(pc, tag);
-    return MPI_SUCCESS;
-}
-
 int papcoll_last_choice(const papcoll_comm *pc, papcoll_choice *choice) {
     if (pc == NULL || choice == NULL)
         return record_error(MPI_ERR_ARG, "papcoll_last_choice: pc or choice is NULL");
@@ -370,10 +327,11 @@ int papcoll_resolve_algorithm(papcoll_comm *pc, int64_t count, MPI_Datatype data
         tau = monitor_tau(pc, (double)((count + pc->size - 1) / pc->size) * (double)extent);
     }
     auto_choice decided;
-    if ((code = choose_for_call(pc, count, extent, commutative, arrivals, tau, 0,
+    if ((code = auto_choose_for_call(pc, count, extent, commutative, arrivals, tau, 0,
                                 &decided)) != MPI_SUCCESS)
         return code;
-    *name = decided.algorithm ? decided.algorithm->info.name : "native";
+    *name = decided.algorithm ? decided.algorithm->info.name
+                              : pc->natives.names[decided.native_variant];
     return MPI_SUCCESS;
 }
 
@@ -447,16 +405,18 @@ static int run_with_arrivals(papcoll_comm *pc, const algorithm_entry *algorithm,
     const void *source = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     int choosing = algorithm == NULL;
     if (choosing) { /* auto */
-        code = choose_for_call(pc, count, extent, commutative, usable ? arrivals : NULL, tau,
+        code = auto_choose_for_call(pc, count, extent, commutative, usable ? arrivals : NULL, tau,
                                1, &pc->last_choice);
         if (code != MPI_SUCCESS) return code;
         algorithm = pc->last_choice.algorithm;
         pc->last_choice.report.path_seconds = MPI_Wtime() - entered;
         if (algorithm == NULL) {
-            code = MPI_Allreduce(sendbuf, recvbuf, (int)count, datatype, op, pc->comm);
+            code = native_variants_allreduce(&pc->natives, pc->last_choice.native_variant,
+                                             sendbuf, recvbuf, (int)count, datatype, op,
+                                             pc->comm);
             if (code != MPI_SUCCESS)
                 return record_error(code, "papcoll_allreduce: MPI_Allreduce (auto chose "
-                                          "native) failed");
+                                          "%s) failed", pc->last_choice.report.algorithm);
             return monitor_finish_call(pc);
         }
     }

@@ -9,6 +9,7 @@
 #include "errors.h"
 #include "executor.h"
 #include "monitor.h"
+#include "native_variants.h"
 #include "papcoll.h"
 #include "parameters.h"
 #include "plan_cache.h"
@@ -23,6 +24,7 @@ struct papcoll_comm {
     plan_cache plans;          /* schedules built once per shape and arrival class */
     choice_cache choices;      /* auto's decisions, per shape and arrival class */
     feedback_table feedback;   /* what auto's decisions were measured to take (issue 32) */
+    native_variants natives;   /* the MPI library's algorithms auto may run as native */
     auto_choice last_choice;        /* papcoll_last_choice */
     uint8_t *call_classes;     /* per call: the predicted arrival class of every rank */
     uint8_t *call_profile;     /* per call: those classes sorted (auto's decision key) */

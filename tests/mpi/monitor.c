@@ -221,7 +221,8 @@ static void automatic_auto(void) {
         /* the barrier leaves ranks some microseconds apart, which may be seen as late:
          * then the model decides, and leaves native only for a predicted gain, or for a
          * probe of its alternative (the closed loop, src/mpi/auto_feedback.c) */
-        int native = strcmp(choice.algorithm, "native") == 0;
+        /* native may run as one of the MPI library's algorithms: "native:NAME" */
+        int native = strncmp(choice.algorithm, "native", 6) == 0;
         int probe = choice.probe && strcmp(choice.model_algorithm, "native") == 0 &&
                     strcmp(choice.algorithm, choice.alternative) == 0;
         check(call == 0 ? native && !choice.from_arrivals
@@ -247,7 +248,7 @@ static void automatic_auto(void) {
     const char *name = NULL;
     papcoll_resolve_algorithm(pc, 10007, MPI_FLOAT, MPI_SUM, &name);
     /* auto runs native or an algorithm built from the arrivals, nothing else */
-    check(name != NULL && (strcmp(name, "native") == 0 || strcmp(name, "straggler") == 0 ||
+    check(name != NULL && (strncmp(name, "native", 6) == 0 || strcmp(name, "straggler") == 0 ||
                            strcmp(name, "prr") == 0 || strcmp(name, "slt") == 0),
           "auto", "resolve names an algorithm", name ? name : "(null)");
     papcoll_comm_free(&pc);

@@ -169,6 +169,17 @@ def test_decision_made_by_the_rank_predicted_first(ranks):
 
 
 @pytest.mark.parametrize("ranks", [1, 2, 4])
+def test_auto_runs_the_mpi_librarys_own_algorithms(ranks):
+    # MPICH: auto tries each of MPICH's named all-reduce algorithms where it runs native
+    # ("native:NAME" in the report), the same on every rank, results equal to
+    # MPI_Allreduce, MPICH's control variable restored after every call; the default only
+    # for a non-commutative op, "none", or an algorithm the user forced; clear errors for
+    # an unknown name, ranks that differ, a list where the user forced one. Open MPI: the
+    # default only, and a list is an error.
+    assert checks_passed(ranks, "mpi_native_variants") >= 2
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 4])
 def test_closed_loop_measures_and_overrules(ranks):
     # auto's closed loop on a model that cannot tell algorithms apart: the alternative is
     # probed early, both sides' measured times reach every rank and stay below the call's

@@ -1,0 +1,191 @@
+/* feedback_rule.c (test) - auto's closed loop (src/mpi/auto_feedback.c), its rule alone:
+ * which side runs and, where native runs, which of the MPI library's algorithms, fed with
+ * made-up times so that the right answer is known. The rule's code is compiled in as it is
+ * (no MPI call is made: the loop is local arithmetic, every rank's alike); the MPI programs
+ * (closed_loop.c, native_variants.c) check it under mpiexec on real times.
+ *
+ * Times (us) as on the 2-core machine at 1 KiB, P = 4 (docs/benchmarks.md): native's
+ * default 54, its recursive_doubling 31, reduce_scatter_allgather 40, ring 45; papcoll's
+ * recursive doubling 41; straggler 100. Measurements come back either at once or, as the
+ * monitor brings them, up to a period (8 calls) later. Prints "N passed, M failed". */
+#include <stdio.h>
+#include <string.h>
+
+#include "auto_feedback.h"
+
+enum { VARIANTS = 4, LAG = 8 };
+
+static int passed, failed;
+
+static void check(int condition, const char *what, const char *detail) {
+    if (condition) {
+        passed++;
+        return;
+    }
+    failed++;
+    printf("FAIL %s: %s\n", what, detail);
+}
+
+static native_variants natives;
+static double variant_us[VARIANTS] = {54, 31, 40, 45};
+
+/* One setting of the loop: the model's choice (NULL: native) and alternative ("": none). */
+typedef struct scenario {
+    const char *model, *alternative;
+    double model_us, alternative_us; /* where the side is papcoll's */
+    int commutative, lag;
+} scenario;
+
+typedef struct run {
+    const char *algorithm;           /* what ran: a registered name or natives.names[] */
+    int variant, overruled, probe;
+    double alternative_observed_us;
+} run;
+
+/* Runs `uses` calls of the scenario, with times from variant_us, into runs[]. */
+static void play(feedback_table *table, const scenario *s, int uses, run *runs) {
+    double pending_tags[LAG + 1], pending_seconds[LAG + 1];
+    int pending = 0;
+    choice_input input;
+    memset(&input, 0, sizeof input);
+    input.count = 256;
+    input.extent = 4;
+    input.commutative = s->commutative;
+    for (int use = 0; use < uses; use++) {
+        auto_choice choice;
+        memset(&choice, 0, sizeof choice);
+        choice.algorithm = s->model ? registry_find(s->model) : NULL;
+        snprintf(choice.report.algorithm, sizeof choice.report.algorithm, "%s",
+                 s->model ? s->model : "native");
+        snprintf(choice.report.alternative, sizeof choice.report.alternative, "%s",
+                 s->alternative);
+        double tag = feedback_decide(table, &input, 0, &natives, 1, &choice);
+        run *r = &runs[use];
+        r->algorithm = choice.algorithm ? choice.algorithm->info.name
+                                        : natives.names[choice.native_variant];
+        r->variant = choice.algorithm ? -1 : choice.native_variant;
+        r->overruled = choice.report.overruled;
+        r->probe = choice.report.probe;
+        r->alternative_observed_us = choice.report.alternative_observed_seconds * 1e6;
+        double us = choice.algorithm == NULL ? variant_us[choice.native_variant]
+                    : choice.algorithm == registry_find(s->model ? s->model : "") ? s->model_us
+                                                                                 : s->alternative_us;
+        pending_tags[pending] = tag;
+        pending_seconds[pending++] = us * 1e-6;
+        if (pending > s->lag) { /* a period's measurements come back together */
+            for (int k = 0; k < pending; k++)
+                feedback_observe(table, pending_tags[k], pending_seconds[k]);
+            pending = 0;
+        }
+    }
+}
+
+/* How many of runs[from .. to) ran `name`, not counting trials of other variants. */
+static int count_runs(const run *runs, int from, int to, const char *name) {
+    int n = 0;
+    for (int k = from; k < to; k++) n += strcmp(runs[k].algorithm, name) == 0;
+    return n;
+}
+
+static void variants_alone(int lag) {
+    feedback_table table;
+    feedback_clear(&table);
+    scenario s = {NULL, "", 0, 0, 1, lag};
+    run runs[64];
+    play(&table, &s, 64, runs);
+    char detail[200];
+    int tries[VARIANTS] = {0};
+    for (int k = 0; k < 12; k++) tries[runs[k].variant]++;
+    snprintf(detail, sizeof detail, "lag %d: first 12 runs tried %d, %d, %d, %d times; the "
+             "first three ran %s, %s, %s", lag, tries[0], tries[1], tries[2], tries[3],
+             runs[0].algorithm, runs[1].algorithm, runs[2].algorithm);
+    check(tries[0] == 3 && tries[1] == 3 && tries[2] == 3 && tries[3] == 3 &&
+              runs[0].variant == 0 && runs[2].variant == 0,
+          "each variant is tried 3 times, the default first", detail);
+    int fastest = count_runs(runs, 24, 64, "native:recursive_doubling");
+    snprintf(detail, sizeof detail, "lag %d: %d of runs 24 .. 63 ran the fastest", lag,
+             fastest);
+    check(fastest >= 37 && fastest <= 39, "then the fastest runs, but for a trial in 16",
+          detail);
+    /* the default becomes the fastest: its trials bring it back */
+    variant_us[0] = 10;
+    run later[240];
+    play(&table, &s, 240, later);
+    int back = -1;
+    for (int k = 0; k < 240 && back < 0; k++)
+        if (count_runs(later, k, k + 1 > 240 ? 240 : k + 1, "native") &&
+            count_runs(later, k, k + 16 > 240 ? 240 : k + 16, "native") >= 15)
+            back = k;
+    snprintf(detail, sizeof detail, "lag %d: the default ran 15 of 16 from run %d", lag, back);
+    check(back >= 0 && back < 200, "a variant that became fastest takes over", detail);
+    variant_us[0] = 54;
+}
+
+/* The model picks papcoll's straggler (100 us) against native: native wins, and runs as
+ * its fastest variant. */
+static void native_wins(int lag) {
+    feedback_table table;
+    feedback_clear(&table);
+    scenario s = {"straggler", "native", 100, 0, 1, lag};
+    run runs[80];
+    play(&table, &s, 80, runs);
+    char detail[200];
+    int first_native = -1;
+    for (int k = 6; k < 80 && first_native < 0; k++)
+        if (runs[k].variant >= 0 && !runs[k].probe) first_native = k;
+    snprintf(detail, sizeof detail, "lag %d: native first ran overruled at use %d", lag,
+             first_native);
+    check(first_native >= 0 && first_native <= 6 + lag + 1,
+          "native measured faster overrules the model as fast as without variants", detail);
+    int fastest = count_runs(runs, 48, 80, "native:recursive_doubling");
+    snprintf(detail, sizeof detail, "lag %d: %d of uses 48 .. 79 ran native's recursive "
+             "doubling; native's side measured %.0f us at the end", lag, fastest,
+             runs[79].alternative_observed_us);
+    check(fastest >= 28 && runs[79].alternative_observed_us == 31 && runs[79].overruled,
+          "and runs as its fastest variant, whose median is native's side", detail);
+}
+
+/* The model picks native against papcoll's recursive doubling (41 us): the default (54) is
+ * slower than it, native's recursive doubling (31) faster. */
+static void fastest_variant_beats_alternative(int lag) {
+    feedback_table table;
+    feedback_clear(&table);
+    scenario s = {NULL, "recursive_doubling", 0, 41, 1, lag};
+    run runs[120];
+    play(&table, &s, 120, runs);
+    int fastest = count_runs(runs, 88, 120, "native:recursive_doubling");
+    char detail[200];
+    snprintf(detail, sizeof detail, "lag %d: %d of uses 88 .. 119 ran native's recursive "
+             "doubling, %d papcoll's", lag, fastest,
+             count_runs(runs, 88, 120, "recursive_doubling"));
+    check(fastest >= 28, "native's fastest variant beats papcoll's alternative", detail);
+}
+
+static void not_commutative(void) {
+    feedback_table table;
+    feedback_clear(&table);
+    scenario s = {NULL, "", 0, 0, 0, 0};
+    run runs[40];
+    play(&table, &s, 40, runs);
+    char detail[80];
+    snprintf(detail, sizeof detail, "%d of 40 ran the default",
+             count_runs(runs, 0, 40, "native"));
+    check(count_runs(runs, 0, 40, "native") == 40,
+          "a non-commutative op runs native's default only", detail);
+}
+
+int main(void) {
+    natives.count = VARIANTS;
+    const char *names[VARIANTS] = {"native", "native:recursive_doubling",
+                                   "native:reduce_scatter_allgather", "native:ring"};
+    for (int v = 0; v < VARIANTS; v++)
+        snprintf(natives.names[v], sizeof natives.names[v], "%s", names[v]);
+    for (int lag = 0; lag <= LAG; lag += LAG) {
+        variants_alone(lag);
+        native_wins(lag);
+        fastest_variant_beats_alternative(lag);
+    }
+    not_commutative();
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
