@@ -344,7 +344,9 @@ void papcoll_sim_result_release(papcoll_sim_result *result);
 
 /* What "auto" runs for a call, and why (src/core/select.c). */
 typedef struct papcoll_choice {
-    char algorithm[64];        /* a registered name, or "native": MPI_Allreduce itself */
+    char algorithm[64];        /* a registered name, or "native": MPI_Allreduce itself (over
+                                  MPI, auto may name "native:NAME": one of the MPI
+                                  library's own algorithms, docs/mpi.md) */
     /* 1: the predicted arrivals were not all equal, and the cost model compared the PAP-aware
      * algorithms that accept the call with native; with from_groups also 0, auto ran native
      * without simulating */

@@ -2,9 +2,10 @@
  *   1. the arrivals rounded to their class (arrival_class.c);
  *   2. the model's decision for the shape and class profile, kept or made by one rank and
  *      sent (choose.c, choice_sharing.c);
- *   3. the closed loop: the model's choice or its alternative, and where native runs,
- *      which of the MPI library's algorithms (native_variants.h), by what each was
- *      measured to take (auto_feedback.c);
+ *   3. the closed loop: the model's choice or its alternative, by what each was measured
+ *      to take (auto_feedback.c), and where native runs, as which of the MPI library's
+ *      algorithms (native_variants.h), by what each was measured to take for the shape
+ *      (native_feedback.c);
  *   4. the call tagged, so that its measured time comes back to step 3 (monitor).
  */
 #include "auto_call.h"
@@ -44,13 +45,17 @@ int auto_choose_for_call(papcoll_comm *pc, int64_t count, int64_t extent, int co
     out->native_variant = 0;
     out->report.decision_seconds = MPI_Wtime() - started;
     if (code != MPI_SUCCESS || !monitor_measures_calls(pc)) return code;
-    const double *tags, *seconds;
+    const monitor_call_tag *tags;
+    const double *seconds;
     int measured = monitor_take_observations(pc, &tags, &seconds);
-    for (int k = 0; k < measured; k++) feedback_observe(&pc->feedback, tags[k], seconds[k]);
+    for (int k = 0; k < measured; k++)
+        feedback_observe(&pc->feedback, tags[k].decision, tags[k].native, seconds[k]);
     int level = 0; /* the lateness level: the call's highest arrival class */
     for (int32_t r = 0; arrivals != NULL && r < pc->size; r++)
         if (pc->call_classes[r] > level) level = pc->call_classes[r];
-    double tag = feedback_decide(&pc->feedback, &input, level, &pc->natives, count_use, out);
+    monitor_call_tag tag;
+    tag.decision = feedback_decide(&pc->feedback, &input, level, &pc->natives, count_use, out,
+                                   &tag.native);
     if (count_use) monitor_tag_call(pc, tag);
     return MPI_SUCCESS;
 }

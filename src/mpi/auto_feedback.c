@@ -28,24 +28,21 @@
  *                                                                         of use 5 is back)
  *
  * Native is not one algorithm: the MPI library has several (native_variants.h), and its
- * default is not the fastest everywhere. Native's side of a decision holds a median for
- * each, and its median is that of the one measured fastest. Every run of native (a probe
- * of native too) serves to try them:
- *
- *   native runs   first             the default, 3 times (the pair is compared as soon as
- *                                   it was without variants)
- *                 then              the others, each 3 times
- *                 then              the fastest: the default until another's median is
- *                                   lower by the same margin (15 % and 1 us)
- *                 every 16th        one other, in turn (the machine or program changed)
+ * default is not the fastest everywhere. Which one native runs as is measured per shape
+ * (native_feedback.c). Native's side of a decision is native as the variant preferred
+ * there: its measurements are kept with that variant's name, and only calls that ran it
+ * count (a trial of another variant says nothing of how native usually runs). Where that
+ * variant changes, native's side starts again; until it has its 3 measurements, or while
+ * the shape still tries its variants, native is probed every other use where it is the
+ * side not run, as in the first uses:
  *
  *   e.g. MPICH, 1 KiB balanced, P = 4 on 2 shared cores: the model picks native, against
  *   papcoll's recursive doubling (41 us). Native's default measures 54 us, so papcoll's
- *   runs from about use 12, and native only in probes; those try recursive_doubling
- *   (31 us), reduce_scatter_allgather (40 us), ring (45 us); once recursive_doubling has
- *   its 3, native's side is 31 us, and native runs again, as recursive_doubling.
- *   Where the model picks native and nothing is compared with it, a decision is still kept
- *   for the variants alone (has_alternative 0).
+ *   runs from use 6; native's probes, every other use, try recursive_doubling (31 us),
+ *   reduce_scatter_allgather (40 us), ring (45 us); once recursive_doubling is preferred
+ *   and measured 3 times as native's side, native runs again, as recursive_doubling.
+ *   Where the model picks native and nothing is compared with it, only the variants are
+ *   chosen (no decision is kept).
  *
  * Measurements come back with a period's messages, so a decision is corrected at most a
  * period (MONITOR_PERIOD_MOST_CALLS calls) after its probes. Every rank holds the same
@@ -60,13 +57,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The measured gain that overrules the preferred algorithm: relative and absolute. 15 %:
- * calls on ranks that share cores scatter 10-20 % (docs/benchmarks.md), and with a margin
- * of 5 % the loop followed that noise (1 MiB, balanced: straggler in 46 of 200 calls,
- * auto 1.12 x native); the model errors the loop is for are larger (6-15 x on the testbed
- * at 64 KiB). */
-static const double switch_share = 0.15, switch_seconds = 1e-6;
-enum { PROBE_EVERY = 16, PROBE_PHASE = 8, SAMPLES_TO_COMPARE = 3 };
+enum {
+    PROBE_EVERY = FEEDBACK_PROBE_EVERY,
+    PROBE_PHASE = FEEDBACK_PROBE_PHASE,
+    SAMPLES_TO_COMPARE = FEEDBACK_SAMPLES_TO_COMPARE
+};
 
 /* A new lateness level starts from the measurements of the nearest level measured, up to
  * two levels away (a factor of 4 in lateness; classes double), and skips the early probes
@@ -77,62 +72,45 @@ enum { PROBE_EVERY = 16, PROBE_PHASE = 8, SAMPLES_TO_COMPARE = 3 };
  * the level's own calls correct an inheritance that does not hold there. */
 enum { NEIGHBOUR_LEVELS = 2 };
 
-static double median(const feedback_samples *samples) {
-    double sorted[FEEDBACK_SAMPLES];
-    int n = samples->filled;
-    memcpy(sorted, samples->seconds, (size_t)n * sizeof *sorted);
-    for (int i = 1; i < n; i++) /* insertion sort: five numbers at most */
-        for (int j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
-            double swap = sorted[j];
-            sorted[j] = sorted[j - 1];
-            sorted[j - 1] = swap;
-        }
-    if (n == 0) return 0;
-    return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-}
-
 static int key_equal(const feedback_key *a, const feedback_key *b) {
     return a->count == b->count && a->extent == b->extent &&
            a->commutative == b->commutative && a->level == b->level &&
-           a->model == b->model && a->alternative == b->alternative &&
-           a->has_alternative == b->has_alternative;
+           a->model == b->model && a->alternative == b->alternative;
 }
 
-static void samples_add(feedback_samples *samples, double seconds) {
-    samples->seconds[samples->next] = seconds;
-    samples->next = (samples->next + 1) % FEEDBACK_SAMPLES;
-    if (samples->filled < FEEDBACK_SAMPLES) samples->filled++;
+/* Which side of the decision is native: 0 the model's, 1 the alternative, -1 neither. */
+static int native_side(const feedback_key *key) {
+    return key->model == NULL ? 0 : key->alternative == NULL ? 1 : -1;
 }
 
-/* A side's measurements: native's are those of the variant it runs as. */
+/* A side's measurements, and whether there are enough to compare: native's count only
+ * where they are of the variant preferred now (native_variant). */
 static const feedback_samples *side_samples(const feedback_entry *entry, int alternative) {
-    const algorithm_entry *algorithm = alternative ? entry->key.alternative : entry->key.model;
-    if (algorithm == NULL) return &entry->native[entry->native_preferred];
     return alternative ? &entry->alternative : &entry->model;
 }
 
-static int measured_enough(const feedback_entry *entry) {
-    return side_samples(entry, 0)->filled >= SAMPLES_TO_COMPARE &&
-           (!entry->key.has_alternative ||
-            side_samples(entry, 1)->filled >= SAMPLES_TO_COMPARE);
+static int side_measured(const feedback_entry *entry, int alternative, int native_variant) {
+    if (native_side(&entry->key) == alternative && entry->native_variant != native_variant)
+        return 0;
+    return side_samples(entry, alternative)->filled >= SAMPLES_TO_COMPARE;
 }
 
-/* Whether candidate seconds (a median) beat incumbent by the margin. */
-static int clearly_faster(double candidate, double incumbent) {
-    return candidate < incumbent * (1 - switch_share) - switch_seconds;
+static int measured_enough(const feedback_entry *entry, int native_variant) {
+    return side_measured(entry, 0, native_variant) && side_measured(entry, 1, native_variant);
 }
 
 /* The measured decision of the same shape and pair at the nearest lateness level, at most
  * NEIGHBOUR_LEVELS away (ties: the lower level), with both sides measured; or NULL. */
 static const feedback_entry *neighbour_of(const feedback_table *table,
-                                          const feedback_key *key) {
+                                          const feedback_key *key, int native_variant) {
     const feedback_entry *nearest = NULL;
     int nearest_distance = NEIGHBOUR_LEVELS + 1;
     for (int i = 0; i < FEEDBACK_ENTRIES; i++) {
         const feedback_entry *entry = &table->entries[i];
         feedback_key same_level = entry->key;
         same_level.level = key->level;
-        if (entry->serial == 0 || !key_equal(&same_level, key) || !measured_enough(entry))
+        if (entry->serial == 0 || !key_equal(&same_level, key) ||
+            !measured_enough(entry, native_variant))
             continue;
         int distance = abs(entry->key.level - key->level);
         if (distance < nearest_distance ||
@@ -146,7 +124,7 @@ static const feedback_entry *neighbour_of(const feedback_table *table,
 }
 
 static feedback_entry *entry_for(feedback_table *table, const feedback_key *key,
-                                 int create) {
+                                 int native_variant, int create) {
     feedback_entry *oldest = &table->entries[0];
     for (int i = 0; i < FEEDBACK_ENTRIES; i++) {
         feedback_entry *entry = &table->entries[i];
@@ -154,11 +132,14 @@ static feedback_entry *entry_for(feedback_table *table, const feedback_key *key,
         if (entry->last_used < oldest->last_used) oldest = entry;
     }
     if (!create) return NULL;
-    const feedback_entry *neighbour = neighbour_of(table, key);
+    const feedback_entry *neighbour = neighbour_of(table, key, native_variant);
     feedback_entry inherited;
     memset(&inherited, 0, sizeof inherited);
+    inherited.native_variant = native_variant;
     if (neighbour != NULL) { /* copied first: it may be the entry that makes room */
-        inherited = *neighbour;
+        inherited.model = neighbour->model;
+        inherited.alternative = neighbour->alternative;
+        inherited.overruled = neighbour->overruled;
         inherited.uses = 2 * SAMPLES_TO_COMPARE; /* its early probes are done */
     }
     *oldest = inherited;
@@ -169,50 +150,12 @@ static feedback_entry *entry_for(feedback_table *table, const feedback_key *key,
 
 /* Whether the measurements say: run the alternative (with the margin against the side
  * preferred now). */
-static int alternative_preferred(const feedback_entry *entry) {
-    if (!entry->key.has_alternative || !measured_enough(entry)) return entry->overruled;
-    double model = median(side_samples(entry, 0)), alternative = median(side_samples(entry, 1));
-    if (entry->overruled) return !clearly_faster(model, alternative);
-    return clearly_faster(alternative, model);
-}
-
-/* The native variant with the lowest median of those measured enough, where it beats the
- * one preferred now by the margin; else the one preferred now. */
-static int fastest_variant(const feedback_entry *entry, int variants) {
-    const feedback_samples *kept = &entry->native[entry->native_preferred];
-    if (kept->filled < SAMPLES_TO_COMPARE) return entry->native_preferred;
-    int best = entry->native_preferred;
-    double kept_seconds = median(kept), best_seconds = kept_seconds;
-    for (int v = 0; v < variants; v++) {
-        const feedback_samples *samples = &entry->native[v];
-        if (v == entry->native_preferred || samples->filled < SAMPLES_TO_COMPARE) continue;
-        double seconds = median(samples);
-        if (seconds < best_seconds && clearly_faster(seconds, kept_seconds)) {
-            best = v;
-            best_seconds = seconds;
-        }
-    }
-    return best;
-}
-
-/* The variant a run of native uses: while some variant has run fewer than
- * SAMPLES_TO_COMPARE times, the default first (so that the pair is compared as soon as
- * without variants), then the one run least (lowest first); then the fastest, and another
- * in turn every PROBE_EVERY-th run. Runs are counted as they are made, not as their
- * measurements come back, so every variant is tried its 3 times while the first
- * measurements are still in flight. */
-static int next_variant(feedback_entry *entry, int variants) {
-    int least = 0;
-    for (int v = 1; v < variants && entry->native_tries[0] >= SAMPLES_TO_COMPARE; v++)
-        if (entry->native_tries[v] < entry->native_tries[least]) least = v;
-    if (entry->native_tries[least] < SAMPLES_TO_COMPARE) {
-        entry->native_tries[least]++;
-        return least;
-    }
-    int64_t run = entry->native_uses++;
-    if (run % PROBE_EVERY != PROBE_PHASE) return entry->native_preferred;
-    int other = (int)((run / PROBE_EVERY) % (variants - 1));
-    return other < entry->native_preferred ? other : other + 1;
+static int alternative_preferred(const feedback_entry *entry, int native_variant) {
+    if (!measured_enough(entry, native_variant)) return entry->overruled;
+    double model = feedback_median(&entry->model);
+    double alternative = feedback_median(&entry->alternative);
+    if (entry->overruled) return !feedback_clearly_faster(model, alternative);
+    return feedback_clearly_faster(alternative, model);
 }
 
 /* uses 1, 3 and 5 (the SAMPLES_TO_COMPARE measurements of the other side), then every
@@ -222,89 +165,103 @@ static int is_probe(int64_t use) {
            (use >= PROBE_PHASE && use % PROBE_EVERY == PROBE_PHASE);
 }
 
-static int variants_untried(const feedback_entry *entry, int variants) {
-    for (int v = 0; v < variants; v++)
-        if (entry->native_tries[v] < SAMPLES_TO_COMPARE) return 1;
-    return 0;
-}
-
-/* A call's tag: which decision, which side, which native variant. */
+/* A call's tag for the decision: which entry, which side, and for native's side which
+ * variant (native_variant, or -1: a trial of another, not measured for the decision). */
 static double tag_of(const feedback_entry *entry, int alternative, int variant) {
-    return ((double)entry->serial * 2 + alternative) * NATIVE_VARIANTS_MOST + variant;
+    return ((double)entry->serial * 2 + alternative) * (NATIVE_VARIANTS_MOST + 1) +
+           (variant + 1);
 }
 
 double feedback_decide(feedback_table *table, const choice_input *input, int level,
-                       const native_variants *natives, int count_use, auto_choice *choice) {
+                       const native_variants *natives, int count_use, auto_choice *choice,
+                       double *native_tag_out) {
     papcoll_choice *report = &choice->report;
+    *native_tag_out = -1;
+    choice->native_variant = 0;
+    if (input->count > INT_MAX) return -1;
     /* MPICH's named algorithms reorder operands: only commutative ops try them */
     int variants = input->commutative ? natives->count : 1;
+    native_shape *shape =
+        variants > 1 ? native_shape_for(&table->natives, input->count, input->extent,
+                                        count_use)
+                     : NULL;
+    int preferred = shape != NULL ? native_preferred(shape, variants) : 0;
     int has_alternative = report->alternative[0] != '\0';
-    choice->native_variant = 0;
-    if (input->count > INT_MAX || (!has_alternative && (choice->algorithm != NULL ||
-                                                        variants < 2)))
-        return -1;
+    feedback_entry *entry = NULL;
     feedback_key key;
     memset(&key, 0, sizeof key);
-    key.count = input->count;
-    key.extent = input->extent;
-    key.commutative = input->commutative;
-    key.level = level;
-    key.model = choice->algorithm;
-    key.has_alternative = has_alternative;
-    key.alternative = has_alternative ? registry_find(report->alternative) : NULL; /* NULL: native */
-    feedback_entry *entry = entry_for(table, &key, count_use);
-    if (entry == NULL) return -1; /* only asked, and never measured: the model's choice */
-    /* only a call changes the table: papcoll_resolve_algorithm, which some ranks may call
-     * and others not, only asks */
-    int overruled = alternative_preferred(entry);
-    int native_preferred = fastest_variant(entry, variants);
-    int64_t use = entry->uses;
-    if (count_use) {
-        entry->overruled = overruled;
-        entry->native_preferred = native_preferred;
-        entry->uses++;
-        entry->last_used = ++table->clock;
+    int run_alternative = 0;
+    if (has_alternative) {
+        key.count = input->count;
+        key.extent = input->extent;
+        key.commutative = input->commutative;
+        key.level = level;
+        key.model = choice->algorithm;
+        key.alternative = registry_find(report->alternative); /* NULL: native */
+        entry = entry_for(table, &key, preferred, count_use);
     }
-    /* while native's variants are being tried and native is the side not run, it is
-     * probed every other use, as in the first uses: else its variants would wait for the
-     * probes every 16th use (at 1 KiB: 100 uses at papcoll's 41 us before native's 31) */
-    int native_waits = variants > 1 && variants_untried(entry, variants) &&
-                       (overruled ? key.model == NULL : key.alternative == NULL);
-    report->probe = has_alternative && count_use &&
-                    (is_probe(use) || (native_waits && use % 2 == 1));
-    int run_alternative = has_alternative && overruled != report->probe;
-    report->overruled = overruled && !report->probe;
-    report->observed_seconds = median(side_samples(entry, 0));
-    report->observed_calls = side_samples(entry, 0)->filled;
-    report->alternative_observed_seconds = has_alternative ? median(side_samples(entry, 1)) : 0;
-    report->alternative_observed_calls = has_alternative ? side_samples(entry, 1)->filled : 0;
-    const algorithm_entry *runs = run_alternative ? key.alternative : key.model;
-    if (run_alternative)
-        snprintf(report->algorithm, sizeof report->algorithm, "%s", report->alternative);
-    if (runs == NULL) { /* native: as which of the library's algorithms */
-        int variant = count_use && variants > 1 ? next_variant(entry, variants)
-                                                : native_preferred;
-        choice->native_variant = variant;
-        snprintf(report->algorithm, sizeof report->algorithm, "%s", natives->names[variant]);
+    if (entry != NULL) {
+        /* only a call changes the table: papcoll_resolve_algorithm, which some ranks may
+         * call and others not, only asks */
+        int overruled = alternative_preferred(entry, preferred);
+        int64_t use = entry->uses;
+        if (count_use) {
+            entry->overruled = overruled;
+            entry->uses++;
+            entry->last_used = ++table->clock;
+        }
+        /* native, not run now, and its variants untried or its side not measured as the
+         * variant preferred: probed every other use, as in the first uses */
+        int native = native_side(&key), waiting = overruled ? native == 0 : native == 1;
+        int native_waits = waiting && shape != NULL &&
+                           (native_untried(shape, variants) ||
+                            !side_measured(entry, native, preferred));
+        report->probe = count_use && (is_probe(use) || (native_waits && use % 2 == 1));
+        run_alternative = overruled != report->probe;
+        report->overruled = overruled && !report->probe;
+        report->observed_seconds = feedback_median(&entry->model);
+        report->observed_calls = entry->model.filled;
+        report->alternative_observed_seconds = feedback_median(&entry->alternative);
+        report->alternative_observed_calls = entry->alternative.filled;
+        if (run_alternative) {
+            choice->algorithm = key.alternative;
+            snprintf(report->algorithm, sizeof report->algorithm, "%s", report->alternative);
+        }
     }
-    choice->algorithm = runs;
-    return tag_of(entry, run_alternative, choice->native_variant);
+    int variant = -1; /* for the decision's tag */
+    if (choice->algorithm == NULL && shape != NULL) { /* native: as which of the library's */
+        choice->native_variant = count_use ? native_next(shape, variants) : preferred;
+        snprintf(report->algorithm, sizeof report->algorithm, "%s",
+                 natives->names[choice->native_variant]);
+        if (count_use) *native_tag_out = native_tag(shape, choice->native_variant);
+        if (choice->native_variant == preferred) variant = preferred;
+    } else if (choice->algorithm == NULL) {
+        variant = 0;
+    }
+    if (entry == NULL || !count_use) return -1;
+    return tag_of(entry, run_alternative, choice->algorithm == NULL ? variant : 0);
 }
 
-void feedback_observe(feedback_table *table, double tag, double seconds) {
+void feedback_observe(feedback_table *table, double tag, double native_tag,
+                      double seconds) {
+    native_observe(&table->natives, native_tag, seconds);
     if (!(tag >= 0) || !isfinite(seconds)) return;
     int64_t code = (int64_t)tag;
-    int variant = (int)(code % NATIVE_VARIANTS_MOST);
-    int alternative = (int)((code / NATIVE_VARIANTS_MOST) % 2);
-    int64_t serial = code / NATIVE_VARIANTS_MOST / 2;
+    int variant = (int)(code % (NATIVE_VARIANTS_MOST + 1)) - 1;
+    int alternative = (int)((code / (NATIVE_VARIANTS_MOST + 1)) % 2);
+    int64_t serial = code / (NATIVE_VARIANTS_MOST + 1) / 2;
     for (int i = 0; i < FEEDBACK_ENTRIES; i++) {
         feedback_entry *entry = &table->entries[i];
         if (entry->serial != serial) continue;
-        const algorithm_entry *ran = alternative ? entry->key.alternative : entry->key.model;
-        if (ran == NULL)
-            samples_add(&entry->native[variant], seconds);
-        else
-            samples_add(alternative ? &entry->alternative : &entry->model, seconds);
+        feedback_samples *samples = alternative ? &entry->alternative : &entry->model;
+        if (native_side(&entry->key) == alternative) {
+            if (variant < 0) return; /* a trial of another variant */
+            if (variant != entry->native_variant) { /* the preferred one changed */
+                memset(samples, 0, sizeof *samples);
+                entry->native_variant = variant;
+            }
+        }
+        feedback_samples_add(samples, seconds);
         return;
     }
     /* the decision was pushed out of the table since: its measurement goes with it */

@@ -84,7 +84,7 @@ int monitor_create(papcoll_comm *pc) {
     m->recent_lateness = calloc(2 * ranks, sizeof *m->recent_lateness);
     m->period_length = 1;
     m->period_all_edge = 1;
-    m->call_tag = -1;
+    m->call_tag = MONITOR_NO_TAG;
     if (!m->send_requests || !m->received || !m->average || !m->last_arrivals ||
         !m->period_waits || !m->period_outgoing || !m->period_incoming ||
         !m->period_requests || !m->lateness || !m->recent_lateness) {
@@ -214,11 +214,11 @@ int monitor_gather(papcoll_comm *pc, double segment_bytes, const double **arriva
 
 int monitor_finish_call(papcoll_comm *pc) {
     int code = pc->monitor.source->finish_call(pc);
-    pc->monitor.call_tag = -1;
+    pc->monitor.call_tag = MONITOR_NO_TAG;
     return code;
 }
 
-void monitor_tag_call(papcoll_comm *pc, double tag) { pc->monitor.call_tag = tag; }
+void monitor_tag_call(papcoll_comm *pc, monitor_call_tag tag) { pc->monitor.call_tag = tag; }
 
 void monitor_call_built_on_arrivals(papcoll_comm *pc) {
     pc->monitor.period_built_on_arrivals = 1;
@@ -226,7 +226,8 @@ void monitor_call_built_on_arrivals(papcoll_comm *pc) {
 
 int monitor_measures_calls(const papcoll_comm *pc) { return pc->monitor.source->measures_calls; }
 
-int monitor_take_observations(papcoll_comm *pc, const double **tags, const double **seconds) {
+int monitor_take_observations(papcoll_comm *pc, const monitor_call_tag **tags,
+                              const double **seconds) {
     monitor_state *m = &pc->monitor;
     int count = m->observed_count;
     *tags = m->observed_tags;

@@ -19,6 +19,15 @@ struct monitor_source;
 enum { MONITOR_PERIOD_MOST_CALLS = 8 };
 
 /* The monitor's state, one per papcoll communicator. */
+/* What a call ran, for auto's closed loop: the tags auto_feedback.c gave it for the
+ * decision and for native's variants (native_feedback.c), each >= 0, or -1: not measured
+ * for that. The monitor keeps them and hands them back with the call's time; it never
+ * reads them. */
+typedef struct monitor_call_tag {
+    double decision, native;
+} monitor_call_tag;
+#define MONITOR_NO_TAG ((monitor_call_tag){-1, -1})
+
 typedef struct monitor_state {
     MPI_Comm comm;             /* its own duplicate: predictions never meet schedule traffic */
     const struct monitor_source *source; /* config.arrival_source's, chosen at creation */
@@ -50,7 +59,7 @@ typedef struct monitor_state {
     MPI_Request *period_requests;
     int period_pending;        /* a period's messages went out and are not yet received */
     int64_t periods;
-    double *lateness;          /* the latest period: each rank's mean arrival after the
+    double *lateness;          /* the latest period: each rank's median arrival after the
                                   earliest (seconds), or of its last calls where the pattern
                                   changed in it; valid when have_lateness */
     double *recent_lateness;   /* scratch, 2 x P: the same over the period's last calls,
@@ -59,12 +68,12 @@ typedef struct monitor_state {
     double spread;             /* the latest period: mean of (latest - earliest arrival) */
     double call_seconds;       /* the latest period: mean of the shortest wait (the call) */
     /* auto's closed loop (issue 32): what each call ran, and what it was measured to take */
-    double call_tag;           /* the current call's tag (monitor_tag_call), -1 if none */
+    monitor_call_tag call_tag; /* the current call's tags (monitor_tag_call), -1: none */
     double period_entries[MONITOR_PERIOD_MOST_CALLS]; /* this rank's entries, rank 0's clock */
-    double period_tags[MONITOR_PERIOD_MOST_CALLS];   /* each call's tag in this period */
-    double sent_tags[MONITOR_PERIOD_MOST_CALLS];     /* the tags of the period in flight */
+    monitor_call_tag period_tags[MONITOR_PERIOD_MOST_CALLS];   /* each call's tag in this period */
+    monitor_call_tag sent_tags[MONITOR_PERIOD_MOST_CALLS];     /* the tags of the period in flight */
     double observed[MONITOR_PERIOD_MOST_CALLS];      /* last arrival to completion, s */
-    double observed_tags[MONITOR_PERIOD_MOST_CALLS];
+    monitor_call_tag observed_tags[MONITOR_PERIOD_MOST_CALLS];
     int observed_count;        /* observations not yet taken (monitor_take_observations) */
     /* a call of the period (of the period in flight) ran a schedule built on the arrivals,
      * not as a probe: only then are per-call predictions worth their message round */
@@ -116,15 +125,16 @@ int monitor_learnt_arrivals(const papcoll_comm *pc, double *arrivals);
 void monitor_call_built_on_arrivals(papcoll_comm *pc);
 /* Whether the monitor's source measures the calls it is told of (AUTOMATIC). */
 int monitor_measures_calls(const papcoll_comm *pc);
-/* auto's closed loop: the tag (>= 0, the same on every rank) of what the current call
- * ran, which the call's measured time comes back with; AUTOMATIC measures, the other
- * sources ignore it. */
-void monitor_tag_call(papcoll_comm *pc, double tag);
+/* auto's closed loop: the tags (the same on every rank) of what the current call ran,
+ * which the call's measured time comes back with; AUTOMATIC measures, the other sources
+ * ignore them. */
+void monitor_tag_call(papcoll_comm *pc, monitor_call_tag tag);
 /* The measured calls that arrived with the last period's messages (AUTOMATIC only): their
  * tags and each one's time from the last arrival to completion (the latest exit less the
  * latest entry, on rank 0's clock), the same on every rank; returns how many (0: none new) and
  * hands them over once. */
-int monitor_take_observations(papcoll_comm *pc, const double **tags, const double **seconds);
+int monitor_take_observations(papcoll_comm *pc, const monitor_call_tag **tags,
+                              const double **seconds);
 /* The model behind tau (latency, seconds per byte, reduce seconds per byte), the same on
  * every rank once calibrated; returns 0 if no call has calibrated it yet. */
 int monitor_model(const papcoll_comm *pc, double *latency, double *seconds_per_byte,

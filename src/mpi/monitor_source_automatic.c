@@ -44,7 +44,7 @@ static void observe_period(papcoll_comm *pc, int calls) {
     const double *incoming = m->period_incoming;
     m->observed_count = 0;
     for (int k = 0; k < calls; k++) {
-        if (m->sent_tags[k] < 0) continue;
+        if (m->sent_tags[k].decision < 0 && m->sent_tags[k].native < 0) continue;
         double latest_entry = -INFINITY, latest_exit = -INFINITY;
         for (int r = 0; r < pc->size; r++) {
             const double *message = incoming + (size_t)r * MONITOR_PERIOD_DOUBLES;
@@ -56,26 +56,40 @@ static void observe_period(papcoll_comm *pc, int calls) {
     }
 }
 
-/* Each rank's mean arrival after the earliest over the period's calls first .. end - 1
+/* Each rank's median arrival after the earliest over the period's calls first .. end - 1
  * (in call k the rank that waited longest arrived first, so rank r arrived
  * max_j wait[j][k] - wait[r][k] after it); spread and call_seconds (may be NULL): the mean
- * of (latest - earliest arrival) and of the shortest wait (the call itself). */
-static void mean_lateness(const papcoll_comm *pc, int first, int end, double *lateness,
-                          double *spread, double *call_seconds) {
+ * of (latest - earliest arrival) and of the shortest wait (the call itself).
+ * The median, not the mean: where ranks share cores, an on-time rank descheduled in one
+ * call of 8 comes milliseconds late in it, and its mean over the period made it a late
+ * rank (levels 1 - 3 on balanced calls: straggler ran in 3 of 8 balanced calls of 1 KiB in
+ * the grid, docs/benchmarks.md); a rank late in most of the period's calls is late in its
+ * median. Over 2 calls the median is the mean. */
+static void period_lateness(const papcoll_comm *pc, int first, int end, double *lateness,
+                            double *spread, double *call_seconds) {
     const double *incoming = pc->monitor.period_incoming;
-    double calls = end - first, spread_sum = 0, call_sum = 0;
-    for (int r = 0; r < pc->size; r++) lateness[r] = 0;
+    double longest[MONITOR_PERIOD_MOST_CALLS], spread_sum = 0, call_sum = 0;
+    int calls = end - first;
     for (int k = first; k < end; k++) {
-        double longest = -INFINITY, shortest = INFINITY;
+        double shortest = INFINITY;
+        longest[k - first] = -INFINITY;
         for (int r = 0; r < pc->size; r++) {
             double wait = incoming[(size_t)r * MONITOR_PERIOD_DOUBLES + k];
-            longest = fmax(longest, wait);
+            longest[k - first] = fmax(longest[k - first], wait);
             shortest = fmin(shortest, wait);
         }
-        for (int r = 0; r < pc->size; r++)
-            lateness[r] += (longest - incoming[(size_t)r * MONITOR_PERIOD_DOUBLES + k]) / calls;
-        spread_sum += longest - shortest;
+        spread_sum += longest[k - first] - shortest;
         call_sum += shortest;
+    }
+    for (int r = 0; r < pc->size; r++) {
+        double late[MONITOR_PERIOD_MOST_CALLS];
+        for (int k = first; k < end; k++) { /* insertion sort: 8 calls at most */
+            int at = k - first;
+            double value = longest[at] - incoming[(size_t)r * MONITOR_PERIOD_DOUBLES + k];
+            for (; at > 0 && late[at - 1] > value; at--) late[at] = late[at - 1];
+            late[at] = value;
+        }
+        lateness[r] = calls % 2 ? late[calls / 2] : (late[calls / 2 - 1] + late[calls / 2]) / 2;
     }
     if (spread) *spread = spread_sum / calls;
     if (call_seconds) *call_seconds = call_sum / calls;
@@ -89,9 +103,9 @@ static int alike(const double *a, const double *b, int ranks, double tolerance) 
 }
 
 /* A pattern that changed within the period (issue 32: "a changed pattern detected within a
- * few calls"). The period's mean mixes the old pattern with the new, and at worst gives a
+ * few calls"). The period's median mixes the old pattern with the new, and at worst gives a
  * lateness level neither had, which auto's closed loop has not measured. Where the
- * period's last RECENT_CALLS calls agree with each other and not with the period's mean,
+ * period's last RECENT_CALLS calls agree with each other and not with the period's median,
  * they are the pattern, and the next periods start short again (2, 4, then
  * MONITOR_PERIOD_MOST calls) to confirm it soon. "Agree": every rank's lateness within
  * what could change a decision: a quarter (change_share) of the largest lateness of those
@@ -111,7 +125,7 @@ static void follow_a_change(papcoll_comm *pc, int calls, double call_seconds) {
     monitor_state *m = &pc->monitor;
     if (calls < 2 * RECENT_CALLS) return;
     double *recent = m->recent_lateness, *one_call = m->recent_lateness + pc->size;
-    mean_lateness(pc, calls - RECENT_CALLS, calls, recent, NULL, NULL);
+    period_lateness(pc, calls - RECENT_CALLS, calls, recent, NULL, NULL);
     double latest = 0;
     for (int r = 0; r < pc->size; r++) latest = fmax(latest, recent[r]);
     double tolerance = fmax(fmax(edge_worth_spread * call_seconds, ARRIVAL_JITTER_SECONDS),
@@ -121,7 +135,7 @@ static void follow_a_change(papcoll_comm *pc, int calls, double call_seconds) {
         fmax(change_calls * call_seconds, change_jitters * ARRIVAL_JITTER_SECONDS);
     if (alike(recent, m->lateness, pc->size, fmax(tolerance, significant))) return;
     for (int k = calls - RECENT_CALLS; k < calls; k++) {
-        mean_lateness(pc, k, k + 1, one_call, NULL, NULL);
+        period_lateness(pc, k, k + 1, one_call, NULL, NULL);
         if (!alike(one_call, recent, pc->size, tolerance)) return;
     }
     memcpy(m->lateness, recent, (size_t)pc->size * sizeof *recent);
@@ -155,7 +169,7 @@ static int receive_period(papcoll_comm *pc) {
     }
     int calls = (int)m->period_outgoing[PERIOD_CALLS], all_edge = 1;
     double spread = 0, call_seconds = 0;
-    mean_lateness(pc, 0, calls, m->lateness, &spread, &call_seconds);
+    period_lateness(pc, 0, calls, m->lateness, &spread, &call_seconds);
     follow_a_change(pc, calls, call_seconds);
     for (int r = 0; r < pc->size; r++)
         all_edge &= incoming[(size_t)r * MONITOR_PERIOD_DOUBLES + PERIOD_ALL_EDGE] != 0;
@@ -243,7 +257,7 @@ static void drain(papcoll_comm *pc) {
  * period or the same gap). */
 static int in_edge_mode(const papcoll_comm *pc) { return pc->monitor.edge_mode; }
 
-/* The mean lateness of the last period, relative to the earliest rank. */
+/* The median lateness of the last period, relative to the earliest rank. */
 static int learnt_arrivals(const papcoll_comm *pc, double *arrivals) {
     const monitor_state *m = &pc->monitor;
     if (!m->have_lateness) return 0;

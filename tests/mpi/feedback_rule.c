@@ -1,7 +1,8 @@
 /* feedback_rule.c (test) - auto's closed loop (src/mpi/auto_feedback.c), its rule alone:
  * which side runs and, where native runs, which of the MPI library's algorithms, fed with
  * made-up times so that the right answer is known. The rule's code is compiled in as it is
- * (no MPI call is made: the loop is local arithmetic, every rank's alike); the MPI programs
+ * with native_feedback.c (no MPI call is made: the loop is local arithmetic, every rank's
+ * alike); the MPI programs
  * (closed_loop.c, native_variants.c) check it under mpiexec on real times.
  *
  * Times (us) as on the 2-core machine at 1 KiB, P = 4 (docs/benchmarks.md): native's
@@ -44,7 +45,7 @@ typedef struct run {
 
 /* Runs `uses` calls of the scenario, with times from variant_us, into runs[]. */
 static void play(feedback_table *table, const scenario *s, int uses, run *runs) {
-    double pending_tags[LAG + 1], pending_seconds[LAG + 1];
+    double pending_tags[LAG + 1], pending_native_tags[LAG + 1], pending_seconds[LAG + 1];
     int pending = 0;
     choice_input input;
     memset(&input, 0, sizeof input);
@@ -59,7 +60,8 @@ static void play(feedback_table *table, const scenario *s, int uses, run *runs) 
                  s->model ? s->model : "native");
         snprintf(choice.report.alternative, sizeof choice.report.alternative, "%s",
                  s->alternative);
-        double tag = feedback_decide(table, &input, 0, &natives, 1, &choice);
+        double native_tag;
+        double tag = feedback_decide(table, &input, 0, &natives, 1, &choice, &native_tag);
         run *r = &runs[use];
         r->algorithm = choice.algorithm ? choice.algorithm->info.name
                                         : natives.names[choice.native_variant];
@@ -71,10 +73,12 @@ static void play(feedback_table *table, const scenario *s, int uses, run *runs) 
                     : choice.algorithm == registry_find(s->model ? s->model : "") ? s->model_us
                                                                                  : s->alternative_us;
         pending_tags[pending] = tag;
+        pending_native_tags[pending] = native_tag;
         pending_seconds[pending++] = us * 1e-6;
         if (pending > s->lag) { /* a period's measurements come back together */
             for (int k = 0; k < pending; k++)
-                feedback_observe(table, pending_tags[k], pending_seconds[k]);
+                feedback_observe(table, pending_tags[k], pending_native_tags[k],
+                                 pending_seconds[k]);
             pending = 0;
         }
     }
@@ -161,6 +165,25 @@ static void fastest_variant_beats_alternative(int lag) {
     check(fastest >= 28, "native's fastest variant beats papcoll's alternative", detail);
 }
 
+/* What native runs as is measured per shape: another decision of the same shape (here a
+ * pair, at another lateness level) runs the variant found fastest without trying them all
+ * again. */
+static void shared_across_decisions(void) {
+    feedback_table table;
+    feedback_clear(&table);
+    scenario alone = {NULL, "", 0, 0, 1, 0}, pair = {"straggler", "native", 100, 0, 1, 0};
+    run runs[40];
+    play(&table, &alone, 40, runs);
+    play(&table, &pair, 20, runs);
+    int trials = 0;
+    for (int k = 0; k < 20; k++)
+        trials += runs[k].variant >= 0 && runs[k].variant != 1;
+    char detail[120];
+    snprintf(detail, sizeof detail, "%d of the new decision's 20 uses ran a native variant "
+             "other than the fastest", trials);
+    check(trials <= 2, "a shape's variants are tried once, not per decision", detail);
+}
+
 static void not_commutative(void) {
     feedback_table table;
     feedback_clear(&table);
@@ -185,6 +208,7 @@ int main(void) {
         native_wins(lag);
         fastest_variant_beats_alternative(lag);
     }
+    shared_across_decisions();
     not_commutative();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
