@@ -12,6 +12,7 @@ happened in it (as papcoll-bench computes it, bench/bench_timing.c).
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Sequence
 from typing import Any
@@ -105,6 +106,11 @@ def _point(setting: str, mode: str, size: int, multiple: float, here: dict[str, 
         "auto_over_best_papcoll": auto / ebar[best_ours] if best_ours else None,
         "auto_chose": here["auto"].get("chosen") or {},
         "never_slower": close_enough(auto, ebar[best_native], NEVER_SLOWER_RATIO, floor),
+        # the same against MPI_Allreduce itself, what a program calls where it has no auto
+        "auto_over_mpi_allreduce": auto / ebar["native"] if "native" in ebar else None,
+        "never_slower_than_mpi_allreduce": (close_enough(auto, ebar["native"],
+                                                         NEVER_SLOWER_RATIO, floor)
+                                            if "native" in ebar else None),
         "right_choice": close_enough(auto, ebar[best], RIGHT_CHOICE_RATIO, floor),
         "win_ratio_target": win_ratio,
         # None where the target does not apply, or no native variant had a positive
@@ -132,7 +138,12 @@ _MISSED_BY = {
                                   f"{point['best_native']}",
     "right_choice": lambda point: f"{point['auto_over_best']:.2f} x {point['best']}",
     "wins": lambda point: f"ratio {point['excess_ratio']:.2f}",
+    "never_slower_than_mpi_allreduce": lambda point: f"{point['auto_over_mpi_allreduce']:.2f} x",
 }
+
+
+def geometric_mean(values: Sequence[float]) -> float | None:
+    return math.exp(sum(math.log(value) for value in values) / len(values)) if values else None
 
 
 def _count(chosen: Sequence[Point], key: str) -> dict[str, Any]:
@@ -171,8 +182,18 @@ def figures(grid: Sequence[Point],
         right = _count(here, "right_choice")
         cells = [point for point in here if point["win_ratio_target"] is not None]
         judged = [point for point in cells if point["wins"] is not None]
+        against_mpi = [point for point in here
+                       if point["never_slower_than_mpi_allreduce"] is not None]
         out[setting] = {
             "never_slower": _count(here, "never_slower"),
+            "never_slower_than_mpi_allreduce": _count(against_mpi,
+                                                      "never_slower_than_mpi_allreduce"),
+            # one number per comparison for the whole grid: auto's e-bar over the best
+            # native variant's, and over MPI_Allreduce's (1: even)
+            "geometric_mean_over_best_native": geometric_mean(
+                [point["auto_over_best_native"] for point in here]),
+            "geometric_mean_over_mpi_allreduce": geometric_mean(
+                [point["auto_over_mpi_allreduce"] for point in against_mpi]),
             "right_choice": {**right, "share": right["met"] / len(here),
                              "target_share": RIGHT_CHOICE_SHARE},
             "wins": {**_count(judged, "wins"), "cells": len(cells),
@@ -195,6 +216,15 @@ def summary_lines(all_figures: dict[str, dict[str, Any]]) -> list[str]:
         never, right, wins = figure["never_slower"], figure["right_choice"], figure["wins"]
         lines.append(f"{setting}: never slower {never['met']}/{never['total']} points "
                      f"(target all){_misses(never)}")
+        against = figure["never_slower_than_mpi_allreduce"]
+        mean_best, mean_mpi = (figure["geometric_mean_over_best_native"],
+                               figure["geometric_mean_over_mpi_allreduce"])
+        lines.append(f"{setting}: against MPI_Allreduce itself, never slower "
+                     f"{against['met']}/{against['total']} points; auto's e-bar over the "
+                     "best native variant's, geometric mean "
+                     + (f"{mean_best:.3f}" if mean_best is not None else "-")
+                     + ", over MPI_Allreduce's "
+                     + (f"{mean_mpi:.3f}" if mean_mpi is not None else "-"))
         lines.append(f"{setting}: right choice {right['met']}/{right['total']} points = "
                      f"{100 * right['share']:.0f} % (target {100 * RIGHT_CHOICE_SHARE:.0f} %)"
                      f"{_misses(right)}")

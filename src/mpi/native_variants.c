@@ -80,6 +80,16 @@ static int choose_variants(native_variants *variants) {
     int named = asked != NULL && asked[0] != '\0';
     const char *list = named ? asked : NATIVE_VARIANTS_DEFAULT;
     if (strcmp(list, "none") == 0) return MPI_SUCCESS;
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    if (level == MPI_THREAD_MULTIPLE) {
+        if (!named) return MPI_SUCCESS; /* see the header */
+        return record_error(MPI_ERR_ARG, "papcoll_comm_create: PAPCOLL_NATIVE_VARIANTS is "
+                            "set, but MPI runs with MPI_THREAD_MULTIPLE: the variable that "
+                            "picks the algorithm is the whole process's, and another thread's "
+                            "all-reduce during papcoll's could run another algorithm on some "
+                            "ranks than on others; set it to none");
+    }
     int index, automatic = -1;
     char known[2048];
     if (!open_variable(variants, &index)) {

@@ -16,6 +16,12 @@
  *     there auto keeps the library's default; naming variants there is an error.
  *   - The variable at "auto": a user who forced an algorithm keeps it; naming variants
  *     then is an error too.
+ *   - MPI below MPI_THREAD_MULTIPLE. The variable is the whole process's: papcoll sets it
+ *     just before its own MPI_Allreduce and puts it back right after, which no other
+ *     call can see where only one thread calls MPI at a time. Under MPI_THREAD_MULTIPLE
+ *     another thread's all-reduce in between could run one algorithm on some ranks and
+ *     another on the rest (a hang), so there auto keeps the default, and naming variants
+ *     is an error.
  * Every rank must name the same list (checked at papcoll_comm_create: a rank that ran
  * another algorithm would wait for messages that never come). */
 #ifndef PAPCOLL_MPI_NATIVE_VARIANTS_H

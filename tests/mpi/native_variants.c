@@ -10,7 +10,9 @@
  * that name different lists, a list given where the user forced an algorithm through the
  * variable (and no variants, without error, where the list is not given), and "none".
  * Open MPI (its choice is made when a communicator is made): auto runs the default only,
- * and a list given is an error naming why. Prints "N passed, M failed". */
+ * and a list given is an error naming why. With --multiple (MPI_THREAD_MULTIPLE, where
+ * another thread's all-reduce could see the variable papcoll set): the default only, and a
+ * list given is an error. Prints "N passed, M failed". */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,7 +108,8 @@ static void default_only(const char *list, MPI_Op op, const char *what) {
 }
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
+    int multiple = argc > 1 && strcmp(argv[1], "--multiple") == 0, level;
+    MPI_Init_thread(&argc, &argv, multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &level);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
     int provided, index, elements;
@@ -116,7 +119,11 @@ int main(int argc, char **argv) {
     MPI_Op ordered;
     MPI_Op_create(ordered_sum, 0, &ordered);
     unsetenv("PAPCOLL_NATIVE_VARIANTS");
-    if (mpich && ranks > 1) {
+    if (multiple) {
+        check_everywhere(level == MPI_THREAD_MULTIPLE, "MPI_THREAD_MULTIPLE provided", "");
+        default_only(NULL, MPI_SUM, "MPI_THREAD_MULTIPLE");
+        refused("ring", "MPI_THREAD_MULTIPLE", NULL, "a list under MPI_THREAD_MULTIPLE");
+    } else if (mpich && ranks > 1) {
         papcoll_comm *pc;
         if (papcoll_comm_create(MPI_COMM_WORLD, NULL, &pc) != MPI_SUCCESS)
             MPI_Abort(MPI_COMM_WORLD, 2);

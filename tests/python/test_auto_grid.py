@@ -51,6 +51,19 @@ def test_never_slower_counts_a_4_percent_miss_and_names_it():
     assert result["misses"] == ["16 MiB balanced 0 (1.04 x native:ring)"]
 
 
+def test_against_mpi_allreduce_itself_and_the_geometric_means():
+    # auto 1.02 x native (MPI_Allreduce) but 1.2 x native:ring, the best variant; then
+    # 1.5 x both: met against MPI_Allreduce once, and the means of 1.02, 1.5 and 1.2, 1.5
+    rows = point_rows((1.02, 0.1), (1.0, 0.1), (2.0, 0.1), native_ring=(0.85, 0.1))
+    rows += point_rows((1.5, 0.1), (1.0, 0.1), (2.0, 0.1), native_ring=(1.0, 0.1),
+                       size=1 << 22)
+    result = figures.figures(figures.points(rows))[SHM]
+    assert result["never_slower_than_mpi_allreduce"]["met"] == 1
+    assert result["never_slower_than_mpi_allreduce"]["misses"] == ["4 MiB balanced 0 (1.50 x)"]
+    assert result["geometric_mean_over_mpi_allreduce"] == pytest.approx((1.02 * 1.5) ** 0.5)
+    assert result["geometric_mean_over_best_native"] == pytest.approx((1.02 / 0.85 * 1.5) ** 0.5)
+
+
 @pytest.mark.parametrize(("setting", "met"), [(SHM, 0), (TESTBED, 1)])
 def test_never_slower_forgives_the_settings_absolute_floor(setting, met):
     # 1.5 x native but 50 us over: within the testbed's 100 us, not shared memory's 20 us
@@ -169,3 +182,34 @@ def test_a_tiny_real_grid_runs_end_to_end(tmp_path):
         (size, multiple) for size in (1024, 16384) for multiple in (1, 3, 10, 30, 100)}
     assert {r["algorithm"] for r in run["rows"]} == {"auto", "native", "straggler"}
     assert len(run["points"]) == 10 and (tmp_path / "auto_grid_shm_one-late.png").exists()
+
+
+def test_model_beside_the_grid_simulates_each_contender_as_its_counterpart(tmp_path):
+    # bench/auto_grid_model.py: native:ring is the simulator's ring, native the best of its
+    # stand-ins, a papcoll algorithm itself; one-late puts rank 1 late by delay x delta;
+    # measured / predicted is what the summary's median says for a single point
+    import auto_grid_model
+    from papcoll.network import load_network
+    from papcoll.sim import NATIVE_STAND_INS, simulate
+
+    model = load_network(str(ROOT / "docs" / "networks" / "shared-memory-2core.json")).model
+    rows = point_rows((2.0, 0.5), (3.0, 0.5), (1.5, 0.5), native_ring=(2.5, 0.5),
+                      mode="one-late", multiple=10, size=1 << 16)
+    compared = auto_grid_model.compare(figures.points(rows), model, ranks=4)
+    arrivals = [0.0, 10 * 0.05e-3, 0.0, 0.0]
+    predicted = compared[0]["predicted_ms"]
+    count = (1 << 16) // 4
+    assert predicted["native:ring"] == pytest.approx(
+        simulate("ring", 4, count, 4, model, arrivals).average_elapsed * 1e3)
+    assert predicted["straggler"] == pytest.approx(
+        simulate("straggler", 4, count, 4, model, arrivals).average_elapsed * 1e3)
+    assert predicted["native"] == pytest.approx(min(
+        simulate(name, 4, count, 4, model, arrivals).average_elapsed for name in
+        NATIVE_STAND_INS) * 1e3)
+    summary = auto_grid_model.summary(compared)
+    assert summary["measured_over_predicted"]["straggler"]["median"] == pytest.approx(
+        1.5 / predicted["straggler"])
+    # the model's fastest of native, native:ring and straggler, measured: right where it is
+    # straggler (measured fastest), else not
+    pick = min(("native", "native:ring", "straggler"), key=predicted.__getitem__)
+    assert summary["model_right"] == (pick == "straggler") and summary["auto_right"] == 0

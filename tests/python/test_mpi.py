@@ -180,6 +180,14 @@ def test_auto_runs_the_mpi_librarys_own_algorithms(ranks):
     assert checks_passed(ranks, "mpi_native_variants") >= 2
 
 
+def test_auto_keeps_the_default_native_under_thread_multiple():
+    # the control variable is the whole process's: under MPI_THREAD_MULTIPLE another
+    # thread's all-reduce could see it, so auto runs the default, and a list is an error
+    result = run_mpi(2, "mpi_native_variants", "--multiple")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert passed_failed(result.stdout) == (4, 0), result.stdout[-3000:]
+
+
 @pytest.mark.parametrize("ranks", [1, 2, 4])
 def test_closed_loop_measures_and_overrules(ranks):
     # auto's closed loop on a model that cannot tell algorithms apart: the alternative is
