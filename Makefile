@@ -80,8 +80,9 @@ test-long: build $(TRAINING_INSTALLED) $(TESTING_INSTALLED)
 	$(VENV)/bin/pytest $(PYTEST_FLAGS) --long tests/python
 
 # AddressSanitizer + UndefinedBehaviorSanitizer (CI runs it after `make test`): the C tests,
-# and short MPI runs of the differential, error and agreement programs and of the unmodified
-# program under libpapcoll_pmpi.so; any report fails.
+# and short MPI runs of the differential, error, agreement, native-variant and
+# decision-sharing programs and of the unmodified program under libpapcoll_pmpi.so; any
+# report fails.
 # Leak checking is on for the MPI-free tests only: the MPI libraries keep memory until exit.
 SANITIZE_BUILD := build/$(MPI)-sanitize
 SANITIZED_MPI := ASAN_OPTIONS=detect_leaks=0 timeout 600 $(VENV)/bin/mpiexec
@@ -94,6 +95,8 @@ test-sanitizers: $(INSTALLED)
 	$(SANITIZED_MPI) -n 3 $(SANITIZE_BUILD)/mpi_errors
 	$(SANITIZED_MPI) -n 3 $(SANITIZE_BUILD)/mpi_agreement
 	$(SANITIZED_MPI) -n 2 $(SANITIZE_BUILD)/mpi_failed_call
+	$(SANITIZED_MPI) -n 3 $(SANITIZE_BUILD)/mpi_native_variants
+	$(SANITIZED_MPI) -n 3 $(SANITIZE_BUILD)/mpi_decision_sharing
 	@# libpapcoll_pmpi.so under an unmodified program (the ASan runtime must load first)
 	LD_PRELOAD=$$(cc -print-file-name=libasan.so):$(CURDIR)/$(SANITIZE_BUILD)/lib/libpapcoll_pmpi.so \
 		PAPCOLL_REPORT=$(CURDIR)/$(SANITIZE_BUILD)/pmpi_report.json \
