@@ -99,8 +99,8 @@ const char *papcoll_get_algorithm(const papcoll_comm *pc);
  * against the communicator's size. Must be the same on every rank. */
 int papcoll_set_schedule(papcoll_comm *pc, const char *schedule);
 /* cffi-end */
-/* The algorithm a call with these arguments would run (resolves "auto": a registered name
- * or "native", from the arrival pattern of the last period as the next call without
+/* The algorithm a call with these arguments would run (resolves "auto": a registered name,
+ * "native" or "native:NAME" (one of the MPI library's own algorithms), from the arrival pattern of the last period as the next call without
  * per-call predictions would see it; local, no message). */
 int papcoll_resolve_algorithm(papcoll_comm *pc, int64_t count, MPI_Datatype datatype, MPI_Op op,
                               const char **name);

@@ -47,7 +47,9 @@ int auto_choose_for_call(papcoll_comm *pc, int64_t count, int64_t extent, int co
     if (code != MPI_SUCCESS || !monitor_measures_calls(pc)) return code;
     const monitor_call_tag *tags;
     const double *seconds;
-    int measured = monitor_take_observations(pc, &tags, &seconds);
+    /* only a call, which every rank makes, takes the measurements: one rank's
+     * papcoll_resolve_algorithm must leave its table as every other rank's */
+    int measured = count_use ? monitor_take_observations(pc, &tags, &seconds) : 0;
     for (int k = 0; k < measured; k++)
         feedback_observe(&pc->feedback, tags[k].decision, tags[k].native, seconds[k]);
     int level = 0; /* the lateness level: the call's highest arrival class */

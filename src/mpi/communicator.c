@@ -161,7 +161,9 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
         return code;
     }
     if ((code = agree_on_checking(pc)) != MPI_SUCCESS ||
-        (code = native_variants_open(&pc->natives, pc->comm)) != MPI_SUCCESS ||
+        (code = native_variants_open(&pc->natives, pc->comm,
+                                     config->arrival_source == PAPCOLL_ARRIVALS_AUTOMATIC)) !=
+            MPI_SUCCESS ||
         (code = monitor_create(pc)) != MPI_SUCCESS) {
         release_communicator(pc);
         return code;
@@ -318,7 +320,7 @@ int papcoll_resolve_algorithm(papcoll_comm *pc, int64_t count, MPI_Datatype data
         *name = pc->algorithm;
         return MPI_SUCCESS;
     }
-    /* the pattern the next call without per-call predictions would see; choose_for_call
+    /* the pattern the next call without per-call predictions would see; auto_choose_for_call
      * rounds it in place into call_arrivals (element by element) */
     const double *arrivals = NULL;
     double tau = 0;
@@ -328,7 +330,7 @@ int papcoll_resolve_algorithm(papcoll_comm *pc, int64_t count, MPI_Datatype data
     }
     auto_choice decided;
     if ((code = auto_choose_for_call(pc, count, extent, commutative, arrivals, tau, 0,
-                                &decided)) != MPI_SUCCESS)
+                                     &decided)) != MPI_SUCCESS)
         return code;
     *name = decided.algorithm ? decided.algorithm->info.name
                               : pc->natives.names[decided.native_variant];
@@ -405,8 +407,8 @@ static int run_with_arrivals(papcoll_comm *pc, const algorithm_entry *algorithm,
     const void *source = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     int choosing = algorithm == NULL;
     if (choosing) { /* auto */
-        code = auto_choose_for_call(pc, count, extent, commutative, usable ? arrivals : NULL, tau,
-                               1, &pc->last_choice);
+        code = auto_choose_for_call(pc, count, extent, commutative, usable ? arrivals : NULL,
+                                    tau, 1, &pc->last_choice);
         if (code != MPI_SUCCESS) return code;
         algorithm = pc->last_choice.algorithm;
         pc->last_choice.report.path_seconds = MPI_Wtime() - entered;

@@ -18,16 +18,16 @@ struct monitor_source;
  * longer period would send fewer messages (P - 1 per rank and period) but learn later. */
 enum { MONITOR_PERIOD_MOST_CALLS = 8 };
 
-/* The monitor's state, one per papcoll communicator. */
 /* What a call ran, for auto's closed loop: the tags auto_feedback.c gave it for the
  * decision and for native's variants (native_feedback.c), each >= 0, or -1: not measured
- * for that. The monitor keeps them and hands them back with the call's time; it never
- * reads them. */
+ * for that. The monitor keeps them and hands them back with the call's time; it only looks
+ * whether a call has one, never at what it means. */
 typedef struct monitor_call_tag {
     double decision, native;
 } monitor_call_tag;
 #define MONITOR_NO_TAG ((monitor_call_tag){-1, -1})
 
+/* The monitor's state, one per papcoll communicator. */
 typedef struct monitor_state {
     MPI_Comm comm;             /* its own duplicate: predictions never meet schedule traffic */
     const struct monitor_source *source; /* config.arrival_source's, chosen at creation */

@@ -20,8 +20,8 @@
  *
  *   e.g. MPICH, 1 KiB, P = 4 on 2 shared cores (V = 4: the default, recursive_doubling,
  *   reduce_scatter_allgather, ring), medians 54, 31, 40, 45 us: runs 0 - 2 the default,
- *   3 - 11 the others in turn, then recursive_doubling, with reduce_scatter_allgather at
- *   run 20, ring at 36, the default at 52, ...
+ *   3 - 11 the others in turn, then recursive_doubling, with the default at run 20,
+ *   reduce_scatter_allgather at 36, ring at 52, ... (runs counted from the 12th)
  *
  * The times come from the AUTOMATIC monitor source with the period's messages (the call's
  * time from its last arrival to its completion, rank 0's clock), so every rank holds the

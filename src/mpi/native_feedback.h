@@ -32,7 +32,8 @@ typedef struct native_shape {
     int64_t count, extent;
     int64_t serial;            /* 0: empty; a run's tag is serial x NATIVE_VARIANTS_MOST +
                                   its variant */
-    int64_t runs, last_used;   /* runs since every variant was tried */
+    int64_t runs;              /* runs since every variant was tried */
+    int64_t last_used;         /* the table's clock at its last use (least recent goes) */
     int preferred;             /* the one native runs as, between trials */
     int tries[NATIVE_VARIANTS_MOST]; /* runs of each while trying them all */
     feedback_samples samples[NATIVE_VARIANTS_MOST];

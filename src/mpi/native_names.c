@@ -27,14 +27,18 @@ int native_algorithm_value(int index, const char *name, int *value, char *known,
                             &scope) != MPI_SUCCESS)
         return 0;
     if (enumeration != MPI_T_ENUM_NULL) {
-        int items, name_length;
+        int items = 0, name_length;
         char enumeration_name[256];
         name_length = sizeof enumeration_name;
-        MPI_T_enum_get_info(enumeration, &items, enumeration_name, &name_length);
+        if (MPI_T_enum_get_info(enumeration, &items, enumeration_name, &name_length) !=
+            MPI_SUCCESS)
+            return 0;
         for (int i = 0; i < items; i++) {
             char item[256];
             int item_length = sizeof item, item_value;
-            MPI_T_enum_get_item(enumeration, i, &item_value, item, &item_length);
+            if (MPI_T_enum_get_item(enumeration, i, &item_value, item, &item_length) !=
+                MPI_SUCCESS)
+                continue;
             list_append(known, known_size, &used, item);
             if (strcmp(item, name) == 0) {
                 *value = item_value;
@@ -43,19 +47,25 @@ int native_algorithm_value(int index, const char *name, int *value, char *known,
         }
         return found;
     }
-    /* MPICH: "Variable to select ...\nauto - ...\nnb   - ...\n": value i is line i + 1 */
-    int line_index = -1;
+    /* MPICH: "Variable to select ...\nauto - ...\nnb   - ...\n": the i-th "name - text"
+     * line after the title is value i. Only those lines count: a description line that
+     * wrapped would otherwise shift every value after it, and run another algorithm. */
+    int item_index = 0, title = 1;
     char *saved = NULL;
     for (char *line = strtok_r(description, "\n", &saved); line != NULL;
          line = strtok_r(NULL, "\n", &saved)) {
-        if (line_index++ < 0) continue; /* the title line */
         char word[128];
+        if (title) { /* the first line says what the variable is */
+            title = 0;
+            continue;
+        }
         if (sscanf(line, "%127s", word) != 1 || strstr(line, " - ") == NULL) continue;
         list_append(known, known_size, &used, word);
         if (strcmp(word, name) == 0) {
-            *value = line_index - 1;
+            *value = item_index;
             found = 1;
         }
+        item_index++;
     }
     return found;
 }

@@ -21,22 +21,34 @@ static uint64_t digest_of(const native_variants *variants) {
     return hash;
 }
 
-/* Every rank must hold the same list: the largest digest and the largest complement are
- * this rank's own only where every rank's digest is the same. */
-static int agree(const native_variants *variants, MPI_Comm comm, int record) {
-    uint64_t mine[2], largest[2];
+/* Every rank must end with the same list, or fail with the others. One reduction of four
+ * numbers: the digest and its complement (the largest of each is this rank's own only where
+ * every rank's digest is the same), whether some rank failed, whether some rank named a
+ * list. Where the lists differ and nobody named one (the default met different MPI settings
+ * on different ranks: another thread level, a forced algorithm on some hosts), every rank
+ * falls back to the default algorithm alone instead of failing. */
+static int agree(native_variants *variants, MPI_Comm comm, int failed, int named) {
+    uint64_t mine[4], largest[4];
     mine[0] = digest_of(variants);
     mine[1] = ~mine[0];
-    int code = MPI_Allreduce(mine, largest, 2, MPI_UINT64_T, MPI_MAX, comm);
+    mine[2] = (uint64_t)failed;
+    mine[3] = (uint64_t)named;
+    int code = MPI_Allreduce(mine, largest, 4, MPI_UINT64_T, MPI_MAX, comm);
     if (code != MPI_SUCCESS)
         return record_error(code, "papcoll_comm_create: MPI_Allreduce of the native "
                                   "variants failed");
-    if ((largest[0] != mine[0] || largest[1] != mine[1]) && !record) return MPI_ERR_ARG;
-    if (largest[0] != mine[0] || largest[1] != mine[1])
-        return record_error(MPI_ERR_ARG, "papcoll_comm_create: the ranks differ in "
-                            "PAPCOLL_NATIVE_VARIANTS or in the MPI library's %s; every rank "
-                            "must set the same", NATIVE_MPICH_VARIABLE);
-    return MPI_SUCCESS;
+    if (failed) return MPI_ERR_ARG; /* this rank's own message is recorded */
+    if (largest[2])
+        return record_error(MPI_ERR_ARG, "papcoll_comm_create: another rank refused its "
+                            "PAPCOLL_NATIVE_VARIANTS (its message says why)");
+    if (largest[0] == mine[0] && largest[1] == mine[1]) return MPI_SUCCESS;
+    if (!largest[3]) {
+        variants->count = 1;
+        return MPI_SUCCESS;
+    }
+    return record_error(MPI_ERR_ARG, "papcoll_comm_create: the ranks differ in "
+                        "PAPCOLL_NATIVE_VARIANTS or in the MPI library's %s; every rank "
+                        "must set the same", NATIVE_MPICH_VARIABLE);
 }
 
 /* The variable's handle and its value now, or 0 where this MPI has no such variable (not
@@ -50,17 +62,27 @@ static int open_variable(native_variants *variants, int *index) {
     if (MPI_T_cvar_get_index(NATIVE_MPICH_VARIABLE, index) != MPI_SUCCESS ||
         MPI_T_cvar_handle_alloc(*index, NULL, &variants->handle, &elements) != MPI_SUCCESS)
         return 0;
-    return MPI_T_cvar_read(variants->handle, &variants->values[0]) == MPI_SUCCESS;
+    /* one int, which this MPI lets a program read and write (tried once, here) */
+    return elements == 1 &&
+           MPI_T_cvar_read(variants->handle, &variants->values[0]) == MPI_SUCCESS &&
+           MPI_T_cvar_write(variants->handle, &variants->values[0]) == MPI_SUCCESS;
 }
 
 /* Adds each name of list (comma separated) as a variant, or records why not. */
 static int add_named(native_variants *variants, int index, const char *list) {
     char copy[512], known[2048];
+    if (strlen(list) >= sizeof copy)
+        return record_error(MPI_ERR_ARG, "papcoll_comm_create: PAPCOLL_NATIVE_VARIANTS is "
+                            "%zu characters long; at most %zu", strlen(list), sizeof copy - 1);
     snprintf(copy, sizeof copy, "%s", list);
     char *saved = NULL;
     for (char *name = strtok_r(copy, ", ", &saved); name != NULL;
          name = strtok_r(NULL, ", ", &saved)) {
         int value = -1;
+        if (strlen(name) > NATIVE_NAME_MOST)
+            return record_error(MPI_ERR_ARG, "papcoll_comm_create: PAPCOLL_NATIVE_VARIANTS "
+                                "names '%.64s...', longer than %d characters", name,
+                                NATIVE_NAME_MOST);
         if (!native_algorithm_value(index, name, &value, known, sizeof known))
             return record_error(MPI_ERR_ARG, "papcoll_comm_create: PAPCOLL_NATIVE_VARIANTS "
                                 "names '%.64s', which the MPI library does not have; it "
@@ -68,18 +90,27 @@ static int add_named(native_variants *variants, int index, const char *list) {
         if (variants->count == NATIVE_VARIANTS_MOST)
             return record_error(MPI_ERR_ARG, "papcoll_comm_create: PAPCOLL_NATIVE_VARIANTS "
                                 "names more than %d algorithms", NATIVE_VARIANTS_MOST - 1);
-        snprintf(variants->names[variants->count], sizeof variants->names[0], "native:%.40s",
+        snprintf(variants->names[variants->count], sizeof variants->names[0], "native:%s",
                  name);
         variants->values[variants->count++] = value;
     }
     return MPI_SUCCESS;
 }
 
-static int choose_variants(native_variants *variants) {
+static int choose_variants(native_variants *variants, int ranks, int measured,
+                           int *named_out) {
     const char *asked = getenv("PAPCOLL_NATIVE_VARIANTS");
     int named = asked != NULL && asked[0] != '\0';
     const char *list = named ? asked : NATIVE_VARIANTS_DEFAULT;
-    if (strcmp(list, "none") == 0) return MPI_SUCCESS;
+    *named_out = named && strcmp(list, "none") != 0;
+    if (strcmp(list, "none") == 0 || ranks < 2) return MPI_SUCCESS; /* one rank: no choice */
+    if (!measured) {
+        if (!named) return MPI_SUCCESS;
+        return record_error(MPI_ERR_ARG, "papcoll_comm_create: PAPCOLL_NATIVE_VARIANTS is "
+                            "set, but only the AUTOMATIC arrival source measures which "
+                            "algorithm is fastest (EDGE and HISTORY send no period messages); "
+                            "set it to none or use PAPCOLL_ARRIVALS_AUTOMATIC");
+    }
     int level = MPI_THREAD_SINGLE;
     MPI_Query_thread(&level);
     if (level == MPI_THREAD_MULTIPLE) {
@@ -108,15 +139,16 @@ static int choose_variants(native_variants *variants) {
     return add_named(variants, index, list);
 }
 
-int native_variants_open(native_variants *variants, MPI_Comm comm) {
+int native_variants_open(native_variants *variants, MPI_Comm comm, int measured) {
     memset(variants, 0, sizeof *variants);
     variants->handle = MPI_T_CVAR_HANDLE_NULL;
     variants->count = 1;
     snprintf(variants->names[0], sizeof variants->names[0], "native");
-    int code = choose_variants(variants);
-    if (code != MPI_SUCCESS) variants->count = 1; /* still compared: every rank must fail */
-    /* a rank that failed keeps its own message */
-    int agreed = agree(variants, comm, code == MPI_SUCCESS);
+    int ranks = 1, named = 0;
+    MPI_Comm_size(comm, &ranks);
+    int code = choose_variants(variants, ranks, measured, &named);
+    if (code != MPI_SUCCESS) variants->count = 1;
+    int agreed = agree(variants, comm, code != MPI_SUCCESS, named);
     return code != MPI_SUCCESS ? code : agreed;
 }
 
@@ -131,9 +163,16 @@ void native_variants_close(native_variants *variants) {
 int native_variants_allreduce(const native_variants *variants, int variant,
                               const void *sendbuf, void *recvbuf, int count,
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-    int forced = variant > 0 && variant < variants->count;
-    if (forced) MPI_T_cvar_write(variants->handle, &variants->values[variant]);
+    /* read now, not only at create: a program that forced an algorithm since keeps it
+     * (on every rank alike, or its own collectives would not match either) */
+    int now = variants->values[0];
+    int forced = variant > 0 && variant < variants->count &&
+                 MPI_T_cvar_read(variants->handle, &now) == MPI_SUCCESS &&
+                 now == variants->values[0] &&
+                 MPI_T_cvar_write(variants->handle, &variants->values[variant]) == MPI_SUCCESS;
     int code = MPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-    if (forced) MPI_T_cvar_write(variants->handle, &variants->values[0]);
+    if (forced && MPI_T_cvar_write(variants->handle, &now) != MPI_SUCCESS && code == MPI_SUCCESS)
+        code = record_error(MPI_ERR_INTERN, "papcoll: MPI_T could not put %s back after a "
+                            "call", NATIVE_MPICH_VARIABLE);
     return code;
 }

@@ -22,14 +22,16 @@
  *     another thread's all-reduce in between could run one algorithm on some ranks and
  *     another on the rest (a hang), so there auto keeps the default, and naming variants
  *     is an error.
+ *   - The AUTOMATIC arrival source, the one that measures calls; more than one rank.
  * Every rank must name the same list (checked at papcoll_comm_create: a rank that ran
- * another algorithm would wait for messages that never come). */
+ * another algorithm would wait for messages that never come). Each call reads the variable
+ * before setting it: where the program forced an algorithm since, it runs that one. */
 #ifndef PAPCOLL_MPI_NATIVE_VARIANTS_H
 #define PAPCOLL_MPI_NATIVE_VARIANTS_H
 
 #include <mpi.h>
 
-enum { NATIVE_VARIANTS_MOST = 6 };
+enum { NATIVE_VARIANTS_MOST = 6, NATIVE_NAME_MOST = 40 };
 
 typedef struct native_variants {
     int count;                    /* 1 + the named algorithms; 1: the default only */
@@ -42,9 +44,11 @@ typedef struct native_variants {
 #define NATIVE_VARIANTS_DEFAULT "recursive_doubling,reduce_scatter_allgather,ring"
 
 /* Reads PAPCOLL_NATIVE_VARIANTS and the MPI library's algorithms; collective over comm
- * (every rank must name the same list). MPI_SUCCESS, or an error recorded with a message
- * naming the problem (an unknown name lists the library's). */
-int native_variants_open(native_variants *variants, MPI_Comm comm);
+ * (every rank must name the same list; any rank's error is every rank's). measured: the
+ * arrival source measures calls (AUTOMATIC), without which nothing chooses among them.
+ * MPI_SUCCESS, or an error recorded with a message naming the problem (an unknown name
+ * lists the library's). */
+int native_variants_open(native_variants *variants, MPI_Comm comm, int measured);
 void native_variants_close(native_variants *variants);
 
 /* MPI_Allreduce with variant (0: the library's default choice), the variable restored

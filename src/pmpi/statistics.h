@@ -44,7 +44,7 @@ typedef struct site_record {
      * chosen, summed over calls where the choice came from predicted arrivals */
     double saving_seconds;
     int64_t native[NATIVE_REASON_COUNT];  /* calls passed to native, by reason */
-    char algorithm_names[SITE_ALGORITHMS_MOST][32]; /* what papcoll ran ("native": auto
+    char algorithm_names[SITE_ALGORITHMS_MOST][48]; /* what papcoll ran ("native": auto
                                                        chose MPI_Allreduce) */
     int64_t algorithm_calls[SITE_ALGORITHMS_MOST];
     /* auto's closed loop (src/mpi/auto_feedback.c): calls that probed the model's

@@ -12,13 +12,18 @@
  * Open MPI (its choice is made when a communicator is made): auto runs the default only,
  * and a list given is an error naming why. With --multiple (MPI_THREAD_MULTIPLE, where
  * another thread's all-reduce could see the variable papcoll set): the default only, and a
- * list given is an error. Prints "N passed, M failed". */
+ * list given is an error. With --forced NAME (run with MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=NAME
+ * in the environment): the value MPICH took from the environment is the one the library's
+ * name lookup (src/mpi/native_names.c) finds for NAME, so a name never runs another
+ * algorithm; auto keeps the forced one, and a list is an error. Prints "N passed, M
+ * failed". */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/checks.h"
+#include "native_names.h"
 #include "papcoll.h"
 
 enum { COUNT = 256, CALLS = 48 };
@@ -109,6 +114,7 @@ static void default_only(const char *list, MPI_Op op, const char *what) {
 
 int main(int argc, char **argv) {
     int multiple = argc > 1 && strcmp(argv[1], "--multiple") == 0, level;
+    const char *forced_name = argc > 2 && strcmp(argv[1], "--forced") == 0 ? argv[2] : NULL;
     MPI_Init_thread(&argc, &argv, multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &level);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
@@ -121,7 +127,19 @@ int main(int argc, char **argv) {
     MPI_Op ordered;
     MPI_Op_create(ordered_sum, 0, &ordered);
     unsetenv("PAPCOLL_NATIVE_VARIANTS");
-    if (multiple) {
+    if (forced_name != NULL) {
+        int looked_up = -1;
+        char known[2048], detail[2200];
+        int found = mpich && native_algorithm_value(index, forced_name, &looked_up, known,
+                                                    sizeof known);
+        snprintf(detail, sizeof detail, "MPICH holds %d, the lookup of '%s' gives %d (names: "
+                 "%.2000s)", read_variable(), forced_name, looked_up, known);
+        check_everywhere(found && looked_up == read_variable(),
+                         "a name is looked up as the value MPICH gives it", detail);
+        default_only(NULL, MPI_SUM, "forced from the environment");
+        refused("recursive_doubling", "forces one algorithm", NULL,
+                "a list where the environment forced one");
+    } else if (multiple) {
         check_everywhere(level == MPI_THREAD_MULTIPLE, "MPI_THREAD_MULTIPLE provided", "");
         default_only(NULL, MPI_SUM, "MPI_THREAD_MULTIPLE");
         refused("ring", "MPI_THREAD_MULTIPLE", NULL, "a list under MPI_THREAD_MULTIPLE");
@@ -144,6 +162,10 @@ int main(int argc, char **argv) {
                 "a name MPICH does not have");
         refused(rank == 0 ? "ring" : "recursive_doubling", "differ", NULL,
                 "ranks naming different lists");
+        /* one rank refuses, the others would not: all must fail, or the others would hold
+         * a communicator the refusing rank never joins */
+        refused(rank == 0 ? "bogus" : "none", rank == 0 ? "'bogus'" : "another rank refused",
+                NULL, "one rank's list refused, the others' not");
         /* the user forces an algorithm through the variable: it stays */
         int automatic = read_variable(), forced = automatic + 1;
         MPI_T_cvar_write(handle, &forced);
