@@ -103,7 +103,7 @@ static int choose_variants(native_variants *variants, int ranks, int measured,
     int named = asked != NULL && asked[0] != '\0';
     const char *list = named ? asked : NATIVE_VARIANTS_DEFAULT;
     *named_out = named && strcmp(list, "none") != 0;
-    if (strcmp(list, "none") == 0 || ranks < 2) return MPI_SUCCESS; /* one rank: no choice */
+    if (strcmp(list, "none") == 0) return MPI_SUCCESS;
     if (!measured) {
         if (!named) return MPI_SUCCESS;
         return record_error(MPI_ERR_ARG, "papcoll_comm_create: PAPCOLL_NATIVE_VARIANTS is "
@@ -136,7 +136,11 @@ static int choose_variants(native_variants *variants, int ranks, int measured,
                             "set, but %s forces one algorithm already; unset one of them",
                             NATIVE_MPICH_VARIABLE);
     }
-    return add_named(variants, index, list);
+    /* checked at one rank too, so that a list is refused or taken the same way at every
+     * size; one rank then keeps the default alone, having nothing to weigh */
+    int code = add_named(variants, index, list);
+    if (ranks < 2) variants->count = 1;
+    return code;
 }
 
 int native_variants_open(native_variants *variants, MPI_Comm comm, int measured) {

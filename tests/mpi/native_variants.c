@@ -177,6 +177,8 @@ int main(int argc, char **argv) {
         refused("ring", "has no " VARIABLE, NULL, "a list on an MPI without the variable");
     } else { /* one rank: auto's balanced calls have nothing to weigh but the variants */
         default_only("none", MPI_SUM, "one rank, none");
+        default_only("ring", MPI_SUM, "one rank, a list");
+        refused("bogus", "'bogus'", NULL, "one rank, a name MPICH does not have");
     }
     MPI_Op_free(&ordered);
     if (handle != MPI_T_CVAR_HANDLE_NULL) MPI_T_cvar_handle_free(&handle);
