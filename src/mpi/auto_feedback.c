@@ -89,10 +89,15 @@ static const feedback_samples *side_samples(const feedback_entry *entry, int alt
     return alternative ? &entry->alternative : &entry->model;
 }
 
-static int side_measured(const feedback_entry *entry, int alternative, int native_variant) {
+/* How many of a side's measurements the rule counts (side_measured's view). */
+static int counted_calls(const feedback_entry *entry, int alternative, int native_variant) {
     if (native_side(&entry->key) == alternative && entry->native_variant != native_variant)
         return 0;
-    return side_samples(entry, alternative)->filled >= SAMPLES_TO_COMPARE;
+    return side_samples(entry, alternative)->filled;
+}
+
+static int side_measured(const feedback_entry *entry, int alternative, int native_variant) {
+    return counted_calls(entry, alternative, native_variant) >= SAMPLES_TO_COMPARE;
 }
 
 static int measured_enough(const feedback_entry *entry, int native_variant) {
@@ -219,10 +224,12 @@ double feedback_decide(feedback_table *table, const choice_input *input, int lev
         report->probe = count_use && (is_probe(use) || (native_waits && use % 2 == 1));
         run_alternative = overruled != report->probe;
         report->overruled = overruled && !report->probe;
+        /* the report shows what the rule weighs: native's measurements of a variant no
+         * longer preferred count as none (their median stays, for the record) */
         report->observed_seconds = feedback_median(&entry->model);
-        report->observed_calls = entry->model.filled;
+        report->observed_calls = counted_calls(entry, 0, preferred);
         report->alternative_observed_seconds = feedback_median(&entry->alternative);
-        report->alternative_observed_calls = entry->alternative.filled;
+        report->alternative_observed_calls = counted_calls(entry, 1, preferred);
         if (run_alternative) {
             choice->algorithm = key.alternative;
             snprintf(report->algorithm, sizeof report->algorithm, "%s", report->alternative);

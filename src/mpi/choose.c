@@ -64,17 +64,22 @@ void choice_decide(const choice_input *input, auto_choice *out) {
                    &out->report);
     free(sorted);
     choice_from_report(out);
-    /* Nothing to weigh (balanced arrivals): for vectors of at most 2 KiB the closed loop
-     * still measures native against papcoll's recursive doubling, where the MPI library's
-     * default was measured slower than its own recursive doubling (1 KiB, P = 4, MPICH,
-     * shared memory: 48-56 us against 27-31 us; auto with this alternative 36 us). Not for
-     * larger vectors: there papcoll's flat schedules (Rabenseifner, the ring) measured no
-     * better than the default, and probing them cost 10-25 % (docs/benchmarks.md). */
-    const int64_t flat_alternative_most_bytes = 2048;
+    /* Where the model picks native and names nothing to measure it against (balanced
+     * arrivals, or no PAP-aware candidate within its uncertainty), the closed loop measures
+     * native against papcoll's flat algorithm for the shape (select_default_algorithm).
+     * The model stands native in by papcoll's own flat schedules, so it cannot see where
+     * the MPI library is slower than they are, and that depends on the machine: with a
+     * core per rank (P = 4 on 16 cores, MPICH 5.0.2, shared memory) papcoll's ring took
+     * 0.55 ms at 1 MiB balanced and 2.6 ms at 4 MiB, every MPICH algorithm 1.14 - 1.20 ms
+     * and 5.3 - 5.5 ms; Rabenseifner 0.103 ms at 64 KiB against 0.126 ms. With 4 ranks on
+     * 2 cores the flat schedules measured no better than the default above 2 KiB; there
+     * the loop keeps native, and its probes cost 3 calls early and one in 16 after
+     * (docs/benchmarks.md, "auto on a machine with a core per rank"). */
     if (out->report.alternative[0] == '\0' && out->algorithm == NULL && input->ranks > 1 &&
-        input->count <= INT_MAX && input->count * input->extent <= flat_alternative_most_bytes)
-        snprintf(out->report.alternative, sizeof out->report.alternative,
-                 "recursive_doubling");
+        input->count <= INT_MAX)
+        snprintf(out->report.alternative, sizeof out->report.alternative, "%s",
+                 select_default_algorithm(input->ranks, input->count, input->extent,
+                                          input->commutative));
     if (out->algorithm == NULL && input->count > INT_MAX) {
         out->algorithm = registry_find(select_default_algorithm(
             input->ranks, input->count, input->extent, input->commutative));
