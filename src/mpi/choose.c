@@ -74,7 +74,7 @@ void choice_decide(const choice_input *input, auto_choice *out) {
      * and 5.3 - 5.5 ms; Rabenseifner 0.103 ms at 64 KiB against 0.126 ms. With 4 ranks on
      * 2 cores the flat schedules measured no better than the default above 2 KiB; there
      * the loop keeps native, and its probes cost 3 calls early and one in 16 after
-     * (docs/benchmarks.md, "auto on a machine with a core per rank"). */
+     * (docs/benchmarks.md, "the grid with a core per rank"). */
     if (out->report.alternative[0] == '\0' && out->algorithm == NULL && input->ranks > 1 &&
         input->count <= INT_MAX)
         snprintf(out->report.alternative, sizeof out->report.alternative, "%s",
