@@ -291,10 +291,18 @@ def test_mpi4py_suite_same_with_preload(tmp_path, mpi4py_tests, pmpi_library, ra
     assert calls > 0 and (taken > 0) == (ranks > 1), load_report(report)["totals"]
 
 
-@pytest.mark.parametrize("suite", ["allreduce", pytest.param("full", marks=long)])
+# `make test` runs the all-reduce programs' lines of up to MOST_RANKS_SHORT ranks (every
+# program has one); their lines of 7 and 10 ranks (on 2 cores, half the suite's time) and
+# the whole suite run under `make test-long`.
+MOST_RANKS_SHORT = 5
+
+
+@pytest.mark.parametrize("suite", ["allreduce", pytest.param("allreduce-every-size", marks=long),
+                                   pytest.param("full", marks=long)])
 def test_mpich_coll_suite_same_with_preload(tmp_path, mpich_coll, pmpi_library, suite):
     entries = [entry for entry in coll_testlist(mpich_coll)
-               if suite == "full" or entry[0] in MPICH_ALLREDUCE_PROGRAMS]
+               if suite == "full" or (entry[0] in MPICH_ALLREDUCE_PROGRAMS and
+                                      (suite != "allreduce" or entry[1] <= MOST_RANKS_SHORT))]
     build_programs(mpich_coll, {program for program, *_ in entries})
     without = run_mpich_tests(mpich_coll, entries, None, None)
     reports = tmp_path / "reports"

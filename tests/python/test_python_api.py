@@ -41,7 +41,8 @@ def test_the_monitor_takes_tau_from_papcoll_tau_model(ranks):
     assert failed == 0 and passed >= 100 * ranks
 
 
-@pytest.mark.parametrize("ranks", [2, 4])
+# P = 4 under `make test-long`: four processes importing torch on 2 cores take 35 s
+@pytest.mark.parametrize("ranks", [2, pytest.param(4, marks=pytest.mark.long)])
 def test_ddp_hook_averages_gradients(ranks):
     result = run_python_mpi(ranks, PROGRAMS / "ddp_check.py")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
