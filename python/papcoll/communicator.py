@@ -191,7 +191,7 @@ class Choice:
     alternative_seconds: float = 0.0   # the model's e-bar for the alternative
     observed_seconds: float = 0.0      # measured median, last arrival to completion: model's
     alternative_observed_seconds: float = 0.0  # ... and the alternative's
-    observed_calls: int = 0            # how many calls each median is of (at most 5)
+    observed_calls: int = 0            # calls each median counts (<= 5; 0: an old variant's)
     alternative_observed_calls: int = 0
     probe: bool = False                # this call ran the alternative to measure it
     overruled: bool = False            # measurements overruled the model

@@ -44,7 +44,8 @@
  * 2 P (P - 1) messages; straggler 5-7 M operations, built and then refused by the cap).
  *
  * The fixed rule below (select_default_algorithm) is what stands in for native where
- * MPI_Allreduce cannot be called: counts beyond INT_MAX.
+ * MPI_Allreduce cannot be called (counts beyond INT_MAX), and what the MPI library's closed
+ * loop measures native against where this model names nothing (src/mpi/choose.c).
  *   vector <= 2 KiB, or fewer elements than ranks  -> recursive_doubling (log2 P rounds)
  *   commutative op and vector >= 1 MiB and P >= 3  -> ring (bandwidth optimal, seed 001)
  *   otherwise                                      -> rabenseifner

@@ -41,8 +41,8 @@
  *   runs from use 6; native's probes, every other use, try recursive_doubling (31 us),
  *   reduce_scatter_allgather (40 us), ring (45 us); once recursive_doubling is preferred
  *   and measured 3 times as native's side, native runs again, as recursive_doubling.
- *   Where the model picks native and nothing is compared with it, only the variants are
- *   chosen (no decision is kept).
+ *   Where nothing is compared with native (one rank; vectors beyond 16 MiB with balanced
+ *   arrivals, choose.c), only the variants are chosen (no decision is kept).
  *
  * Measurements come back with a period's messages, so a decision is corrected at most a
  * period (MONITOR_PERIOD_MOST_CALLS calls) after its probes. Every rank holds the same
@@ -225,7 +225,8 @@ double feedback_decide(feedback_table *table, const choice_input *input, int lev
         run_alternative = overruled != report->probe;
         report->overruled = overruled && !report->probe;
         /* the report shows what the rule weighs: native's measurements of a variant no
-         * longer preferred count as none (their median stays, for the record) */
+         * longer preferred count as none (papcoll_choice keeps their median; the drop-in's
+         * report writes null where a side counts none) */
         report->observed_seconds = feedback_median(&entry->model);
         report->observed_calls = counted_calls(entry, 0, preferred);
         report->alternative_observed_seconds = feedback_median(&entry->alternative);

@@ -74,12 +74,21 @@ void choice_decide(const choice_input *input, auto_choice *out) {
      * and 5.3 - 5.5 ms; Rabenseifner 0.103 ms at 64 KiB against 0.126 ms. With 4 ranks on
      * 2 cores the flat schedules measured no better than the default above 2 KiB; there
      * the loop keeps native, and its probes cost 3 calls early and one in 16 after
-     * (docs/benchmarks.md, "the grid with a core per rank"). */
+     * (docs/benchmarks.md, "the grid with a core per rank"). Up to 16 MiB, the largest
+     * size measured: a probe grows the communicator's scratch to the vector's size and
+     * keeps it (executor.c), and a probe that cannot get it fails a call MPI_Allreduce
+     * would have run. No prediction is made for it (alternative_seconds stays 0). */
+    const int64_t flat_alternative_most_bytes = (int64_t)16 << 20;
     if (out->report.alternative[0] == '\0' && out->algorithm == NULL && input->ranks > 1 &&
-        input->count <= INT_MAX)
+        input->count <= INT_MAX &&
+        input->count <= flat_alternative_most_bytes / (input->extent > 0 ? input->extent : 1)) {
         snprintf(out->report.alternative, sizeof out->report.alternative, "%s",
                  select_default_algorithm(input->ranks, input->count, input->extent,
                                           input->commutative));
+        if (out->report.model_algorithm[0] == '\0') /* the fixed rule's native */
+            snprintf(out->report.model_algorithm, sizeof out->report.model_algorithm,
+                     "native");
+    }
     if (out->algorithm == NULL && input->count > INT_MAX) {
         out->algorithm = registry_find(select_default_algorithm(
             input->ranks, input->count, input->extent, input->commutative));

@@ -103,7 +103,8 @@ static int choose_variants(native_variants *variants, int ranks, int measured,
     int named = asked != NULL && asked[0] != '\0';
     const char *list = named ? asked : NATIVE_VARIANTS_DEFAULT;
     *named_out = named && strcmp(list, "none") != 0;
-    if (strcmp(list, "none") == 0) return MPI_SUCCESS;
+    /* one rank runs the default alone; a list named there is still checked below */
+    if (strcmp(list, "none") == 0 || (ranks < 2 && !named)) return MPI_SUCCESS;
     if (!measured) {
         if (!named) return MPI_SUCCESS;
         return record_error(MPI_ERR_ARG, "papcoll_comm_create: PAPCOLL_NATIVE_VARIANTS is "

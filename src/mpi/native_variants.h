@@ -22,7 +22,8 @@
  *     another thread's all-reduce in between could run one algorithm on some ranks and
  *     another on the rest (a hang), so there auto keeps the default, and naming variants
  *     is an error.
- *   - The AUTOMATIC arrival source, the one that measures calls; more than one rank.
+ *   - The AUTOMATIC arrival source, the one that measures calls; more than one rank (a
+ *     list named at one rank is checked as at any size, and then the default runs).
  * Every rank must name the same list (checked at papcoll_comm_create: a rank that ran
  * another algorithm would wait for messages that never come). Each call reads the variable
  * before setting it: where the program forced an algorithm since, it runs that one. */

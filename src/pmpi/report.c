@@ -123,13 +123,16 @@ static void write_closed_loop(FILE *file, const site_record *s) {
     write_string(file, c->model_algorithm);
     fprintf(file, ", \"alternative\": ");
     write_string(file, c->alternative);
-    fprintf(file, ", \"wait_seconds\": %.9g, \"model_predicted_seconds\": %.9g, "
-            "\"model_observed_seconds\": ", c->wait_seconds,
-            c->predicted_seconds - c->wait_seconds);
+    /* null where the model made no prediction (balanced arrivals: the fixed rule picks
+     * native; the flat algorithm measured against it has no predicted time) */
+    fprintf(file, ", \"wait_seconds\": %.9g, \"model_predicted_seconds\": ", c->wait_seconds);
+    write_number_or_null(file, c->predicted_seconds > 0, c->predicted_seconds - c->wait_seconds);
+    fprintf(file, ", \"model_observed_seconds\": ");
     write_number_or_null(file, c->observed_calls > 0, c->observed_seconds);
-    fprintf(file, ", \"alternative_predicted_seconds\": %.9g, "
-            "\"alternative_observed_seconds\": ",
-            c->alternative[0] ? c->alternative_seconds - c->wait_seconds : 0);
+    fprintf(file, ", \"alternative_predicted_seconds\": ");
+    write_number_or_null(file, c->alternative[0] && c->alternative_seconds > 0,
+                         c->alternative_seconds - c->wait_seconds);
+    fprintf(file, ", \"alternative_observed_seconds\": ");
     write_number_or_null(file, c->alternative_observed_calls > 0,
                          c->alternative_observed_seconds);
     fprintf(file, "},\n");

@@ -226,16 +226,15 @@ static void automatic_auto(void) {
          * where the alternative is reported as overruling the model) */
         /* native may run as one of the MPI library's algorithms: "native:NAME" */
         int native = strncmp(choice.algorithm, "native", 6) == 0;
-        /* the model's native: "native", or "" before the model has run (no prediction) */
-        int model_native = choice.model_algorithm[0] == '\0' ||
-                           strcmp(choice.model_algorithm, "native") == 0;
-        int probe = (choice.probe || choice.overruled) && model_native &&
+        int probe = (choice.probe || choice.overruled) &&
+                    strcmp(choice.model_algorithm, "native") == 0 &&
                     strcmp(choice.algorithm, choice.alternative) == 0;
         check(call == 0 ? native && !choice.from_arrivals
                         : native || probe ||
                               (choice.from_arrivals &&
                                choice.native_seconds > choice.predicted_seconds),
-              "auto", "even arrivals run native unless the model predicts a gain or the loop measures one", detail);
+              "auto", "even arrivals run native unless the model predicts a gain or the loop "
+              "measures one", detail);
     }
     for (int call = 0; call < 24; call++) { /* rank 1 late; the period of 8 from call 8 on */
         MPI_Barrier(MPI_COMM_WORLD);
