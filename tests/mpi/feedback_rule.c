@@ -41,6 +41,7 @@ typedef struct run {
     const char *algorithm;           /* what ran: a registered name or natives.names[] */
     int variant, overruled, probe;
     double alternative_observed_us;
+    int alternative_observed_calls;  /* as the report counts them */
 } run;
 
 /* Runs `uses` calls of the scenario, with times from variant_us, into runs[]. */
@@ -69,6 +70,7 @@ static void play(feedback_table *table, const scenario *s, int uses, run *runs) 
         r->overruled = choice.report.overruled;
         r->probe = choice.report.probe;
         r->alternative_observed_us = choice.report.alternative_observed_seconds * 1e6;
+        r->alternative_observed_calls = choice.report.alternative_observed_calls;
         double us = choice.algorithm == NULL ? variant_us[choice.native_variant]
                     : choice.algorithm == registry_find(s->model ? s->model : "") ? s->model_us
                                                                                  : s->alternative_us;
@@ -147,6 +149,19 @@ static void native_wins(int lag) {
              runs[79].alternative_observed_us);
     check(fastest >= 28 && runs[79].alternative_observed_us == 31 && runs[79].overruled,
           "and runs as its fastest variant, whose median is native's side", detail);
+    /* the report counts what the rule weighs: once another variant is preferred, the
+     * default's measurements count none, until the new one's come in */
+    int counted_before = 0, restarted = -1;
+    for (int k = 0; k < 80 && restarted < 0; k++) {
+        if (counted_before >= 3 && runs[k].alternative_observed_calls == 0) restarted = k;
+        if (runs[k].alternative_observed_calls > counted_before)
+            counted_before = runs[k].alternative_observed_calls;
+    }
+    snprintf(detail, sizeof detail, "lag %d: native's side counted %d calls, then none from "
+             "use %d; %d at the end", lag, counted_before, restarted,
+             runs[79].alternative_observed_calls);
+    check(restarted > 0 && runs[79].alternative_observed_calls >= 3,
+          "the report counts native's calls as the rule does", detail);
 }
 
 /* The model picks native against papcoll's recursive doubling (41 us): the default (54) is
