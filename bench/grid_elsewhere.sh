@@ -1,0 +1,78 @@
+#!/bin/bash
+# auto's shared-memory grid (bench/auto_grid.py) on another x86-64 Linux machine that has
+# python3 with numpy, rich and matplotlib but no network, no MPI and no build tools: the
+# way issue 32's fourth session measured the grid with a core per rank (docs/benchmarks.md,
+# "the grid with a core per rank"). Where 4 ranks share 2 cores, a rank waits for a core
+# as often as for a message, and the grid's targets (3 - 5 %) drown in the scatter.
+#
+#   bench/grid_elsewhere.sh prepare   here, after `make build`: MPICH's launcher and
+#                                     library from the venv, and cffi wheels for the
+#                                     other machine's Python, into .devkit/ (git ignores it)
+#   bench/grid_elsewhere.sh run       there, in a copy of the tree that holds .devkit/,
+#                                     build/mpich and python/papcoll/_lib: the grid, one
+#                                     JSON file a size in $OUT, a log, within $DEADLINE s
+#
+# Settings for run: SIZES ("1K 16K 64K 1M 4M"), MODES, ITERATIONS (12), WARMUP (32),
+# DEADLINE (500 s: a size that cannot start 20 s before it is left out; the one running is
+# cut, and its file is lost). Merge the files here with
+#   .venv/bin/python bench/auto_grid.py --from-json grid_*.json --json ... --markdown ...
+# The other machine's Python version is the wheels' (PYTHON_VERSION, default 3.12).
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+KIT="$ROOT/.devkit"
+
+prepare() {
+    local venv="$ROOT/.venv"
+    [ -x "$venv/bin/mpiexec" ] || { echo "no $venv/bin/mpiexec: run make build first" >&2; exit 2; }
+    grep -qx '/.devkit/' "$ROOT/.git/info/exclude" 2>/dev/null ||
+        { mkdir -p "$ROOT/.git/info"; echo '/.devkit/' >> "$ROOT/.git/info/exclude"; }
+    rm -rf "$KIT" && mkdir -p "$KIT/bin" "$KIT/lib" "$KIT/whl"
+    cp "$venv/bin/mpiexec" "$venv/bin/hydra_pmi_proxy" "$KIT/bin/"
+    cp -L "$venv/lib/libmpi.so.12" "$KIT/lib/" && cp -r "$venv/lib/mpich" "$KIT/lib/"
+    local cffi pycparser
+    cffi=$("$venv/bin/python" -c 'import cffi; print(cffi.__version__)')
+    pycparser=$("$venv/bin/python" -c 'import pycparser; print(pycparser.__version__)')
+    python3 -m pip download -q --no-deps --only-binary=:all: \
+        --python-version "${PYTHON_VERSION:-3.12}" --implementation cp \
+        --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
+        --platform manylinux2014_x86_64 -d "$KIT/whl" "cffi==$cffi" "pycparser==$pycparser"
+    du -sh "$KIT"
+}
+
+run() {
+    [ -d "$KIT/bin" ] || { echo "no $KIT: run 'prepare' here first and carry it" >&2; exit 2; }
+    local out=${OUT:-/tmp/grid-out} site=/tmp/papcoll-grid-site venv=/tmp/papcoll-grid-venv
+    mkdir -p "$out"
+    python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target "$site" \
+        "$KIT"/whl/*.whl || exit 3
+    # papcoll's launcher takes the mpiexec beside the interpreter, and hydra looks for its
+    # proxy beside the mpiexec it was called by: both go into a venv of the machine's python
+    python3 -m venv --without-pip --system-site-packages "$venv" || exit 4
+    ln -sf "$KIT/bin/mpiexec" "$KIT/bin/hydra_pmi_proxy" "$venv/bin/"
+    # a venv made from a venv's python sees the base's packages, not that venv's: add them
+    local system_site
+    system_site=$(python3 -c 'import site; print(":".join(site.getsitepackages()))')
+    export PATH="$KIT/bin:$PATH" PYTHONUNBUFFERED=1 \
+        PYTHONPATH="$site:$system_site:$ROOT/python:$ROOT/bench" \
+        LD_LIBRARY_PATH="$KIT/lib:$KIT/lib/mpich:$ROOT/python/papcoll/_lib"
+    { nproc; "$venv/bin/python" -c 'import sys, numpy, rich, cffi; print(sys.version)'
+      mpiexec --version | head -2; } 2>&1 | tee "$out/grid.log"
+    local algorithms=auto,straggler,slt,prr,ring,recursive_doubling,rabenseifner,native
+    algorithms+=,native:recursive_doubling,native:reduce_scatter_allgather,native:ring
+    for size in ${SIZES:-1K 16K 64K 1M 4M}; do
+        local left=$(( ${DEADLINE:-500} - SECONDS )) learning=()
+        [ "$left" -lt 20 ] && { echo "no time left for $size" | tee -a "$out/grid.log"; break; }
+        [ "$size" = "1K" ] && learning=(--learning)
+        timeout "$left" "$venv/bin/python" "$ROOT/bench/auto_grid.py" --sizes "$size" \
+            --algorithms "$algorithms" --iterations "${ITERATIONS:-12}" \
+            --warmup "${WARMUP:-32}" --modes "${MODES:-balanced,one-late,rand-late}" \
+            "${learning[@]}" --json "$out/grid_$size.json" 2>&1 | tail -25 | tee -a "$out/grid.log"
+        echo "size $size done at $SECONDS s" | tee -a "$out/grid.log"
+    done
+}
+
+case "${1:-}" in
+    prepare) prepare ;;
+    run) run ;;
+    *) echo "usage: $0 prepare | run (see the header)" >&2; exit 2 ;;
+esac
