@@ -8,11 +8,13 @@
  * Times (us) as on the 2-core machine at 1 KiB, P = 4 (docs/benchmarks.md): native's
  * default 54, its recursive_doubling 31, reduce_scatter_allgather 40, ring 45; papcoll's
  * recursive doubling 41; straggler 100. Measurements come back either at once or, as the
- * monitor brings them, up to a period (8 calls) later. Prints "N passed, M failed". */
+ * monitor brings them, up to a period (8 calls) later. Also what native is measured against
+ * where the model names nothing (choose.c, compiled in too). Prints "N passed, M failed". */
 #include <stdio.h>
 #include <string.h>
 
 #include "auto_feedback.h"
+#include "choose.h"
 
 enum { VARIANTS = 4, LAG = 8 };
 
@@ -199,6 +201,53 @@ static void shared_across_decisions(void) {
     check(trials <= 2, "a shape's variants are tried once, not per decision", detail);
 }
 
+/* What native is measured against where the model names nothing (choose.c): papcoll's flat
+ * algorithm for the shape, up to 16 MiB; nothing beyond, nothing at one rank. The model
+ * runs on balanced arrivals here, as with no prediction. */
+static void flat_alternative(void) {
+    static const struct {
+        int32_t ranks;
+        int64_t count, extent;
+        int commutative;
+        const char *expected;
+    } cases[] = {
+        {4, 256, 4, 1, "recursive_doubling"},           /* 1 KiB */
+        {4, 16384, 4, 1, "rabenseifner"},               /* 64 KiB */
+        {4, 262144, 4, 1, "ring"},                      /* 1 MiB */
+        {4, 262144, 4, 0, "rabenseifner"},              /* the ring reorders operands */
+        {4, 4194304, 4, 1, "ring"},                     /* 16 MiB, the largest */
+        {4, 4194305, 4, 1, ""},                         /* beyond it */
+        {1, 262144, 4, 1, ""},                          /* one rank */
+    };
+    papcoll_parameters parameters;
+    memset(&parameters, 0, sizeof parameters); /* zero: every parameter its default */
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        choice_input input;
+        memset(&input, 0, sizeof input);
+        input.ranks = cases[k].ranks;
+        input.count = cases[k].count;
+        input.extent = cases[k].extent;
+        input.commutative = cases[k].commutative;
+        input.parameters = &parameters;
+        input.latency = 1e-6;
+        input.seconds_per_byte = 1e-10;
+        input.reduce_seconds_per_byte = 1e-10;
+        auto_choice out;
+        memset(&out, 0, sizeof out);
+        choice_decide(&input, &out);
+        char detail[400];
+        snprintf(detail, sizeof detail, "P = %d, %lld x %lld bytes, commutative %d: ran %s, "
+                 "model '%s', alternative '%s' (expected '%s')", (int)input.ranks,
+                 (long long)input.count, (long long)input.extent, input.commutative,
+                 out.report.algorithm, out.report.model_algorithm, out.report.alternative,
+                 cases[k].expected);
+        check(out.algorithm == NULL && strcmp(out.report.alternative, cases[k].expected) == 0 &&
+                  (cases[k].expected[0] == '\0' ||
+                   strcmp(out.report.model_algorithm, "native") == 0),
+              "native is measured against papcoll's flat algorithm up to 16 MiB", detail);
+    }
+}
+
 static void not_commutative(void) {
     feedback_table table;
     feedback_clear(&table);
@@ -225,6 +274,7 @@ int main(void) {
     }
     shared_across_decisions();
     not_commutative();
+    flat_alternative();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
