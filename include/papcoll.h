@@ -27,6 +27,7 @@ extern "C" {
 
 /* cffi-begin */
 typedef struct papcoll_comm papcoll_comm;
+typedef struct papcoll_persistent papcoll_persistent; /* papcoll_allreduce_init */
 
 /* Where `auto` and the PAP-aware algorithms (slt, prr, straggler) get each rank's predicted
  * arrival time. */
@@ -57,6 +58,19 @@ typedef enum papcoll_grouping {
     PAPCOLL_GROUPS_COLOR = 1
 } papcoll_grouping;
 
+/* Who advances non-blocking and persistent all-reduces while the program computes
+ * (src/mpi/progress.c; docs/nonblocking.md measures each). */
+typedef enum papcoll_progress {
+    /* Inside MPI and papcoll calls: papcoll_wait/papcoll_test/papcoll_progress_poll, and on
+     * MPICH >= 4.3 every MPI call that drives MPI's progress (a progress hook), MPI_Wait and
+     * MPI_Test on the request included. Elsewhere (Open MPI) only papcoll's calls advance
+     * it: complete its requests with papcoll_wait/papcoll_test, not MPI_Wait. */
+    PAPCOLL_PROGRESS_CALLS = 0,
+    /* Also a progress thread, one per process, that advances every outstanding operation
+     * while the program computes; needs MPI_THREAD_MULTIPLE (papcoll_comm_create refuses it
+     * otherwise). PAPCOLL_PROGRESS_CPU=N pins it to core N. */
+    PAPCOLL_PROGRESS_THREAD = 1
+} papcoll_progress;
 /* Options of a papcoll communicator. Start from papcoll_config_init() (or pass NULL). The
  * algorithm's parameters live in the embedded papcoll_parameters (papcoll_core.h), the same
  * struct a schedule is built from; the rest is what needs MPI. Every field must be the same
@@ -79,6 +93,9 @@ typedef struct papcoll_config {
      * of a hang; costs one small MPI_Allreduce per call. PAPCOLL_CHECK=1 in the environment
      * turns it on too; one rank asking turns it on for all. */
     int check_agreement;
+    /* Non-blocking and persistent calls: who advances them (above). PAPCOLL_PROGRESS=calls or
+     * thread in the environment overrides it; it must be the same on every rank. */
+    papcoll_progress progress;
 } papcoll_config;
 
 void papcoll_config_init(papcoll_config *config);
@@ -114,7 +131,49 @@ int papcoll_allreduce(papcoll_comm *pc, const void *sendbuf, void *recvbuf, int 
 int papcoll_allreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf, MPI_Count count,
                         MPI_Datatype datatype, MPI_Op op);
 
+/* ---- non-blocking and persistent all-reduce (issue 33; docs/nonblocking.md) -------------
+ * MPI_Iallreduce's semantics: the call returns at once with an MPI request; sendbuf and
+ * recvbuf belong to papcoll until the request completes. The request is a generalized MPI
+ * request (MPI_Grequest_start), so it completes through MPI_Wait, MPI_Test, MPI_Waitall,
+ * ... mixed with the program's own requests, where something advances it (papcoll_progress
+ * above); papcoll_wait and papcoll_test always work. Several may be outstanding on one
+ * communicator; every rank posts them in the same order, as MPI requires of collectives.
+ * Errors of the operation come back from the completing call. auto decides at the post
+ * from the arrival pattern the communicator learnt in earlier blocking calls (a post cannot
+ * wait for messages; docs/nonblocking.md), or runs MPI_Iallreduce itself as native. */
+int papcoll_iallreduce(papcoll_comm *pc, const void *sendbuf, void *recvbuf, int count,
+                       MPI_Datatype datatype, MPI_Op op, MPI_Request *request);
+int papcoll_iallreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
+                         MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                         MPI_Request *request);
+/* Persistent (MPI_Allreduce_init's semantics): collective, builds the plan once on a
+ * private duplicate communicator; each papcoll_start then posts one all-reduce of these
+ * arguments and gives its request, which completes like papcoll_iallreduce's. A start while
+ * the previous one's request is not yet completed is refused. Every start sends this
+ * rank's start time to the others, so auto and the PAP-aware algorithms decide each start
+ * from the arrivals of the starts before it, per request: a persistent request is one call
+ * site that every rank agrees on. */
+int papcoll_allreduce_init(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
+                           MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                           papcoll_persistent **out);
+int papcoll_start(papcoll_persistent *persistent, MPI_Request *request);
+/* Completes the request like MPI_Wait / MPI_Test (any MPI request; papcoll's advance
+ * meanwhile, whatever the progress setting). */
+int papcoll_wait(MPI_Request *request, MPI_Status *status);
+int papcoll_test(MPI_Request *request, int *flag, MPI_Status *status);
 /* cffi-begin */
+/* Frees an inactive persistent request and sets *persistent to NULL (local); refused while
+ * a start's request is not completed. */
+int papcoll_persistent_free(papcoll_persistent **persistent);
+/* What auto chose for the persistent request's last start (zeros before the first), and
+ * how many starts it has made. */
+int papcoll_persistent_last_choice(const papcoll_persistent *persistent,
+                                   papcoll_choice *choice, int64_t *starts);
+/* Advances every outstanding operation of the process once, without blocking: for a
+ * program that computes between posts and waits under PAPCOLL_PROGRESS_CALLS on an MPI
+ * without the progress hook. Returns MPI_SUCCESS (an operation's error comes back from its
+ * completion). */
+int papcoll_progress_poll(void);
 /* ---- the arrival monitor (seed 000 S3): predictions for auto, slt, prr, straggler ------
  * In a loop of compute phases each followed by an all-reduce on pc:
  *   papcoll_compute_begin(pc);  ...half the work...  papcoll_edge(pc, 0.5);  ...rest...
@@ -173,6 +232,17 @@ int papcoll_allreduce_from_handles(papcoll_comm *pc, const void *sendbuf, void *
 int papcoll_resolve_algorithm_from_handles(papcoll_comm *pc, int64_t count,
                                            const void *datatype_handle, const void *op_handle,
                                            const char **name);
+/* The non-blocking and persistent calls by handle address; request_handle receives (or
+ * holds) the MPI_Request. */
+int papcoll_iallreduce_from_handles(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
+                                    int64_t count, const void *datatype_handle,
+                                    const void *op_handle, void *request_handle);
+int papcoll_allreduce_init_from_handles(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
+                                        int64_t count, const void *datatype_handle,
+                                        const void *op_handle, papcoll_persistent **out);
+int papcoll_start_from_handle(papcoll_persistent *persistent, void *request_handle);
+int papcoll_wait_from_handle(void *request_handle);
+int papcoll_test_from_handle(void *request_handle, int *flag);
 /* MPI_IN_PLACE of the MPI papcoll was built with, to pass as sendbuf. */
 const void *papcoll_in_place(void);
 /* MPI_Get_library_version of the MPI papcoll was built with, copied into text (size bytes,

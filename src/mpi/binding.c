@@ -41,6 +41,53 @@ int papcoll_resolve_algorithm_from_handles(papcoll_comm *pc, int64_t count,
     return papcoll_resolve_algorithm(pc, count, datatype, op, name);
 }
 
+int papcoll_iallreduce_from_handles(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
+                                    int64_t count, const void *datatype_handle,
+                                    const void *op_handle, void *request_handle) {
+    READ_HANDLE(MPI_Datatype, datatype, datatype_handle, "papcoll_iallreduce", "datatype");
+    READ_HANDLE(MPI_Op, op, op_handle, "papcoll_iallreduce", "op");
+    if (request_handle == NULL)
+        return record_error(MPI_ERR_ARG, "papcoll_iallreduce: the address of the request "
+                                         "handle is NULL");
+    MPI_Request request;
+    int code = papcoll_iallreduce_c(pc, sendbuf, recvbuf, (MPI_Count)count, datatype, op,
+                                    &request);
+    memcpy(request_handle, &request, sizeof request);
+    return code;
+}
+
+int papcoll_allreduce_init_from_handles(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
+                                        int64_t count, const void *datatype_handle,
+                                        const void *op_handle, papcoll_persistent **out) {
+    READ_HANDLE(MPI_Datatype, datatype, datatype_handle, "papcoll_allreduce_init", "datatype");
+    READ_HANDLE(MPI_Op, op, op_handle, "papcoll_allreduce_init", "op");
+    return papcoll_allreduce_init(pc, sendbuf, recvbuf, (MPI_Count)count, datatype, op, out);
+}
+
+int papcoll_start_from_handle(papcoll_persistent *persistent, void *request_handle) {
+    if (request_handle == NULL)
+        return record_error(MPI_ERR_ARG, "papcoll_start: the address of the request handle "
+                                         "is NULL");
+    MPI_Request request;
+    int code = papcoll_start(persistent, &request);
+    memcpy(request_handle, &request, sizeof request);
+    return code;
+}
+
+int papcoll_wait_from_handle(void *request_handle) {
+    READ_HANDLE(MPI_Request, request, request_handle, "papcoll_wait", "request");
+    int code = papcoll_wait(&request, MPI_STATUS_IGNORE);
+    memcpy(request_handle, &request, sizeof request);
+    return code;
+}
+
+int papcoll_test_from_handle(void *request_handle, int *flag) {
+    READ_HANDLE(MPI_Request, request, request_handle, "papcoll_test", "request");
+    int code = papcoll_test(&request, flag, MPI_STATUS_IGNORE);
+    memcpy(request_handle, &request, sizeof request);
+    return code;
+}
+
 const void *papcoll_in_place(void) { return MPI_IN_PLACE; }
 
 int papcoll_mpi_library_version(char *text, int size) {

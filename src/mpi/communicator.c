@@ -8,7 +8,9 @@
 #include "agreement.h"
 #include "arrival_class.h"
 #include "auto_call.h"
+#include "call_arguments.h"
 #include "internal.h"
+#include "operation.h"
 #include "operations.h"
 #include "select.h"
 
@@ -24,6 +26,16 @@ static int valid_algorithm(const char *name) {
     return name != NULL && (strcmp(name, "auto") == 0 || registry_find(name) != NULL);
 }
 
+/* Refuses to change or free pc while its non-blocking calls are outstanding: their plans
+ * and communicator are in use. */
+static int check_idle(papcoll_comm *pc, const char *caller) {
+    int32_t outstanding = __atomic_load_n(&pc->nonblocking_outstanding, __ATOMIC_ACQUIRE);
+    if (outstanding == 0) return MPI_SUCCESS;
+    return record_error(MPI_ERR_PENDING, "%s: %d non-blocking all-reduces on this "
+                        "communicator are not completed yet; complete them first", caller,
+                        (int)outstanding);
+}
+
 /* Checks parameters for pc's size and makes them pc's own copy; the next call builds anew. */
 static int store_parameters(papcoll_comm *pc, const papcoll_parameters *parameters,
                             const char *caller) {
@@ -33,7 +45,10 @@ static int store_parameters(papcoll_comm *pc, const papcoll_parameters *paramete
     if (status == PAPCOLL_ERR_NO_MEMORY)
         return record_error(MPI_ERR_NO_MEM, "%s: out of memory", caller);
     if (status != PAPCOLL_OK) return record_error(MPI_ERR_ARG, "%s: %s", caller, error);
+    int code = check_idle(pc, caller);
+    if (code != MPI_SUCCESS) return code;
     plan_cache_clear(&pc->plans);
+    plan_cache_clear(&pc->nonblocking_plans);
     choice_cache_clear(&pc->choices);
     feedback_clear(&pc->feedback);
     return MPI_SUCCESS;
@@ -69,6 +84,8 @@ static int compute_groups(papcoll_comm *pc, const papcoll_config *config) {
 }
 
 static void release_communicator(papcoll_comm *pc) {
+    if (pc->progress_thread) progress_thread_release();
+    if (pc->nonblocking_comm != MPI_COMM_NULL) MPI_Comm_free(&pc->nonblocking_comm);
     free(pc->groups);
     free(pc->call_classes);
     free(pc->call_profile);
@@ -93,11 +110,54 @@ static int agree_on_checking(papcoll_comm *pc) {
     return MPI_SUCCESS;
 }
 
-static int unknown_algorithm(const char *name) {
+int communicator_unknown_algorithm(const char *name) {
     return record_error(MPI_ERR_ARG,
                         "papcoll: unknown algorithm '%.64s' (use \"auto\" or a name from "
                         "`papcoll algorithms`)",
                         name ? name : "(null)");
+}
+
+/* Who advances non-blocking calls: the config, or PAPCOLL_PROGRESS=calls|thread. */
+static int read_progress(papcoll_progress *progress) {
+    const char *text = getenv("PAPCOLL_PROGRESS");
+    if (text == NULL || text[0] == '\0') return MPI_SUCCESS;
+    if (strcmp(text, "calls") == 0) *progress = PAPCOLL_PROGRESS_CALLS;
+    else if (strcmp(text, "thread") == 0) *progress = PAPCOLL_PROGRESS_THREAD;
+    else return record_error(MPI_ERR_ARG, "papcoll_comm_create: PAPCOLL_PROGRESS='%.32s' is "
+                             "neither 'calls' nor 'thread'", text);
+    return MPI_SUCCESS;
+}
+
+/* The non-blocking calls' duplicate and tag windows (nonblocking.c), and the progress
+ * thread where asked for (progress.c). Collective (the duplicate). */
+static int prepare_nonblocking(papcoll_comm *pc) {
+    int code = MPI_Comm_dup(pc->comm, &pc->nonblocking_comm);
+    if (code != MPI_SUCCESS) {
+        pc->nonblocking_comm = MPI_COMM_NULL;
+        return record_error(code, "papcoll_comm_create: MPI_Comm_dup failed (non-blocking)");
+    }
+    MPI_Comm_set_errhandler(pc->nonblocking_comm, MPI_ERRORS_RETURN);
+    int *tag_upper_bound = NULL, found = 0;
+    MPI_Comm_get_attr(pc->comm, MPI_TAG_UB, &tag_upper_bound, &found);
+    long long tags = found ? (long long)*tag_upper_bound + 1 : SCHED_MAX_TAG + 1;
+    pc->tag_windows = (int)(tags / (SCHED_MAX_TAG + 1));
+    if (pc->config.progress != PAPCOLL_PROGRESS_CALLS &&
+        pc->config.progress != PAPCOLL_PROGRESS_THREAD)
+        return record_error(MPI_ERR_ARG, "papcoll_comm_create: progress %d is neither "
+                            "PAPCOLL_PROGRESS_CALLS nor PAPCOLL_PROGRESS_THREAD",
+                            (int)pc->config.progress);
+    if ((code = read_progress(&pc->config.progress)) != MPI_SUCCESS) return code;
+    if (pc->config.progress != PAPCOLL_PROGRESS_THREAD) return MPI_SUCCESS;
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&provided);
+    if (provided != MPI_THREAD_MULTIPLE)
+        return record_error(MPI_ERR_OTHER, "papcoll_comm_create: the progress thread "
+                            "(PAPCOLL_PROGRESS=thread) calls MPI beside the program, which "
+                            "needs MPI_THREAD_MULTIPLE; initialise MPI with MPI_Init_thread "
+                            "asking for it, or use PAPCOLL_PROGRESS=calls");
+    if ((code = progress_thread_acquire()) != MPI_SUCCESS) return code;
+    pc->progress_thread = 1;
+    return MPI_SUCCESS;
 }
 
 int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_comm **out) {
@@ -109,7 +169,7 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
     papcoll_config_init(&defaults);
     if (config == NULL) config = &defaults;
     const char *algorithm = config->algorithm ? config->algorithm : "auto";
-    if (!valid_algorithm(algorithm)) return unknown_algorithm(algorithm);
+    if (!valid_algorithm(algorithm)) return communicator_unknown_algorithm(algorithm);
     if (config->max_message_elements < 0)
         return record_error(MPI_ERR_ARG, "papcoll_comm_create: max_message_elements must not "
                                          "be negative");
@@ -129,6 +189,7 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
     papcoll_comm *pc = calloc(1, sizeof *pc);
     if (pc == NULL) return record_error(MPI_ERR_NO_MEM, "papcoll_comm_create: out of memory");
     pc->checked_datatype = MPI_DATATYPE_NULL;
+    pc->nonblocking_comm = MPI_COMM_NULL;
     pc->checked_op = MPI_OP_NULL;
     pc->config = *config;
     pc->config.algorithm = NULL; /* the name lives in pc->algorithm, not in caller memory */
@@ -161,6 +222,7 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
         return code;
     }
     if ((code = agree_on_checking(pc)) != MPI_SUCCESS ||
+        (code = prepare_nonblocking(pc)) != MPI_SUCCESS ||
         (code = native_variants_open(&pc->natives, pc->comm,
                                      config->arrival_source == PAPCOLL_ARRIVALS_AUTOMATIC)) !=
             MPI_SUCCESS ||
@@ -174,10 +236,13 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
 
 int papcoll_comm_free(papcoll_comm **pc) {
     if (pc == NULL || *pc == NULL) return MPI_SUCCESS;
+    int code = check_idle(*pc, "papcoll_comm_free");
+    if (code != MPI_SUCCESS) return code;
     plan_cache_clear(&(*pc)->plans);
+    plan_cache_clear(&(*pc)->nonblocking_plans);
     executor_workspace_release(&(*pc)->workspace);
     monitor_release(*pc);
-    int code = MPI_Comm_free(&(*pc)->comm);
+    code = MPI_Comm_free(&(*pc)->comm);
     release_communicator(*pc); /* its comm is MPI_COMM_NULL now */
     *pc = NULL;
     return code;
@@ -185,7 +250,7 @@ int papcoll_comm_free(papcoll_comm **pc) {
 
 int papcoll_set_algorithm(papcoll_comm *pc, const char *name) {
     if (pc == NULL) return record_error(MPI_ERR_ARG, "papcoll_set_algorithm: pc is NULL");
-    if (!valid_algorithm(name)) return unknown_algorithm(name);
+    if (!valid_algorithm(name)) return communicator_unknown_algorithm(name);
     snprintf(pc->algorithm, sizeof pc->algorithm, "%s", name);
     return MPI_SUCCESS;
 }
@@ -199,103 +264,7 @@ int papcoll_set_schedule(papcoll_comm *pc, const char *schedule) {
     return store_parameters(pc, &parameters, "papcoll_set_schedule");
 }
 
-/* ---- arguments ------------------------------------------------------------------------- */
-
-/* The datatype must be one MPI_Reduce_local can take and memcpy can move: predefined, or
- * derived but contiguous without holes or offsets. Gives its extent. */
-static int check_datatype(MPI_Datatype datatype, int64_t *extent) {
-    if (datatype == MPI_DATATYPE_NULL)
-        return record_error(MPI_ERR_TYPE, "papcoll_allreduce: datatype is MPI_DATATYPE_NULL");
-    MPI_Aint lower_bound, type_extent, true_lower_bound, true_extent;
-    int size;
-    if (MPI_Type_get_extent(datatype, &lower_bound, &type_extent) != MPI_SUCCESS ||
-        MPI_Type_get_true_extent(datatype, &true_lower_bound, &true_extent) != MPI_SUCCESS ||
-        MPI_Type_size(datatype, &size) != MPI_SUCCESS)
-        return record_error(MPI_ERR_TYPE, "papcoll_allreduce: invalid datatype");
-    int integers, addresses, datatypes, combiner;
-    MPI_Type_get_envelope(datatype, &integers, &addresses, &datatypes, &combiner);
-    if (combiner != MPI_COMBINER_NAMED &&
-        (lower_bound != 0 || true_lower_bound != 0 || size != type_extent))
-        return record_error(MPI_ERR_TYPE,
-                            "papcoll_allreduce: derived datatypes must be contiguous without "
-                            "holes (size %d, extent %ld, lower bound %ld)",
-                            size, (long)type_extent, (long)lower_bound);
-    if (type_extent <= 0)
-        return record_error(MPI_ERR_TYPE, "papcoll_allreduce: datatype has no extent");
-    *extent = (int64_t)type_extent;
-    return MPI_SUCCESS;
-}
-
-static int check_op(MPI_Op op, int *commutative) {
-    if (op == MPI_OP_NULL)
-        return record_error(MPI_ERR_OP, "papcoll_allreduce: op is MPI_OP_NULL");
-    if (op == MPI_REPLACE || op == MPI_NO_OP)
-        return record_error(MPI_ERR_OP, "papcoll_allreduce: MPI_REPLACE and MPI_NO_OP are "
-                                        "for one-sided accumulates only, not reductions");
-    if (MPI_Op_commutative(op, commutative) != MPI_SUCCESS)
-        return record_error(MPI_ERR_OP, "papcoll_allreduce: invalid op");
-    return MPI_SUCCESS;
-}
-
-/* MPI defines each predefined op on some datatypes only (MPI_BAND on integers, MPI_SUM not
- * on MPI_C_BOOL, ...). A wrong pair fails in MPI_Reduce_local, which only some ranks call
- * in most schedules (a binomial tree's leaves never reduce): those would wait forever for
- * a rank that gave up. So every rank tries the pair on one zeroed element before the
- * schedule runs, and all return the same error (the handler that MPI_Reduce_local
- * raises it on, which may be fatal, is set to return for the try).
- * User-defined ops are the user's function and are not tried (the element is garbage to
- * them). The last pair found good is remembered, so a loop of calls pays once. */
-static int check_pair(papcoll_comm *pc, MPI_Datatype datatype, MPI_Op op, int64_t extent) {
-    if (datatype == pc->checked_datatype && op == pc->checked_op) return MPI_SUCCESS;
-    int op_index = predefined_op_index(op);
-    if (op_index >= 0) {
-        char stack[2][64];
-        char *in = stack[0], *inout = stack[1];
-        if (extent > (int64_t)sizeof stack[0]) {
-            in = calloc(2, (size_t)extent);
-            if (in == NULL)
-                return record_error(MPI_ERR_NO_MEM, "papcoll_allreduce: out of memory");
-            inout = in + extent;
-        } else {
-            memset(stack, 0, sizeof stack);
-        }
-        /* Which communicator's handler MPI_Reduce_local raises its error on differs: MPICH
-         * returns, Open MPI 5 raises it on MPI_COMM_WORLD. Both are set to return for the
-         * try and restored after. */
-        MPI_Comm raisers[2] = {MPI_COMM_SELF, MPI_COMM_WORLD};
-        MPI_Errhandler previous[2];
-        for (int k = 0; k < 2; k++) {
-            MPI_Comm_get_errhandler(raisers[k], &previous[k]);
-            MPI_Comm_set_errhandler(raisers[k], MPI_ERRORS_RETURN);
-        }
-        int code = MPI_Reduce_local(in, inout, 1, datatype, op);
-        for (int k = 0; k < 2; k++) {
-            MPI_Comm_set_errhandler(raisers[k], previous[k]);
-            MPI_Errhandler_free(&previous[k]);
-        }
-        if (in != stack[0]) free(in);
-        if (code != MPI_SUCCESS) {
-            char name[MPI_MAX_OBJECT_NAME] = "";
-            int length = 0;
-            MPI_Type_get_name(datatype, name, &length);
-            return record_error(MPI_ERR_OP, "papcoll_allreduce: %s is not defined on "
-                                "datatype %s (MPI defines each predefined op on some "
-                                "datatypes only: MPI_BAND on integers, MPI_SUM not on "
-                                "MPI_C_BOOL, ...)", predefined_op_name(op_index),
-                                length > 0 ? name : "(unnamed)");
-        }
-    }
-    /* A derived datatype's handle may come back for another type once it is freed. */
-    int integers, addresses, datatypes, combiner;
-    MPI_Type_get_envelope(datatype, &integers, &addresses, &datatypes, &combiner);
-    if (combiner == MPI_COMBINER_NAMED) {
-        pc->checked_datatype = datatype;
-        pc->checked_op = op;
-    }
-    return MPI_SUCCESS;
-}
-
-static int is_auto(const papcoll_comm *pc) { return strcmp(pc->algorithm, "auto") == 0; }
+int communicator_is_auto(const papcoll_comm *pc) { return strcmp(pc->algorithm, "auto") == 0; }
 
 int papcoll_last_choice(const papcoll_comm *pc, papcoll_choice *choice) {
     if (pc == NULL || choice == NULL)
@@ -313,10 +282,10 @@ int papcoll_resolve_algorithm(papcoll_comm *pc, int64_t count, MPI_Datatype data
     if (count < 0)
         return record_error(MPI_ERR_COUNT, "papcoll_resolve_algorithm: count %lld is negative",
                             (long long)count);
-    if ((code = check_datatype(datatype, &extent)) != MPI_SUCCESS ||
-        (code = check_op(op, &commutative)) != MPI_SUCCESS)
+    if ((code = call_arguments_datatype(datatype, &extent)) != MPI_SUCCESS ||
+        (code = call_arguments_op(op, &commutative)) != MPI_SUCCESS)
         return code;
-    if (!is_auto(pc)) {
+    if (!communicator_is_auto(pc)) {
         *name = pc->algorithm;
         return MPI_SUCCESS;
     }
@@ -342,12 +311,17 @@ int papcoll_resolve_algorithm(papcoll_comm *pc, int64_t count, MPI_Datatype data
 /* The plan for this call: from the cache when its key was built before, else built now.
  * classes and arrivals (P each) are the predicted arrival class and its representative
  * arrivals for a PAP-aware algorithm, else NULL. */
-static int prepare_plan(papcoll_comm *pc, const algorithm_entry *algorithm, int64_t count,
+int communicator_prepare_plan(papcoll_comm *pc, plan_cache *cache,
+                              const algorithm_entry *algorithm, int64_t count,
                         int64_t extent, int keep_order, const uint8_t *classes,
                         const double *arrivals, double tau, executor_plan **out) {
     plan_key key = {algorithm, count, extent, keep_order, (uint8_t *)classes, pc->size};
-    if ((*out = plan_cache_find(&pc->plans, &key)) != NULL) return MPI_SUCCESS;
-    executor_plan *plan = plan_cache_free_slot(&pc->plans);
+    if ((*out = plan_cache_find(cache, &key)) != NULL) return MPI_SUCCESS;
+    executor_plan *plan = plan_cache_free_slot(cache);
+    if (plan == NULL)
+        return record_error(MPI_ERR_OTHER, "papcoll: all %d plans of the communicator are in "
+                            "use by outstanding non-blocking all-reduces of other shapes; "
+                            "complete some first", PLAN_CACHE_SIZE);
     papcoll_context context;
     memset(&context, 0, sizeof context);
     context.parameters = pc->parameters.parameters;
@@ -382,11 +356,26 @@ static int prepare_plan(papcoll_comm *pc, const algorithm_entry *algorithm, int6
     return MPI_SUCCESS;
 }
 
+int communicator_plan_for_call(papcoll_comm *pc, plan_cache *cache,
+                               const algorithm_entry *algorithm, int64_t count, int64_t extent,
+                               int commutative, const double *arrivals, double tau,
+                               executor_plan **out) {
+    if (!algorithm->info.needs_arrivals)
+        return communicator_prepare_plan(pc, cache, algorithm, count, extent, !commutative,
+                                         NULL, NULL, 0, out);
+    if (arrivals == NULL)
+        return communicator_prepare_plan(pc, cache, registry_find("ring"), count, extent, 0,
+                                         NULL, NULL, 0, out);
+    arrival_class_of(arrivals, pc->size, tau * pc->size, pc->call_classes, pc->call_arrivals);
+    return communicator_prepare_plan(pc, cache, algorithm, count, extent, 0, pc->call_classes,
+                                     pc->call_arrivals, tau, out);
+}
+
 /* Runs a plan on pc's duplicate communicator and workspace. */
 static int run_plan(papcoll_comm *pc, const executor_plan *plan, const void *source,
                     void *recvbuf, MPI_Datatype datatype, MPI_Op op) {
-    return executor_run(plan, &pc->workspace, pc->comm, pc->config.max_message_elements,
-                        source, recvbuf, datatype, op);
+    return executor_run_blocking(plan, &pc->workspace, pc->comm,
+                                 pc->config.max_message_elements, source, recvbuf, datatype, op);
 }
 
 /* auto and the PAP-aware algorithms: gather the predicted arrivals (monitor.c), round them
@@ -423,16 +412,8 @@ static int run_with_arrivals(papcoll_comm *pc, const algorithm_entry *algorithm,
         }
     }
     executor_plan *plan = NULL;
-    if (!algorithm->info.needs_arrivals) {
-        code = prepare_plan(pc, algorithm, count, extent, !commutative, NULL, NULL, 0, &plan);
-    } else if (usable) {
-        arrival_class_of(arrivals, pc->size, tau * pc->size, pc->call_classes,
-                         pc->call_arrivals);
-        code = prepare_plan(pc, algorithm, count, extent, 0, pc->call_classes,
-                            pc->call_arrivals, tau, &plan);
-    } else {
-        code = prepare_plan(pc, registry_find("ring"), count, extent, 0, NULL, NULL, 0, &plan);
-    }
+    code = communicator_plan_for_call(pc, &pc->plans, algorithm, count, extent, commutative,
+                                      usable ? arrivals : NULL, tau, &plan);
     if (choosing) pc->last_choice.report.path_seconds = MPI_Wtime() - entered;
     if (algorithm->info.needs_arrivals && usable && !(choosing && pc->last_choice.report.probe))
         monitor_call_built_on_arrivals(pc);
@@ -442,56 +423,6 @@ static int run_with_arrivals(papcoll_comm *pc, const algorithm_entry *algorithm,
 }
 
 /* ---- all-reduce ------------------------------------------------------------------------ */
-
-/* Whether [a, a + bytes) and [b, b + bytes) share a byte. Compared as integers: pointers into
- * different objects may not be compared with < in C. */
-static int overlap(const void *a, const void *b, int64_t bytes) {
-    uintptr_t first = (uintptr_t)a, second = (uintptr_t)b;
-    uintptr_t distance = first > second ? first - second : second - first;
-    return distance < (uintptr_t)bytes;
-}
-
-/* This rank's own checks of a call; on success *chosen is the algorithm to run. */
-static int check_call(papcoll_comm *pc, const void *sendbuf, const void *recvbuf,
-                      MPI_Count count, MPI_Datatype datatype, MPI_Op op,
-                      const algorithm_entry **chosen, int64_t *extent, int *commutative) {
-    int code;
-    if (count < 0)
-        return record_error(MPI_ERR_COUNT, "papcoll_allreduce: count %lld is negative",
-                            (long long)count);
-    if ((code = check_datatype(datatype, extent)) != MPI_SUCCESS) return code;
-    if ((code = check_op(op, commutative)) != MPI_SUCCESS) return code;
-    if ((code = check_pair(pc, datatype, op, *extent)) != MPI_SUCCESS) return code;
-    if (count > 0 && (recvbuf == NULL || sendbuf == NULL))
-        return record_error(MPI_ERR_BUFFER,
-                            "papcoll_allreduce: %s is NULL with count %lld > 0",
-                            recvbuf == NULL ? "recvbuf" : "sendbuf", (long long)count);
-    if (recvbuf == MPI_IN_PLACE)
-        return record_error(MPI_ERR_BUFFER, "papcoll_allreduce: MPI_IN_PLACE goes in sendbuf; "
-                                            "recvbuf must be a buffer");
-    if (sendbuf == recvbuf && count > 0)
-        return record_error(MPI_ERR_BUFFER, "papcoll_allreduce: sendbuf and recvbuf are the "
-                                            "same buffer; pass MPI_IN_PLACE as sendbuf");
-    if (sendbuf != MPI_IN_PLACE && count > 0 && overlap(sendbuf, recvbuf, count * *extent))
-        return record_error(MPI_ERR_BUFFER, "papcoll_allreduce: sendbuf and recvbuf overlap "
-                            "(MPI forbids it; for one buffer pass MPI_IN_PLACE as sendbuf)");
-    *chosen = NULL; /* auto: chosen per call, once the predicted arrivals are known */
-    if (is_auto(pc)) return MPI_SUCCESS;
-    const char *name = pc->algorithm;
-    const algorithm_entry *algorithm = registry_find(name);
-    if (algorithm == NULL) return unknown_algorithm(name);
-    if (algorithm->info.reduce_scatter)
-        return record_error(MPI_ERR_ARG, "papcoll_allreduce: '%s' is a reduce-scatter, not an "
-                            "all-reduce (it runs in `papcoll verify` and `papcoll sim`)", name);
-    if (!*commutative && algorithm->info.commutative_only)
-        return record_error(MPI_ERR_OP,
-                            "papcoll_allreduce: algorithm '%s' reorders operands, so it needs a "
-                            "commutative op; this op is not (use recursive_doubling, "
-                            "rabenseifner, binomial, linear_tree, linear or auto)",
-                            name);
-    *chosen = algorithm;
-    return MPI_SUCCESS;
-}
 
 int papcoll_allreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf, MPI_Count count,
                         MPI_Datatype datatype, MPI_Op op) {
@@ -504,7 +435,7 @@ int papcoll_allreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf, MP
     const algorithm_entry *algorithm = NULL;
     int64_t extent = 0;
     int commutative = 0;
-    int code = check_call(pc, sendbuf, recvbuf, count, datatype, op, &algorithm, &extent,
+    int code = call_arguments_check(pc, sendbuf, recvbuf, count, datatype, op, &algorithm, &extent,
                           &commutative);
     if (pc->config.check_agreement) {
         /* Even a rank that refused the call takes part: the others then fail, not hang. */
@@ -519,8 +450,8 @@ int papcoll_allreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf, MP
         return run_with_arrivals(pc, algorithm, sendbuf, recvbuf, count, extent, commutative,
                                  datatype, op);
     executor_plan *plan = NULL;
-    if ((code = prepare_plan(pc, algorithm, count, extent, !commutative, NULL, NULL, 0,
-                             &plan)) != MPI_SUCCESS)
+    if ((code = communicator_plan_for_call(pc, &pc->plans, algorithm, count, extent,
+                                           commutative, NULL, 0, &plan)) != MPI_SUCCESS)
         return code;
     const void *source = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     return run_plan(pc, plan, source, recvbuf, datatype, op);

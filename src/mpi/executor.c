@@ -77,27 +77,11 @@ int executor_plan_prepare(executor_plan *plan) {
     return sched_dependents(s, plan->initial_pending, plan->dependent_first, plan->dependents);
 }
 
-/* The state of one run: buffers, the ready queue and the requests in flight. */
-typedef struct run_state {
-    MPI_Comm comm;
-    executor_workspace *workspace;
-    const executor_plan *plan;
-    char *buffers[SCHED_FIRST_SCRATCH + SCHED_MAX_SCRATCH];
-    int64_t extent;
-    MPI_Datatype datatype;
-    MPI_Op op;
-    int64_t chunk;             /* most elements per MPI message */
-    int32_t ready_head, ready_tail;
-    int32_t active;            /* requests in flight */
-    int32_t remaining;         /* ops not yet completed */
-    int posted_any;            /* a message was posted: a failure spoils the communicator */
-} run_state;
-
-static char *address(const run_state *run, int buffer, int64_t offset) {
+static char *address(const executor_run *run, int buffer, int64_t offset) {
     return run->buffers[buffer] + offset * run->extent;
 }
 
-static void complete(run_state *run, int32_t index) {
+static void complete(executor_run *run, int32_t index) {
     executor_workspace *w = run->workspace;
     const executor_plan *plan = run->plan;
     run->remaining--;
@@ -108,7 +92,7 @@ static void complete(run_state *run, int32_t index) {
 }
 
 /* MPI_Reduce_local over a long region, in pieces that fit its int count. */
-static int reduce_local(run_state *run, const char *in, char *inout, int64_t length) {
+static int reduce_local(executor_run *run, const char *in, char *inout, int64_t length) {
     for (int64_t done = 0; done < length; done += run->chunk) {
         int64_t piece = length - done < run->chunk ? length - done : run->chunk;
         int code = MPI_Reduce_local(in + done * run->extent, inout + done * run->extent,
@@ -118,7 +102,7 @@ static int reduce_local(run_state *run, const char *in, char *inout, int64_t len
     return MPI_SUCCESS;
 }
 
-static int run_reduce(run_state *run, const sched_op *op) {
+static int run_reduce(executor_run *run, const sched_op *op) {
     const char *source = address(run, op->buffer, op->offset);
     char *target = address(run, op->target_buffer, op->u.target_offset);
     if (op->flags == SCHED_SOURCE_LEFT) return reduce_local(run, source, target, op->length);
@@ -134,7 +118,7 @@ static int run_reduce(run_state *run, const sched_op *op) {
     return code;
 }
 
-static int post_message(run_state *run, int32_t index, const sched_op *op) {
+static int post_message(executor_run *run, int32_t index, const sched_op *op) {
     executor_workspace *w = run->workspace;
     char *base = address(run, op->buffer, op->offset);
     w->outstanding[index] = 0;
@@ -143,9 +127,11 @@ static int post_message(run_state *run, int32_t index, const sched_op *op) {
         MPI_Request *request = &w->requests[run->active];
         int code = op->kind == SCHED_SEND
                        ? MPI_Isend(base + done * run->extent, (int)piece, run->datatype,
-                                   op->u.message.peer, op->u.message.tag, run->comm, request)
+                                   op->u.message.peer, op->u.message.tag + run->tag_offset, run->comm,
+                                   request)
                        : MPI_Irecv(base + done * run->extent, (int)piece, run->datatype,
-                                   op->u.message.peer, op->u.message.tag, run->comm, request);
+                                   op->u.message.peer, op->u.message.tag + run->tag_offset,
+                                   run->comm, request);
         if (code != MPI_SUCCESS)
             return record_error(code, "papcoll: MPI_%s to/from rank %d failed",
                                 op->kind == SCHED_SEND ? "Isend" : "Irecv", op->u.message.peer);
@@ -156,7 +142,7 @@ static int post_message(run_state *run, int32_t index, const sched_op *op) {
     return MPI_SUCCESS;
 }
 
-static int start(run_state *run, int32_t index) {
+static int start(executor_run *run, int32_t index) {
     const sched_op *op = &run->plan->schedule->ops[index];
     switch (op->kind) {
     case SCHED_SEND:
@@ -185,6 +171,23 @@ static int start(run_state *run, int32_t index) {
     }
 }
 
+/* The ops whose pieces are all done among the `completed` requests of completed_indices
+ * complete, and the finished requests (now MPI_REQUEST_NULL) leave the array. */
+static void retire(executor_run *run, int completed) {
+    executor_workspace *w = run->workspace;
+    for (int c = 0; c < completed; c++) {
+        int32_t index = w->request_op[w->completed_indices[c]];
+        if (--w->outstanding[index] == 0) complete(run, index);
+    }
+    int32_t kept = 0;
+    for (int32_t r = 0; r < run->active; r++) {
+        if (w->requests[r] == MPI_REQUEST_NULL) continue;
+        w->requests[kept] = w->requests[r];
+        w->request_op[kept++] = w->request_op[r];
+    }
+    run->active = kept;
+}
+
 /* Waits until at least one request in flight completes, then completes the ops whose
  * pieces are all done and drops the finished requests from the array.
  *
@@ -197,7 +200,7 @@ static int start(run_state *run, int32_t index) {
  * and if nothing finished, sched_yield() before testing again; on an idle core the yield
  * returns at once, so this polls no more than MPI's own waits do. MPI_Wait on one chosen
  * request of several would be wrong: the op that unblocks the peer may hang on another. */
-static int wait_for_messages(run_state *run) {
+static int wait_for_messages(executor_run *run) {
     executor_workspace *w = run->workspace;
     int completed = 0;
     while (completed == 0) {
@@ -215,18 +218,7 @@ static int wait_for_messages(run_state *run) {
             return record_error(code, "papcoll: waiting for messages failed on rank %d",
                                 run->plan->schedule->rank);
     }
-    for (int c = 0; c < completed; c++) {
-        int32_t index = w->request_op[w->completed_indices[c]];
-        if (--w->outstanding[index] == 0) complete(run, index);
-    }
-    /* Completed requests are now MPI_REQUEST_NULL: close the gaps. */
-    int32_t kept = 0;
-    for (int32_t r = 0; r < run->active; r++) {
-        if (w->requests[r] == MPI_REQUEST_NULL) continue;
-        w->requests[kept] = w->requests[r];
-        w->request_op[kept++] = w->request_op[r];
-    }
-    run->active = kept;
+    retire(run, completed);
     return MPI_SUCCESS;
 }
 
@@ -242,7 +234,7 @@ static int wait_for_messages(run_state *run) {
  * refuses every later call (communicator.c) and only papcoll_comm_free remains. */
 enum { SETTLE_SECONDS = 1 };
 
-static void settle_requests(run_state *run) {
+void executor_abandon(executor_run *run) {
     executor_workspace *w = run->workspace;
     w->spoiled = 1;
     for (int32_t r = 0; r < run->active; r++) /* a failed wait may have freed some */
@@ -279,53 +271,107 @@ static size_t request_bound(const papcoll_schedule *s, int64_t chunk) {
     return total;
 }
 
-int executor_run(const executor_plan *plan, executor_workspace *workspace, MPI_Comm comm,
-                 int64_t max_message_elements, const void *sendbuf, void *recvbuf,
-                 MPI_Datatype datatype, MPI_Op op) {
+int executor_begin(executor_run *run, const executor_plan *plan,
+                   executor_workspace *workspace, MPI_Comm comm, int64_t max_message_elements,
+                   int tag_offset, const void *sendbuf, void *recvbuf, MPI_Datatype datatype,
+                   MPI_Op op) {
     const papcoll_schedule *s = plan->schedule;
     executor_workspace *w = workspace;
-    run_state run = {0};
-    run.comm = comm;
-    run.workspace = workspace;
-    run.plan = plan;
-    run.extent = plan->key.extent;
-    run.datatype = datatype;
-    run.op = op;
-    run.chunk = max_message_elements;
-    run.remaining = s->op_count;
-    run.buffers[SCHED_SEND_BUFFER] = (char *)(uintptr_t)sendbuf;
-    run.buffers[SCHED_RECV_BUFFER] = recvbuf;
+    memset(run, 0, sizeof *run);
+    run->comm = comm;
+    run->workspace = workspace;
+    run->plan = plan;
+    run->extent = plan->key.extent;
+    run->datatype = datatype;
+    run->op = op;
+    run->chunk = max_message_elements;
+    run->tag_offset = tag_offset;
+    run->remaining = s->op_count;
+    run->buffers[SCHED_SEND_BUFFER] = (char *)(uintptr_t)sendbuf;
+    run->buffers[SCHED_RECV_BUFFER] = recvbuf;
 
     size_t scratch_bytes = 0;
     for (int32_t k = 0; k < s->scratch_count; k++)
         scratch_bytes += (size_t)(s->scratch_elements[k] * plan->key.extent);
     if (!grow_bytes(&w->scratch, &w->scratch_bytes, scratch_bytes) ||
-        !grow_ops(w, (size_t)s->op_count, request_bound(s, run.chunk)))
+        !grow_ops(w, (size_t)s->op_count, request_bound(s, run->chunk)))
         return record_error(MPI_ERR_NO_MEM, "papcoll: out of memory for %zu bytes of scratch",
                             scratch_bytes);
     char *scratch = w->scratch;
     for (int32_t k = 0; k < s->scratch_count; k++) {
-        run.buffers[SCHED_FIRST_SCRATCH + k] = scratch;
+        run->buffers[SCHED_FIRST_SCRATCH + k] = scratch;
         scratch += s->scratch_elements[k] * plan->key.extent;
     }
-
     memcpy(w->pending, plan->initial_pending, (size_t)s->op_count * sizeof *w->pending);
     for (int32_t i = 0; i < s->op_count; i++)
-        if (w->pending[i] == 0) w->ready[run.ready_tail++] = i;
+        if (w->pending[i] == 0) w->ready[run->ready_tail++] = i;
+    return MPI_SUCCESS;
+}
 
+/* Starts every ready op (local ones complete at once and may make more ready). */
+static int start_ready(executor_run *run) {
+    executor_workspace *w = run->workspace;
     int code = MPI_SUCCESS;
-    while (run.remaining > 0 && code == MPI_SUCCESS) {
-        while (run.ready_head < run.ready_tail && code == MPI_SUCCESS)
-            code = start(&run, w->ready[run.ready_head++]);
-        if (code != MPI_SUCCESS || run.remaining == 0) break;
-        if (run.active == 0)
-            code = record_error(MPI_ERR_INTERN,
-                                "papcoll: schedule of rank %d stalled with %d ops left "
-                                "(a builder bug the verifier should have caught)",
-                                s->rank, run.remaining);
-        else
-            code = wait_for_messages(&run);
+    while (run->ready_head < run->ready_tail && code == MPI_SUCCESS)
+        code = start(run, w->ready[run->ready_head++]);
+    if (code == MPI_SUCCESS && run->remaining > 0 && run->active == 0)
+        code = record_error(MPI_ERR_INTERN,
+                            "papcoll: schedule of rank %d stalled with %d ops left "
+                            "(a builder bug the verifier should have caught)",
+                            run->plan->schedule->rank, run->remaining);
+    return code;
+}
+
+/* The requests found complete without MPI's progress engine: each one that
+ * request_is_complete reports is completed with MPI_Test, which on a complete request
+ * only frees it (MPICH: MPIR_Test_state progresses only an incomplete one). */
+static int collect_completed(executor_run *run, int (*request_is_complete)(MPI_Request),
+                             int *completed) {
+    executor_workspace *w = run->workspace;
+    *completed = 0;
+    for (int32_t r = 0; r < run->active; r++) {
+        if (!request_is_complete(w->requests[r])) continue;
+        int flag = 0;
+        int code = MPI_Test(&w->requests[r], &flag, MPI_STATUS_IGNORE);
+        if (code != MPI_SUCCESS) return code;
+        if (flag) w->completed_indices[(*completed)++] = r;
     }
-    if (code != MPI_SUCCESS && run.posted_any) settle_requests(&run);
+    return MPI_SUCCESS;
+}
+
+int executor_advance(executor_run *run, int (*request_is_complete)(MPI_Request), int *done) {
+    executor_workspace *w = run->workspace;
+    int code = MPI_SUCCESS;
+    for (;;) {
+        if ((code = start_ready(run)) != MPI_SUCCESS || run->remaining == 0) break;
+        int completed = 0;
+        code = request_is_complete != NULL
+                   ? collect_completed(run, request_is_complete, &completed)
+                   : MPI_Testsome(run->active, w->requests, &completed, w->completed_indices,
+                                  MPI_STATUSES_IGNORE);
+        if (code != MPI_SUCCESS) {
+            code = record_error(code, "papcoll: testing messages failed on rank %d",
+                                run->plan->schedule->rank);
+            break;
+        }
+        if (completed == 0 || completed == MPI_UNDEFINED) break;
+        retire(run, completed);
+    }
+    *done = code == MPI_SUCCESS && run->remaining == 0;
+    if (code != MPI_SUCCESS && run->posted_any) executor_abandon(run);
+    return code;
+}
+
+int executor_run_blocking(const executor_plan *plan, executor_workspace *workspace,
+                          MPI_Comm comm, int64_t max_message_elements, const void *sendbuf,
+                          void *recvbuf, MPI_Datatype datatype, MPI_Op op) {
+    executor_run run;
+    int code = executor_begin(&run, plan, workspace, comm, max_message_elements, 0, sendbuf,
+                              recvbuf, datatype, op);
+    while (code == MPI_SUCCESS && run.remaining > 0) {
+        if ((code = start_ready(&run)) != MPI_SUCCESS || run.remaining == 0) break;
+        code = wait_for_messages(&run);
+    }
+    if (code != MPI_SUCCESS && run.posted_any) executor_abandon(&run);
     return code;
 }

@@ -30,6 +30,10 @@ typedef struct executor_plan {
     int32_t *dependent_first;  /* CSR: the ops waiting for op i are */
     int32_t *dependents;       /* dependents[dependent_first[i] .. dependent_first[i+1]) */
     int32_t *initial_pending;  /* how many ops each op waits for */
+    /* non-blocking operations running it (nonblocking.c): a cache keeps it while > 0;
+     * changed with __atomic builtins, as an operation lets go in whatever thread
+     * completes it */
+    int32_t users;
 } executor_plan;
 
 /* Memory the executor reuses across calls; grows, never shrinks until the context is freed. */
@@ -48,14 +52,51 @@ typedef struct executor_workspace {
     int64_t abandoned_requests; /* requests MPI could neither cancel nor complete */
 } executor_workspace;
 
+/* The state of one run of a plan: buffers, the ready queue and the requests in flight. A
+ * blocking call keeps it on the stack; a non-blocking operation (nonblocking.c) keeps it
+ * with the operation until it completes. */
+typedef struct executor_run {
+    MPI_Comm comm;
+    executor_workspace *workspace;
+    const executor_plan *plan;
+    char *buffers[SCHED_FIRST_SCRATCH + SCHED_MAX_SCRATCH];
+    int64_t extent;
+    MPI_Datatype datatype;
+    MPI_Op op;
+    int64_t chunk;             /* most elements per MPI message */
+    int tag_offset;            /* added to every schedule tag: operations outstanding
+                                  together on one communicator each get their own window */
+    int32_t ready_head, ready_tail;
+    int32_t active;            /* requests in flight */
+    int32_t remaining;         /* ops not yet completed */
+    int posted_any;            /* a message was posted: a failure spoils the communicator */
+} executor_run;
+
 /* Runs one rank's schedule over MPI on comm (the communicator's private duplicate), with
  * the memory of workspace; messages longer than max_message_elements go in pieces.
  * sendbuf may equal recvbuf (MPI_IN_PLACE). Returns MPI_SUCCESS or an MPI error class, with
  * the message recorded for papcoll_error_string. On every return none of its requests is
  * left outstanding; a failure after messages were posted sets workspace->spoiled. */
-int executor_run(const executor_plan *plan, executor_workspace *workspace, MPI_Comm comm,
-                 int64_t max_message_elements, const void *sendbuf, void *recvbuf,
-                 MPI_Datatype datatype, MPI_Op op);
+int executor_run_blocking(const executor_plan *plan, executor_workspace *workspace,
+                          MPI_Comm comm, int64_t max_message_elements, const void *sendbuf,
+                          void *recvbuf, MPI_Datatype datatype, MPI_Op op);
+
+/* The same in steps, for non-blocking operations. executor_begin prepares a run (sizes the
+ * workspace, queues the ops that wait for nothing) and posts nothing. executor_advance
+ * starts what is ready and collects finished messages until nothing more can happen now,
+ * never blocking; *done says whether the schedule finished. With request_is_complete NULL
+ * it tests with MPI_Testsome (which drives MPI's progress); inside MPI's own progress engine
+ * (an MPICH progress hook, progress.c) that is forbidden, and request_is_complete (MPICH's
+ * MPIX_Request_is_complete) says which requests finished instead. A failure abandons the
+ * run (executor_abandon) and returns the error. */
+int executor_begin(executor_run *run, const executor_plan *plan,
+                   executor_workspace *workspace, MPI_Comm comm, int64_t max_message_elements,
+                   int tag_offset, const void *sendbuf, void *recvbuf, MPI_Datatype datatype,
+                   MPI_Op op);
+int executor_advance(executor_run *run, int (*request_is_complete)(MPI_Request), int *done);
+/* After a failure: cancels and settles every request still in flight (executor.c says how)
+ * and marks the workspace spoiled. */
+void executor_abandon(executor_run *run);
 
 void executor_plan_release(executor_plan *plan);
 void executor_workspace_release(executor_workspace *workspace);

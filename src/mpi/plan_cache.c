@@ -25,14 +25,16 @@ executor_plan *plan_cache_find(plan_cache *cache, const plan_key *key) {
 }
 
 executor_plan *plan_cache_free_slot(plan_cache *cache) {
-    int oldest = 0;
+    int oldest = -1;
     for (int i = 0; i < PLAN_CACHE_SIZE; i++) {
         if (cache->plans[i].schedule == NULL) {
             oldest = i;
             break;
         }
-        if (cache->last_used[i] < cache->last_used[oldest]) oldest = i;
+        if (__atomic_load_n(&cache->plans[i].users, __ATOMIC_ACQUIRE) > 0) continue;
+        if (oldest < 0 || cache->last_used[i] < cache->last_used[oldest]) oldest = i;
     }
+    if (oldest < 0) return NULL;
     executor_plan_release(&cache->plans[oldest]);
     cache->last_used[oldest] = ++cache->clock;
     return &cache->plans[oldest];

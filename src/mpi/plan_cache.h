@@ -18,7 +18,8 @@ typedef struct plan_cache {
 
 /* The plan built for key, or NULL. key->arrival_class is compared, not kept. */
 executor_plan *plan_cache_find(plan_cache *cache, const plan_key *key);
-/* An empty slot for a new plan: the least recently used one, released. */
+/* An empty slot for a new plan: the least recently used one that no operation runs
+ * (executor_plan.users), released; NULL when every plan is in use. */
 executor_plan *plan_cache_free_slot(plan_cache *cache);
 /* Releases every plan (the parameters changed, or the communicator is freed). */
 void plan_cache_clear(plan_cache *cache);

@@ -16,6 +16,12 @@
  *                         [--random CASES --seed S] [--max-message-elements M]
  *                         [--schedule S]   (recursive_multiplying's; a merge schedule
  *                                           must then refuse non-commutative ops)
+ *                         [--call blocking|nonblocking|persistent]
+ *   --call nonblocking: papcoll_iallreduce, with the program's own point-to-point messages
+ *     posted beside it and completed in one MPI_Waitall with it (papcoll_wait first where
+ *     nothing inside MPI advances papcoll: Open MPI without the progress thread);
+ *   --call persistent: papcoll_allreduce_init, two starts (one in place), then free.
+ *   PAPCOLL_PROGRESS=thread in the environment: MPI_Init_thread(MPI_THREAD_MULTIPLE).
  * Prints "N passed, M failed" on rank 0 and exits non-zero on any failure.
  */
 #include <complex.h>
@@ -266,6 +272,58 @@ static int color_blocks = 0;        /* --color-blocks K: groups of K consecutive
 static int use_tree = 0;            /* --tree: ranks alternate between two switches */
 static const char *inner_option, *outer_option; /* --inner, --outer */
 
+static const char *call_mode = "blocking"; /* --call */
+
+/* Completes requests[0] (papcoll's) and the rest (the program's) together. */
+static int complete_all(MPI_Request *requests, int count) {
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&provided);
+    int inside_mpi = provided == MPI_THREAD_MULTIPLE; /* the progress thread runs */
+#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION >= 40300000
+    inside_mpi = 1; /* MPICH's progress hook advances papcoll */
+#endif
+    if (!inside_mpi) {
+        int code = papcoll_wait(&requests[0], MPI_STATUS_IGNORE);
+        if (code != MPI_SUCCESS) return code;
+    }
+    return MPI_Waitall(count, requests, MPI_STATUSES_IGNORE);
+}
+
+/* One all-reduce, the way --call asks. */
+static int run_call(papcoll_comm *pc, const void *sendbuf, void *recvbuf, int64_t count,
+                    MPI_Datatype datatype, MPI_Op op) {
+    if (strcmp(call_mode, "nonblocking") == 0) {
+        MPI_Request requests[3];
+        int code = papcoll_iallreduce_c(pc, sendbuf, recvbuf, count, datatype, op, &requests[0]);
+        if (code != MPI_SUCCESS) return code;
+        int token = rank, received = -1; /* the program's own traffic, on its communicator */
+        MPI_Irecv(&received, 1, MPI_INT, (rank + ranks - 1) % ranks, 77, MPI_COMM_WORLD,
+                  &requests[1]);
+        MPI_Isend(&token, 1, MPI_INT, (rank + 1) % ranks, 77, MPI_COMM_WORLD, &requests[2]);
+        code = complete_all(requests, 3);
+        if (code == MPI_SUCCESS && received != (rank + ranks - 1) % ranks) {
+            fprintf(stderr, "FAIL rank %d: the program's own message was lost\n", rank);
+            return MPI_ERR_OTHER;
+        }
+        return code;
+    }
+    if (strcmp(call_mode, "persistent") == 0) {
+        papcoll_persistent *persistent = NULL;
+        int code = papcoll_allreduce_init(pc, sendbuf, recvbuf, count, datatype, op,
+                                          &persistent);
+        /* in place, a second start would reduce the first's result again */
+        int starts = sendbuf == MPI_IN_PLACE ? 1 : 2;
+        for (int s = 0; s < starts && code == MPI_SUCCESS; s++) {
+            MPI_Request request;
+            code = papcoll_start(persistent, &request);
+            if (code == MPI_SUCCESS) code = complete_all(&request, 1);
+        }
+        int freed = papcoll_persistent_free(&persistent);
+        return code != MPI_SUCCESS ? code : freed;
+    }
+    return papcoll_allreduce_c(pc, sendbuf, recvbuf, count, datatype, op);
+}
+
 static int order_keeping(const char *algorithm) {
     if (strcmp(algorithm, "auto") == 0) return 1;
     papcoll_algorithm_info info;
@@ -300,10 +358,10 @@ static void run_case(papcoll_comm *pc, totals *t, const char *algorithm,
     int code;
     if (in_place) {
         memcpy(result, input, bytes - 1);
-        code = papcoll_allreduce_c(pc, MPI_IN_PLACE, result, count, type->datatype, op->op);
+        code = run_call(pc, MPI_IN_PLACE, result, count, type->datatype, op->op);
     } else {
         memset(result, 0xA5, bytes);
-        code = papcoll_allreduce_c(pc, input, result, count, type->datatype, op->op);
+        code = run_call(pc, input, result, count, type->datatype, op->op);
     }
     if (verbose && rank == 0)
         fprintf(stderr, "%s %s %s count=%" PRId64 "%s: reference %.1f ms, papcoll %.1f ms\n",
@@ -322,7 +380,9 @@ static void run_case(papcoll_comm *pc, totals *t, const char *algorithm,
         char what[96];
         snprintf(what, sizeof what, "differs from MPI_Allreduce at element %" PRId64, at);
         int predicted = 1;
-        if (pap_aware) papcoll_last_prediction(pc, &predicted, NULL, NULL);
+        /* per-call predictions serve blocking calls only (nonblocking.c, persistent.c) */
+        if (pap_aware && strcmp(call_mode, "blocking") == 0)
+            papcoll_last_prediction(pc, &predicted, NULL, NULL);
         if (at >= 0) report_failure(t, algorithm, type->name, op->name, count, in_place, what);
         else if (!predicted)
             report_failure(t, algorithm, type->name, op->name, count, in_place,
@@ -396,6 +456,14 @@ static void parse_options(int argc, char **argv, options *o) {
             inner_option = argv[i + 1];
         } else if (strcmp(argv[i], "--outer") == 0) {
             outer_option = argv[i + 1];
+        } else if (strcmp(argv[i], "--call") == 0) {
+            call_mode = argv[i + 1];
+            if (strcmp(call_mode, "blocking") != 0 && strcmp(call_mode, "nonblocking") != 0 &&
+                strcmp(call_mode, "persistent") != 0) {
+                fprintf(stderr, "--call %s: use blocking, nonblocking or persistent\n",
+                        call_mode);
+                MPI_Abort(MPI_COMM_WORLD, 2);
+            }
         } else if (strcmp(argv[i], "--max-message-elements") == 0) {
             o->max_message_elements = strtoll(argv[i + 1], NULL, 10);
         }
@@ -438,7 +506,13 @@ static int large_count_case(const datatype_case *type, const op_case *op) {
 }
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
+    const char *progress = getenv("PAPCOLL_PROGRESS");
+    if (progress != NULL && strcmp(progress, "thread") == 0) {
+        int provided;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    } else {
+        MPI_Init(&argc, &argv);
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
     init_ops();

@@ -1,0 +1,19 @@
+/* call_arguments.h - what an all-reduce call's arguments must be (call_arguments.c): MPI_
+ * Allreduce's rules (count, datatype, op, the pair, buffers) and the algorithm set on the
+ * communicator. Every check is local; each failure is recorded for papcoll_error_string. */
+#ifndef PAPCOLL_MPI_CALL_ARGUMENTS_H
+#define PAPCOLL_MPI_CALL_ARGUMENTS_H
+
+#include "internal.h"
+
+/* A datatype MPI_Reduce_local can take and memcpy can move; gives its extent. */
+int call_arguments_datatype(MPI_Datatype datatype, int64_t *extent);
+/* An op that reduces (not MPI_REPLACE or MPI_NO_OP); says whether it commutes. */
+int call_arguments_op(MPI_Op op, int *commutative);
+/* This rank's checks of a call; on success *chosen is the algorithm to run (NULL: auto,
+ * chosen per call), *extent the datatype's and *commutative the op's. */
+int call_arguments_check(papcoll_comm *pc, const void *sendbuf, const void *recvbuf,
+                         MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                         const algorithm_entry **chosen, int64_t *extent, int *commutative);
+
+#endif /* PAPCOLL_MPI_CALL_ARGUMENTS_H */

@@ -1,0 +1,153 @@
+/* nonblocking.c - papcoll_iallreduce (issue 33): MPI_Iallreduce's semantics over a
+ * papcoll schedule that the progress engine (progress.c) advances.
+ *
+ * A post never waits for a message: a rank may legally post, then block in a send that
+ * another rank only receives before it posts (MPI-4.1 6.12 orders collectives, not
+ * collectives against point-to-point). So nothing here is collective: no agreement check
+ * (check_agreement applies to blocking and persistent calls), and auto decides locally
+ * from what every rank already knows alike: the arrival pattern the monitor learnt in the
+ * blocking calls before (monitor_learnt_arrivals), or none.
+ *
+ * Operations outstanding together share the communicator's non-blocking duplicate; the
+ * k-th posted shifts its schedule's tags into window k mod tag_windows, so messages of two
+ * operations never match each other. Window k is reused only after the operation that had
+ * it completed on this rank (at most tag_windows outstanding: more are refused), and its
+ * messages to others went out before any of the later one's, which MPI keeps in order.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "auto_call.h"
+#include "call_arguments.h"
+#include "operation.h"
+
+void operation_released(papcoll_operation *op) {
+    if (op->owner != NULL) {
+        persistent_released(op->owner);
+        return;
+    }
+    papcoll_comm *pc = op->pc;
+    if (op->error != MPI_SUCCESS && op->run.posted_any)
+        __atomic_store_n(&pc->nonblocking_spoiled, 1, __ATOMIC_RELEASE);
+    if (op->plan != NULL) __atomic_sub_fetch(&op->plan->users, 1, __ATOMIC_ACQ_REL);
+    executor_workspace_release(&op->workspace);
+    __atomic_sub_fetch(&pc->nonblocking_outstanding, 1, __ATOMIC_ACQ_REL);
+    free(op);
+}
+
+int operation_choose(papcoll_comm *pc, const algorithm_entry *algorithm, plan_cache *plans,
+                     int64_t count, int64_t extent, int commutative, const double *arrivals,
+                     double tau, auto_choice *choice, executor_plan **plan) {
+    *plan = NULL;
+    if (algorithm == NULL) {
+        int code = auto_choose_for_call(pc, count, extent, commutative, arrivals, tau, 0,
+                                        choice);
+        if (code != MPI_SUCCESS) return code;
+        /* MPI_Iallreduce has no variants to choose (native_variants.h sets the blocking
+         * call's), so native runs as the library's default */
+        if ((algorithm = choice->algorithm) == NULL) {
+            choice->native_variant = 0;
+            strcpy(choice->report.algorithm, "native");
+            return MPI_SUCCESS;
+        }
+    }
+    return communicator_plan_for_call(pc, plans, algorithm, count, extent, commutative,
+                                      arrivals, tau, plan);
+}
+
+int operation_start(papcoll_operation *op, MPI_Comm comm, int tag_offset, const void *sendbuf,
+                     void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op mpi_op) {
+    papcoll_comm *pc = op->pc;
+    op->native = MPI_REQUEST_NULL;
+    op->error = MPI_SUCCESS;
+    op->error_text[0] = '\0';
+    if (op->plan == NULL) {    /* native, or count 0: nothing of papcoll to run */
+        if (count == 0) return progress_begin(op);
+        if (count > INT_MAX)
+            return record_error(MPI_ERR_COUNT, "papcoll_iallreduce: auto chose native, and "
+                                "MPI_Iallreduce takes at most INT_MAX elements (count %lld)",
+                                (long long)count);
+        int code = MPI_Iallreduce(sendbuf, recvbuf, (int)count, datatype, mpi_op, comm,
+                                  &op->native);
+        if (code != MPI_SUCCESS)
+            return record_error(code, "papcoll_iallreduce: MPI_Iallreduce (auto chose "
+                                      "native) failed");
+        return progress_begin(op);
+    }
+    const void *source = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    int code = executor_begin(&op->run, op->plan, &op->workspace, comm,
+                              pc->config.max_message_elements, tag_offset, source, recvbuf,
+                              datatype, mpi_op);
+    if (code != MPI_SUCCESS) return code;
+    return progress_begin(op);
+}
+
+int papcoll_iallreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
+                         MPI_Count count, MPI_Datatype datatype, MPI_Op mpi_op,
+                         MPI_Request *request) {
+    if (request == NULL)
+        return record_error(MPI_ERR_REQUEST, "papcoll_iallreduce: request is NULL");
+    *request = MPI_REQUEST_NULL;
+    if (pc == NULL) return record_error(MPI_ERR_ARG, "papcoll_iallreduce: pc is NULL");
+    if (__atomic_load_n(&pc->nonblocking_spoiled, __ATOMIC_ACQUIRE))
+        return record_error(MPI_ERR_OTHER, "papcoll_iallreduce: an earlier non-blocking call "
+                            "on this communicator failed with messages in flight; free it "
+                            "and create another");
+    const algorithm_entry *algorithm = NULL;
+    int64_t extent = 0;
+    int commutative = 0;
+    int code = call_arguments_check(pc, sendbuf, recvbuf, count, datatype, mpi_op,
+                                    &algorithm, &extent, &commutative);
+    if (code != MPI_SUCCESS) return code;
+    int32_t outstanding = __atomic_load_n(&pc->nonblocking_outstanding, __ATOMIC_ACQUIRE);
+    if (outstanding >= pc->tag_windows)
+        return record_error(MPI_ERR_OTHER, "papcoll_iallreduce: %d non-blocking all-reduces "
+                            "are outstanding on this communicator, the most its MPI's tag "
+                            "range allows (MPI_TAG_UB); complete one first", (int)outstanding);
+    papcoll_operation *op = calloc(1, sizeof *op);
+    double *learnt = malloc((size_t)pc->size * sizeof *learnt);
+    if (op == NULL || learnt == NULL) {
+        free(op);
+        free(learnt);
+        return record_error(MPI_ERR_NO_MEM, "papcoll_iallreduce: out of memory");
+    }
+    op->pc = pc;
+    op->request = MPI_REQUEST_NULL;
+    const double *arrivals = NULL;
+    double tau = 0;
+    if ((algorithm == NULL || algorithm->info.needs_arrivals) &&
+        monitor_learnt_arrivals(pc, learnt)) {
+        arrivals = learnt;
+        tau = monitor_tau(pc, (double)((count + pc->size - 1) / pc->size) * (double)extent);
+    }
+    if (count > 0)
+        code = operation_choose(pc, algorithm, &pc->nonblocking_plans, count, extent,
+                                commutative, arrivals, tau, &pc->last_choice, &op->plan);
+    free(learnt);
+    if (code != MPI_SUCCESS) {
+        free(op);
+        return code;
+    }
+    if (op->plan != NULL) __atomic_add_fetch(&op->plan->users, 1, __ATOMIC_ACQ_REL);
+    __atomic_add_fetch(&pc->nonblocking_outstanding, 1, __ATOMIC_ACQ_REL);
+    int window = (int)(pc->nonblocking_posted++ % pc->tag_windows);
+    code = operation_start(op, pc->nonblocking_comm, window * (SCHED_MAX_TAG + 1), sendbuf,
+                           recvbuf, count, datatype, mpi_op);
+    if (code != MPI_SUCCESS) {
+        if (op->request != MPI_REQUEST_NULL) { /* started: MPI frees it at completion */
+            *request = op->request;
+            return MPI_SUCCESS;
+        }
+        operation_released(op);
+        return code;
+    }
+    *request = op->request;
+    return MPI_SUCCESS;
+}
+
+int papcoll_iallreduce(papcoll_comm *pc, const void *sendbuf, void *recvbuf, int count,
+                       MPI_Datatype datatype, MPI_Op op, MPI_Request *request) {
+    return papcoll_iallreduce_c(pc, sendbuf, recvbuf, (MPI_Count)count, datatype, op,
+                                request);
+}

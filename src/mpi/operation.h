@@ -1,0 +1,61 @@
+/* operation.h - one non-blocking all-reduce in flight (issue 33): what it runs, where, and
+ * the generalized MPI request the program holds for it. papcoll_iallreduce (nonblocking.c)
+ * makes one per post and frees it when the program completes its request; a persistent
+ * request (persistent.c) owns one and reuses it at every start. The progress engine
+ * (progress.c) advances them. */
+#ifndef PAPCOLL_MPI_OPERATION_H
+#define PAPCOLL_MPI_OPERATION_H
+
+#include "internal.h"
+
+typedef struct papcoll_operation {
+    struct papcoll_operation *next; /* in the progress engine's list while it runs */
+    papcoll_comm *pc;
+    executor_plan *plan;       /* held (plan->users) until the request is freed; NULL when
+                                  native runs or nothing has to */
+    executor_workspace workspace;
+    executor_run run;
+    MPI_Request native;        /* auto chose native: its MPI_Iallreduce, else REQUEST_NULL */
+    /* persistent requests: this rank's start time to every other rank and theirs to it
+     * (2 (P - 1) requests), taken with the operation; count 0 when not exchanged */
+    MPI_Request *arrival_requests;
+    int arrival_count;
+    MPI_Request request;       /* the generalized request the program holds */
+    int error;                 /* MPI_SUCCESS or the error class the operation failed with */
+    char error_text[320];      /* its message: it may fail in the progress thread, and the
+                                  message must reach the thread that completes it */
+    struct papcoll_persistent *owner; /* NULL: freed with its request (papcoll_iallreduce) */
+} papcoll_operation;
+
+/* progress.c */
+/* Makes the generalized request of op, then takes op into the engine and advances it once
+ * (messages that can go, go now); an op with nothing to run completes at once. */
+int progress_begin(papcoll_operation *op);
+/* The progress thread's users (communicators with PAPCOLL_PROGRESS_THREAD): the first
+ * starts it, the last one's release stops it. */
+int progress_thread_acquire(void);
+void progress_thread_release(void);
+/* What the MPI library offers papcoll's progress: 1 where its progress engine runs
+ * papcoll's (MPICH >= 4.3's MPIX_Async hooks). */
+int progress_hook_available(void);
+
+/* nonblocking.c */
+/* The generalized request is done with (MPI called its free function). */
+void operation_released(papcoll_operation *op);
+/* What a post or start runs: algorithm, or for auto (NULL) the model's choice (*choice)
+ * from arrivals (P seconds after the earliest, or NULL) and tau; *plan from plans, or NULL
+ * where native runs. Local and alike on every rank given alike arguments. */
+int operation_choose(papcoll_comm *pc, const algorithm_entry *algorithm, plan_cache *plans,
+                     int64_t count, int64_t extent, int commutative, const double *arrivals,
+                     double tau, auto_choice *choice, executor_plan **plan);
+/* Starts op (its plan chosen; op->arrival_requests already posted) on comm with tags
+ * shifted by tag_offset: MPI_Iallreduce where op->plan is NULL and count > 0, else the
+ * plan; then hands it to the engine. On an error before progress_begin, op->request stays
+ * MPI_REQUEST_NULL. */
+int operation_start(papcoll_operation *op, MPI_Comm comm, int tag_offset, const void *sendbuf,
+                    void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op mpi_op);
+
+/* persistent.c: a start's request is done with; the request may start again. */
+void persistent_released(struct papcoll_persistent *persistent);
+
+#endif /* PAPCOLL_MPI_OPERATION_H */

@@ -1,0 +1,234 @@
+/* persistent.c - papcoll_allreduce_init / papcoll_start (issue 33): MPI_Allreduce_init's
+ * semantics, with the arrival history kept per request.
+ *
+ * A persistent request is one call site that every rank agrees on, which a blocking call
+ * in a preloaded program is not (the drop-in cannot tell two MPI_Allreduce call sites
+ * apart). So each start sends this rank's start time (on rank 0's clock, clock_offsets.h)
+ * to every other rank, receiving theirs, as part of the operation. A start can begin only
+ * after the previous start's request completed, and that needed every rank's contribution,
+ * so every rank had made that start and sent its time: at start k every rank holds the
+ * times of starts 1 .. k-1, the same on all, and decides start k from them without waiting.
+ * The prediction for each rank is its median lateness (after the earliest) over the last
+ * PERSISTENT_HISTORY starts: one odd start does not move it, and a lasting change shows
+ * after PERSISTENT_HISTORY / 2 + 1 starts. Requests of a fixed, not PAP-aware, algorithm
+ * send nothing.
+ *
+ * Init is collective (as MPI's is): it duplicates the communicator, since starts of several
+ * persistent requests may come in different orders on different ranks (MPI-4.1 6.13), and
+ * calibrates tau if the communicator has not yet. Free is local.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agreement.h"
+#include "call_arguments.h"
+#include "monitor_tau.h"
+#include "operation.h"
+
+enum { PERSISTENT_HISTORY = 3, ARRIVAL_TAG = SCHED_MAX_TAG + 1 };
+
+struct papcoll_persistent {
+    papcoll_comm *pc;
+    MPI_Comm comm;             /* private duplicate */
+    const void *sendbuf;
+    void *recvbuf;
+    MPI_Count count;
+    MPI_Datatype datatype;
+    MPI_Op op;
+    const algorithm_entry *algorithm; /* NULL: auto */
+    int64_t extent;
+    int commutative;
+    int exchanges;             /* auto or PAP-aware: starts exchange their times */
+    plan_cache plans;
+    papcoll_operation operation;
+    int32_t active;            /* a start's request is not yet freed (__atomic) */
+    int64_t starts;
+    double *times;             /* P: the current start's times, rank 0's clock */
+    double *history;           /* PERSISTENT_HISTORY x P latenesses, oldest overwritten */
+    double *predicted;         /* P */
+    MPI_Request *arrival_requests; /* 2 (P - 1) */
+    auto_choice last_choice;
+};
+
+void persistent_released(papcoll_persistent *persistent) {
+    __atomic_store_n(&persistent->active, 0, __ATOMIC_RELEASE);
+}
+
+static void release(papcoll_persistent *p) {
+    plan_cache_clear(&p->plans);
+    executor_workspace_release(&p->operation.workspace);
+    if (p->comm != MPI_COMM_NULL) MPI_Comm_free(&p->comm);
+    free(p->times);
+    free(p->history);
+    free(p->predicted);
+    free(p->arrival_requests);
+    free(p);
+}
+
+int papcoll_allreduce_init(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
+                           MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                           papcoll_persistent **out) {
+    if (out == NULL) return record_error(MPI_ERR_ARG, "papcoll_allreduce_init: out is NULL");
+    *out = NULL;
+    if (pc == NULL) return record_error(MPI_ERR_ARG, "papcoll_allreduce_init: pc is NULL");
+    const algorithm_entry *algorithm = NULL;
+    int64_t extent = 0;
+    int commutative = 0;
+    int code = call_arguments_check(pc, sendbuf, recvbuf, count, datatype, op, &algorithm,
+                                    &extent, &commutative);
+    if (pc->config.check_agreement) { /* init is collective: it may check, as a call does */
+        call_digest digest;
+        call_digest_describe(&digest, code != MPI_SUCCESS, (int64_t)count, datatype, op,
+                             pc->algorithm, &pc->parameters.parameters);
+        int agreed = agreement_check(pc->comm, &digest, "papcoll_allreduce_init");
+        if (code == MPI_SUCCESS) code = agreed;
+    }
+    if (code != MPI_SUCCESS) return code;
+    papcoll_persistent *p = calloc(1, sizeof *p);
+    if (p == NULL) return record_error(MPI_ERR_NO_MEM, "papcoll_allreduce_init: out of memory");
+    size_t ranks = (size_t)pc->size;
+    p->times = calloc(ranks, sizeof *p->times);
+    p->history = calloc(PERSISTENT_HISTORY * ranks, sizeof *p->history);
+    p->predicted = calloc(ranks, sizeof *p->predicted);
+    p->arrival_requests = malloc(2 * ranks * sizeof *p->arrival_requests);
+    p->comm = MPI_COMM_NULL;
+    if (!p->times || !p->history || !p->predicted || !p->arrival_requests) {
+        release(p);
+        return record_error(MPI_ERR_NO_MEM, "papcoll_allreduce_init: out of memory");
+    }
+    p->pc = pc;
+    p->sendbuf = sendbuf;
+    p->recvbuf = recvbuf;
+    p->count = count;
+    p->datatype = datatype;
+    p->op = op;
+    p->algorithm = algorithm;
+    p->extent = extent;
+    p->commutative = commutative;
+    p->exchanges = (algorithm == NULL || algorithm->info.needs_arrivals) && pc->size > 1;
+    p->operation.pc = pc;
+    p->operation.owner = p;
+    p->operation.request = MPI_REQUEST_NULL;
+    p->operation.arrival_requests = p->arrival_requests;
+    if ((code = MPI_Comm_dup(pc->comm, &p->comm)) != MPI_SUCCESS) {
+        p->comm = MPI_COMM_NULL;
+        release(p);
+        return record_error(code, "papcoll_allreduce_init: MPI_Comm_dup failed");
+    }
+    MPI_Comm_set_errhandler(p->comm, MPI_ERRORS_RETURN);
+    double latency, seconds_per_byte, reduce_seconds_per_byte;
+    if (p->exchanges &&
+        !monitor_model(pc, &latency, &seconds_per_byte, &reduce_seconds_per_byte) &&
+        (code = monitor_calibrate(pc)) != MPI_SUCCESS) {
+        release(p);
+        return code;
+    }
+    *out = p;
+    return MPI_SUCCESS;
+}
+
+static int compare_doubles(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The last start's times (all received: its request completed) into the history, and the
+ * prediction for the next: each rank's median lateness over the history. 0: no history. */
+static int predict(papcoll_persistent *p) {
+    int32_t ranks = p->pc->size;
+    if (p->starts == 0) return 0;
+    double earliest = INFINITY;
+    for (int32_t r = 0; r < ranks; r++)
+        if (p->times[r] < earliest) earliest = p->times[r];
+    double *row = &p->history[((p->starts - 1) % PERSISTENT_HISTORY) * ranks];
+    for (int32_t r = 0; r < ranks; r++) row[r] = p->times[r] - earliest;
+    int64_t kept = p->starts < PERSISTENT_HISTORY ? p->starts : PERSISTENT_HISTORY;
+    double values[PERSISTENT_HISTORY];
+    for (int32_t r = 0; r < ranks; r++) {
+        for (int64_t k = 0; k < kept; k++) values[k] = p->history[k * ranks + r];
+        qsort(values, (size_t)kept, sizeof values[0], compare_doubles);
+        p->predicted[r] = values[kept / 2];
+    }
+    double least = INFINITY; /* medians need not keep a zero: relative to the earliest again */
+    for (int32_t r = 0; r < ranks; r++)
+        if (p->predicted[r] < least) least = p->predicted[r];
+    for (int32_t r = 0; r < ranks; r++) p->predicted[r] -= least;
+    return 1;
+}
+
+/* This start's time to every other rank, and theirs into p->times. */
+static int exchange_times(papcoll_persistent *p, double now) {
+    papcoll_comm *pc = p->pc;
+    int posted = 0;
+    p->times[pc->rank] = now;
+    for (int peer = 0; peer < pc->size; peer++) {
+        if (peer == pc->rank) continue;
+        int code = MPI_Irecv(&p->times[peer], 1, MPI_DOUBLE, peer, ARRIVAL_TAG, p->comm,
+                             &p->arrival_requests[posted++]);
+        if (code == MPI_SUCCESS)
+            code = MPI_Isend(&p->times[pc->rank], 1, MPI_DOUBLE, peer, ARRIVAL_TAG, p->comm,
+                             &p->arrival_requests[posted++]);
+        if (code != MPI_SUCCESS)
+            return record_error(code, "papcoll_start: sending the start time failed");
+    }
+    p->operation.arrival_count = posted;
+    return MPI_SUCCESS;
+}
+
+int papcoll_start(papcoll_persistent *p, MPI_Request *request) {
+    if (request == NULL) return record_error(MPI_ERR_REQUEST, "papcoll_start: request is NULL");
+    *request = MPI_REQUEST_NULL;
+    if (p == NULL) return record_error(MPI_ERR_REQUEST, "papcoll_start: persistent is NULL");
+    if (__atomic_load_n(&p->active, __ATOMIC_ACQUIRE))
+        return record_error(MPI_ERR_REQUEST, "papcoll_start: the previous start's request "
+                            "is not completed yet (MPI_Wait or papcoll_wait it first)");
+    if (p->operation.error != MPI_SUCCESS && p->operation.run.posted_any)
+        return record_error(MPI_ERR_OTHER, "papcoll_start: an earlier start of this request "
+                            "failed with messages in flight; free it and create another");
+    papcoll_comm *pc = p->pc;
+    double now = MPI_Wtime() + pc->monitor.clock_offset;
+    const double *arrivals = NULL;
+    double tau = 0;
+    if (p->exchanges && predict(p)) {
+        arrivals = p->predicted;
+        tau = monitor_tau(pc, (double)((p->count + pc->size - 1) / pc->size) *
+                                  (double)p->extent);
+    }
+    papcoll_operation *op = &p->operation;
+    op->plan = NULL;
+    op->arrival_count = 0;
+    int code = MPI_SUCCESS;
+    if (p->count > 0)
+        code = operation_choose(pc, p->algorithm, &p->plans, p->count, p->extent,
+                                p->commutative, arrivals, tau, &p->last_choice, &op->plan);
+    if (code == MPI_SUCCESS && p->exchanges) code = exchange_times(p, now);
+    if (code != MPI_SUCCESS) return code;
+    __atomic_store_n(&p->active, 1, __ATOMIC_RELEASE);
+    p->starts++;
+    code = operation_start(op, p->comm, 0, p->sendbuf, p->recvbuf, p->count, p->datatype,
+                           p->op);
+    if (op->request == MPI_REQUEST_NULL) __atomic_store_n(&p->active, 0, __ATOMIC_RELEASE);
+    *request = op->request;
+    return op->request != MPI_REQUEST_NULL ? MPI_SUCCESS : code;
+}
+
+int papcoll_persistent_free(papcoll_persistent **persistent) {
+    if (persistent == NULL || *persistent == NULL) return MPI_SUCCESS;
+    if (__atomic_load_n(&(*persistent)->active, __ATOMIC_ACQUIRE))
+        return record_error(MPI_ERR_REQUEST, "papcoll_persistent_free: a start's request is "
+                            "not completed yet (MPI forbids freeing an active persistent "
+                            "collective request)");
+    release(*persistent);
+    *persistent = NULL;
+    return MPI_SUCCESS;
+}
+
+int papcoll_persistent_last_choice(const papcoll_persistent *persistent,
+                                   papcoll_choice *choice, int64_t *starts) {
+    if (persistent == NULL || choice == NULL)
+        return record_error(MPI_ERR_ARG, "papcoll_persistent_last_choice: an argument is NULL");
+    *choice = persistent->last_choice.report;
+    if (starts != NULL) *starts = persistent->starts;
+    return MPI_SUCCESS;
+}

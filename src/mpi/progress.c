@@ -1,0 +1,263 @@
+/* progress.c - the progress engine of the non-blocking and persistent all-reduce (issue
+ * 33): every operation in flight in the process sits in one list, and whoever holds the
+ * engine's lock advances all of them, never only the one it waits for. Why all: rank 0 may
+ * wait for operation A while rank 1 waits for B, and each needs the other to forward its
+ * messages of the other operation.
+ *
+ * Who advances (papcoll_progress, include/papcoll.h; docs/nonblocking.md measures each):
+ *   - papcoll_wait, papcoll_test and papcoll_progress_poll, always;
+ *   - MPICH >= 4.3: a progress hook (MPIX_Async_start), which MPICH runs from its progress
+ *     engine, i.e. inside every MPI call that makes progress: MPI_Wait or MPI_Waitall on the
+ *     program's requests, ours among them, MPI_Test, MPI_Iprobe, a blocking MPI_Recv. It
+ *     runs inside MPICH's progress, so it must not call MPI's progress again: it tests its
+ *     requests with MPIX_Request_is_complete and completes only finished ones (executor.h).
+ *     Registered while operations are in flight, it unregisters itself when none is left;
+ *   - PAPCOLL_PROGRESS_THREAD: one thread per process that polls while operations are in
+ *     flight and sleeps on a condition variable when none is.
+ * The lock is never waited for where MPI may hold its own: the hook only tries it (a busy
+ * engine is being advanced by someone else anyway), which also stops the hook from running
+ * inside our own MPI calls.
+ *
+ * Completion: each operation's request is a generalized request (MPI-4.1 13.2); when its
+ * schedule is done the engine calls MPI_Grequest_complete, and MPI then completes it in
+ * whichever call the program uses, calling query_status and free_state below.
+ */
+#define _GNU_SOURCE /* pthread_setaffinity_np, CPU_SET */
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors.h"
+#include "operation.h"
+
+#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION >= 40300000
+#define PROGRESS_HOOK 1 /* MPIX_Async_start, MPIX_Request_is_complete (MPICH 4.3) */
+#else
+#define PROGRESS_HOOK 0
+#endif
+
+static pthread_mutex_t engine = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t work_arrived = PTHREAD_COND_INITIALIZER;
+static papcoll_operation *running;  /* operations in flight, guarded by engine */
+static int hook_registered;         /* guarded by engine */
+static pthread_t thread;
+static int thread_users, thread_stop; /* guarded by engine */
+
+int progress_hook_available(void) { return PROGRESS_HOOK; }
+
+/* ---- the generalized request's callbacks ------------------------------------------------ */
+
+static int query_status(void *state, MPI_Status *status) {
+    const papcoll_operation *op = state;
+    MPI_Status_set_elements(status, MPI_BYTE, 0);
+    MPI_Status_set_cancelled(status, 0);
+    status->MPI_SOURCE = MPI_UNDEFINED;
+    status->MPI_TAG = MPI_UNDEFINED;
+    if (op->error != MPI_SUCCESS) record_error(op->error, "%s", op->error_text);
+    return op->error;
+}
+
+/* MPI returns the free function's code from MPI_Wait, so it repeats the error. */
+static int free_state(void *state) {
+    papcoll_operation *op = state;
+    int code = op->error;
+    if (code != MPI_SUCCESS) record_error(code, "%s", op->error_text);
+    operation_released(op);
+    return code;
+}
+
+static int cancel_operation(void *state, int complete) {
+    (void)state;
+    if (complete) return MPI_SUCCESS;
+    return record_error(MPI_ERR_REQUEST, "papcoll: a non-blocking all-reduce cannot be "
+                        "cancelled (MPI-4.1 6.12 makes it erroneous for collectives)");
+}
+
+/* ---- advancing ------------------------------------------------------------------------- */
+
+#if PROGRESS_HOOK
+static int request_is_complete(MPI_Request request) {
+    return MPIX_Request_is_complete(request);
+}
+#endif
+
+/* Tests requests (MPI_REQUEST_NULL ones are done) without MPI's progress where check is
+ * given (see executor_advance). *flag: all are done. */
+static int test_requests(MPI_Request *requests, int count, int (*check)(MPI_Request),
+                         int *flag) {
+    *flag = 1;
+    for (int i = 0; i < count; i++) {
+        if (requests[i] == MPI_REQUEST_NULL) continue;
+        int done = 0;
+        if (check == NULL || check(requests[i])) {
+            int code = MPI_Test(&requests[i], &done, MPI_STATUS_IGNORE);
+            if (code != MPI_SUCCESS) return code;
+        }
+        if (!done) *flag = 0;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Advances op as far as it goes now; 1 when it is finished (or failed: op->error). */
+static int advance(papcoll_operation *op, int inside_mpi_progress) {
+    int (*check)(MPI_Request) = NULL;
+#if PROGRESS_HOOK
+    if (inside_mpi_progress) check = request_is_complete;
+#else
+    (void)inside_mpi_progress;
+#endif
+    int code = MPI_SUCCESS, done = 1, part = 1;
+    if (op->plan != NULL) {
+        code = executor_advance(&op->run, check, &part);
+        done = part;
+    }
+    if (code == MPI_SUCCESS && op->native != MPI_REQUEST_NULL) {
+        code = test_requests(&op->native, 1, check, &part);
+        done = done && part;
+    }
+    if (code == MPI_SUCCESS && op->arrival_count > 0) {
+        code = test_requests(op->arrival_requests, op->arrival_count, check, &part);
+        done = done && part;
+    }
+    if (code == MPI_SUCCESS) return done;
+    op->error = code;
+    snprintf(op->error_text, sizeof op->error_text, "%s", papcoll_error_string(code));
+    return 1;
+}
+
+/* Advances every operation in flight; the finished ones leave the list and their requests
+ * are completed. Called with the engine's lock held. After MPI_Grequest_complete the
+ * operation may be freed at any moment by the thread that completes the request, so it is
+ * unlinked first and never touched after. */
+static void advance_all(int inside_mpi_progress) {
+    papcoll_operation **link = &running;
+    while (*link != NULL) {
+        papcoll_operation *op = *link;
+        if (advance(op, inside_mpi_progress)) {
+            *link = op->next;
+            MPI_Grequest_complete(op->request);
+        } else {
+            link = &op->next;
+        }
+    }
+}
+
+#if PROGRESS_HOOK
+static int hook_poll(MPIX_Async_thing thing) {
+    (void)thing;
+    if (pthread_mutex_trylock(&engine) != 0) return MPIX_ASYNC_NOPROGRESS;
+    advance_all(1);
+    int finished = running == NULL;
+    if (finished) hook_registered = 0;
+    pthread_mutex_unlock(&engine);
+    return finished ? MPIX_ASYNC_DONE : MPIX_ASYNC_NOPROGRESS;
+}
+#endif
+
+int progress_begin(papcoll_operation *op) {
+    int code = MPI_Grequest_start(query_status, free_state, cancel_operation, op, &op->request);
+    if (code != MPI_SUCCESS)
+        return record_error(code, "papcoll: MPI_Grequest_start failed");
+    pthread_mutex_lock(&engine);
+    if (advance(op, 0)) {
+        pthread_mutex_unlock(&engine);
+        MPI_Grequest_complete(op->request);
+        return MPI_SUCCESS;
+    }
+    op->next = running;
+    running = op;
+#if PROGRESS_HOOK
+    if (!hook_registered && MPIX_Async_start(hook_poll, NULL, MPIX_STREAM_NULL) == MPI_SUCCESS)
+        hook_registered = 1;
+#endif
+    pthread_cond_signal(&work_arrived);
+    pthread_mutex_unlock(&engine);
+    return MPI_SUCCESS;
+}
+
+int papcoll_progress_poll(void) {
+    pthread_mutex_lock(&engine);
+    advance_all(0);
+    pthread_mutex_unlock(&engine);
+    return MPI_SUCCESS;
+}
+
+int papcoll_test(MPI_Request *request, int *flag, MPI_Status *status) {
+    if (request == NULL || flag == NULL)
+        return record_error(MPI_ERR_ARG, "papcoll_test: request or flag is NULL");
+    papcoll_progress_poll();
+    return MPI_Test(request, flag, status);
+}
+
+int papcoll_wait(MPI_Request *request, MPI_Status *status) {
+    if (request == NULL) return record_error(MPI_ERR_ARG, "papcoll_wait: request is NULL");
+    for (;;) {
+        int flag = 0;
+        int code = papcoll_test(request, &flag, status);
+        if (code != MPI_SUCCESS || flag) return code;
+        sched_yield(); /* where ranks share cores, let the peer we wait for run */
+    }
+}
+
+/* ---- the progress thread ----------------------------------------------------------------- */
+
+static void pin_to_chosen_core(void) {
+    const char *text = getenv("PAPCOLL_PROGRESS_CPU");
+    if (text == NULL || text[0] == '\0') return;
+    cpu_set_t cores;
+    CPU_ZERO(&cores);
+    CPU_SET(atoi(text), &cores);
+    pthread_setaffinity_np(pthread_self(), sizeof cores, &cores);
+}
+
+static void *progress_main(void *unused) {
+    (void)unused;
+    pin_to_chosen_core();
+    pthread_mutex_lock(&engine);
+    while (!thread_stop) {
+        if (running == NULL) {
+            pthread_cond_wait(&work_arrived, &engine);
+            continue;
+        }
+        advance_all(0);
+        pthread_mutex_unlock(&engine);
+        sched_yield();
+        pthread_mutex_lock(&engine);
+    }
+    pthread_mutex_unlock(&engine);
+    return NULL;
+}
+
+int progress_thread_acquire(void) {
+    const char *cpu = getenv("PAPCOLL_PROGRESS_CPU");
+    if (cpu != NULL && cpu[0] != '\0') {
+        char *end = NULL;
+        long core = strtol(cpu, &end, 10);
+        if (*end != '\0' || core < 0 || core >= CPU_SETSIZE)
+            return record_error(MPI_ERR_ARG, "PAPCOLL_PROGRESS_CPU='%.32s' is not a core "
+                                "number (0 to %d)", cpu, CPU_SETSIZE - 1);
+    }
+    pthread_mutex_lock(&engine);
+    int code = MPI_SUCCESS;
+    if (thread_users == 0) {
+        thread_stop = 0;
+        if (pthread_create(&thread, NULL, progress_main, NULL) != 0)
+            code = record_error(MPI_ERR_OTHER, "papcoll: could not start the progress thread");
+    }
+    if (code == MPI_SUCCESS) thread_users++;
+    pthread_mutex_unlock(&engine);
+    return code;
+}
+
+void progress_thread_release(void) {
+    pthread_mutex_lock(&engine);
+    int last = --thread_users == 0;
+    if (last) {
+        thread_stop = 1;
+        pthread_cond_signal(&work_arrived);
+    }
+    pthread_mutex_unlock(&engine);
+    if (last) pthread_join(thread, NULL);
+}
