@@ -1,0 +1,220 @@
+#define _POSIX_C_SOURCE 200809L /* nanosleep, setenv */
+/* nonblocking.c - the semantics of papcoll's non-blocking and persistent all-reduce (issue
+ * 33) that the differential test (differential.c --call) does not reach: several
+ * operations outstanding on one communicator and completed in different orders on
+ * different ranks, a post that must not wait for other ranks (a program that is legal for
+ * MPI_Iallreduce would hang), count 0, refusals with a clear error, and a persistent
+ * request that learns its late rank from its own starts. Results are compared with closed
+ * forms: rank r contributes (r + 1) (i + 1) at element i, so the sum is
+ * P (P + 1) / 2 (i + 1).
+ *
+ * PAPCOLL_PROGRESS=thread in the environment: MPI_Init_thread(MPI_THREAD_MULTIPLE), and
+ * the progress thread advances the operations. */
+#include <stdlib.h>
+#include <time.h>
+
+#include "expect.h"
+
+static int ranks;
+
+/* Where something inside MPI advances papcoll (MPICH's hook, or the progress thread),
+ * MPI_Wait completes the request; elsewhere only papcoll_wait does. */
+static int wait_for(MPI_Request *request) {
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&provided);
+#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION >= 40300000
+    provided = MPI_THREAD_MULTIPLE;
+#endif
+    if (provided == MPI_THREAD_MULTIPLE) return MPI_Wait(request, MPI_STATUS_IGNORE);
+    return papcoll_wait(request, MPI_STATUS_IGNORE);
+}
+
+static void fill(long *buffer, int count) {
+    for (int i = 0; i < count; i++) buffer[i] = (long)(rank + 1) * (i + 1);
+}
+
+/* How many elements differ from the closed form. */
+static int wrong_elements(const long *buffer, int count) {
+    int wrong = 0;
+    for (int i = 0; i < count; i++)
+        wrong += buffer[i] != (long)ranks * (ranks + 1) / 2 * (i + 1);
+    return wrong;
+}
+
+static void expect_sum(const char *what, int code, const long *buffer, int count) {
+    int wrong = code == MPI_SUCCESS ? wrong_elements(buffer, count) : 0;
+    expect(what, code == MPI_SUCCESS && wrong > 0 ? MPI_ERR_OTHER : code, MPI_SUCCESS,
+           "success");
+    if (wrong > 0) printf("     rank %d: %d elements differ from the sum\n", rank, wrong);
+}
+
+static void sleep_seconds(double seconds) {
+    struct timespec pause = {(time_t)seconds, (long)((seconds - (time_t)seconds) * 1e9)};
+    nanosleep(&pause, NULL);
+}
+
+/* Four operations of different algorithms and counts outstanding together; even ranks
+ * complete them first to last, odd ranks last to first. */
+static void several_outstanding(papcoll_comm *pc) {
+    enum { OPERATIONS = 4 };
+    const char *algorithms[OPERATIONS] = {"ring", "recursive_doubling", "auto", "straggler"};
+    int counts[OPERATIONS] = {1000, 7, 4099, 1 << 16};
+    long *input[OPERATIONS], *output[OPERATIONS];
+    MPI_Request requests[OPERATIONS];
+    int posted = MPI_SUCCESS;
+    for (int k = 0; k < OPERATIONS; k++) {
+        input[k] = malloc((size_t)counts[k] * sizeof(long));
+        output[k] = malloc((size_t)counts[k] * sizeof(long));
+        fill(input[k], counts[k]);
+        papcoll_set_algorithm(pc, algorithms[k]);
+        int code = papcoll_iallreduce(pc, input[k], output[k], counts[k], MPI_LONG, MPI_SUM,
+                                      &requests[k]);
+        if (code != MPI_SUCCESS) posted = code;
+    }
+    expect("post four at once", posted, MPI_SUCCESS, "success");
+    expect("free the communicator with four outstanding",
+           papcoll_comm_free(&pc), MPI_ERR_PENDING, "4 non-blocking all-reduces");
+    for (int j = 0; j < OPERATIONS; j++) {
+        int k = rank % 2 == 0 ? j : OPERATIONS - 1 - j;
+        char what[96];
+        snprintf(what, sizeof what, "outstanding %s, %d elements, completed %s", algorithms[k],
+                 counts[k], rank % 2 == 0 ? "in order" : "in reverse (odd ranks)");
+        expect_sum(what, wait_for(&requests[k]), output[k], counts[k]);
+        free(input[k]);
+        free(output[k]);
+    }
+    papcoll_set_algorithm(pc, "auto");
+}
+
+/* Rank 0 posts, then sends synchronously to rank 1, which receives before it posts: legal
+ * for MPI_Iallreduce, and a hang if the post waited for the other ranks. */
+static void post_does_not_wait(papcoll_comm *pc) {
+    enum { COUNT = 5000 };
+    long input[COUNT], output[COUNT];
+    fill(input, COUNT);
+    MPI_Request request;
+    int code = MPI_SUCCESS, token = 7;
+    if (rank == 0) {
+        code = papcoll_iallreduce(pc, input, output, COUNT, MPI_LONG, MPI_SUM, &request);
+        if (ranks > 1) MPI_Ssend(&token, 1, MPI_INT, 1, 5, MPI_COMM_WORLD);
+    } else {
+        if (rank == 1) MPI_Recv(&token, 1, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        code = papcoll_iallreduce(pc, input, output, COUNT, MPI_LONG, MPI_SUM, &request);
+    }
+    if (code == MPI_SUCCESS) code = wait_for(&request);
+    expect_sum("post, then a synchronous send the peer takes before its post", code, output,
+               COUNT);
+}
+
+static void refusals(papcoll_comm *pc) {
+    long value = 1, result = 0;
+    MPI_Request request;
+    expect("iallreduce with a NULL request", papcoll_iallreduce(pc, &value, &result, 1,
+           MPI_LONG, MPI_SUM, NULL), MPI_ERR_REQUEST, "request is NULL");
+    expect("iallreduce with count -1", papcoll_iallreduce(pc, &value, &result, -1, MPI_LONG,
+           MPI_SUM, &request), MPI_ERR_COUNT, "count -1 is negative");
+    expect("  ...leaves the request MPI_REQUEST_NULL", request == MPI_REQUEST_NULL
+           ? MPI_SUCCESS : MPI_ERR_OTHER, MPI_SUCCESS, "success");
+    int code = papcoll_iallreduce(pc, &value, &result, 0, MPI_LONG, MPI_SUM, &request);
+    int flag = 0;
+    if (code == MPI_SUCCESS) code = papcoll_test(&request, &flag, MPI_STATUS_IGNORE);
+    expect("count 0 is complete at once", code == MPI_SUCCESS && !flag ? MPI_ERR_OTHER : code,
+           MPI_SUCCESS, "success");
+
+    papcoll_persistent *persistent = NULL;
+    long input[64], output[64];
+    fill(input, 64);
+    expect("allreduce_init", papcoll_allreduce_init(pc, input, output, 64, MPI_LONG, MPI_SUM,
+           &persistent), MPI_SUCCESS, "success");
+    code = papcoll_start(persistent, &request);
+    expect("start", code, MPI_SUCCESS, "success");
+    MPI_Request second;
+    expect("start again before completing", papcoll_start(persistent, &second),
+           MPI_ERR_REQUEST, "previous start's request is not completed");
+    expect("free while a start is active", papcoll_persistent_free(&persistent),
+           MPI_ERR_REQUEST, "not completed yet");
+    if (code == MPI_SUCCESS) code = wait_for(&request);
+    expect_sum("  ...then completed", code, output, 64);
+    expect("free once inactive", papcoll_persistent_free(&persistent), MPI_SUCCESS, "success");
+    expect("  ...sets it NULL", persistent == NULL ? MPI_SUCCESS : MPI_ERR_OTHER,
+           MPI_SUCCESS, "success");
+}
+
+/* The last rank starts LATE seconds after the others at every start: a persistent auto
+ * request must see it in its own history by the third start (PERSISTENT_HISTORY = 3). */
+static void persistent_learns_late_rank(papcoll_comm *pc) {
+    enum { COUNT = 1 << 18, STARTS = 5 };
+    const double late = 0.02;
+    long *input = malloc(COUNT * sizeof(long)), *output = malloc(COUNT * sizeof(long));
+    fill(input, COUNT);
+    papcoll_persistent *persistent = NULL;
+    int code = papcoll_allreduce_init(pc, input, output, COUNT, MPI_LONG, MPI_SUM,
+                                      &persistent);
+    int first_seen = -1, wrong = 0;
+    for (int s = 0; s < STARTS && code == MPI_SUCCESS; s++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == ranks - 1) sleep_seconds(late);
+        MPI_Request request;
+        code = papcoll_start(persistent, &request);
+        if (code == MPI_SUCCESS) code = wait_for(&request);
+        wrong += code == MPI_SUCCESS ? wrong_elements(output, COUNT) : 0;
+        papcoll_choice choice;
+        papcoll_persistent_last_choice(persistent, &choice, NULL);
+        if (first_seen < 0 && choice.from_arrivals) first_seen = s + 1;
+    }
+    expect("persistent auto, one late rank, five starts", code == MPI_SUCCESS && wrong
+           ? MPI_ERR_OTHER : code, MPI_SUCCESS, "success");
+    if (ranks > 1) {
+        int seen_by_second = first_seen == 2;
+        expect("  ...decided from the late rank from its second start",
+               seen_by_second ? MPI_SUCCESS : MPI_ERR_OTHER, MPI_SUCCESS, "success");
+        if (!seen_by_second) printf("     rank %d: first start from arrivals: %d\n", rank,
+                                    first_seen);
+    }
+    papcoll_persistent_free(&persistent);
+    free(input);
+    free(output);
+}
+
+/* The progress setting's refusals (collective: every rank creates and fails alike). */
+static void progress_refusals(void) {
+    papcoll_comm *pc = NULL;
+    setenv("PAPCOLL_PROGRESS", "sometimes", 1);
+    expect("PAPCOLL_PROGRESS=sometimes", papcoll_comm_create(MPI_COMM_WORLD, NULL, &pc),
+           MPI_ERR_ARG, "PAPCOLL_PROGRESS='sometimes' is neither 'calls' nor 'thread'");
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&provided);
+    if (provided != MPI_THREAD_MULTIPLE) {
+        setenv("PAPCOLL_PROGRESS", "thread", 1);
+        expect("PAPCOLL_PROGRESS=thread without MPI_THREAD_MULTIPLE",
+               papcoll_comm_create(MPI_COMM_WORLD, NULL, &pc), MPI_ERR_OTHER,
+               "needs MPI_THREAD_MULTIPLE");
+    }
+    unsetenv("PAPCOLL_PROGRESS");
+}
+
+int main(int argc, char **argv) {
+    const char *progress = getenv("PAPCOLL_PROGRESS");
+    int provided;
+    if (progress != NULL && strcmp(progress, "thread") == 0)
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    else
+        MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    papcoll_comm *pc;
+    if (papcoll_comm_create(MPI_COMM_WORLD, NULL, &pc) != MPI_SUCCESS)
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    several_outstanding(pc);
+    post_does_not_wait(pc);
+    refusals(pc);
+    persistent_learns_late_rank(pc);
+    progress_refusals();
+    expect("free the communicator, nothing outstanding", papcoll_comm_free(&pc), MPI_SUCCESS,
+           "success");
+    int sums[2], mine[2] = {checks - failures, failures};
+    MPI_Reduce(mine, sums, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0) printf("%d passed, %d failed\n", sums[0], sums[1]);
+    MPI_Finalize();
+    return failures > 0;
+}
