@@ -71,8 +71,40 @@ run() {
     done
 }
 
+# Issue 33's overlap table (docs/nonblocking.md) at P = 4, each progress setting, and the
+# non-blocking correctness programs with a core per rank. Carries what `run` carries.
+overlap() {
+    [ -d "$KIT/bin" ] || { echo "no $KIT: run 'prepare' here first and carry it" >&2; exit 2; }
+    local out=${OUT:-/tmp/overlap-out} program="$ROOT/build/mpich/papcoll-overlap"
+    mkdir -p "$out"
+    export PATH="$KIT/bin:$PATH" \
+        LD_LIBRARY_PATH="$KIT/lib:$KIT/lib/mpich:$ROOT/python/papcoll/_lib"
+    local common=(--sizes 65536,1048576,16777216 --contenders native,auto,ring,rabenseifner
+                  --iterations "${ITERATIONS:-15}" --warmup 3)
+    { nproc; mpiexec --version | head -2
+      echo "== calls, no MPI_Test during compute"
+      timeout 120 mpiexec -n 4 "$program" "${common[@]}" --tests 0
+      echo "== calls, 10 MPI_Test during compute"
+      timeout 120 mpiexec -n 4 "$program" "${common[@]}" --tests 10
+      echo "== thread"
+      PAPCOLL_PROGRESS=thread timeout 120 mpiexec -n 4 "$program" "${common[@]}" --tests 0
+      echo "== thread, and MPICH's own progress thread (MPIR_CVAR_ASYNC_PROGRESS=1)"
+      MPIR_CVAR_ASYNC_PROGRESS=1 PAPCOLL_PROGRESS=thread timeout 120 \
+          mpiexec -n 4 "$program" "${common[@]}" --tests 0
+      echo "== correctness with a core per rank"
+      timeout 100 mpiexec -n 4 "$ROOT/build/mpich/mpi_differential" --matrix representative \
+          --call nonblocking | tail -1
+      timeout 100 mpiexec -n 4 "$ROOT/build/mpich/mpi_differential" --matrix representative \
+          --call persistent | tail -1
+      timeout 60 mpiexec -n 16 "$ROOT/build/mpich/mpi_nonblocking" | tail -1
+      PAPCOLL_PROGRESS=thread timeout 60 mpiexec -n 16 "$ROOT/build/mpich/mpi_nonblocking" |
+          tail -1
+    } 2>&1 | tee "$out/overlap.log"
+}
+
 case "${1:-}" in
     prepare) prepare ;;
     run) run ;;
-    *) echo "usage: $0 prepare | run (see the header)" >&2; exit 2 ;;
+    overlap) overlap ;;
+    *) echo "usage: $0 prepare | run | overlap (see the header)" >&2; exit 2 ;;
 esac

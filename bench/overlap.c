@@ -1,0 +1,178 @@
+/* overlap.c - papcoll-overlap: how much of a non-blocking all-reduce hides behind
+ * computation (issue 33), measured the way OSU's osu_iallreduce does, with papcoll's
+ * non-blocking all-reduce beside the MPI library's own MPI_Iallreduce in the same run.
+ *
+ * Per size and contender, interleaved (every iteration runs every contender in turn, so
+ * drift hits all alike), medians over iterations of the slowest rank's times:
+ *   pure      post, then wait at once: the communication alone;
+ *   overall   post, compute for `pure` seconds (a busy loop; --tests K spreads K MPI_Test
+ *             calls over it, OSU's -t), then wait;
+ *   overlap   max(0, 100 - (overall - compute) / pure x 100): 100 % when the whole
+ *             communication hid behind the compute, 0 % when none of it did.
+ * Progress: PAPCOLL_PROGRESS=thread (MPI_Init_thread with MPI_THREAD_MULTIPLE) or calls.
+ * MPICH's own progress thread for native: MPIR_CVAR_ASYNC_PROGRESS=1 (its environment).
+ *
+ * Usage: papcoll-overlap [--sizes BYTES,...] [--contenders native,auto,ring,...]
+ *                        [--iterations N] [--warmup N] [--tests K]
+ * Prints one line per (size, contender): bytes contender pure_us compute_us overall_us
+ * overlap_percent, and a JSON line per row prefixed with "json ". */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "papcoll.h"
+
+enum { MOST_CONTENDERS = 8, MOST_SIZES = 8 };
+
+static int rank, ranks;
+
+static int compare_doubles(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *values, int count) {
+    qsort(values, (size_t)count, sizeof *values, compare_doubles);
+    return count % 2 ? values[count / 2] : (values[count / 2 - 1] + values[count / 2]) / 2;
+}
+
+/* Busy for `seconds`, with `tests` MPI_Test calls on request spread over it. */
+static void compute(double seconds, int tests, MPI_Request *request) {
+    double start = MPI_Wtime();
+    for (int slice = 0; slice <= tests; slice++) {
+        double until = start + seconds * (slice + 1) / (tests + 1);
+        while (MPI_Wtime() < until) {
+        }
+        int flag;
+        if (slice < tests && *request != MPI_REQUEST_NULL)
+            MPI_Test(request, &flag, MPI_STATUS_IGNORE);
+    }
+}
+
+/* Where neither MPICH's hook nor the progress thread advances papcoll, papcoll_wait. */
+static int mpi_wait_advances_papcoll(void) {
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&provided);
+#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION >= 40300000
+    provided = MPI_THREAD_MULTIPLE;
+#endif
+    return provided == MPI_THREAD_MULTIPLE;
+}
+
+/* One timed run: post, compute for `compute_seconds` (0: none), wait; the slowest rank's. */
+static double run_once(papcoll_comm *pc, const char *contender, float *in, float *out,
+                       int count, double compute_seconds, int tests) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Request request;
+    double start = MPI_Wtime();
+    int native = strcmp(contender, "native") == 0;
+    if (native) {
+        MPI_Iallreduce(in, out, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request);
+    } else {
+        papcoll_set_algorithm(pc, contender);
+        if (papcoll_iallreduce(pc, in, out, count, MPI_FLOAT, MPI_SUM, &request) !=
+            MPI_SUCCESS)
+            MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+    if (compute_seconds > 0) compute(compute_seconds, tests, &request);
+    if (native || mpi_wait_advances_papcoll()) MPI_Wait(&request, MPI_STATUS_IGNORE);
+    else papcoll_wait(&request, MPI_STATUS_IGNORE);
+    double mine = MPI_Wtime() - start, slowest;
+    MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return slowest;
+}
+
+static int parse_list(char *text, char **items, int most) {
+    int count = 0;
+    for (char *item = strtok(text, ","); item != NULL && count < most; item = strtok(NULL, ","))
+        items[count++] = item;
+    return count;
+}
+
+int main(int argc, char **argv) {
+    const char *progress = getenv("PAPCOLL_PROGRESS");
+    int provided;
+    if (progress != NULL && strcmp(progress, "thread") == 0)
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    else
+        MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    char sizes_text[256] = "65536,1048576,16777216", contenders_text[256] = "native,auto,ring";
+    int iterations = 20, warmup = 5, tests = 0;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--sizes") == 0) snprintf(sizes_text, sizeof sizes_text, "%s", argv[i + 1]);
+        else if (strcmp(argv[i], "--contenders") == 0)
+            snprintf(contenders_text, sizeof contenders_text, "%s", argv[i + 1]);
+        else if (strcmp(argv[i], "--iterations") == 0) iterations = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--warmup") == 0) warmup = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--tests") == 0) tests = atoi(argv[i + 1]);
+        else {
+            if (rank == 0) fprintf(stderr, "papcoll-overlap: unknown option %s\n", argv[i]);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    }
+    if (iterations < 1 || warmup < 0 || tests < 0) {
+        if (rank == 0) fprintf(stderr, "papcoll-overlap: iterations >= 1, warmup and tests >= 0\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    char *size_items[MOST_SIZES], *contenders[MOST_CONTENDERS];
+    int size_count = parse_list(sizes_text, size_items, MOST_SIZES);
+    int contender_count = parse_list(contenders_text, contenders, MOST_CONTENDERS);
+    papcoll_comm *pc;
+    if (papcoll_comm_create(MPI_COMM_WORLD, NULL, &pc) != MPI_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 2);
+    for (int c = 0; c < contender_count; c++)
+        if (strcmp(contenders[c], "native") != 0 &&
+            papcoll_set_algorithm(pc, contenders[c]) != MPI_SUCCESS) {
+            if (rank == 0) fprintf(stderr, "papcoll-overlap: %s\n", papcoll_error_string(MPI_ERR_ARG));
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    if (rank == 0)
+        printf("# P = %d, progress %s, %d MPI_Test calls during compute, medians of %d\n"
+               "%10s %-12s %10s %10s %10s %8s\n", ranks, progress ? progress : "calls", tests,
+               iterations, "bytes", "contender", "pure_us", "compute_us", "overall_us",
+               "overlap%");
+    double *pure = malloc((size_t)(iterations * MOST_CONTENDERS) * sizeof *pure);
+    double *overall = malloc((size_t)(iterations * MOST_CONTENDERS) * sizeof *overall);
+    for (int s = 0; s < size_count; s++) {
+        long bytes = atol(size_items[s]);
+        int count = (int)(bytes / (long)sizeof(float));
+        float *in = malloc((size_t)count * sizeof *in + 1), *out = malloc((size_t)count * sizeof *out + 1);
+        for (int i = 0; i < count; i++) in[i] = (float)(rank + i % 7);
+        double pure_median[MOST_CONTENDERS];
+        /* pass 1: the communication alone, interleaved */
+        for (int it = -warmup; it < iterations; it++)
+            for (int c = 0; c < contender_count; c++) {
+                double t = run_once(pc, contenders[c], in, out, count, 0, 0);
+                if (it >= 0) pure[c * iterations + it] = t;
+            }
+        for (int c = 0; c < contender_count; c++)
+            pure_median[c] = median(&pure[c * iterations], iterations);
+        /* pass 2: with compute as long as the communication alone */
+        for (int it = -warmup; it < iterations; it++)
+            for (int c = 0; c < contender_count; c++) {
+                double t = run_once(pc, contenders[c], in, out, count, pure_median[c], tests);
+                if (it >= 0) overall[c * iterations + it] = t;
+            }
+        for (int c = 0; c < contender_count && rank == 0; c++) {
+            double total = median(&overall[c * iterations], iterations);
+            double hidden = 100.0 - (total - pure_median[c]) / pure_median[c] * 100.0;
+            if (hidden < 0) hidden = 0;
+            printf("%10ld %-12s %10.1f %10.1f %10.1f %8.1f\n", bytes, contenders[c],
+                   pure_median[c] * 1e6, pure_median[c] * 1e6, total * 1e6, hidden);
+            printf("json {\"ranks\": %d, \"progress\": \"%s\", \"tests\": %d, \"bytes\": %ld, "
+                   "\"contender\": \"%s\", \"pure_us\": %.2f, \"compute_us\": %.2f, "
+                   "\"overall_us\": %.2f, \"overlap_percent\": %.2f}\n", ranks,
+                   progress ? progress : "calls", tests, bytes, contenders[c],
+                   pure_median[c] * 1e6, pure_median[c] * 1e6, total * 1e6, hidden);
+        }
+        free(in);
+        free(out);
+    }
+    free(pure);
+    free(overall);
+    papcoll_comm_free(&pc);
+    MPI_Finalize();
+    return 0;
+}
