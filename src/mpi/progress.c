@@ -41,7 +41,9 @@
 static pthread_mutex_t engine = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t work_arrived = PTHREAD_COND_INITIALIZER;
 static papcoll_operation *running;  /* operations in flight, guarded by engine */
+#if PROGRESS_HOOK
 static int hook_registered;         /* guarded by engine */
+#endif
 static pthread_t thread;
 static int thread_users, thread_stop; /* guarded by engine */
 
