@@ -26,12 +26,15 @@ if TYPE_CHECKING:
     from .communicator import Choice as Choice
     from .communicator import Communicator as Communicator
     from .communicator import Config as Config
+    from .communicator import PersistentRequest as PersistentRequest
     from .communicator import Prediction as Prediction
+    from .communicator import Request as Request
 
 __version__ = "0.1.0"
 
 # Not in __all__: `from papcoll import *` must not start MPI either.
-_MPI_NAMES = ("Choice", "Communicator", "Config", "Prediction")
+_MPI_NAMES = ("Choice", "Communicator", "Config", "PersistentRequest", "Prediction",
+              "Request")
 
 
 def __getattr__(name: str) -> Any:

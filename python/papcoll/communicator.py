@@ -57,6 +57,7 @@ def _address(handle: Any) -> Any:
 
 _ARRIVAL_SOURCES = {"edge": 0, "history": 1, "automatic": 2}
 _GROUPINGS = {"shared_memory": 0, "color": 1}
+_PROGRESS = {"calls": 0, "thread": 1}
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,10 @@ class Config:
     # every call first checks that all ranks make the same call (one small MPI_Allreduce);
     # a mismatch is then an error on every rank, not a hang. PAPCOLL_CHECK=1 does the same.
     check_agreement: bool = False
+    # non-blocking and persistent calls: advanced inside MPI and papcoll calls ("calls"), or
+    # also by a progress thread ("thread": MPI must be initialised with
+    # MPI_THREAD_MULTIPLE); PAPCOLL_PROGRESS overrides it (docs/nonblocking.md)
+    progress: Literal["calls", "thread"] = "calls"
 
     def __post_init__(self) -> None:
         if not isinstance(self.parameters, Parameters):
@@ -87,7 +92,8 @@ class Config:
                             f"{type(self.parameters).__name__}")
         whole_number(self.max_message_elements, "Config.max_message_elements", 0, INT64_MAX)
         whole_number(self.group_color, "Config.group_color", 0, INT32_MAX)
-        for name, table in (("arrival_source", _ARRIVAL_SOURCES), ("grouping", _GROUPINGS)):
+        for name, table in (("arrival_source", _ARRIVAL_SOURCES), ("grouping", _GROUPINGS),
+                            ("progress", _PROGRESS)):
             if getattr(self, name) not in table:
                 raise ValueError(f"Config.{name} must be one of {sorted(table)}, not "
                                  f"{getattr(self, name)!r}")
@@ -111,6 +117,7 @@ def _c_config(algorithm: str, config: Config) -> tuple[Any, list[Any]]:
     raw.max_message_elements = config.max_message_elements
     raw.group_color = config.group_color
     raw.check_agreement = int(bool(config.check_agreement))
+    raw.progress = _PROGRESS[config.progress]
     return raw, keep
 
 
@@ -305,32 +312,42 @@ class Communicator:
         new array. Returns the result: recvbuf as given, or the new array.
         """
         handle = self._live()
-        if sendbuf is MPI.IN_PLACE:
-            if recvbuf is None:
-                raise ValueError("with MPI.IN_PLACE as sendbuf, recvbuf holds the input and "
-                                 "receives the result: pass it")
-            receive = _as_array(recvbuf, "recvbuf", writable=True)
-            send_pointer = _lib.papcoll_in_place()
-        else:
-            send = _as_array(sendbuf, "sendbuf", writable=False)
-            if recvbuf is None:
-                receive = np.empty_like(send, order="C")
-            else:
-                receive = _as_array(recvbuf, "recvbuf", writable=True)
-                if receive.dtype != send.dtype or receive.size != send.size:
-                    raise ValueError(
-                        f"recvbuf ({receive.size} x {receive.dtype}) does not match sendbuf "
-                        f"({send.size} x {send.dtype})")
-                # Both are contiguous, so overlapping bounds mean shared elements.
-                if send.size and np.may_share_memory(send, receive):
-                    raise ValueError("sendbuf and recvbuf overlap: pass MPI.IN_PLACE as "
-                                     "sendbuf to reduce in place")
-            send_pointer = ffi.cast("const void *", send.ctypes.data)
-        datatype = _mpi_datatype(receive.dtype, "recvbuf" if recvbuf is not None else "sendbuf")
+        send_pointer, receive, datatype = _buffers(sendbuf, recvbuf)
         _check(_lib.papcoll_allreduce_from_handles(
             handle, send_pointer, ffi.cast("void *", receive.ctypes.data), receive.size,
             _address(datatype), _address(_checked_op(op))))
         return receive if recvbuf is None else recvbuf
+
+    def iallreduce(self, sendbuf: Any, recvbuf: Any = None, op: MPI.Op = MPI.SUM) -> Request:
+        """MPI_Iallreduce through papcoll: starts the all-reduce and returns at once.
+
+        The buffers as for allreduce(); neither may be touched until the request completes.
+        Returns a papcoll.Request: wait() gives the result; its `.mpi` is an mpi4py
+        MPI.Request for MPI.Request.Waitall and friends, which complete it where MPI advances
+        papcoll (docs/nonblocking.md: MPICH, or the progress thread)."""
+        handle = self._live()
+        send_pointer, receive, datatype = _buffers(sendbuf, recvbuf)
+        request = MPI.Request()
+        _check(_lib.papcoll_iallreduce_from_handles(
+            handle, send_pointer, ffi.cast("void *", receive.ctypes.data), receive.size,
+            _address(datatype), _address(_checked_op(op)),
+            ffi.cast("void *", MPI._addressof(request))))
+        result = receive if recvbuf is None else recvbuf
+        return Request(request, result, (sendbuf, receive))
+
+    def allreduce_init(self, sendbuf: Any, recvbuf: Any = None,
+                       op: MPI.Op = MPI.SUM) -> PersistentRequest:
+        """MPI_Allreduce_init through papcoll (collective): a persistent all-reduce of these
+        buffers, built once; each start() posts one and returns its Request. auto decides
+        each start from the arrivals of this request's earlier starts."""
+        handle = self._live()
+        send_pointer, receive, datatype = _buffers(sendbuf, recvbuf)
+        out = ffi.new("papcoll_persistent **")
+        _check(_lib.papcoll_allreduce_init_from_handles(
+            handle, send_pointer, ffi.cast("void *", receive.ctypes.data), receive.size,
+            _address(datatype), _address(_checked_op(op)), out))
+        result = receive if recvbuf is None else recvbuf
+        return PersistentRequest(out[0], result, (sendbuf, receive))
 
     # ---- the arrival monitor (seed 000 S3) ------------------------------------------------
 
@@ -360,6 +377,98 @@ class Communicator:
         raw = ffi.new("papcoll_choice *")
         _check(_lib.papcoll_last_choice(self._live(), raw))
         return Choice.from_c(raw)
+
+
+def _buffers(sendbuf: Any, recvbuf: Any) -> tuple[Any, np.ndarray, MPI.Datatype]:
+    """The send pointer (or MPI_IN_PLACE), the receive array (new where recvbuf is None)
+    and their MPI datatype, checked as allreduce() documents."""
+    if sendbuf is MPI.IN_PLACE:
+        if recvbuf is None:
+            raise ValueError("with MPI.IN_PLACE as sendbuf, recvbuf holds the input and "
+                             "receives the result: pass it")
+        receive = _as_array(recvbuf, "recvbuf", writable=True)
+        send_pointer = _lib.papcoll_in_place()
+    else:
+        send = _as_array(sendbuf, "sendbuf", writable=False)
+        if recvbuf is None:
+            receive = np.empty_like(send, order="C")
+        else:
+            receive = _as_array(recvbuf, "recvbuf", writable=True)
+            if receive.dtype != send.dtype or receive.size != send.size:
+                raise ValueError(
+                    f"recvbuf ({receive.size} x {receive.dtype}) does not match sendbuf "
+                    f"({send.size} x {send.dtype})")
+            # Both are contiguous, so overlapping bounds mean shared elements.
+            if send.size and np.may_share_memory(send, receive):
+                raise ValueError("sendbuf and recvbuf overlap: pass MPI.IN_PLACE as "
+                                 "sendbuf to reduce in place")
+        send_pointer = ffi.cast("const void *", send.ctypes.data)
+    datatype = _mpi_datatype(receive.dtype, "recvbuf" if recvbuf is not None else "sendbuf")
+    return send_pointer, receive, datatype
+
+
+class Request:
+    """A non-blocking all-reduce in flight (Communicator.iallreduce, PersistentRequest.start).
+
+    `mpi` is the mpi4py MPI.Request (a generalized request); wait() and test() advance
+    papcoll's operations whatever the progress setting. The buffers are kept alive here
+    until it completes."""
+
+    def __init__(self, request: MPI.Request, result: Any, buffers: tuple[Any, ...]) -> None:
+        self.mpi = request
+        self._result = result
+        self._buffers: tuple[Any, ...] | None = buffers
+
+    def wait(self) -> Any:
+        """Completes the all-reduce (papcoll_wait) and returns its result."""
+        if self._buffers is not None:
+            _check(_lib.papcoll_wait_from_handle(ffi.cast("void *",
+                                                          MPI._addressof(self.mpi))))
+            self._buffers = None
+        return self._result
+
+    def test(self) -> bool:
+        """True once the all-reduce completed (papcoll_test); then wait() returns at once."""
+        if self._buffers is None:
+            return True
+        flag = ffi.new("int *")
+        _check(_lib.papcoll_test_from_handle(ffi.cast("void *", MPI._addressof(self.mpi)),
+                                             flag))
+        if flag[0]:
+            self._buffers = None
+        return bool(flag[0])
+
+
+class PersistentRequest:
+    """A persistent all-reduce (Communicator.allreduce_init): start() posts one, with the
+    buffers given at init; free() when done (local; refused while a start is active)."""
+
+    def __init__(self, handle: Any, result: Any, buffers: tuple[Any, ...]) -> None:
+        self._handle: Any = handle
+        self._result = result
+        self._buffers = buffers
+
+    def start(self) -> Request:
+        if self._handle is None:
+            raise ValueError("this PersistentRequest has been freed")
+        request = MPI.Request()
+        _check(_lib.papcoll_start_from_handle(self._handle,
+                                              ffi.cast("void *", MPI._addressof(request))))
+        return Request(request, self._result, self._buffers)
+
+    def last_choice(self) -> Choice:
+        """What auto chose for the last start."""
+        raw = ffi.new("papcoll_choice *")
+        _check(_lib.papcoll_persistent_last_choice(self._handle, raw, ffi.NULL))
+        return Choice.from_c(raw)
+
+    def free(self) -> None:
+        if self._handle is None or MPI.Is_finalized():
+            self._handle = None
+            return
+        handle = ffi.new("papcoll_persistent **", self._handle)
+        _check(_lib.papcoll_persistent_free(handle))
+        self._handle = None
 
 
 def _checked_op(op: Any) -> MPI.Op:

@@ -22,7 +22,8 @@
  * schedule is done the engine calls MPI_Grequest_complete, and MPI then completes it in
  * whichever call the program uses, calling query_status and free_state below.
  */
-#define _GNU_SOURCE /* pthread_setaffinity_np, CPU_SET */
+#define _GNU_SOURCE /* pthread_setaffinity_np, CPU_SET, dladdr */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -147,6 +148,17 @@ static void advance_all(int inside_mpi_progress) {
 }
 
 #if PROGRESS_HOOK
+/* MPICH keeps calling the hook until it returns DONE, in MPI_Finalize too. A binding may
+ * unload libpapcoll before that (Python's cffi library objects die at interpreter exit,
+ * before mpi4py's atexit MPI_Finalize), and MPICH would call into unmapped code: so once a
+ * hook is registered, the library stays loaded for good (RTLD_NODELETE). */
+static void stay_loaded(void) {
+    static int done;
+    Dl_info where;
+    if (done || dladdr((void *)&stay_loaded, &where) == 0 || where.dli_fname == NULL) return;
+    done = dlopen(where.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE) != NULL;
+}
+
 static int hook_poll(MPIX_Async_thing thing) {
     (void)thing;
     if (pthread_mutex_trylock(&engine) != 0) return MPIX_ASYNC_NOPROGRESS;
@@ -171,8 +183,10 @@ int progress_begin(papcoll_operation *op) {
     op->next = running;
     running = op;
 #if PROGRESS_HOOK
-    if (!hook_registered && MPIX_Async_start(hook_poll, NULL, MPIX_STREAM_NULL) == MPI_SUCCESS)
-        hook_registered = 1;
+    if (!hook_registered) {
+        stay_loaded();
+        hook_registered = MPIX_Async_start(hook_poll, NULL, MPIX_STREAM_NULL) == MPI_SUCCESS;
+    }
 #endif
     pthread_cond_signal(&work_arrived);
     pthread_mutex_unlock(&engine);

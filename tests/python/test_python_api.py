@@ -30,6 +30,18 @@ def test_communicator_agrees_with_mpi4py_allreduce(ranks):
     assert failed == 0 and passed > 1000 * ranks
 
 
+@pytest.mark.parametrize("progress", ["calls", "thread"])
+@pytest.mark.parametrize("ranks", [1, 2, 3])
+def test_iallreduce_and_allreduce_init_agree_with_mpi4py(ranks, progress, monkeypatch):
+    # issue 33: completed by wait(), test() and MPI.Request.Waitall beside mpi4py's own
+    # requests; persistent starts; two outstanding completed in opposite orders; refusals
+    monkeypatch.setenv("PAPCOLL_PROGRESS", progress)
+    result = run_python_mpi(ranks, PROGRAMS / "nonblocking_check.py")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    passed, failed = passed_failed(result.stdout)
+    assert failed == 0 and passed >= 150 * ranks
+
+
 @pytest.mark.parametrize("ranks", [1, 2, 3])
 def test_the_monitor_takes_tau_from_papcoll_tau_model(ranks):
     # issue 19: rank 0's PAPCOLL_TAU_MODEL on every rank (tau = latency + segment x
