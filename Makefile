@@ -120,7 +120,8 @@ demo: build
 # gradients averaged by ring, prr, straggler, auto and MPI_Allreduce itself (native); speedups
 # against ring (examples/). 4 epochs x 3 interleaved repeats: about a minute on 2 cores.
 demo-train: build $(TRAINING_INSTALLED)
-	$(PYTHON) examples/train_sgd.py --ranks 4 --algorithm ring,prr,straggler,auto,native \
+	$(PYTHON) examples/train_sgd.py --ranks 4 \
+		--algorithm ring,prr,straggler,auto,auto+overlap,native,gloo \
 		--straggler 1:10 --epochs 4 --repeats 3
 
 lint: build $(TESTING_INSTALLED)

@@ -119,14 +119,33 @@ def native_allreduce(state: NativeHookState, bucket: Any) -> Any:
     return future
 
 
+def gloo_allreduce(state: NativeHookState, bucket: Any) -> Any:
+    """PyTorch's own way, as DDP does without a hook: torch.distributed's asynchronous
+    all-reduce on the gloo process group (its own thread, so it overlaps the backward
+    pass); timed from post to completion."""
+    import torch.distributed as dist
+
+    tensor = bucket.buffer()
+    start = time.perf_counter()
+    tensor.div_(state.comm.Get_size())
+    future = dist.all_reduce(tensor, async_op=True).get_future()
+
+    def done(completed: Any) -> Any:
+        state.allreduce_seconds.append(time.perf_counter() - start)
+        return completed.value()[0]
+
+    return future.then(done)
+
+
 def parse_arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ranks", type=int, default=None,
                         help="start this many ranks with mpiexec (omit under mpiexec)")
     parser.add_argument("--algorithm", default="ring,prr",
                         help="comma-separated papcoll algorithms (ring|prr|slt|straggler|"
-                             "auto|...) or native (MPI_Allreduce); ring always runs as the "
-                             "baseline")
+                             "auto|...), each with +overlap for the overlapping hook "
+                             "(non-blocking all-reduce), native (MPI_Allreduce) or gloo "
+                             "(torch.distributed's own); ring always runs as the baseline")
     parser.add_argument("--straggler", default="none",
                         help="RANK:MS (that rank is MS ms late every step), random:MS "
                              "(a random rank each step) or none")
@@ -215,21 +234,24 @@ def train_once(algorithm: str, repeat: int, data: tuple[Any, Any, Any, Any],
     communicator: papcoll.Communicator | None = None
     predictor: papcoll.torch.ArrivalPredictor | None = None
     state: papcoll.torch.HookState | NativeHookState
-    if algorithm == "native":
+    name, overlap = algorithm.removesuffix("+overlap"), algorithm.endswith("+overlap")
+    if algorithm in ("native", "gloo"):
         state = NativeHookState(world)
+        baseline = native_allreduce if algorithm == "native" else gloo_allreduce
         # a lambda: DDP compares a hook's annotations with its own types, and ours are text
         model.register_comm_hook(state, lambda hook_state, bucket:
-                                 native_allreduce(hook_state, bucket))
+                                 baseline(hook_state, bucket))
     else:
-        communicator = papcoll.Communicator(world, algorithm=algorithm)
+        communicator = papcoll.Communicator(world, algorithm=name)
         # "auto" takes its arrivals from earlier calls' waits; the predictor's edge() feeds
         # the algorithms that need arrivals (slt, prr, straggler) and refuses the others.
-        needs_arrivals = algorithm != "auto" and papcoll.algorithm(algorithm).needs_arrivals
+        needs_arrivals = name != "auto" and papcoll.algorithm(name).needs_arrivals
         predictor = (papcoll.torch.ArrivalPredictor(communicator, network.fc1,
                                                     fraction=arguments.edge_fraction)
                      if needs_arrivals else None)
         state = papcoll.torch.HookState(communicator, predictor)
-        model.register_comm_hook(state, papcoll.torch.allreduce_hook)
+        model.register_comm_hook(state, papcoll.torch.overlapping_allreduce_hook if overlap
+                                 else papcoll.torch.allreduce_hook)
     optimizer = torch.optim.SGD(model.parameters(), lr=arguments.learning_rate, momentum=0.9)
     loss_function = torch.nn.CrossEntropyLoss()
     global_batch = size * arguments.batch_size
@@ -255,7 +277,7 @@ def train_once(algorithm: str, repeat: int, data: tuple[Any, Any, Any, Any],
             optimizer.step()
             if predictor is not None and predictor.communicator.last_prediction().predicted:
                 predicted_calls += 1
-            if algorithm == "auto" and communicator is not None:
+            if name == "auto" and communicator is not None and not overlap:
                 ran[communicator.last_choice().algorithm] += 1
             step += 1
     world.Barrier()
@@ -322,8 +344,9 @@ def main() -> int:
 
     world = MPI.COMM_WORLD
     algorithms = [name.strip() for name in arguments.algorithm.split(",") if name.strip()]
-    for name in algorithms:
-        if name not in ("auto", "native"):
+    for algorithm in algorithms:
+        name = algorithm.removesuffix("+overlap")
+        if name not in ("auto", "native", "gloo"):
             try:
                 info = papcoll.algorithm(name)
             except papcoll.PapcollError as error:
@@ -331,6 +354,9 @@ def main() -> int:
             if info.reduce_scatter:
                 raise SystemExit(f"--algorithm: '{name}' is a reduce-scatter, not an "
                                  "all-reduce")
+        if algorithm.endswith("+overlap") and name in ("native", "gloo"):
+            raise SystemExit(f"--algorithm: '{algorithm}': +overlap is for papcoll's "
+                             "algorithms (gloo overlaps already; native is blocking)")
     algorithms = ["ring"] + [name for name in algorithms if name != "ring"]
     straggler = Straggler.parse(arguments.straggler, world.Get_size())
     import papcoll.torch  # torch takes seconds to import: after the checks above

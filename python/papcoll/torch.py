@@ -25,14 +25,22 @@ rank had done at that layer in its recent steps. Measuring it per rank is our ch
 paper fixes 44 %): a slow rank's share differs from a fast one's, and a fraction f used
 where the true share is s misplaces the prediction by (time spent) x |1/f - 1/s|.
 
-The hook runs the all-reduce to completion before it returns an already-completed Future:
-the paper's all-reduce is blocking, and papcoll's executor runs on the caller's thread.
+`allreduce_hook` runs the all-reduce to completion before it returns an already-completed
+Future, as the paper's blocking all-reduce does: DDP then cannot overlap the bucket's
+communication with the rest of the backward pass. `overlapping_allreduce_hook` (issue 33)
+posts papcoll's non-blocking all-reduce instead and returns at once; one completer thread
+per HookState waits for the posted all-reduces in order (papcoll_wait, which advances every
+papcoll operation while it waits, so it is also their progress thread) and completes each
+Future, which DDP waits for at the end of the backward pass. It needs
+MPI_THREAD_MULTIPLE (mpi4py's default).
 """
 
 from __future__ import annotations
 
 import collections
+import queue
 import socket
+import threading
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -55,6 +63,23 @@ class HookState:
     communicator: Communicator
     predictor: ArrivalPredictor | None = None
     allreduce_seconds: list[float] = field(default_factory=list)
+    completer: _Completer | None = None  # overlapping_allreduce_hook's, made on first use
+
+
+def _hook_state(state: Communicator | HookState, hook: str) -> HookState:
+    hook_state = state if isinstance(state, HookState) else HookState(state)
+    if not isinstance(hook_state.communicator, Communicator):
+        raise TypeError(f"{hook}'s state must be a papcoll Communicator or a "
+                        f"papcoll.torch.HookState, not {type(state).__name__}")
+    return hook_state
+
+
+def _bucket_tensor(bucket: dist.GradBucket) -> torch.Tensor:
+    tensor = bucket.buffer()
+    if tensor.device.type != "cpu":
+        raise ValueError(f"papcoll reduces CPU tensors; this gradient bucket is on "
+                         f"{tensor.device}")
+    return tensor
 
 
 def allreduce_hook(state: Communicator | HookState,
@@ -65,15 +90,9 @@ def allreduce_hook(state: Communicator | HookState,
     Future it returns is already complete. `state` is a Communicator (spanning the same
     ranks as DDP's process group) or a HookState.
     """
-    hook_state = state if isinstance(state, HookState) else HookState(state)
+    hook_state = _hook_state(state, "allreduce_hook")
     communicator = hook_state.communicator
-    if not isinstance(communicator, Communicator):
-        raise TypeError("allreduce_hook's state must be a papcoll Communicator or a "
-                        f"papcoll.torch.HookState, not {type(state).__name__}")
-    tensor = bucket.buffer()
-    if tensor.device.type != "cpu":
-        raise ValueError(f"papcoll reduces CPU tensors; this gradient bucket is on "
-                         f"{tensor.device}")
+    tensor = _bucket_tensor(bucket)
     if hook_state.predictor is not None:
         hook_state.predictor.arrived()
     start = time.perf_counter()
@@ -85,10 +104,61 @@ def allreduce_hook(state: Communicator | HookState,
     return future
 
 
+class _Completer:
+    """One thread that waits for posted all-reduces in the order they were posted (the
+    order DDP posts buckets, the same on every rank) and completes their Futures."""
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="papcoll-ddp-completer",
+                                        daemon=True)
+        self._thread.start()
+
+    def submit(self, request: Any, future: torch.futures.Future[torch.Tensor],
+               tensor: torch.Tensor, seconds: list[float], start: float) -> None:
+        self._queue.put((request, future, tensor, seconds, start))
+
+    def _run(self) -> None:
+        while True:
+            request, future, tensor, seconds, start = self._queue.get()
+            try:
+                request.wait()  # papcoll_wait: cffi releases the GIL while it waits
+                seconds.append(time.perf_counter() - start)
+                future.set_result(tensor)
+            except BaseException as error:  # noqa: BLE001 - handed to DDP through the Future
+                future.set_exception(error)
+
+
+def overlapping_allreduce_hook(state: Communicator | HookState,
+                               bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
+    """A DDP communication hook that overlaps: posts papcoll's non-blocking all-reduce of
+    the bucket (divided by the number of ranks, as allreduce_hook does) and returns a
+    Future that the state's completer thread completes; DDP goes on with the backward pass
+    meanwhile. allreduce_seconds then holds each all-reduce's time from post to completion,
+    overlapped time included."""
+    hook_state = _hook_state(state, "overlapping_allreduce_hook")
+    if MPI.Query_thread() != MPI.THREAD_MULTIPLE:
+        raise RuntimeError("overlapping_allreduce_hook completes all-reduces on a second "
+                           "thread, which needs MPI_THREAD_MULTIPLE (mpi4py's default "
+                           "unless mpi4py.rc.thread_level is changed)")
+    tensor = _bucket_tensor(bucket)
+    if hook_state.predictor is not None:
+        hook_state.predictor.arrived()
+    start = time.perf_counter()
+    tensor.div_(hook_state.communicator.size)
+    request = hook_state.communicator.iallreduce(MPI.IN_PLACE, tensor.detach())
+    future: torch.futures.Future[torch.Tensor] = torch.futures.Future()
+    if hook_state.completer is None:
+        hook_state.completer = _Completer()
+    hook_state.completer.submit(request, future, tensor, hook_state.allreduce_seconds, start)
+    return future
+
+
 # DDP checks a hook's annotations when it is registered, comparing them with the objects;
 # under `from __future__ import annotations` they are strings, so give it the objects.
-allreduce_hook.__annotations__.update(bucket=dist.GradBucket,
-                                      state=Any, **{"return": torch.futures.Future[torch.Tensor]})
+for _hook in (allreduce_hook, overlapping_allreduce_hook):
+    _hook.__annotations__.update(bucket=dist.GradBucket, state=Any,
+                                 **{"return": torch.futures.Future[torch.Tensor]})
 
 
 class ArrivalPredictor:
