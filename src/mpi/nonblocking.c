@@ -22,17 +22,21 @@
 #include "call_arguments.h"
 #include "operation.h"
 
-void operation_released(papcoll_operation *op) {
-    if (op->owner != NULL) {
-        persistent_released(op->owner);
-        return;
+void operation_finished(papcoll_operation *op) {
+    if (op->owner == NULL) {
+        papcoll_comm *pc = op->pc;
+        if (op->error != MPI_SUCCESS && op->run.posted_any)
+            __atomic_store_n(&pc->nonblocking_spoiled, 1, __ATOMIC_RELEASE);
+        if (op->plan != NULL) __atomic_sub_fetch(&op->plan->users, 1, __ATOMIC_ACQ_REL);
+        __atomic_sub_fetch(&pc->nonblocking_outstanding, 1, __ATOMIC_ACQ_REL);
     }
-    papcoll_comm *pc = op->pc;
-    if (op->error != MPI_SUCCESS && op->run.posted_any)
-        __atomic_store_n(&pc->nonblocking_spoiled, 1, __ATOMIC_RELEASE);
-    if (op->plan != NULL) __atomic_sub_fetch(&op->plan->users, 1, __ATOMIC_ACQ_REL);
+    __atomic_store_n(&op->running, 0, __ATOMIC_RELEASE);
+}
+
+void operation_released(papcoll_operation *op) {
+    __atomic_store_n(&op->held_by_mpi, 0, __ATOMIC_RELEASE);
+    if (op->owner != NULL) return; /* the persistent request keeps it */
     executor_workspace_release(&op->workspace);
-    __atomic_sub_fetch(&pc->nonblocking_outstanding, 1, __ATOMIC_ACQ_REL);
     free(op);
 }
 
@@ -61,6 +65,7 @@ int operation_start(papcoll_operation *op, MPI_Comm comm, int tag_offset, const 
     papcoll_comm *pc = op->pc;
     op->native = MPI_REQUEST_NULL;
     op->error = MPI_SUCCESS;
+    __atomic_store_n(&op->running, 1, __ATOMIC_RELEASE);
     op->error_text[0] = '\0';
     if (op->plan == NULL) {    /* native, or count 0: nothing of papcoll to run */
         if (count == 0) return progress_begin(op);
@@ -139,6 +144,7 @@ int papcoll_iallreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
             *request = op->request;
             return MPI_SUCCESS;
         }
+        operation_finished(op);
         operation_released(op);
         return code;
     }

@@ -25,6 +25,14 @@ typedef struct papcoll_operation {
     char error_text[320];      /* its message: it may fail in the progress thread, and the
                                   message must reach the thread that completes it */
     struct papcoll_persistent *owner; /* NULL: freed with its request (papcoll_iallreduce) */
+    /* Two ends, which MPI libraries order differently (__atomic): the engine finishes the
+     * operation (running 0: its schedule is done, nothing of it runs any more), and MPI
+     * calls the request's free function (held_by_mpi 0: MPI will not call back). Open MPI
+     * calls the free function when the last reference goes, which may be after the
+     * program's MPI_Wait returned, if another thread completed the request: so whatever
+     * the program may do next (start again, free the communicator) depends on running,
+     * and only the operation's memory waits for held_by_mpi. */
+    int32_t running, held_by_mpi;
 } papcoll_operation;
 
 /* progress.c */
@@ -40,7 +48,10 @@ void progress_thread_release(void);
 int progress_hook_available(void);
 
 /* nonblocking.c */
-/* The generalized request is done with (MPI called its free function). */
+/* The engine is done with op (called with its lock held, before the request completes):
+ * what op held of its communicator (a plan, a tag window) is given back. */
+void operation_finished(papcoll_operation *op);
+/* MPI is done with op's request (its free function): a papcoll_iallreduce op is freed. */
 void operation_released(papcoll_operation *op);
 /* What a post or start runs: algorithm, or for auto (NULL) the model's choice (*choice)
  * from arrivals (P seconds after the earliest, or NULL) and tau; *plan from plans, or NULL
@@ -55,7 +66,5 @@ int operation_choose(papcoll_comm *pc, const algorithm_entry *algorithm, plan_ca
 int operation_start(papcoll_operation *op, MPI_Comm comm, int tag_offset, const void *sendbuf,
                     void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op mpi_op);
 
-/* persistent.c: a start's request is done with; the request may start again. */
-void persistent_released(struct papcoll_persistent *persistent);
 
 #endif /* PAPCOLL_MPI_OPERATION_H */

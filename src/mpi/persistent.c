@@ -17,7 +17,9 @@
  * persistent requests may come in different orders on different ranks (MPI-4.1 6.13), and
  * calibrates tau if the communicator has not yet. Free is local.
  */
+#define _POSIX_C_SOURCE 200809L /* sched_yield */
 #include <math.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +29,8 @@
 #include "operation.h"
 
 enum { PERSISTENT_HISTORY = 3, ARRIVAL_TAG = SCHED_MAX_TAG + 1 };
+/* How long papcoll_persistent_free waits for MPI to let go of the last request. */
+#define RELEASE_SECONDS 1.0
 
 struct papcoll_persistent {
     papcoll_comm *pc;
@@ -42,7 +46,6 @@ struct papcoll_persistent {
     int exchanges;             /* auto or PAP-aware: starts exchange their times */
     plan_cache plans;
     papcoll_operation operation;
-    int32_t active;            /* a start's request is not yet freed (__atomic) */
     int64_t starts;
     double *times;             /* P: the current start's times, rank 0's clock */
     double *history;           /* PERSISTENT_HISTORY x P latenesses, oldest overwritten */
@@ -50,10 +53,6 @@ struct papcoll_persistent {
     MPI_Request *arrival_requests; /* 2 (P - 1) */
     auto_choice last_choice;
 };
-
-void persistent_released(papcoll_persistent *persistent) {
-    __atomic_store_n(&persistent->active, 0, __ATOMIC_RELEASE);
-}
 
 static void release(papcoll_persistent *p) {
     plan_cache_clear(&p->plans);
@@ -128,6 +127,16 @@ int papcoll_allreduce_init(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
     return MPI_SUCCESS;
 }
 
+/* Whether MPI let go of op's last request (called its free function). The program's wait
+ * may return a moment before (operation.h), so this waits up to RELEASE_SECONDS; longer
+ * only where the program never completed the request. */
+static int released_by_mpi(papcoll_operation *op) {
+    double deadline = MPI_Wtime() + RELEASE_SECONDS;
+    while (__atomic_load_n(&op->held_by_mpi, __ATOMIC_ACQUIRE) && MPI_Wtime() < deadline)
+        sched_yield();
+    return !__atomic_load_n(&op->held_by_mpi, __ATOMIC_ACQUIRE);
+}
+
 static int compare_doubles(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -180,7 +189,8 @@ int papcoll_start(papcoll_persistent *p, MPI_Request *request) {
     if (request == NULL) return record_error(MPI_ERR_REQUEST, "papcoll_start: request is NULL");
     *request = MPI_REQUEST_NULL;
     if (p == NULL) return record_error(MPI_ERR_REQUEST, "papcoll_start: persistent is NULL");
-    if (__atomic_load_n(&p->active, __ATOMIC_ACQUIRE))
+    if (__atomic_load_n(&p->operation.running, __ATOMIC_ACQUIRE) ||
+        !released_by_mpi(&p->operation))
         return record_error(MPI_ERR_REQUEST, "papcoll_start: the previous start's request "
                             "is not completed yet (MPI_Wait or papcoll_wait it first)");
     if (p->operation.error != MPI_SUCCESS && p->operation.run.posted_any)
@@ -204,21 +214,26 @@ int papcoll_start(papcoll_persistent *p, MPI_Request *request) {
                                 p->commutative, arrivals, tau, &p->last_choice, &op->plan);
     if (code == MPI_SUCCESS && p->exchanges) code = exchange_times(p, now);
     if (code != MPI_SUCCESS) return code;
-    __atomic_store_n(&p->active, 1, __ATOMIC_RELEASE);
     p->starts++;
+    op->request = MPI_REQUEST_NULL;
     code = operation_start(op, p->comm, 0, p->sendbuf, p->recvbuf, p->count, p->datatype,
                            p->op);
-    if (op->request == MPI_REQUEST_NULL) __atomic_store_n(&p->active, 0, __ATOMIC_RELEASE);
+    if (op->request == MPI_REQUEST_NULL) operation_finished(op); /* failed before its post */
     *request = op->request;
     return op->request != MPI_REQUEST_NULL ? MPI_SUCCESS : code;
 }
 
 int papcoll_persistent_free(papcoll_persistent **persistent) {
     if (persistent == NULL || *persistent == NULL) return MPI_SUCCESS;
-    if (__atomic_load_n(&(*persistent)->active, __ATOMIC_ACQUIRE))
+    papcoll_operation *op = &(*persistent)->operation;
+    if (__atomic_load_n(&op->running, __ATOMIC_ACQUIRE))
         return record_error(MPI_ERR_REQUEST, "papcoll_persistent_free: a start's request is "
                             "not completed yet (MPI forbids freeing an active persistent "
                             "collective request)");
+    if (!released_by_mpi(op))
+        return record_error(MPI_ERR_REQUEST, "papcoll_persistent_free: the last start's "
+                            "request is not completed yet: complete it with MPI_Wait, "
+                            "MPI_Test or papcoll_wait first");
     release(*persistent);
     *persistent = NULL;
     return MPI_SUCCESS;

@@ -140,6 +140,7 @@ static void advance_all(int inside_mpi_progress) {
         papcoll_operation *op = *link;
         if (advance(op, inside_mpi_progress)) {
             *link = op->next;
+            operation_finished(op);
             MPI_Grequest_complete(op->request);
         } else {
             link = &op->next;
@@ -174,8 +175,10 @@ int progress_begin(papcoll_operation *op) {
     int code = MPI_Grequest_start(query_status, free_state, cancel_operation, op, &op->request);
     if (code != MPI_SUCCESS)
         return record_error(code, "papcoll: MPI_Grequest_start failed");
+    __atomic_store_n(&op->held_by_mpi, 1, __ATOMIC_RELEASE);
     pthread_mutex_lock(&engine);
     if (advance(op, 0)) {
+        operation_finished(op);
         pthread_mutex_unlock(&engine);
         MPI_Grequest_complete(op->request);
         return MPI_SUCCESS;
