@@ -7,6 +7,15 @@
 #include "call_arguments.h"
 #include "operations.h"
 
+int call_arguments_is_auto(const papcoll_comm *pc) { return strcmp(pc->algorithm, "auto") == 0; }
+
+int call_arguments_unknown_algorithm(const char *name) {
+    return record_error(MPI_ERR_ARG,
+                        "papcoll: unknown algorithm '%.64s' (use \"auto\" or a name from "
+                        "`papcoll algorithms`)",
+                        name ? name : "(null)");
+}
+
 /* The datatype must be one MPI_Reduce_local can take and memcpy can move: predefined, or
  * derived but contiguous without holes or offsets. Gives its extent. */
 int call_arguments_datatype(MPI_Datatype datatype, int64_t *extent) {
@@ -134,10 +143,10 @@ int call_arguments_check(papcoll_comm *pc, const void *sendbuf, const void *recv
         return record_error(MPI_ERR_BUFFER, "papcoll_allreduce: sendbuf and recvbuf overlap "
                             "(MPI forbids it; for one buffer pass MPI_IN_PLACE as sendbuf)");
     *chosen = NULL; /* auto: chosen per call, once the predicted arrivals are known */
-    if (communicator_is_auto(pc)) return MPI_SUCCESS;
+    if (call_arguments_is_auto(pc)) return MPI_SUCCESS;
     const char *name = pc->algorithm;
     const algorithm_entry *algorithm = registry_find(name);
-    if (algorithm == NULL) return communicator_unknown_algorithm(name);
+    if (algorithm == NULL) return call_arguments_unknown_algorithm(name);
     if (algorithm->info.reduce_scatter)
         return record_error(MPI_ERR_ARG, "papcoll_allreduce: '%s' is a reduce-scatter, not an "
                             "all-reduce (it runs in `papcoll verify` and `papcoll sim`)", name);

@@ -6,6 +6,10 @@
 
 #include "internal.h"
 
+/* Whether pc's algorithm is "auto". */
+int call_arguments_is_auto(const papcoll_comm *pc);
+/* Records the error of an unknown algorithm name; returns MPI_ERR_ARG. */
+int call_arguments_unknown_algorithm(const char *name);
 /* A datatype MPI_Reduce_local can take and memcpy can move; gives its extent. */
 int call_arguments_datatype(MPI_Datatype datatype, int64_t *extent);
 /* An op that reduces (not MPI_REPLACE or MPI_NO_OP); says whether it commutes. */

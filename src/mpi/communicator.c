@@ -9,6 +9,7 @@
 #include "arrival_class.h"
 #include "auto_call.h"
 #include "call_arguments.h"
+#include "call_plan.h"
 #include "internal.h"
 #include "operation.h"
 #include "operations.h"
@@ -110,12 +111,6 @@ static int agree_on_checking(papcoll_comm *pc) {
     return MPI_SUCCESS;
 }
 
-int communicator_unknown_algorithm(const char *name) {
-    return record_error(MPI_ERR_ARG,
-                        "papcoll: unknown algorithm '%.64s' (use \"auto\" or a name from "
-                        "`papcoll algorithms`)",
-                        name ? name : "(null)");
-}
 
 /* Who advances non-blocking calls: the config, or PAPCOLL_PROGRESS=calls|thread. */
 static int read_progress(papcoll_progress *progress) {
@@ -169,7 +164,7 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
     papcoll_config_init(&defaults);
     if (config == NULL) config = &defaults;
     const char *algorithm = config->algorithm ? config->algorithm : "auto";
-    if (!valid_algorithm(algorithm)) return communicator_unknown_algorithm(algorithm);
+    if (!valid_algorithm(algorithm)) return call_arguments_unknown_algorithm(algorithm);
     if (config->max_message_elements < 0)
         return record_error(MPI_ERR_ARG, "papcoll_comm_create: max_message_elements must not "
                                          "be negative");
@@ -250,7 +245,7 @@ int papcoll_comm_free(papcoll_comm **pc) {
 
 int papcoll_set_algorithm(papcoll_comm *pc, const char *name) {
     if (pc == NULL) return record_error(MPI_ERR_ARG, "papcoll_set_algorithm: pc is NULL");
-    if (!valid_algorithm(name)) return communicator_unknown_algorithm(name);
+    if (!valid_algorithm(name)) return call_arguments_unknown_algorithm(name);
     snprintf(pc->algorithm, sizeof pc->algorithm, "%s", name);
     return MPI_SUCCESS;
 }
@@ -264,7 +259,6 @@ int papcoll_set_schedule(papcoll_comm *pc, const char *schedule) {
     return store_parameters(pc, &parameters, "papcoll_set_schedule");
 }
 
-int communicator_is_auto(const papcoll_comm *pc) { return strcmp(pc->algorithm, "auto") == 0; }
 
 int papcoll_last_choice(const papcoll_comm *pc, papcoll_choice *choice) {
     if (pc == NULL || choice == NULL)
@@ -285,7 +279,7 @@ int papcoll_resolve_algorithm(papcoll_comm *pc, int64_t count, MPI_Datatype data
     if ((code = call_arguments_datatype(datatype, &extent)) != MPI_SUCCESS ||
         (code = call_arguments_op(op, &commutative)) != MPI_SUCCESS)
         return code;
-    if (!communicator_is_auto(pc)) {
+    if (!call_arguments_is_auto(pc)) {
         *name = pc->algorithm;
         return MPI_SUCCESS;
     }
@@ -304,71 +298,6 @@ int papcoll_resolve_algorithm(papcoll_comm *pc, int64_t count, MPI_Datatype data
     *name = decided.algorithm ? decided.algorithm->info.name
                               : pc->natives.names[decided.native_variant];
     return MPI_SUCCESS;
-}
-
-/* ---- plans: a schedule built once per shape and arrival class ------------------------ */
-
-/* The plan for this call: from the cache when its key was built before, else built now.
- * classes and arrivals (P each) are the predicted arrival class and its representative
- * arrivals for a PAP-aware algorithm, else NULL. */
-int communicator_prepare_plan(papcoll_comm *pc, plan_cache *cache,
-                              const algorithm_entry *algorithm, int64_t count,
-                        int64_t extent, int keep_order, const uint8_t *classes,
-                        const double *arrivals, double tau, executor_plan **out) {
-    plan_key key = {algorithm, count, extent, keep_order, (uint8_t *)classes, pc->size};
-    if ((*out = plan_cache_find(cache, &key)) != NULL) return MPI_SUCCESS;
-    executor_plan *plan = plan_cache_free_slot(cache);
-    if (plan == NULL)
-        return record_error(MPI_ERR_OTHER, "papcoll: all %d plans of the communicator are in "
-                            "use by outstanding non-blocking all-reduces of other shapes; "
-                            "complete some first", PLAN_CACHE_SIZE);
-    papcoll_context context;
-    memset(&context, 0, sizeof context);
-    context.parameters = pc->parameters.parameters;
-    context.groups = pc->groups;
-    context.group_count = pc->size;
-    context.keep_order = keep_order;
-    if (arrivals != NULL) {
-        context.arrivals = arrivals;
-        context.arrival_count = pc->size;
-        context.tau = tau;
-    }
-    char error[256];
-    /* elem_size only sizes byte counts in the schedule; cap it so huge extents still fit */
-    int32_t elem_size = extent > INT32_MAX ? INT32_MAX : (int32_t)extent;
-    int status = papcoll_schedule_build(algorithm->info.name, pc->size, pc->rank, count,
-                                        elem_size, &context, &plan->schedule, error,
-                                        sizeof error);
-    if (status != PAPCOLL_OK)
-        return record_error(status == PAPCOLL_ERR_NO_MEMORY ? MPI_ERR_NO_MEM
-                            : status == PAPCOLL_ERR_UNSUPPORTED && keep_order ? MPI_ERR_OP
-                                                                              : MPI_ERR_ARG,
-                            "papcoll: %s", error);
-    key.arrival_class = NULL;
-    if (classes != NULL && (key.arrival_class = malloc((size_t)pc->size)) != NULL)
-        memcpy(key.arrival_class, classes, (size_t)pc->size);
-    plan->key = key;
-    if ((classes != NULL && key.arrival_class == NULL) || !executor_plan_prepare(plan)) {
-        executor_plan_release(plan);
-        return record_error(MPI_ERR_NO_MEM, "papcoll: out of memory preparing a schedule");
-    }
-    *out = plan;
-    return MPI_SUCCESS;
-}
-
-int communicator_plan_for_call(papcoll_comm *pc, plan_cache *cache,
-                               const algorithm_entry *algorithm, int64_t count, int64_t extent,
-                               int commutative, const double *arrivals, double tau,
-                               executor_plan **out) {
-    if (!algorithm->info.needs_arrivals)
-        return communicator_prepare_plan(pc, cache, algorithm, count, extent, !commutative,
-                                         NULL, NULL, 0, out);
-    if (arrivals == NULL)
-        return communicator_prepare_plan(pc, cache, registry_find("ring"), count, extent, 0,
-                                         NULL, NULL, 0, out);
-    arrival_class_of(arrivals, pc->size, tau * pc->size, pc->call_classes, pc->call_arrivals);
-    return communicator_prepare_plan(pc, cache, algorithm, count, extent, 0, pc->call_classes,
-                                     pc->call_arrivals, tau, out);
 }
 
 /* Runs a plan on pc's duplicate communicator and workspace. */
@@ -412,7 +341,7 @@ static int run_with_arrivals(papcoll_comm *pc, const algorithm_entry *algorithm,
         }
     }
     executor_plan *plan = NULL;
-    code = communicator_plan_for_call(pc, &pc->plans, algorithm, count, extent, commutative,
+    code = call_plan_for_call(pc, &pc->plans, algorithm, count, extent, commutative,
                                       usable ? arrivals : NULL, tau, &plan);
     if (choosing) pc->last_choice.report.path_seconds = MPI_Wtime() - entered;
     if (algorithm->info.needs_arrivals && usable && !(choosing && pc->last_choice.report.probe))
@@ -450,7 +379,7 @@ int papcoll_allreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf, MP
         return run_with_arrivals(pc, algorithm, sendbuf, recvbuf, count, extent, commutative,
                                  datatype, op);
     executor_plan *plan = NULL;
-    if ((code = communicator_plan_for_call(pc, &pc->plans, algorithm, count, extent,
+    if ((code = call_plan_for_call(pc, &pc->plans, algorithm, count, extent,
                                            commutative, NULL, 0, &plan)) != MPI_SUCCESS)
         return code;
     const void *source = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;

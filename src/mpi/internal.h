@@ -45,21 +45,4 @@ struct papcoll_comm {
     MPI_Op checked_op;
 };
 
-/* communicator.c, for the other ways in to an all-reduce (nonblocking.c, persistent.c) */
-int communicator_is_auto(const papcoll_comm *pc);
-int communicator_unknown_algorithm(const char *name);
-/* The plan for this shape (and arrival class) from pc's cache, or built now; classes and
- * arrivals (P each) for a PAP-aware algorithm, else NULL. */
-int communicator_prepare_plan(papcoll_comm *pc, plan_cache *cache,
-                              const algorithm_entry *algorithm, int64_t count, int64_t extent,
-                              int keep_order, const uint8_t *classes, const double *arrivals,
-                              double tau, executor_plan **out);
-/* The plan a call of algorithm (not auto) runs: for a PAP-aware one, built on the class of
- * arrivals (P seconds after the earliest), or the plain ring where arrivals is NULL (some
- * rank had no usable prediction); every other algorithm ignores arrivals. */
-int communicator_plan_for_call(papcoll_comm *pc, plan_cache *cache,
-                               const algorithm_entry *algorithm, int64_t count, int64_t extent,
-                               int commutative, const double *arrivals, double tau,
-                               executor_plan **out);
-
 #endif /* PAPCOLL_MPI_INTERNAL_H */

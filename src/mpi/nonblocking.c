@@ -20,25 +20,8 @@
 
 #include "auto_call.h"
 #include "call_arguments.h"
+#include "call_plan.h"
 #include "operation.h"
-
-void operation_finished(papcoll_operation *op) {
-    if (op->owner == NULL) {
-        papcoll_comm *pc = op->pc;
-        if (op->error != MPI_SUCCESS && op->run.posted_any)
-            __atomic_store_n(&pc->nonblocking_spoiled, 1, __ATOMIC_RELEASE);
-        if (op->plan != NULL) __atomic_sub_fetch(&op->plan->users, 1, __ATOMIC_ACQ_REL);
-        __atomic_sub_fetch(&pc->nonblocking_outstanding, 1, __ATOMIC_ACQ_REL);
-    }
-    __atomic_store_n(&op->running, 0, __ATOMIC_RELEASE);
-}
-
-void operation_released(papcoll_operation *op) {
-    __atomic_store_n(&op->held_by_mpi, 0, __ATOMIC_RELEASE);
-    if (op->owner != NULL) return; /* the persistent request keeps it */
-    executor_workspace_release(&op->workspace);
-    free(op);
-}
 
 int operation_choose(papcoll_comm *pc, const algorithm_entry *algorithm, plan_cache *plans,
                      int64_t count, int64_t extent, int commutative, const double *arrivals,
@@ -56,7 +39,7 @@ int operation_choose(papcoll_comm *pc, const algorithm_entry *algorithm, plan_ca
             return MPI_SUCCESS;
         }
     }
-    return communicator_plan_for_call(pc, plans, algorithm, count, extent, commutative,
+    return call_plan_for_call(pc, plans, algorithm, count, extent, commutative,
                                       arrivals, tau, plan);
 }
 

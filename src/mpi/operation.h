@@ -47,12 +47,14 @@ void progress_thread_release(void);
  * papcoll's (MPICH >= 4.3's MPIX_Async hooks). */
 int progress_hook_available(void);
 
-/* nonblocking.c */
+/* operation.c */
 /* The engine is done with op (called with its lock held, before the request completes):
  * what op held of its communicator (a plan, a tag window) is given back. */
 void operation_finished(papcoll_operation *op);
 /* MPI is done with op's request (its free function): a papcoll_iallreduce op is freed. */
 void operation_released(papcoll_operation *op);
+
+/* nonblocking.c */
 /* What a post or start runs: algorithm, or for auto (NULL) the model's choice (*choice)
  * from arrivals (P seconds after the earliest, or NULL) and tau; *plan from plans, or NULL
  * where native runs. Local and alike on every rank given alike arguments. */

@@ -25,6 +25,7 @@
 
 #include "agreement.h"
 #include "call_arguments.h"
+#include "call_plan.h"
 #include "monitor_tau.h"
 #include "operation.h"
 

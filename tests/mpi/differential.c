@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "../../src/core/growth.h" /* header-only: nothing internal is linked */
+#include "common/call_modes.h"
 #include "common/element_values.h"
 #include "papcoll.h"
 
@@ -274,56 +275,6 @@ static const char *inner_option, *outer_option; /* --inner, --outer */
 
 static const char *call_mode = "blocking"; /* --call */
 
-/* Completes requests[0] (papcoll's) and the rest (the program's) together. */
-static int complete_all(MPI_Request *requests, int count) {
-    int provided = MPI_THREAD_SINGLE;
-    MPI_Query_thread(&provided);
-    int inside_mpi = provided == MPI_THREAD_MULTIPLE; /* the progress thread runs */
-#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION >= 40300000
-    inside_mpi = 1; /* MPICH's progress hook advances papcoll */
-#endif
-    if (!inside_mpi) {
-        int code = papcoll_wait(&requests[0], MPI_STATUS_IGNORE);
-        if (code != MPI_SUCCESS) return code;
-    }
-    return MPI_Waitall(count, requests, MPI_STATUSES_IGNORE);
-}
-
-/* One all-reduce, the way --call asks. */
-static int run_call(papcoll_comm *pc, const void *sendbuf, void *recvbuf, int64_t count,
-                    MPI_Datatype datatype, MPI_Op op) {
-    if (strcmp(call_mode, "nonblocking") == 0) {
-        MPI_Request requests[3];
-        int code = papcoll_iallreduce_c(pc, sendbuf, recvbuf, count, datatype, op, &requests[0]);
-        if (code != MPI_SUCCESS) return code;
-        int token = rank, received = -1; /* the program's own traffic, on its communicator */
-        MPI_Irecv(&received, 1, MPI_INT, (rank + ranks - 1) % ranks, 77, MPI_COMM_WORLD,
-                  &requests[1]);
-        MPI_Isend(&token, 1, MPI_INT, (rank + 1) % ranks, 77, MPI_COMM_WORLD, &requests[2]);
-        code = complete_all(requests, 3);
-        if (code == MPI_SUCCESS && received != (rank + ranks - 1) % ranks) {
-            fprintf(stderr, "FAIL rank %d: the program's own message was lost\n", rank);
-            return MPI_ERR_OTHER;
-        }
-        return code;
-    }
-    if (strcmp(call_mode, "persistent") == 0) {
-        papcoll_persistent *persistent = NULL;
-        int code = papcoll_allreduce_init(pc, sendbuf, recvbuf, count, datatype, op,
-                                          &persistent);
-        /* in place, a second start would reduce the first's result again */
-        int starts = sendbuf == MPI_IN_PLACE ? 1 : 2;
-        for (int s = 0; s < starts && code == MPI_SUCCESS; s++) {
-            MPI_Request request;
-            code = papcoll_start(persistent, &request);
-            if (code == MPI_SUCCESS) code = complete_all(&request, 1);
-        }
-        int freed = papcoll_persistent_free(&persistent);
-        return code != MPI_SUCCESS ? code : freed;
-    }
-    return papcoll_allreduce_c(pc, sendbuf, recvbuf, count, datatype, op);
-}
-
 static int order_keeping(const char *algorithm) {
     if (strcmp(algorithm, "auto") == 0) return 1;
     papcoll_algorithm_info info;
@@ -358,10 +309,12 @@ static void run_case(papcoll_comm *pc, totals *t, const char *algorithm,
     int code;
     if (in_place) {
         memcpy(result, input, bytes - 1);
-        code = run_call(pc, MPI_IN_PLACE, result, count, type->datatype, op->op);
+        code = run_call(call_mode, pc, MPI_IN_PLACE, result, count, type->datatype, op->op,
+                        rank, ranks);
     } else {
         memset(result, 0xA5, bytes);
-        code = run_call(pc, input, result, count, type->datatype, op->op);
+        code = run_call(call_mode, pc, input, result, count, type->datatype, op->op, rank,
+                        ranks);
     }
     if (verbose && rank == 0)
         fprintf(stderr, "%s %s %s count=%" PRId64 "%s: reference %.1f ms, papcoll %.1f ms\n",

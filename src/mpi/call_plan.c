@@ -1,0 +1,71 @@
+/* call_plan.c - the plan a call runs (call_plan.h): from a plan cache when its key (shape,
+ * operand order, predicted arrival class) was built before, else built now; shared by the
+ * blocking call (communicator.c) and the non-blocking and persistent ones. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "arrival_class.h"
+#include "call_plan.h"
+
+/* The plan for this call: from the cache when its key was built before, else built now.
+ * classes and arrivals (P each) are the predicted arrival class and its representative
+ * arrivals for a PAP-aware algorithm, else NULL. */
+int call_plan_prepare(papcoll_comm *pc, plan_cache *cache, const algorithm_entry *algorithm,
+                      int64_t count, int64_t extent, int keep_order, const uint8_t *classes,
+                      const double *arrivals, double tau, executor_plan **out) {
+    plan_key key = {algorithm, count, extent, keep_order, (uint8_t *)classes, pc->size};
+    if ((*out = plan_cache_find(cache, &key)) != NULL) return MPI_SUCCESS;
+    executor_plan *plan = plan_cache_free_slot(cache);
+    if (plan == NULL)
+        return record_error(MPI_ERR_OTHER, "papcoll: all %d plans of the communicator are in "
+                            "use by outstanding non-blocking all-reduces of other shapes; "
+                            "complete some first", PLAN_CACHE_SIZE);
+    papcoll_context context;
+    memset(&context, 0, sizeof context);
+    context.parameters = pc->parameters.parameters;
+    context.groups = pc->groups;
+    context.group_count = pc->size;
+    context.keep_order = keep_order;
+    if (arrivals != NULL) {
+        context.arrivals = arrivals;
+        context.arrival_count = pc->size;
+        context.tau = tau;
+    }
+    char error[256];
+    /* elem_size only sizes byte counts in the schedule; cap it so huge extents still fit */
+    int32_t elem_size = extent > INT32_MAX ? INT32_MAX : (int32_t)extent;
+    int status = papcoll_schedule_build(algorithm->info.name, pc->size, pc->rank, count,
+                                        elem_size, &context, &plan->schedule, error,
+                                        sizeof error);
+    if (status != PAPCOLL_OK)
+        return record_error(status == PAPCOLL_ERR_NO_MEMORY ? MPI_ERR_NO_MEM
+                            : status == PAPCOLL_ERR_UNSUPPORTED && keep_order ? MPI_ERR_OP
+                                                                              : MPI_ERR_ARG,
+                            "papcoll: %s", error);
+    key.arrival_class = NULL;
+    if (classes != NULL && (key.arrival_class = malloc((size_t)pc->size)) != NULL)
+        memcpy(key.arrival_class, classes, (size_t)pc->size);
+    plan->key = key;
+    if ((classes != NULL && key.arrival_class == NULL) || !executor_plan_prepare(plan)) {
+        executor_plan_release(plan);
+        return record_error(MPI_ERR_NO_MEM, "papcoll: out of memory preparing a schedule");
+    }
+    *out = plan;
+    return MPI_SUCCESS;
+}
+
+int call_plan_for_call(papcoll_comm *pc, plan_cache *cache,
+                               const algorithm_entry *algorithm, int64_t count, int64_t extent,
+                               int commutative, const double *arrivals, double tau,
+                               executor_plan **out) {
+    if (!algorithm->info.needs_arrivals)
+        return call_plan_prepare(pc, cache, algorithm, count, extent, !commutative,
+                                         NULL, NULL, 0, out);
+    if (arrivals == NULL)
+        return call_plan_prepare(pc, cache, registry_find("ring"), count, extent, 0,
+                                         NULL, NULL, 0, out);
+    arrival_class_of(arrivals, pc->size, tau * pc->size, pc->call_classes, pc->call_arrivals);
+    return call_plan_prepare(pc, cache, algorithm, count, extent, 0, pc->call_classes,
+                                     pc->call_arrivals, tau, out);
+}
+
