@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/progress_setting.h"
 #include "papcoll.h"
 
 enum { MOST_CONTENDERS = 8, MOST_SIZES = 8 };
@@ -91,12 +92,8 @@ static int parse_list(char *text, char **items, int most) {
 }
 
 int main(int argc, char **argv) {
+    start_mpi_for_progress_setting(&argc, &argv);
     const char *progress = getenv("PAPCOLL_PROGRESS");
-    int provided;
-    if (progress != NULL && strcmp(progress, "thread") == 0)
-        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    else
-        MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
     char sizes_text[256] = "65536,1048576,16777216", contenders_text[256] = "native,auto,ring";

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agreement.h"
 #include "call_arguments.h"
 #include "operations.h"
 
@@ -160,3 +161,20 @@ int call_arguments_check(papcoll_comm *pc, const void *sendbuf, const void *recv
     return MPI_SUCCESS;
 }
 
+
+int call_arguments_check_agreed(papcoll_comm *pc, const void *sendbuf, const void *recvbuf,
+                                MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                                const char *caller, const algorithm_entry **chosen,
+                                int64_t *extent, int *commutative) {
+    int code = call_arguments_check(pc, sendbuf, recvbuf, count, datatype, op, chosen, extent,
+                                    commutative);
+    if (pc->config.check_agreement) {
+        /* Even a rank that refused the call takes part: the others then fail, not hang. */
+        call_digest digest;
+        call_digest_describe(&digest, code != MPI_SUCCESS, (int64_t)count, datatype, op,
+                             pc->algorithm, &pc->parameters.parameters);
+        int agreed = agreement_check(pc->comm, &digest, caller);
+        if (code == MPI_SUCCESS) code = agreed;
+    }
+    return code;
+}

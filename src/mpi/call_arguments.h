@@ -20,4 +20,12 @@ int call_arguments_check(papcoll_comm *pc, const void *sendbuf, const void *recv
                          MPI_Count count, MPI_Datatype datatype, MPI_Op op,
                          const algorithm_entry **chosen, int64_t *extent, int *commutative);
 
+/* The same, then, where the communicator checks agreement (PAPCOLL_CHECK), that every rank
+ * makes the same call (agreement.h: collective, a small MPI_Allreduce): for the blocking
+ * call and persistent init, never for a non-blocking post, which must not wait. */
+int call_arguments_check_agreed(papcoll_comm *pc, const void *sendbuf, const void *recvbuf,
+                                MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                                const char *caller, const algorithm_entry **chosen,
+                                int64_t *extent, int *commutative);
+
 #endif /* PAPCOLL_MPI_CALL_ARGUMENTS_H */

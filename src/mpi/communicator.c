@@ -356,7 +356,7 @@ static int run_with_arrivals(papcoll_comm *pc, const algorithm_entry *algorithm,
 int papcoll_allreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf, MPI_Count count,
                         MPI_Datatype datatype, MPI_Op op) {
     if (pc == NULL) return record_error(MPI_ERR_ARG, "papcoll_allreduce: pc is NULL");
-    if (pc->workspace.spoiled) /* why: settle_requests() in executor.c */
+    if (pc->workspace.spoiled) /* why: executor_abandon() in executor.c */
         return record_error(MPI_ERR_OTHER, "papcoll_allreduce: this communicator failed "
                             "during an earlier call, with messages in flight (%lld of them "
                             "MPI could not cancel); free it and create another",
@@ -364,16 +364,9 @@ int papcoll_allreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf, MP
     const algorithm_entry *algorithm = NULL;
     int64_t extent = 0;
     int commutative = 0;
-    int code = call_arguments_check(pc, sendbuf, recvbuf, count, datatype, op, &algorithm, &extent,
-                          &commutative);
-    if (pc->config.check_agreement) {
-        /* Even a rank that refused the call takes part: the others then fail, not hang. */
-        call_digest digest;
-        call_digest_describe(&digest, code != MPI_SUCCESS, (int64_t)count, datatype, op,
-                             pc->algorithm, &pc->parameters.parameters);
-        int agreed = agreement_check(pc->comm, &digest, "papcoll_allreduce");
-        if (code == MPI_SUCCESS) code = agreed;
-    }
+    int code = call_arguments_check_agreed(pc, sendbuf, recvbuf, count, datatype, op,
+                                           "papcoll_allreduce", &algorithm, &extent,
+                                           &commutative);
     if (code != MPI_SUCCESS) return code;
     if (algorithm == NULL || algorithm->info.needs_arrivals)
         return run_with_arrivals(pc, algorithm, sendbuf, recvbuf, count, extent, commutative,

@@ -45,7 +45,7 @@ typedef struct executor_workspace {
     size_t scratch_bytes;
     void *reduce_temporary;    /* for REDUCE with the target as left operand */
     size_t reduce_temporary_bytes;
-    /* A run failed after posting messages: see settle_requests() in executor.c. Its
+    /* A run failed after posting messages: see executor_abandon() in executor.c. Its
      * communicator must not run again (peers' messages may still arrive on it), and buffers
      * MPI may still use are never freed. */
     int spoiled;

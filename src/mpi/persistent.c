@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agreement.h"
 #include "call_arguments.h"
 #include "call_plan.h"
 #include "monitor_tau.h"
@@ -75,15 +74,10 @@ int papcoll_allreduce_init(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
     const algorithm_entry *algorithm = NULL;
     int64_t extent = 0;
     int commutative = 0;
-    int code = call_arguments_check(pc, sendbuf, recvbuf, count, datatype, op, &algorithm,
-                                    &extent, &commutative);
-    if (pc->config.check_agreement) { /* init is collective: it may check, as a call does */
-        call_digest digest;
-        call_digest_describe(&digest, code != MPI_SUCCESS, (int64_t)count, datatype, op,
-                             pc->algorithm, &pc->parameters.parameters);
-        int agreed = agreement_check(pc->comm, &digest, "papcoll_allreduce_init");
-        if (code == MPI_SUCCESS) code = agreed;
-    }
+    /* init is collective: it may check agreement, as a blocking call does */
+    int code = call_arguments_check_agreed(pc, sendbuf, recvbuf, count, datatype, op,
+                                           "papcoll_allreduce_init", &algorithm, &extent,
+                                           &commutative);
     if (code != MPI_SUCCESS) return code;
     papcoll_persistent *p = calloc(1, sizeof *p);
     if (p == NULL) return record_error(MPI_ERR_NO_MEM, "papcoll_allreduce_init: out of memory");

@@ -37,6 +37,7 @@
 #include "../../src/core/growth.h" /* header-only: nothing internal is linked */
 #include "common/call_modes.h"
 #include "common/element_values.h"
+#include "common/progress_setting.h"
 #include "papcoll.h"
 
 enum field_kind { SIGNED, UNSIGNED, REAL, BOOLEAN };
@@ -459,13 +460,7 @@ static int large_count_case(const datatype_case *type, const op_case *op) {
 }
 
 int main(int argc, char **argv) {
-    const char *progress = getenv("PAPCOLL_PROGRESS");
-    if (progress != NULL && strcmp(progress, "thread") == 0) {
-        int provided;
-        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    } else {
-        MPI_Init(&argc, &argv);
-    }
+    start_mpi_for_progress_setting(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
     init_ops();

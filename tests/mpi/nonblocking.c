@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "common/progress_setting.h"
 #include "expect.h"
 
 static int ranks;
@@ -199,12 +200,7 @@ static void progress_refusals(void) {
 }
 
 int main(int argc, char **argv) {
-    const char *progress = getenv("PAPCOLL_PROGRESS");
-    int provided;
-    if (progress != NULL && strcmp(progress, "thread") == 0)
-        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    else
-        MPI_Init(&argc, &argv);
+    start_mpi_for_progress_setting(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
     papcoll_comm *pc;
