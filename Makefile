@@ -97,6 +97,13 @@ test-sanitizers: $(INSTALLED)
 	$(SANITIZED_MPI) -n 2 $(SANITIZE_BUILD)/mpi_failed_call
 	$(SANITIZED_MPI) -n 3 $(SANITIZE_BUILD)/mpi_native_variants
 	$(SANITIZED_MPI) -n 3 $(SANITIZE_BUILD)/mpi_decision_sharing
+	@# non-blocking and persistent calls, with each progress setting (issue 33)
+	$(SANITIZED_MPI) -n 2 $(SANITIZE_BUILD)/mpi_differential --matrix representative \
+		--call nonblocking --counts 0,1,1009 --large-count 0
+	$(SANITIZED_MPI) -n 2 $(SANITIZE_BUILD)/mpi_differential --matrix representative \
+		--call persistent --counts 0,1,1009 --large-count 0
+	$(SANITIZED_MPI) -n 3 $(SANITIZE_BUILD)/mpi_nonblocking
+	PAPCOLL_PROGRESS=thread $(SANITIZED_MPI) -n 3 $(SANITIZE_BUILD)/mpi_nonblocking
 	@# libpapcoll_pmpi.so under an unmodified program (the ASan runtime must load first)
 	LD_PRELOAD=$$(cc -print-file-name=libasan.so):$(CURDIR)/$(SANITIZE_BUILD)/lib/libpapcoll_pmpi.so \
 		PAPCOLL_REPORT=$(CURDIR)/$(SANITIZE_BUILD)/pmpi_report.json \

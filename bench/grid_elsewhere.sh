@@ -102,9 +102,28 @@ overlap() {
     } 2>&1 | tee "$out/overlap.log"
 }
 
+# Issue 33's persistent table: papcoll-persistent-late at P = 4, 1 and 16 MiB, one-late and
+# rand-late (docs/nonblocking.md). Carries what `run` carries.
+persistent() {
+    [ -d "$KIT/bin" ] || { echo "no $KIT: run 'prepare' here first and carry it" >&2; exit 2; }
+    local out=${OUT:-/tmp/persistent-out} program="$ROOT/build/mpich/papcoll-persistent-late"
+    mkdir -p "$out"
+    export PATH="$KIT/bin:$PATH" \
+        LD_LIBRARY_PATH="$KIT/lib:$KIT/lib/mpich:$ROOT/python/papcoll/_lib"
+    { for size in 1048576:3 16777216:30; do
+        for mode in one-late rand-late; do
+            timeout 120 mpiexec -n 4 "$program" --bytes "${size%%:*}" --mode "$mode" \
+                --delay-ms "${size##*:}" --calls "${CALLS:-30}" --warmup 5 \
+                --json "$out/persistent_${size%%:*}_$mode.json"
+        done
+      done
+    } 2>&1 | tee "$out/persistent.log"
+}
+
 case "${1:-}" in
     prepare) prepare ;;
+    persistent) persistent ;;
     run) run ;;
     overlap) overlap ;;
-    *) echo "usage: $0 prepare | run | overlap (see the header)" >&2; exit 2 ;;
+    *) echo "usage: $0 prepare | run | overlap | persistent (see the header)" >&2; exit 2 ;;
 esac
