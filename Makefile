@@ -108,6 +108,8 @@ test-sanitizers: $(INSTALLED)
 	LD_PRELOAD=$$(cc -print-file-name=libasan.so):$(CURDIR)/$(SANITIZE_BUILD)/lib/libpapcoll_pmpi.so \
 		PAPCOLL_REPORT=$(CURDIR)/$(SANITIZE_BUILD)/pmpi_report.json \
 		$(SANITIZED_MPI) -n 3 $(SANITIZE_BUILD)/pmpi_unmodified multiple
+	LD_PRELOAD=$$(cc -print-file-name=libasan.so):$(CURDIR)/$(SANITIZE_BUILD)/lib/libpapcoll_pmpi.so \
+		PAPCOLL_MIN_BYTES=0 $(SANITIZED_MPI) -n 3 $(SANITIZE_BUILD)/pmpi_nonblocking_unmodified
 
 # The property tests (tests/python/test_fuzz*.py) against the core built with the sanitizers,
 # loaded through PAPCOLL_LIBRARY: the first report ends the run and names the C line (-s:

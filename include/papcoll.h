@@ -157,6 +157,13 @@ int papcoll_allreduce_init(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
                            MPI_Count count, MPI_Datatype datatype, MPI_Op op,
                            papcoll_persistent **out);
 int papcoll_start(papcoll_persistent *persistent, MPI_Request *request);
+/* The same, and finished(argument, error) is called once the operation is done (error: an
+ * MPI error class or MPI_SUCCESS), before its request completes, from whatever advanced it:
+ * possibly inside MPI's progress engine, so it may post (MPI_Isend) but must not wait. For
+ * completion routes of one's own: the drop-in library completes the program's persistent
+ * request with it (src/pmpi/nonblocking_calls.c). */
+int papcoll_start_notifying(papcoll_persistent *persistent, MPI_Request *request,
+                            void (*finished)(void *argument, int error), void *argument);
 /* Completes the request like MPI_Wait / MPI_Test (any MPI request; papcoll's advance
  * meanwhile, whatever the progress setting). */
 int papcoll_wait(MPI_Request *request, MPI_Status *status);
@@ -174,6 +181,10 @@ int papcoll_persistent_last_choice(const papcoll_persistent *persistent,
  * without the progress hook. Returns MPI_SUCCESS (an operation's error comes back from its
  * completion). */
 int papcoll_progress_poll(void);
+/* 1 where MPI's own completion calls (MPI_Wait, MPI_Waitall, ...) advance papcoll's
+ * operations in this process: MPICH >= 4.3's progress hook, or a running progress thread;
+ * 0 where only papcoll_wait / papcoll_test / papcoll_progress_poll do. */
+int papcoll_mpi_advances_requests(void);
 /* ---- the arrival monitor (seed 000 S3): predictions for auto, slt, prr, straggler ------
  * In a loop of compute phases each followed by an all-reduce on pc:
  *   papcoll_compute_begin(pc);  ...half the work...  papcoll_edge(pc, 0.5);  ...rest...

@@ -14,6 +14,7 @@ void operation_finished(papcoll_operation *op) {
         __atomic_sub_fetch(&pc->nonblocking_outstanding, 1, __ATOMIC_ACQ_REL);
     }
     __atomic_store_n(&op->running, 0, __ATOMIC_RELEASE);
+    if (op->finished != NULL) op->finished(op->finished_argument, op->error);
 }
 
 void operation_released(papcoll_operation *op) {

@@ -33,6 +33,9 @@ typedef struct papcoll_operation {
      * the program may do next (start again, free the communicator) depends on running,
      * and only the operation's memory waits for held_by_mpi. */
     int32_t running, held_by_mpi;
+    /* papcoll_start_notifying: called when the engine finishes the operation */
+    void (*finished)(void *argument, int error);
+    void *finished_argument;
 } papcoll_operation;
 
 /* progress.c */
@@ -43,9 +46,6 @@ int progress_begin(papcoll_operation *op);
  * starts it, the last one's release stops it. */
 int progress_thread_acquire(void);
 void progress_thread_release(void);
-/* What the MPI library offers papcoll's progress: 1 where its progress engine runs
- * papcoll's (MPICH >= 4.3's MPIX_Async hooks). */
-int progress_hook_available(void);
 
 /* operation.c */
 /* The engine is done with op (called with its lock held, before the request completes):

@@ -181,6 +181,11 @@ static int exchange_times(papcoll_persistent *p, double now) {
 }
 
 int papcoll_start(papcoll_persistent *p, MPI_Request *request) {
+    return papcoll_start_notifying(p, request, NULL, NULL);
+}
+
+int papcoll_start_notifying(papcoll_persistent *p, MPI_Request *request,
+                            void (*finished)(void *argument, int error), void *argument) {
     if (request == NULL) return record_error(MPI_ERR_REQUEST, "papcoll_start: request is NULL");
     *request = MPI_REQUEST_NULL;
     if (p == NULL) return record_error(MPI_ERR_REQUEST, "papcoll_start: persistent is NULL");
@@ -203,6 +208,7 @@ int papcoll_start(papcoll_persistent *p, MPI_Request *request) {
     papcoll_operation *op = &p->operation;
     op->plan = NULL;
     op->arrival_count = 0;
+    op->finished = NULL; /* set only once the start cannot fail before its post */
     int code = MPI_SUCCESS;
     if (p->count > 0)
         code = operation_choose(pc, p->algorithm, &p->plans, p->count, p->extent,
@@ -211,9 +217,14 @@ int papcoll_start(papcoll_persistent *p, MPI_Request *request) {
     if (code != MPI_SUCCESS) return code;
     p->starts++;
     op->request = MPI_REQUEST_NULL;
+    op->finished = finished;
+    op->finished_argument = argument;
     code = operation_start(op, p->comm, 0, p->sendbuf, p->recvbuf, p->count, p->datatype,
                            p->op);
-    if (op->request == MPI_REQUEST_NULL) operation_finished(op); /* failed before its post */
+    if (op->request == MPI_REQUEST_NULL) { /* failed before its post: no notice */
+        op->finished = NULL;
+        operation_finished(op);
+    }
     *request = op->request;
     return op->request != MPI_REQUEST_NULL ? MPI_SUCCESS : code;
 }

@@ -48,7 +48,12 @@ static int hook_registered;         /* guarded by engine */
 static pthread_t thread;
 static int thread_users, thread_stop; /* guarded by engine */
 
-int progress_hook_available(void) { return PROGRESS_HOOK; }
+int papcoll_mpi_advances_requests(void) {
+    pthread_mutex_lock(&engine);
+    int thread_running = thread_users > 0;
+    pthread_mutex_unlock(&engine);
+    return PROGRESS_HOOK || thread_running;
+}
 
 /* ---- the generalized request's callbacks ------------------------------------------------ */
 

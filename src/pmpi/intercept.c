@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "intercept.h"
 #include "papcoll.h"
 #include "report.h"
 #include "settings.h"
@@ -51,6 +52,10 @@ static int forced_commutative_only;
 /* guards the records (statistics.c): threads other than MPI_Init's still count their calls */
 static pthread_mutex_t records_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local int inside_papcoll;
+
+int intercept_inside_papcoll(void) { return inside_papcoll; }
+void intercept_enter_papcoll(void) { inside_papcoll++; }
+void intercept_leave_papcoll(void) { inside_papcoll--; }
 
 /* ---- start and end --------------------------------------------------------------------- */
 
@@ -171,7 +176,7 @@ static int invalid_arguments(const void *sendbuf, const void *recvbuf, MPI_Count
 }
 
 /* Whether the call goes to PMPI_Allreduce, and why. */
-static int route_to_native(const communicator_record *record, const void *sendbuf,
+int intercept_route_to_native(const communicator_record *record, const void *sendbuf,
                            const void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                            MPI_Op op, native_reason *reason) {
     if (!running || finalized) return *reason = NATIVE_NOT_INITIALIZED, 1;
@@ -209,7 +214,7 @@ static communicator_record *record_of(MPI_Comm comm) {
 
 /* As MPI_Allreduce would: through the communicator's error handler. A fatal handler gets
  * papcoll's message on stderr first, since the MPI's would only name the error class. */
-static int raise_error(MPI_Comm comm, int code) {
+int intercept_raise_error(MPI_Comm comm, int code) {
     MPI_Errhandler handler;
     if (PMPI_Comm_get_errhandler(comm, &handler) == MPI_SUCCESS) {
         int fatal = handler == MPI_ERRORS_ARE_FATAL;
@@ -223,22 +228,53 @@ static int raise_error(MPI_Comm comm, int code) {
     return code;
 }
 
+int intercept_make_papcoll_communicator(communicator_record *record, MPI_Comm comm) {
+    if (record->pc != NULL) return MPI_SUCCESS;
+    papcoll_config config;
+    papcoll_config_init(&config);
+    config.algorithm = settings.algorithm;
+    inside_papcoll++;
+    int code = papcoll_comm_create(comm, &config, &record->pc);
+    inside_papcoll--;
+    return code;
+}
+
+communicator_record *intercept_record_and_site(MPI_Comm comm, const void *caller,
+                                               site_record **site) {
+    pthread_mutex_lock(&records_lock);
+    communicator_record *record = record_of(comm);
+    *site = statistics_site(record ? record : statistics_unattributed(), caller);
+    pthread_mutex_unlock(&records_lock);
+    return record;
+}
+
+void intercept_count_call(site_record *site, MPI_Count count, MPI_Datatype datatype,
+                          double seconds, const native_reason *reason, const char *ran,
+                          int nonblocking) {
+    pthread_mutex_lock(&records_lock);
+    if (site != NULL) {
+        site->calls++;
+        site->nonblocking_calls += nonblocking;
+        site->seconds += seconds;
+        int size = 0;
+        if (PMPI_Type_size(datatype, &size) == MPI_SUCCESS && count > 0)
+            site->bytes += (double)count * size;
+        if (reason != NULL) site->native[*reason]++;
+        if (ran != NULL) statistics_count_algorithm(site, ran);
+    }
+    pthread_mutex_unlock(&records_lock);
+}
+
 /* papcoll's route: the record's papcoll communicator (made now at the first call) runs it. */
 static int run_papcoll(communicator_record *record, const void *sendbuf, void *recvbuf,
                        MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                        site_record *site) {
-    int code = MPI_SUCCESS;
+    int code = intercept_make_papcoll_communicator(record, comm);
     inside_papcoll++;
-    if (record->pc == NULL) {
-        papcoll_config config;
-        papcoll_config_init(&config);
-        config.algorithm = settings.algorithm;
-        code = papcoll_comm_create(comm, &config, &record->pc);
-    }
     if (code == MPI_SUCCESS)
         code = papcoll_allreduce_c(record->pc, sendbuf, recvbuf, count, datatype, op);
     inside_papcoll--;
-    if (code != MPI_SUCCESS) return raise_error(comm, code);
+    if (code != MPI_SUCCESS) return intercept_raise_error(comm, code);
     papcoll_choice choice;
     int chose = strcmp(settings.algorithm, "auto") == 0 &&
                 papcoll_last_choice(record->pc, &choice) == MPI_SUCCESS;
@@ -273,27 +309,15 @@ static int intercept(const void *sendbuf, void *recvbuf, MPI_Count count,
                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const void *caller,
                      native_allreduce native) {
     double start_time = PMPI_Wtime();
-    pthread_mutex_lock(&records_lock);
-    communicator_record *record = record_of(comm);
-    site_record *site =
-        statistics_site(record ? record : statistics_unattributed(), caller);
-    pthread_mutex_unlock(&records_lock);
+    site_record *site = NULL;
+    communicator_record *record = intercept_record_and_site(comm, caller, &site);
     native_reason reason = NATIVE_INVALID_ARGUMENTS;
-    int native_route = route_to_native(record, sendbuf, recvbuf, count, datatype, op, &reason);
+    int native_route = intercept_route_to_native(record, sendbuf, recvbuf, count, datatype, op, &reason);
     int code = native_route ? native(sendbuf, recvbuf, count, datatype, op, comm)
                             : run_papcoll(record, sendbuf, recvbuf, count, datatype, op, comm,
                                           site);
-    double seconds = PMPI_Wtime() - start_time;
-    pthread_mutex_lock(&records_lock);
-    if (site != NULL) {
-        site->calls++;
-        site->seconds += seconds;
-        int size = 0;
-        if (PMPI_Type_size(datatype, &size) == MPI_SUCCESS && count > 0)
-            site->bytes += (double)count * size;
-        if (native_route) site->native[reason]++;
-    }
-    pthread_mutex_unlock(&records_lock);
+    intercept_count_call(site, count, datatype, PMPI_Wtime() - start_time,
+                         native_route ? &reason : NULL, NULL, 0);
     return code;
 }
 

@@ -34,6 +34,8 @@ static void merge(merged_site *into, const site_record *from) {
     into->fastest_per_call = fmin(into->fastest_per_call, per_call);
     into->slowest_per_call = fmax(into->slowest_per_call, per_call);
     if (from->calls > total->calls) total->calls = from->calls;
+    if (from->nonblocking_calls > total->nonblocking_calls)
+        total->nonblocking_calls = from->nonblocking_calls;
     if (from->bytes > total->bytes) total->bytes = from->bytes;
     total->seconds += from->seconds;
     total->saving_seconds += from->saving_seconds;
@@ -147,8 +149,9 @@ static void write_site(FILE *file, const merged_site *merged) {
             s->communicator_size, s->freed ? "true" : "false");
     write_string(file, s->site);
     fprintf(file, ",\n     \"ranks_reporting\": %d, \"calls\": %lld, \"papcoll_calls\": %lld, "
-            "\"native_calls\": %lld, \"bytes_per_call\": %.0f,\n", merged->ranks,
-            (long long)s->calls, (long long)(s->calls - native), (long long)native,
+            "\"native_calls\": %lld, \"nonblocking_calls\": %lld, \"bytes_per_call\": %.0f,\n",
+            merged->ranks, (long long)s->calls, (long long)(s->calls - native),
+            (long long)native, (long long)s->nonblocking_calls,
             s->calls > 0 ? s->bytes / (double)s->calls : 0.0);
     fprintf(file, "     \"seconds_inside\": %.9g, \"seconds_per_call\": %.9g, "
             "\"imbalance_seconds\": %.9g, \"estimated_saving_seconds\": %.9g,\n",

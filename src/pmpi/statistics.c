@@ -18,6 +18,8 @@ const char *const native_reason_names[NATIVE_REASON_COUNT] = {
     [NATIVE_OTHER_THREAD] = "other_thread",
     [NATIVE_INVALID_ARGUMENTS] = "invalid_arguments",
     [NATIVE_NOT_INITIALIZED] = "not_initialized",
+    [NATIVE_NO_PROGRESS] = "no_progress",
+    [NATIVE_NO_PAPCOLL_COMMUNICATOR] = "no_papcoll_communicator",
 };
 
 static communicator_record *first, *last;

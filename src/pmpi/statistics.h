@@ -22,6 +22,12 @@ typedef enum native_reason {
     NATIVE_OTHER_THREAD,         /* MPI_THREAD_MULTIPLE, from a thread other than MPI_Init's */
     NATIVE_INVALID_ARGUMENTS,    /* the MPI reports the error, as it would without papcoll */
     NATIVE_NOT_INITIALIZED,      /* before MPI_Init or after MPI_Finalize */
+    /* non-blocking and persistent calls (nonblocking_calls.c): */
+    NATIVE_NO_PROGRESS,          /* nothing inside MPI's completion calls would advance
+                                    papcoll (Open MPI without PAPCOLL_PROGRESS=thread) */
+    NATIVE_NO_PAPCOLL_COMMUNICATOR, /* MPI_Iallreduce on a communicator papcoll has no
+                                    communicator for yet: making one is collective, and a
+                                    non-blocking post must not wait for the other ranks */
     NATIVE_REASON_COUNT
 } native_reason;
 
@@ -53,6 +59,8 @@ typedef struct site_record {
     int64_t probe_calls, overruled_calls;
     int32_t has_choice;
     papcoll_choice last_choice;
+    int64_t nonblocking_calls;            /* of calls: MPI_Iallreduce posts and MPI_Start
+                                             of persistent all-reduces (seconds: the post) */
 } site_record;
 
 /* A user communicator the library has seen; kept after the user frees it, for the report. */

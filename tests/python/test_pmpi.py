@@ -23,7 +23,8 @@ from papcoll.lab.launcher import mpi_flavor, mpiexec_command
 from papcoll.pmpi import load_report, preload_library_path
 
 ROOT = Path(__file__).resolve().parents[2]
-BUILD = ROOT / "build" / os.environ.get("PAPCOLL_MPI", mpi_flavor())
+FLAVOR = os.environ.get("PAPCOLL_MPI", mpi_flavor())
+BUILD = ROOT / "build" / FLAVOR
 PROGRAM = BUILD / "pmpi_unmodified"
 TIMEOUT_SECONDS = 180
 ALL_REDUCES = [info for info in algorithms() if not info.reduce_scatter]
@@ -79,6 +80,38 @@ def test_unmodified_program_same_with_and_without_preload(tmp_path, ranks, mode)
     assert world and all(site["ranks_reporting"] == report["ranks_reporting"] for site in world)
     freed = {site["communicator"] for site in report["sites"] if site["freed"]}
     assert "MPI_COMM_WORLD" not in freed and (mode == "no-finalize" or freed)
+
+
+NONBLOCKING_PROGRAM = BUILD / "pmpi_nonblocking_unmodified"
+
+
+# issue 33: MPI_Iallreduce, MPI_Allreduce_init, MPI_Start(all), MPI_Request_free
+@pytest.mark.parametrize("mode", ["single", "multiple"])
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_nonblocking_program_same_with_and_without_preload(tmp_path, ranks, mode):
+    def run(preload: bool) -> int:
+        result = run_preloaded(ranks, [str(NONBLOCKING_PROGRAM), mode], environment,
+                               preload=preload)
+        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+        lines = [line for line in result.stdout.splitlines()
+                 if line.startswith("nonblocking_unmodified:")]
+        assert lines, result.stdout
+        return int(lines[-1].split()[1])
+
+    report_path = tmp_path / "report.json"
+    # Open MPI advances papcoll inside MPI's calls only with papcoll's progress thread
+    environment = {"PAPCOLL_REPORT": str(report_path), "PAPCOLL_MIN_BYTES": "0",
+                   **({"PAPCOLL_PROGRESS": "thread"} if mode == "multiple" else {})}
+    assert run(preload=True) == run(preload=False) == 18
+    report = load_report(report_path)
+    totals = report["totals"]
+    nonblocking = sum(site["nonblocking_calls"] for site in report["sites"])
+    if FLAVOR == "mpich" or mode == "multiple":
+        # 1 blocking call; 4 posts, 2 inits and 12 starts, all papcoll's
+        assert (totals["calls"], nonblocking, totals["native_calls"]) == (19, 18, 0), totals
+    else:  # the posts and inits go to MPI, each counted; MPI's own starts pass unseen
+        assert (totals["calls"], nonblocking) == (7, 6), totals
+        assert totals["native_reasons"] == {"no_progress": 6}, totals
 
 
 @pytest.mark.parametrize("algorithm", [info.name for info in ALL_REDUCES] + ["native"])

@@ -1,0 +1,35 @@
+/* intercept.h - what the drop-in's entry points share (intercept.c): the route every rank
+ * takes alike, the records and their counts, the papcoll communicator behind a user's, and
+ * the flag that sends papcoll's own MPI calls straight to the MPI. The blocking entry points
+ * live in intercept.c, the non-blocking and persistent ones in nonblocking_calls.c. */
+#ifndef PAPCOLL_PMPI_INTERCEPT_H
+#define PAPCOLL_PMPI_INTERCEPT_H
+
+#include <mpi.h>
+
+#include "statistics.h"
+
+/* papcoll's own MPI calls (this thread is inside papcoll): they pass straight to PMPI_. */
+int intercept_inside_papcoll(void);
+void intercept_enter_papcoll(void);
+void intercept_leave_papcoll(void);
+/* Whether a call with these arguments goes to the MPI unchanged, and why (*reason). */
+int intercept_route_to_native(const communicator_record *record, const void *sendbuf,
+                              const void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                              MPI_Op op, native_reason *reason);
+/* The record of comm (made at first sight; NULL for an invalid one) and the site record of
+ * the caller's return address. */
+communicator_record *intercept_record_and_site(MPI_Comm comm, const void *caller,
+                                               site_record **site);
+/* The record's papcoll communicator, made now if it has none (collective over comm). */
+int intercept_make_papcoll_communicator(communicator_record *record, MPI_Comm comm);
+/* Counts one call at site: its bytes, its time inside, why it went native (reason, or
+ * NULL), what papcoll ran (ran, or NULL), and whether it was a non-blocking post or a
+ * persistent start. */
+void intercept_count_call(site_record *site, MPI_Count count, MPI_Datatype datatype,
+                          double seconds, const native_reason *reason, const char *ran,
+                          int nonblocking);
+/* Raises code on comm's error handler, as the MPI call would. */
+int intercept_raise_error(MPI_Comm comm, int code);
+
+#endif /* PAPCOLL_PMPI_INTERCEPT_H */

@@ -1,0 +1,257 @@
+/* nonblocking_calls.c - the drop-in's non-blocking and persistent all-reduce (issue 33):
+ * MPI_Iallreduce, MPI_Allreduce_init and the calls a persistent request lives by
+ * (MPI_Start, MPI_Startall, MPI_Request_free); everything else passes to the MPI.
+ *
+ * MPI_Iallreduce becomes papcoll_iallreduce, whose generalized request completes in the
+ * program's own MPI_Wait / MPI_Test / MPI_Waitall... where something inside those calls
+ * advances papcoll (papcoll_mpi_advances_requests: MPICH's progress hook, or the progress
+ * thread). It needs the communicator's papcoll communicator to exist already (made by an
+ * earlier blocking call or an init): making one is collective, and a post must not wait
+ * for the other ranks. Where either is missing the call passes to the MPI, counted.
+ *
+ * A persistent request must stay a request the MPI knows: the program may MPI_Wait,
+ * MPI_Test, MPI_Waitany or MPI_Request_get_status it, and those are not intercepted. So the
+ * program's handle is a shell: a persistent receive of 0 bytes from itself on a private
+ * duplicate of MPI_COMM_SELF, with a tag of its own. MPI_Start starts the shell's receive
+ * and the papcoll persistent request behind it; when papcoll's engine finishes the
+ * operation it sends the shell its 0-byte message (papcoll_start_notifying), and the MPI
+ * completes the shell in whichever call the program waits with, leaving it inactive, as a
+ * persistent request should be: the MPI keeps every rule of inactive requests, Startall,
+ * Waitany indices and statuses. The shell cannot carry papcoll's error: an error of an
+ * operation comes back from the next MPI_Start or MPI_Request_free of the request, through
+ * the communicator's error handler (fatal by default).
+ */
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "intercept.h"
+#include "papcoll.h"
+
+typedef struct persistent_shell {
+    MPI_Request shell;          /* the program's handle */
+    MPI_Request started;        /* papcoll's request of the last start, waited at the next */
+    papcoll_persistent *persistent;
+    MPI_Comm comm;              /* the program's, for errors */
+    int tag;
+    site_record *site;
+    MPI_Count count;
+    MPI_Datatype datatype;
+    struct persistent_shell *next;
+} persistent_shell;
+
+static pthread_mutex_t shells_lock = PTHREAD_MUTEX_INITIALIZER;
+static persistent_shell *shells;    /* guarded by shells_lock */
+static MPI_Comm self_comm = MPI_COMM_NULL;
+static int next_tag;
+
+static persistent_shell *shell_of(MPI_Request request) {
+    if (request == MPI_REQUEST_NULL) return NULL;
+    pthread_mutex_lock(&shells_lock);
+    persistent_shell *s = shells;
+    while (s != NULL && s->shell != request) s = s->next;
+    pthread_mutex_unlock(&shells_lock);
+    return s;
+}
+
+/* papcoll's engine finished a start: the shell gets its message (from inside MPI's
+ * progress, possibly: posting is allowed there, waiting is not). */
+static void start_finished(void *argument, int error) {
+    (void)error; /* the start's request carries it, waited at the next start or free */
+    persistent_shell *s = argument;
+    MPI_Request send;
+    if (PMPI_Isend(NULL, 0, MPI_BYTE, 0, s->tag, self_comm, &send) == MPI_SUCCESS)
+        PMPI_Request_free(&send);
+}
+
+/* The last start's papcoll request (complete once the shell completed) and its error. */
+static int collect_last_start(persistent_shell *s) {
+    if (s->started == MPI_REQUEST_NULL) return MPI_SUCCESS;
+    intercept_enter_papcoll();
+    int code = papcoll_wait(&s->started, MPI_STATUS_IGNORE);
+    intercept_leave_papcoll();
+    return code;
+}
+
+static int start_shell(persistent_shell *s) {
+    double started = PMPI_Wtime();
+    int code = collect_last_start(s);
+    if (code != MPI_SUCCESS) return intercept_raise_error(s->comm, code);
+    if ((code = PMPI_Start(&s->shell)) != MPI_SUCCESS) return code;
+    intercept_enter_papcoll();
+    code = papcoll_start_notifying(s->persistent, &s->started, start_finished, s);
+    intercept_leave_papcoll();
+    if (code != MPI_SUCCESS) { /* nothing runs: complete the shell, then report */
+        start_finished(s, code);
+        PMPI_Wait(&s->shell, MPI_STATUS_IGNORE);
+        return intercept_raise_error(s->comm, code);
+    }
+    papcoll_choice choice;
+    int64_t starts = 0;
+    papcoll_persistent_last_choice(s->persistent, &choice, &starts);
+    intercept_count_call(s->site, s->count, s->datatype, PMPI_Wtime() - started, NULL,
+                         choice.algorithm[0] ? choice.algorithm : "persistent", 1);
+    return MPI_SUCCESS;
+}
+
+int MPI_Start(MPI_Request *request) {
+    persistent_shell *s = intercept_inside_papcoll() || request == NULL ? NULL
+                                                                        : shell_of(*request);
+    return s == NULL ? PMPI_Start(request) : start_shell(s);
+}
+
+int MPI_Startall(int count, MPI_Request requests[]) {
+    int first_error = MPI_SUCCESS;
+    for (int k = 0; k < count; k++) {
+        int code = MPI_Start(&requests[k]);
+        if (code != MPI_SUCCESS && first_error == MPI_SUCCESS) first_error = code;
+    }
+    return first_error;
+}
+
+int MPI_Request_free(MPI_Request *request) {
+    persistent_shell *s = intercept_inside_papcoll() || request == NULL ? NULL
+                                                                        : shell_of(*request);
+    if (s == NULL) return PMPI_Request_free(request);
+    int code = collect_last_start(s);
+    intercept_enter_papcoll();
+    int freed = papcoll_persistent_free(&s->persistent);
+    intercept_leave_papcoll();
+    if (freed != MPI_SUCCESS) return intercept_raise_error(s->comm, freed);
+    pthread_mutex_lock(&shells_lock);
+    persistent_shell **link = &shells;
+    while (*link != s) link = &(*link)->next;
+    *link = s->next;
+    pthread_mutex_unlock(&shells_lock);
+    PMPI_Request_free(&s->shell);
+    *request = MPI_REQUEST_NULL;
+    MPI_Comm comm = s->comm;
+    free(s);
+    return code == MPI_SUCCESS ? MPI_SUCCESS : intercept_raise_error(comm, code);
+}
+
+/* ---- the two calls ---------------------------------------------------------------------- */
+
+/* The init counts as one call of its site, whichever route it takes; papcoll's starts count
+ * too (MPI's own starts of a request it kept pass unseen). */
+static int persistent_init(const void *sendbuf, void *recvbuf, MPI_Count count,
+                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                           MPI_Request *request, const void *caller) {
+    double started = PMPI_Wtime();
+    site_record *site = NULL;
+    communicator_record *record = intercept_record_and_site(comm, caller, &site);
+    native_reason reason = NATIVE_INVALID_ARGUMENTS;
+    int native = request == NULL || count > INT_MAX ||
+                 intercept_route_to_native(record, sendbuf, recvbuf, count, datatype, op,
+                                           &reason);
+    int code = MPI_SUCCESS;
+    /* init is collective: the papcoll communicator may be made here, alike on every rank */
+    if (!native && (code = intercept_make_papcoll_communicator(record, comm)) != MPI_SUCCESS)
+        return intercept_raise_error(comm, code);
+    if (!native && !papcoll_mpi_advances_requests()) native = 1, reason = NATIVE_NO_PROGRESS;
+    if (native) {
+        intercept_count_call(site, count, datatype, PMPI_Wtime() - started, &reason, NULL, 1);
+        return PMPI_Allreduce_init(sendbuf, recvbuf, (int)count, datatype, op, comm, info,
+                                   request);
+    }
+    persistent_shell *s = calloc(1, sizeof *s);
+    if (s == NULL) return intercept_raise_error(comm, MPI_ERR_NO_MEM);
+    pthread_mutex_lock(&shells_lock);
+    if (self_comm == MPI_COMM_NULL) code = PMPI_Comm_dup(MPI_COMM_SELF, &self_comm);
+    s->tag = next_tag++ % 32768; /* MPI_TAG_UB is at least 32767 */
+    pthread_mutex_unlock(&shells_lock);
+    if (code == MPI_SUCCESS) {
+        intercept_enter_papcoll();
+        code = papcoll_allreduce_init(record->pc, sendbuf, recvbuf, count, datatype, op,
+                                      &s->persistent);
+        intercept_leave_papcoll();
+    }
+    if (code == MPI_SUCCESS)
+        code = PMPI_Recv_init(NULL, 0, MPI_BYTE, 0, s->tag, self_comm, &s->shell);
+    if (code != MPI_SUCCESS) {
+        papcoll_persistent_free(&s->persistent);
+        free(s);
+        return intercept_raise_error(comm, code);
+    }
+    s->started = MPI_REQUEST_NULL;
+    s->comm = comm;
+    s->site = site;
+    s->count = count;
+    s->datatype = datatype;
+    pthread_mutex_lock(&shells_lock);
+    s->next = shells;
+    shells = s;
+    pthread_mutex_unlock(&shells_lock);
+    *request = s->shell;
+    intercept_count_call(site, count, datatype, PMPI_Wtime() - started, NULL, NULL, 1);
+    return MPI_SUCCESS;
+}
+
+static int post(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                MPI_Op op, MPI_Comm comm, MPI_Request *request, const void *caller) {
+    double started = PMPI_Wtime();
+    site_record *site = NULL;
+    communicator_record *record = intercept_record_and_site(comm, caller, &site);
+    native_reason reason = NATIVE_INVALID_ARGUMENTS;
+    int native = request == NULL || count > INT_MAX ||
+                 intercept_route_to_native(record, sendbuf, recvbuf, count, datatype, op,
+                                           &reason);
+    /* both alike on every rank: the communicator was made by a collective call, and the
+     * progress route is the MPI's and the configuration's */
+    if (!native && record->pc == NULL) native = 1, reason = NATIVE_NO_PAPCOLL_COMMUNICATOR;
+    if (!native && !papcoll_mpi_advances_requests()) native = 1, reason = NATIVE_NO_PROGRESS;
+    if (native) {
+        int code = PMPI_Iallreduce(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
+        intercept_count_call(site, count, datatype, PMPI_Wtime() - started, &reason, NULL, 1);
+        return code;
+    }
+    intercept_enter_papcoll();
+    int code = papcoll_iallreduce_c(record->pc, sendbuf, recvbuf, count, datatype, op,
+                                    request);
+    papcoll_choice choice;
+    papcoll_last_choice(record->pc, &choice);
+    intercept_leave_papcoll();
+    if (code != MPI_SUCCESS) return intercept_raise_error(comm, code);
+    intercept_count_call(site, count, datatype, PMPI_Wtime() - started, NULL,
+                         choice.algorithm[0] ? choice.algorithm : "papcoll", 1);
+    return MPI_SUCCESS;
+}
+
+int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm, MPI_Request *request) {
+    if (intercept_inside_papcoll())
+        return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
+    return post(sendbuf, recvbuf, count, datatype, op, comm, request,
+                __builtin_return_address(0));
+}
+
+int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                       MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    if (intercept_inside_papcoll())
+        return PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+    return persistent_init(sendbuf, recvbuf, count, datatype, op, comm, info, request,
+                           __builtin_return_address(0));
+}
+
+#if MPI_VERSION >= 4
+/* MPI 4's large-count twins (MPICH; Open MPI 5 has none), as for MPI_Allreduce_c. */
+int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
+    if (intercept_inside_papcoll())
+        return PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+    if (count > INT_MAX) /* beyond what post() hands to PMPI_Iallreduce */
+        return PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+    return post(sendbuf, recvbuf, count, datatype, op, comm, request,
+                __builtin_return_address(0));
+}
+
+int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                         MPI_Request *request) {
+    if (intercept_inside_papcoll() || count > INT_MAX)
+        return PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info,
+                                     request);
+    return persistent_init(sendbuf, recvbuf, count, datatype, op, comm, info, request,
+                           __builtin_return_address(0));
+}
+#endif
