@@ -19,7 +19,8 @@ _LIB_DIR = Path(__file__).resolve().parent / "_lib"
 REPORT_FORMAT = 1
 # Every site entry has these (src/pmpi/report.c writes them).
 SITE_FIELDS = ("communicator", "communicator_size", "freed", "site", "ranks_reporting",
-               "calls", "papcoll_calls", "native_calls", "bytes_per_call", "seconds_inside",
+               "calls", "papcoll_calls", "native_calls", "nonblocking_calls", "bytes_per_call",
+               "seconds_inside",
                "seconds_per_call", "imbalance_seconds", "estimated_saving_seconds",
                "algorithms", "native_reasons", "probe_calls", "overruled_calls",
                "last_choice")
