@@ -68,7 +68,8 @@ typedef enum papcoll_progress {
     PAPCOLL_PROGRESS_CALLS = 0,
     /* Also a progress thread, one per process, that advances every outstanding operation
      * while the program computes; needs MPI_THREAD_MULTIPLE (papcoll_comm_create refuses it
-     * otherwise). PAPCOLL_PROGRESS_CPU=N pins it to core N. */
+     * otherwise). PAPCOLL_PROGRESS_CPU=N pins it to core N. Measured broken under Open MPI
+     * 5 (docs/nonblocking.md): use it with MPICH. */
     PAPCOLL_PROGRESS_THREAD = 1
 } papcoll_progress;
 /* Options of a papcoll communicator. Start from papcoll_config_init() (or pass NULL). The
