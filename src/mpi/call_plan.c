@@ -16,10 +16,12 @@ int call_plan_prepare(papcoll_comm *pc, plan_cache *cache, const algorithm_entry
     plan_key key = {algorithm, count, extent, keep_order, (uint8_t *)classes, pc->size};
     if ((*out = plan_cache_find(cache, &key)) != NULL) return MPI_SUCCESS;
     executor_plan *plan = plan_cache_free_slot(cache);
-    if (plan == NULL)
-        return record_error(MPI_ERR_OTHER, "papcoll: all %d plans of the communicator are in "
-                            "use by outstanding non-blocking all-reduces of other shapes; "
-                            "complete some first", PLAN_CACHE_SIZE);
+    /* Every cached plan is in use by operations in flight: this one gets a plan of its
+     * own, marked by users -1 (nonblocking.c frees it with the operation). Refusing would
+     * depend on how far this rank got, and the others would hang. */
+    int uncached = plan == NULL;
+    if (uncached && (plan = calloc(1, sizeof *plan)) == NULL)
+        return record_error(MPI_ERR_NO_MEM, "papcoll: out of memory for a plan");
     papcoll_context context;
     memset(&context, 0, sizeof context);
     context.parameters = pc->parameters.parameters;
@@ -37,19 +39,23 @@ int call_plan_prepare(papcoll_comm *pc, plan_cache *cache, const algorithm_entry
     int status = papcoll_schedule_build(algorithm->info.name, pc->size, pc->rank, count,
                                         elem_size, &context, &plan->schedule, error,
                                         sizeof error);
-    if (status != PAPCOLL_OK)
+    if (status != PAPCOLL_OK) {
+        if (uncached) free(plan);
         return record_error(status == PAPCOLL_ERR_NO_MEMORY ? MPI_ERR_NO_MEM
                             : status == PAPCOLL_ERR_UNSUPPORTED && keep_order ? MPI_ERR_OP
                                                                               : MPI_ERR_ARG,
                             "papcoll: %s", error);
+    }
     key.arrival_class = NULL;
     if (classes != NULL && (key.arrival_class = malloc((size_t)pc->size)) != NULL)
         memcpy(key.arrival_class, classes, (size_t)pc->size);
     plan->key = key;
     if ((classes != NULL && key.arrival_class == NULL) || !executor_plan_prepare(plan)) {
         executor_plan_release(plan);
+        if (uncached) free(plan);
         return record_error(MPI_ERR_NO_MEM, "papcoll: out of memory preparing a schedule");
     }
+    if (uncached) plan->users = -1;
     *out = plan;
     return MPI_SUCCESS;
 }

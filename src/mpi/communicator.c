@@ -87,6 +87,7 @@ static int compute_groups(papcoll_comm *pc, const papcoll_config *config) {
 static void release_communicator(papcoll_comm *pc) {
     if (pc->progress_thread) progress_thread_release();
     if (pc->nonblocking_comm != MPI_COMM_NULL) MPI_Comm_free(&pc->nonblocking_comm);
+    free(pc->window_owner);
     free(pc->groups);
     free(pc->call_classes);
     free(pc->call_profile);
@@ -136,6 +137,20 @@ static int prepare_nonblocking(papcoll_comm *pc) {
     MPI_Comm_get_attr(pc->comm, MPI_TAG_UB, &tag_upper_bound, &found);
     long long tags = found ? (long long)*tag_upper_bound + 1 : SCHED_MAX_TAG + 1;
     pc->tag_windows = (int)(tags / (SCHED_MAX_TAG + 1));
+    if (pc->tag_windows > NONBLOCKING_MOST_WINDOWS) pc->tag_windows = NONBLOCKING_MOST_WINDOWS;
+    /* PAPCOLL_TAG_WINDOWS=N uses fewer (the tests take 2, so that windows are reused) */
+    const char *windows = getenv("PAPCOLL_TAG_WINDOWS");
+    if (windows != NULL && windows[0] != '\0') {
+        char *end = NULL;
+        long asked = strtol(windows, &end, 10);
+        if (*end != '\0' || asked < 1)
+            return record_error(MPI_ERR_ARG, "papcoll_comm_create: PAPCOLL_TAG_WINDOWS='%.32s' "
+                                "is not a whole number >= 1", windows);
+        if (asked < pc->tag_windows) pc->tag_windows = (int)asked;
+    }
+    pc->window_owner = calloc((size_t)pc->tag_windows, sizeof *pc->window_owner);
+    if (pc->window_owner == NULL)
+        return record_error(MPI_ERR_NO_MEM, "papcoll_comm_create: out of memory");
     if (pc->config.progress != PAPCOLL_PROGRESS_CALLS &&
         pc->config.progress != PAPCOLL_PROGRESS_THREAD)
         return record_error(MPI_ERR_ARG, "papcoll_comm_create: progress %d is neither "

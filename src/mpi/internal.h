@@ -14,6 +14,9 @@
 #include "parameters.h"
 #include "plan_cache.h"
 
+/* Operations in flight on one communicator beyond this many wait for a window (tags). */
+enum { NONBLOCKING_MOST_WINDOWS = 1024 };
+
 struct papcoll_comm {
     MPI_Comm comm;             /* private duplicate: our tags never meet the user's */
     int size, rank;
@@ -34,7 +37,11 @@ struct papcoll_comm {
     /* Non-blocking all-reduces (nonblocking.c): their own duplicate, on which the k-th
      * outstanding one's schedule tags are shifted into window k mod tag_windows */
     MPI_Comm nonblocking_comm;
-    int tag_windows;           /* (MPI_TAG_UB + 1) / (SCHED_MAX_TAG + 1) */
+    int tag_windows;           /* (MPI_TAG_UB + 1) / (SCHED_MAX_TAG + 1), at most
+                                  NONBLOCKING_MOST_WINDOWS */
+    /* the operation that holds each window, NULL when free; guarded by the progress
+     * engine's lock (progress.c), which alone claims and frees windows */
+    struct papcoll_operation **window_owner;
     int64_t nonblocking_posted;
     int32_t nonblocking_outstanding; /* posted, request not yet freed (__atomic) */
     int32_t nonblocking_spoiled;     /* one failed with messages in flight (__atomic) */

@@ -10,9 +10,12 @@
  *
  * Operations outstanding together share the communicator's non-blocking duplicate; the
  * k-th posted shifts its schedule's tags into window k mod tag_windows, so messages of two
- * operations never match each other. Window k is reused only after the operation that had
- * it completed on this rank (at most tag_windows outstanding: more are refused), and its
- * messages to others went out before any of the later one's, which MPI keeps in order.
+ * operations never match each other. An operation posts nothing until it holds its window
+ * (operation_claim_window), which the one before it in that window gives back when it
+ * finishes on this rank: then its messages to others went out before any of the later
+ * one's, which MPI keeps in order, and its receives are all matched. Which window an
+ * operation gets depends on the post order alone, the same on every rank; waiting for one
+ * depends on progress, but only delays the operation, never refuses it.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -88,11 +91,6 @@ int papcoll_iallreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
     int code = call_arguments_check(pc, sendbuf, recvbuf, count, datatype, mpi_op,
                                     &algorithm, &extent, &commutative);
     if (code != MPI_SUCCESS) return code;
-    int32_t outstanding = __atomic_load_n(&pc->nonblocking_outstanding, __ATOMIC_ACQUIRE);
-    if (outstanding >= pc->tag_windows)
-        return record_error(MPI_ERR_OTHER, "papcoll_iallreduce: %d non-blocking all-reduces "
-                            "are outstanding on this communicator, the most its MPI's tag "
-                            "range allows (MPI_TAG_UB); complete one first", (int)outstanding);
     papcoll_operation *op = calloc(1, sizeof *op);
     double *learnt = malloc((size_t)pc->size * sizeof *learnt);
     if (op == NULL || learnt == NULL) {
@@ -117,10 +115,12 @@ int papcoll_iallreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
         free(op);
         return code;
     }
-    if (op->plan != NULL) __atomic_add_fetch(&op->plan->users, 1, __ATOMIC_ACQ_REL);
+    op->plan_owned = op->plan != NULL && op->plan->users < 0; /* call_plan.c: uncached */
+    if (op->plan_owned) op->plan->users = 0;
+    else if (op->plan != NULL) __atomic_add_fetch(&op->plan->users, 1, __ATOMIC_ACQ_REL);
     __atomic_add_fetch(&pc->nonblocking_outstanding, 1, __ATOMIC_ACQ_REL);
-    int window = (int)(pc->nonblocking_posted++ % pc->tag_windows);
-    code = operation_start(op, pc->nonblocking_comm, window * (SCHED_MAX_TAG + 1), sendbuf,
+    op->window = (int)(pc->nonblocking_posted++ % pc->tag_windows);
+    code = operation_start(op, pc->nonblocking_comm, op->window * (SCHED_MAX_TAG + 1), sendbuf,
                            recvbuf, count, datatype, mpi_op);
     if (code != MPI_SUCCESS) {
         if (op->request != MPI_REQUEST_NULL) { /* started: MPI frees it at completion */

@@ -21,6 +21,10 @@ typedef struct papcoll_operation {
     MPI_Request *arrival_requests;
     int arrival_count;
     MPI_Request request;       /* the generalized request the program holds */
+    /* papcoll_iallreduce: its tag window (nonblocking.c); it posts nothing until it holds
+     * it (window_held), so a window is reused only once its last holder finished */
+    int window, window_held;
+    int plan_owned;            /* plan is the operation's own (every cached one was in use) */
     int error;                 /* MPI_SUCCESS or the error class the operation failed with */
     char error_text[320];      /* its message: it may fail in the progress thread, and the
                                   message must reach the thread that completes it */
@@ -48,6 +52,9 @@ int progress_thread_acquire(void);
 void progress_thread_release(void);
 
 /* operation.c */
+/* The engine, before it advances op (its lock held): 1 once op holds its tag window (or
+ * needs none), 0 while an earlier operation still does. */
+int operation_claim_window(papcoll_operation *op);
 /* The engine is done with op (called with its lock held, before the request completes):
  * what op held of its communicator (a plan, a tag window) is given back. */
 void operation_finished(papcoll_operation *op);

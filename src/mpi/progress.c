@@ -117,6 +117,7 @@ static int advance(papcoll_operation *op, int inside_mpi_progress) {
     (void)inside_mpi_progress;
 #endif
     int code = MPI_SUCCESS, done = 1, part = 1;
+    if (!operation_claim_window(op)) return 0; /* an earlier operation holds its tags */
     if (op->plan != NULL) {
         code = executor_advance(&op->run, check, &part);
         done = part;

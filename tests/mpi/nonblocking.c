@@ -92,6 +92,36 @@ static void several_outstanding(papcoll_comm *pc) {
     papcoll_set_algorithm(pc, "auto");
 }
 
+/* Nine shapes outstanding at once, more than a communicator caches plans for (8): none may
+ * be refused on one rank while the others post it. Waited for last to first. */
+static void nine_shapes(papcoll_comm *pc) {
+    enum { SHAPES = 9, BASE = 1000 };
+    long *input[SHAPES], *output[SHAPES];
+    MPI_Request requests[SHAPES];
+    int code = MPI_SUCCESS;
+    papcoll_set_algorithm(pc, "ring");
+    for (int k = 0; k < SHAPES && code == MPI_SUCCESS; k++) {
+        input[k] = malloc((BASE + k) * sizeof(long));
+        output[k] = malloc((BASE + k) * sizeof(long));
+        fill(input[k], BASE + k);
+        code = papcoll_iallreduce(pc, input[k], output[k], BASE + k, MPI_LONG, MPI_SUM,
+                                  &requests[k]);
+    }
+    int wrong = 0;
+    for (int k = SHAPES - 1; k >= 0 && code == MPI_SUCCESS; k--) {
+        code = wait_for(&requests[k]);
+        if (code == MPI_SUCCESS) wrong += wrong_elements(output[k], BASE + k);
+    }
+    expect("nine shapes outstanding (plans for eight cached)",
+           code == MPI_SUCCESS && wrong ? MPI_ERR_OTHER : code, MPI_SUCCESS, "success");
+    if (wrong) printf("     rank %d: %d elements differ from the sum\n", rank, wrong);
+    for (int k = 0; k < SHAPES; k++) {
+        free(input[k]);
+        free(output[k]);
+    }
+    papcoll_set_algorithm(pc, "auto");
+}
+
 /* Rank 0 posts, then sends synchronously to rank 1, which receives before it posts: legal
  * for MPI_Iallreduce, and a hang if the post waited for the other ranks. */
 static void post_does_not_wait(papcoll_comm *pc) {
@@ -208,6 +238,7 @@ int main(int argc, char **argv) {
         MPI_Abort(MPI_COMM_WORLD, 2);
     several_outstanding(pc);
     post_does_not_wait(pc);
+    nine_shapes(pc);
     refusals(pc);
     persistent_learns_late_rank(pc);
     progress_refusals();

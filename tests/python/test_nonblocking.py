@@ -51,12 +51,16 @@ def test_nonblocking_and_persistent_at_four_ranks(call):
     assert passed_failed(result.stdout)[1] == 0
 
 
+@pytest.mark.parametrize("windows", ["", "2"])
 @pytest.mark.parametrize("progress", PROGRESS)
 @pytest.mark.parametrize("ranks", [1, 2, 3])
-def test_nonblocking_semantics(ranks, progress, monkeypatch):
+def test_nonblocking_semantics(ranks, progress, windows, monkeypatch):
     monkeypatch.setenv("PAPCOLL_PROGRESS", progress)
+    # PAPCOLL_TAG_WINDOWS=2: the four and nine outstanding reuse tag windows while earlier
+    # operations may still hold them (they must wait for them, not share them)
+    monkeypatch.setenv("PAPCOLL_TAG_WINDOWS", windows)
     # 21 checks per rank on one rank, 22 elsewhere (the late-rank check needs two), and
     # rank 0's refused free of the communicator; the refusal of the thread without
     # MPI_THREAD_MULTIPLE only where the thread is not asked for
-    per_rank = (21 if ranks == 1 else 22) - (progress == "thread")
+    per_rank = (22 if ranks == 1 else 23) - (progress == "thread")
     assert checks_passed(ranks, "mpi_nonblocking") == per_rank * ranks + (ranks > 1)
