@@ -105,7 +105,9 @@ void papcoll_config_init(papcoll_config *config);
 /* Creates a papcoll communicator over a private duplicate of comm (collective over comm). */
 int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_comm **out);
 /* cffi-begin */
-/* Frees it and sets *pc to NULL (collective, as it frees the duplicate communicator). */
+/* Frees it and sets *pc to NULL (collective, as it frees the duplicate communicator). Its
+ * non-blocking all-reduces still running are completed first (their requests stay valid);
+ * its persistent requests must be freed before (MPI_ERR_PENDING otherwise). */
 int papcoll_comm_free(papcoll_comm **pc);
 
 /* Chooses the algorithm of later calls: a registered name or "auto". Must be the same on

@@ -1,6 +1,8 @@
 /* communicator.c - the papcoll communicator (include/papcoll.h): a private duplicate of the
  * user's communicator, the algorithm choice, the plans kept for reuse (plan_cache.h), and
  * papcoll_allreduce with MPI_Allreduce's semantics and argument checks. */
+#define _POSIX_C_SOURCE 200809L /* sched_yield */
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,13 +43,13 @@ static int check_idle(papcoll_comm *pc, const char *caller) {
 static int store_parameters(papcoll_comm *pc, const papcoll_parameters *parameters,
                             const char *caller) {
     char error[240];
+    int code = check_idle(pc, caller); /* before anything changes */
+    if (code != MPI_SUCCESS) return code;
     int status = papcoll_parameters_check(parameters, pc->size, error, sizeof error);
     if (status == PAPCOLL_OK) status = owned_parameters_set(&pc->parameters, parameters, pc->size);
     if (status == PAPCOLL_ERR_NO_MEMORY)
         return record_error(MPI_ERR_NO_MEM, "%s: out of memory", caller);
     if (status != PAPCOLL_OK) return record_error(MPI_ERR_ARG, "%s: %s", caller, error);
-    int code = check_idle(pc, caller);
-    if (code != MPI_SUCCESS) return code;
     plan_cache_clear(&pc->plans);
     plan_cache_clear(&pc->nonblocking_plans);
     choice_cache_clear(&pc->choices);
@@ -88,6 +90,7 @@ static void release_communicator(papcoll_comm *pc) {
     if (pc->progress_thread) progress_thread_release();
     if (pc->nonblocking_comm != MPI_COMM_NULL) MPI_Comm_free(&pc->nonblocking_comm);
     free(pc->window_owner);
+    free(pc->window_turn);
     free(pc->groups);
     free(pc->call_classes);
     free(pc->call_profile);
@@ -149,8 +152,10 @@ static int prepare_nonblocking(papcoll_comm *pc) {
         if (asked < pc->tag_windows) pc->tag_windows = (int)asked;
     }
     pc->window_owner = calloc((size_t)pc->tag_windows, sizeof *pc->window_owner);
-    if (pc->window_owner == NULL)
+    pc->window_turn = malloc((size_t)pc->tag_windows * sizeof *pc->window_turn);
+    if (pc->window_owner == NULL || pc->window_turn == NULL)
         return record_error(MPI_ERR_NO_MEM, "papcoll_comm_create: out of memory");
+    for (int w = 0; w < pc->tag_windows; w++) pc->window_turn[w] = w;
     if (pc->config.progress != PAPCOLL_PROGRESS_CALLS &&
         pc->config.progress != PAPCOLL_PROGRESS_THREAD)
         return record_error(MPI_ERR_ARG, "papcoll_comm_create: progress %d is neither "
@@ -246,8 +251,19 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
 
 int papcoll_comm_free(papcoll_comm **pc) {
     if (pc == NULL || *pc == NULL) return MPI_SUCCESS;
-    int code = check_idle(*pc, "papcoll_comm_free");
-    if (code != MPI_SUCCESS) return code;
+    int32_t persistent = __atomic_load_n(&(*pc)->persistent_alive, __ATOMIC_ACQUIRE);
+    if (persistent > 0)
+        return record_error(MPI_ERR_PENDING, "papcoll_comm_free: %d persistent all-reduces "
+                            "of this communicator are not freed; free them first "
+                            "(papcoll_persistent_free)", (int)persistent);
+    /* Non-blocking all-reduces still running finish first, as MPI_Comm_free lets pending
+     * operations complete: every rank frees the communicator (it is collective), so every
+     * rank advances them here. Their requests stay valid (nothing of them needs pc). */
+    while (__atomic_load_n(&(*pc)->nonblocking_outstanding, __ATOMIC_ACQUIRE) > 0) {
+        papcoll_progress_poll();
+        sched_yield();
+    }
+    int code;
     plan_cache_clear(&(*pc)->plans);
     plan_cache_clear(&(*pc)->nonblocking_plans);
     executor_workspace_release(&(*pc)->workspace);

@@ -42,9 +42,13 @@ struct papcoll_comm {
     /* the operation that holds each window, NULL when free; guarded by the progress
      * engine's lock (progress.c), which alone claims and frees windows */
     struct papcoll_operation **window_owner;
+    /* the post number whose turn it is in each window: k, then k + tag_windows, ... so a
+     * window serves its operations in post order on every rank (engine's lock) */
+    int64_t *window_turn;
     int64_t nonblocking_posted;
     int32_t nonblocking_outstanding; /* posted, request not yet freed (__atomic) */
     int32_t nonblocking_spoiled;     /* one failed with messages in flight (__atomic) */
+    int32_t persistent_alive;        /* persistent requests not yet freed (__atomic) */
     plan_cache nonblocking_plans;
     int progress_thread;       /* this communicator holds the progress thread */
     /* The last (datatype, op) pair found compatible (communicator.c: check_pair). */

@@ -119,7 +119,8 @@ int papcoll_iallreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
     if (op->plan_owned) op->plan->users = 0;
     else if (op->plan != NULL) __atomic_add_fetch(&op->plan->users, 1, __ATOMIC_ACQ_REL);
     __atomic_add_fetch(&pc->nonblocking_outstanding, 1, __ATOMIC_ACQ_REL);
-    op->window = (int)(pc->nonblocking_posted++ % pc->tag_windows);
+    op->sequence = pc->nonblocking_posted++;
+    op->window = (int)(op->sequence % pc->tag_windows);
     code = operation_start(op, pc->nonblocking_comm, op->window * (SCHED_MAX_TAG + 1), sendbuf,
                            recvbuf, count, datatype, mpi_op);
     if (code != MPI_SUCCESS) {

@@ -7,8 +7,10 @@
 
 int operation_claim_window(papcoll_operation *op) {
     if (op->owner != NULL || op->window_held) return 1;
+    /* its turn, not only a free window: a later post of the same window visited first
+     * must not take it, or ranks would run different operations in one window */
     papcoll_operation **slot = &op->pc->window_owner[op->window];
-    if (*slot != NULL) return 0;
+    if (*slot != NULL || op->pc->window_turn[op->window] != op->sequence) return 0;
     *slot = op;
     op->window_held = 1;
     return 1;
@@ -21,7 +23,10 @@ void operation_finished(papcoll_operation *op) {
             __atomic_store_n(&pc->nonblocking_spoiled, 1, __ATOMIC_RELEASE);
         if (op->plan != NULL && !op->plan_owned)
             __atomic_sub_fetch(&op->plan->users, 1, __ATOMIC_ACQ_REL);
-        if (op->window_held) pc->window_owner[op->window] = NULL;
+        if (op->window_held) {
+            pc->window_owner[op->window] = NULL;
+            pc->window_turn[op->window] += pc->tag_windows;
+        }
         op->window_held = 0;
         __atomic_sub_fetch(&pc->nonblocking_outstanding, 1, __ATOMIC_ACQ_REL);
     }

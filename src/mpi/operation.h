@@ -24,6 +24,7 @@ typedef struct papcoll_operation {
     /* papcoll_iallreduce: its tag window (nonblocking.c); it posts nothing until it holds
      * it (window_held), so a window is reused only once its last holder finished */
     int window, window_held;
+    int64_t sequence;          /* its post number on the communicator */
     int plan_owned;            /* plan is the operation's own (every cached one was in use) */
     int error;                 /* MPI_SUCCESS or the error class the operation failed with */
     char error_text[320];      /* its message: it may fail in the progress thread, and the

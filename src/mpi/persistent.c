@@ -118,6 +118,7 @@ int papcoll_allreduce_init(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
         release(p);
         return code;
     }
+    __atomic_add_fetch(&pc->persistent_alive, 1, __ATOMIC_ACQ_REL);
     *out = p;
     return MPI_SUCCESS;
 }
@@ -240,6 +241,7 @@ int papcoll_persistent_free(papcoll_persistent **persistent) {
         return record_error(MPI_ERR_REQUEST, "papcoll_persistent_free: the last start's "
                             "request is not completed yet: complete it with MPI_Wait, "
                             "MPI_Test or papcoll_wait first");
+    __atomic_sub_fetch(&(*persistent)->pc->persistent_alive, 1, __ATOMIC_ACQ_REL);
     release(*persistent);
     *persistent = NULL;
     return MPI_SUCCESS;
