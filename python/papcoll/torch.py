@@ -136,6 +136,11 @@ def overlapping_allreduce_hook(state: Communicator | HookState,
     Future that the state's completer thread completes; DDP goes on with the backward pass
     meanwhile. allreduce_seconds then holds each all-reduce's time from post to completion,
     overlapped time included."""
+    if not isinstance(state, HookState):
+        # the completer thread lives in the state: one made per call would start a thread
+        # per bucket and lose the order of completion
+        raise TypeError("overlapping_allreduce_hook's state must be a papcoll.torch.HookState "
+                        f"(it keeps the completer thread), not {type(state).__name__}")
     hook_state = _hook_state(state, "overlapping_allreduce_hook")
     if MPI.Query_thread() != MPI.THREAD_MULTIPLE:
         raise RuntimeError("overlapping_allreduce_hook completes all-reduces on a second "

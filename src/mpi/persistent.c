@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "call_arguments.h"
+#include "arrival_class.h"
 #include "call_plan.h"
 #include "monitor_tau.h"
 #include "operation.h"
@@ -52,6 +53,10 @@ struct papcoll_persistent {
     double *predicted;         /* P */
     MPI_Request *arrival_requests; /* 2 (P - 1) */
     auto_choice last_choice;
+    /* auto's decision for the last arrival class (persistent_decide), and its scratch */
+    uint8_t *classes, *decided_classes, *profile;
+    double *class_arrivals;
+    int decided;               /* decided_classes and last_choice hold a decision */
 };
 
 static void release(papcoll_persistent *p) {
@@ -62,6 +67,10 @@ static void release(papcoll_persistent *p) {
     free(p->history);
     free(p->predicted);
     free(p->arrival_requests);
+    free(p->classes);
+    free(p->decided_classes);
+    free(p->profile);
+    free(p->class_arrivals);
     free(p);
 }
 
@@ -86,8 +95,13 @@ int papcoll_allreduce_init(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
     p->history = calloc(PERSISTENT_HISTORY * ranks, sizeof *p->history);
     p->predicted = calloc(ranks, sizeof *p->predicted);
     p->arrival_requests = malloc(2 * ranks * sizeof *p->arrival_requests);
+    p->classes = malloc(ranks);
+    p->decided_classes = malloc(ranks);
+    p->profile = malloc(ranks);
+    p->class_arrivals = malloc(ranks * sizeof *p->class_arrivals);
     p->comm = MPI_COMM_NULL;
-    if (!p->times || !p->history || !p->predicted || !p->arrival_requests) {
+    if (!p->times || !p->history || !p->predicted || !p->arrival_requests || !p->classes ||
+        !p->decided_classes || !p->profile || !p->class_arrivals) {
         release(p);
         return record_error(MPI_ERR_NO_MEM, "papcoll_allreduce_init: out of memory");
     }
@@ -111,6 +125,9 @@ int papcoll_allreduce_init(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
         return record_error(code, "papcoll_allreduce_init: MPI_Comm_dup failed");
     }
     MPI_Comm_set_errhandler(p->comm, MPI_ERRORS_RETURN);
+    int *tag_upper_bound = NULL, found = 0; /* the start times travel on tag 32768 */
+    MPI_Comm_get_attr(p->comm, MPI_TAG_UB, &tag_upper_bound, &found);
+    if (!found || *tag_upper_bound < ARRIVAL_TAG) p->exchanges = 0; /* no history, then */
     double latency, seconds_per_byte, reduce_seconds_per_byte;
     if (p->exchanges &&
         !monitor_model(pc, &latency, &seconds_per_byte, &reduce_seconds_per_byte) &&
@@ -181,6 +198,40 @@ static int exchange_times(papcoll_persistent *p, double now) {
     return MPI_SUCCESS;
 }
 
+/* auto's decision for a start: the cost model's alone (choose.h: choice_decide), on this
+ * request's own predictions, never the communicator's decision cache or closed loop, which
+ * blocking calls change: MPI lets ranks order starts differently from the communicator's
+ * other collectives (MPI-4.1 6.13), so only what the request itself holds is the same on
+ * every rank at a start. Kept per arrival class: a start of the class before decides
+ * nothing. */
+static void persistent_decide(papcoll_persistent *p, const double *arrivals, double tau) {
+    papcoll_comm *pc = p->pc;
+    choice_input input;
+    memset(&input, 0, sizeof input);
+    input.ranks = pc->size;
+    input.count = p->count;
+    input.extent = p->extent;
+    input.commutative = p->commutative;
+    input.parameters = &pc->parameters.parameters;
+    input.calibrated = monitor_model(pc, &input.latency, &input.seconds_per_byte,
+                                     &input.reduce_seconds_per_byte);
+    if (arrivals != NULL) {
+        arrival_class_of(arrivals, pc->size, tau * pc->size, p->classes, p->class_arrivals);
+        input.arrival_class = p->classes;
+        input.profile = p->profile;
+        input.arrivals = p->class_arrivals;
+        input.tau = tau;
+    } else {
+        memset(p->classes, 0, (size_t)pc->size);
+    }
+    if (p->decided && memcmp(p->classes, p->decided_classes, (size_t)pc->size) == 0) return;
+    choice_decide(&input, &p->last_choice);
+    p->last_choice.native_variant = 0;
+    if (p->last_choice.algorithm == NULL) strcpy(p->last_choice.report.algorithm, "native");
+    memcpy(p->decided_classes, p->classes, (size_t)pc->size);
+    p->decided = 1;
+}
+
 int papcoll_start(papcoll_persistent *p, MPI_Request *request) {
     return papcoll_start_notifying(p, request, NULL, NULL);
 }
@@ -211,9 +262,14 @@ int papcoll_start_notifying(papcoll_persistent *p, MPI_Request *request,
     op->arrival_count = 0;
     op->finished = NULL; /* set only once the start cannot fail before its post */
     int code = MPI_SUCCESS;
-    if (p->count > 0)
-        code = operation_choose(pc, p->algorithm, &p->plans, p->count, p->extent,
-                                p->commutative, arrivals, tau, &p->last_choice, &op->plan);
+    const algorithm_entry *algorithm = p->algorithm;
+    if (algorithm == NULL && p->count > 0) { /* auto */
+        persistent_decide(p, arrivals, tau);
+        algorithm = p->last_choice.algorithm;
+    }
+    if (algorithm != NULL && p->count > 0) /* else native: MPI_Iallreduce, or count 0 */
+        code = call_plan_for_call(pc, &p->plans, algorithm, p->count, p->extent,
+                                  p->commutative, arrivals, tau, &op->plan);
     if (code == MPI_SUCCESS && p->exchanges) code = exchange_times(p, now);
     if (code != MPI_SUCCESS) return code;
     p->starts++;

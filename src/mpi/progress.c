@@ -44,15 +44,19 @@ static pthread_cond_t work_arrived = PTHREAD_COND_INITIALIZER;
 static papcoll_operation *running;  /* operations in flight, guarded by engine */
 #if PROGRESS_HOOK
 static int hook_registered;         /* guarded by engine */
+static int hook_failed;             /* MPIX_Async_start refused once: no hook (engine) */
 #endif
 static pthread_t thread;
 static int thread_users, thread_stop; /* guarded by engine */
 
 int papcoll_mpi_advances_requests(void) {
     pthread_mutex_lock(&engine);
-    int thread_running = thread_users > 0;
+    int advances = thread_users > 0;
+#if PROGRESS_HOOK
+    advances = advances || !hook_failed;
+#endif
     pthread_mutex_unlock(&engine);
-    return PROGRESS_HOOK || thread_running;
+    return advances;
 }
 
 /* ---- the generalized request's callbacks ------------------------------------------------ */
@@ -195,6 +199,7 @@ int progress_begin(papcoll_operation *op) {
     if (!hook_registered) {
         stay_loaded();
         hook_registered = MPIX_Async_start(hook_poll, NULL, MPIX_STREAM_NULL) == MPI_SUCCESS;
+        hook_failed = hook_failed || !hook_registered;
     }
 #endif
     pthread_cond_signal(&work_arrived);

@@ -54,6 +54,8 @@ static pthread_mutex_t records_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local int inside_papcoll;
 
 int intercept_inside_papcoll(void) { return inside_papcoll; }
+void intercept_lock_records(void) { pthread_mutex_lock(&records_lock); }
+void intercept_unlock_records(void) { pthread_mutex_unlock(&records_lock); }
 void intercept_enter_papcoll(void) { inside_papcoll++; }
 void intercept_leave_papcoll(void) { inside_papcoll--; }
 
@@ -64,13 +66,23 @@ void intercept_leave_papcoll(void) { inside_papcoll--; }
 static int forget_communicator(MPI_Comm comm, int key, void *value, void *extra) {
     (void)comm, (void)key, (void)extra;
     communicator_record *record = value;
-    inside_papcoll++;
-    int code = record->pc ? papcoll_comm_free(&record->pc) : MPI_SUCCESS;
-    inside_papcoll--;
+    int code = MPI_SUCCESS;
+    pthread_mutex_lock(&records_lock);
+    int keep = record->persistent_shells > 0;
+    record->free_when_unused = keep;
+    pthread_mutex_unlock(&records_lock);
+    if (!keep) code = intercept_free_papcoll_communicator(record);
     pthread_mutex_lock(&records_lock);
     record->comm = MPI_COMM_NULL;
     record->freed_by_user = !finalizing;
     pthread_mutex_unlock(&records_lock);
+    return code;
+}
+
+int intercept_free_papcoll_communicator(communicator_record *record) {
+    inside_papcoll++;
+    int code = record->pc ? papcoll_comm_free(&record->pc) : MPI_SUCCESS;
+    inside_papcoll--;
     return code;
 }
 

@@ -23,6 +23,11 @@ communicator_record *intercept_record_and_site(MPI_Comm comm, const void *caller
                                                site_record **site);
 /* The record's papcoll communicator, made now if it has none (collective over comm). */
 int intercept_make_papcoll_communicator(communicator_record *record, MPI_Comm comm);
+/* Frees the record's papcoll communicator (collective, as freeing the user's is). */
+int intercept_free_papcoll_communicator(communicator_record *record);
+/* The records' lock (statistics.c's records are shared by every thread). */
+void intercept_lock_records(void);
+void intercept_unlock_records(void);
 /* Counts one call at site: its bytes, its time inside, why it went native (reason, or
  * NULL), what papcoll ran (ran, or NULL), and whether it was a non-blocking post or a
  * persistent start. */

@@ -33,6 +33,7 @@ typedef struct persistent_shell {
     MPI_Request started;        /* papcoll's request of the last start, waited at the next */
     papcoll_persistent *persistent;
     MPI_Comm comm;              /* the program's, for errors */
+    communicator_record *record; /* whose papcoll communicator it runs on */
     int tag;
     site_record *site;
     MPI_Count count;
@@ -44,6 +45,17 @@ static pthread_mutex_t shells_lock = PTHREAD_MUTEX_INITIALIZER;
 static persistent_shell *shells;    /* guarded by shells_lock */
 static MPI_Comm self_comm = MPI_COMM_NULL;
 static int next_tag;
+
+/* A tag no live shell has (shells_lock held): MPI_TAG_UB is at least 32767. */
+static int free_tag(void) {
+    for (int tried = 0; tried < 32768; tried++) {
+        int tag = next_tag++ % 32768, taken = 0;
+        for (persistent_shell *s = shells; s != NULL && !taken; s = s->next)
+            taken = s->tag == tag;
+        if (!taken) return tag;
+    }
+    return -1;
+}
 
 static persistent_shell *shell_of(MPI_Request request) {
     if (request == MPI_REQUEST_NULL) return NULL;
@@ -101,6 +113,10 @@ int MPI_Start(MPI_Request *request) {
 }
 
 int MPI_Startall(int count, MPI_Request requests[]) {
+    int ours = 0;
+    for (int k = 0; k < count && !ours && !intercept_inside_papcoll(); k++)
+        ours = shell_of(requests[k]) != NULL;
+    if (!ours) return PMPI_Startall(count, requests); /* the program's own, as one call */
     int first_error = MPI_SUCCESS;
     for (int k = 0; k < count; k++) {
         int code = MPI_Start(&requests[k]);
@@ -126,7 +142,13 @@ int MPI_Request_free(MPI_Request *request) {
     PMPI_Request_free(&s->shell);
     *request = MPI_REQUEST_NULL;
     MPI_Comm comm = s->comm;
+    communicator_record *record = s->record;
     free(s);
+    /* the last persistent request of a communicator the user freed frees papcoll's */
+    intercept_lock_records();
+    int last = --record->persistent_shells == 0 && record->free_when_unused;
+    intercept_unlock_records();
+    if (last) intercept_free_papcoll_communicator(record);
     return code == MPI_SUCCESS ? MPI_SUCCESS : intercept_raise_error(comm, code);
 }
 
@@ -158,8 +180,9 @@ static int persistent_init(const void *sendbuf, void *recvbuf, MPI_Count count,
     if (s == NULL) return intercept_raise_error(comm, MPI_ERR_NO_MEM);
     pthread_mutex_lock(&shells_lock);
     if (self_comm == MPI_COMM_NULL) code = PMPI_Comm_dup(MPI_COMM_SELF, &self_comm);
-    s->tag = next_tag++ % 32768; /* MPI_TAG_UB is at least 32767 */
+    s->tag = free_tag();
     pthread_mutex_unlock(&shells_lock);
+    if (code == MPI_SUCCESS && s->tag < 0) code = MPI_ERR_TAG; /* 32768 live shells */
     if (code == MPI_SUCCESS) {
         intercept_enter_papcoll();
         code = papcoll_allreduce_init(record->pc, sendbuf, recvbuf, count, datatype, op,
@@ -175,6 +198,10 @@ static int persistent_init(const void *sendbuf, void *recvbuf, MPI_Count count,
     }
     s->started = MPI_REQUEST_NULL;
     s->comm = comm;
+    s->record = record;
+    intercept_lock_records();
+    record->persistent_shells++;
+    intercept_unlock_records();
     s->site = site;
     s->count = count;
     s->datatype = datatype;

@@ -70,6 +70,10 @@ typedef struct communicator_record {
     int32_t size;
     int intercommunicator;
     int freed_by_user;
+    /* persistent all-reduces made on it and not yet freed (nonblocking_calls.c): they keep
+     * its papcoll communicator after the user frees the communicator (MPI-4.1 7.4.3), which
+     * the last one's MPI_Request_free then frees (free_when_unused) */
+    int persistent_shells, free_when_unused;
     char label[RECORD_LABEL_SIZE];
     site_record *sites;
     const void **addresses;    /* this process's return address of each site */

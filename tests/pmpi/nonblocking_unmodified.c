@@ -8,7 +8,10 @@
  *     completed in one MPI_Waitall; one in place, completed by an MPI_Test loop;
  *   - two persistent all-reduces (MPI_Allreduce_init) and a persistent send/receive pair,
  *     started together by MPI_Startall and completed by MPI_Waitany, six rounds, the last
- *     rank 5 ms late at each; MPI_Test on the inactive requests; MPI_Request_free.
+ *     rank 5 ms late at each; MPI_Test on the inactive requests; MPI_Request_free;
+ *   - MPI_Comm_free with an MPI_Iallreduce pending, then its MPI_Wait; and a persistent
+ *     all-reduce started three times after its communicator was freed (it keeps it alive,
+ *     MPI-4.1 7.4.3).
  * With "multiple": MPI_Init_thread(MPI_THREAD_MULTIPLE) (Open MPI needs papcoll's progress
  * thread, PAPCOLL_PROGRESS=thread, to run these through papcoll).
  * Prints "nonblocking_unmodified: N checks passed" on rank 0 and exits 0, or names the
@@ -126,6 +129,32 @@ static void persistent(MPI_Comm comm) {
     }
 }
 
+static void freed_communicators(void) {
+    enum { COUNT = 30000 };
+    int64_t *in = malloc(COUNT * sizeof *in), *out = malloc(COUNT * sizeof *out);
+    fill(in, COUNT);
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Allreduce(in, out, COUNT, MPI_INT64_T, MPI_SUM, comm);
+    MPI_Request request;
+    MPI_Iallreduce(in, out, COUNT, MPI_INT64_T, MPI_SUM, comm, &request);
+    MPI_Comm_free(&comm);
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+    check(out, COUNT, "MPI_Iallreduce pending while its communicator is freed");
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Allreduce_init(in, out, COUNT, MPI_INT64_T, MPI_SUM, comm, MPI_INFO_NULL, &request);
+    MPI_Comm_free(&comm);
+    for (int start = 0; start < 3; start++) {
+        memset(out, 0, COUNT * sizeof *out);
+        MPI_Start(&request);
+        MPI_Wait(&request, MPI_STATUS_IGNORE);
+        check(out, COUNT, "MPI_Allreduce_init started after its communicator was freed");
+    }
+    MPI_Request_free(&request);
+    free(in);
+    free(out);
+}
+
 int main(int argc, char **argv) {
     int provided;
     if (argc > 1 && strcmp(argv[1], "multiple") == 0)
@@ -143,6 +172,7 @@ int main(int argc, char **argv) {
     nonblocking(comm);
     persistent(comm);
     MPI_Comm_free(&comm);
+    freed_communicators();
     if (rank == 0) printf("nonblocking_unmodified: %d checks passed\n", checks);
     MPI_Finalize();
     return 0;
