@@ -17,7 +17,9 @@
  * --wait: how papcoll's requests are completed: MPI_Wait where MPI advances papcoll (the
  * default; else papcoll_wait), or always papcoll_wait.
  * Prints one line per (size, contender): bytes contender pure_us compute_us overall_us
- * overlap_percent, and a JSON line per row prefixed with "json ". */
+ * overlap_percent and, for papcoll's, what it ran (auto's last choice: "native" means
+ * MPI_Iallreduce itself inside papcoll's operation), and a JSON line per row prefixed with
+ * "json ". */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,9 +56,10 @@ static void compute(double seconds, int tests, MPI_Request *request) {
 }
 
 static int always_papcoll_wait; /* --wait papcoll */
+static char ran[8][64];         /* per contender: what papcoll ran at its last call */
 
-static double run_once(papcoll_comm *pc, const char *contender, float *in, float *out,
-                       int count, double compute_seconds, int tests) {
+static double run_once(papcoll_comm *pc, int index, const char *contender, float *in,
+                       float *out, int count, double compute_seconds, int tests) {
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Request request;
     double start = MPI_Wtime();
@@ -68,6 +71,10 @@ static double run_once(papcoll_comm *pc, const char *contender, float *in, float
         if (papcoll_iallreduce(pc, in, out, count, MPI_FLOAT, MPI_SUM, &request) !=
             MPI_SUCCESS)
             MPI_Abort(MPI_COMM_WORLD, 3);
+        papcoll_choice choice;
+        papcoll_last_choice(pc, &choice);
+        snprintf(ran[index], sizeof ran[index], "%s",
+                 strcmp(contender, "auto") == 0 ? choice.algorithm : contender);
     }
     if (compute_seconds > 0) compute(compute_seconds, tests, &request);
     if (native || (papcoll_mpi_advances_requests() && !always_papcoll_wait))
@@ -124,9 +131,9 @@ int main(int argc, char **argv) {
         }
     if (rank == 0)
         printf("# P = %d, progress %s, %d MPI_Test calls during compute, medians of %d\n"
-               "%10s %-12s %10s %10s %10s %8s\n", ranks, progress ? progress : "calls", tests,
-               iterations, "bytes", "contender", "pure_us", "compute_us", "overall_us",
-               "overlap%");
+               "%10s %-12s %10s %10s %10s %8s  %s\n", ranks, progress ? progress : "calls",
+               tests, iterations, "bytes", "contender", "pure_us", "compute_us", "overall_us",
+               "overlap%", "ran");
     double *pure = malloc((size_t)(iterations * MOST_CONTENDERS) * sizeof *pure);
     double *overall = malloc((size_t)(iterations * MOST_CONTENDERS) * sizeof *overall);
     for (int s = 0; s < size_count; s++) {
@@ -138,7 +145,7 @@ int main(int argc, char **argv) {
         /* pass 1: the communication alone, interleaved */
         for (int it = -warmup; it < iterations; it++)
             for (int c = 0; c < contender_count; c++) {
-                double t = run_once(pc, contenders[c], in, out, count, 0, 0);
+                double t = run_once(pc, c, contenders[c], in, out, count, 0, 0);
                 if (it >= 0) pure[c * iterations + it] = t;
             }
         for (int c = 0; c < contender_count; c++)
@@ -146,20 +153,21 @@ int main(int argc, char **argv) {
         /* pass 2: with compute as long as the communication alone */
         for (int it = -warmup; it < iterations; it++)
             for (int c = 0; c < contender_count; c++) {
-                double t = run_once(pc, contenders[c], in, out, count, pure_median[c], tests);
+                double t = run_once(pc, c, contenders[c], in, out, count, pure_median[c],
+                                    tests);
                 if (it >= 0) overall[c * iterations + it] = t;
             }
         for (int c = 0; c < contender_count && rank == 0; c++) {
             double total = median(&overall[c * iterations], iterations);
             double hidden = 100.0 - (total - pure_median[c]) / pure_median[c] * 100.0;
             if (hidden < 0) hidden = 0;
-            printf("%10ld %-12s %10.1f %10.1f %10.1f %8.1f\n", bytes, contenders[c],
-                   pure_median[c] * 1e6, pure_median[c] * 1e6, total * 1e6, hidden);
+            printf("%10ld %-12s %10.1f %10.1f %10.1f %8.1f  %s\n", bytes, contenders[c],
+                   pure_median[c] * 1e6, pure_median[c] * 1e6, total * 1e6, hidden, ran[c]);
             printf("json {\"ranks\": %d, \"progress\": \"%s\", \"tests\": %d, \"bytes\": %ld, "
                    "\"contender\": \"%s\", \"pure_us\": %.2f, \"compute_us\": %.2f, "
-                   "\"overall_us\": %.2f, \"overlap_percent\": %.2f}\n", ranks,
+                   "\"overall_us\": %.2f, \"overlap_percent\": %.2f, \"ran\": \"%s\"}\n", ranks,
                    progress ? progress : "calls", tests, bytes, contenders[c],
-                   pure_median[c] * 1e6, pure_median[c] * 1e6, total * 1e6, hidden);
+                   pure_median[c] * 1e6, pure_median[c] * 1e6, total * 1e6, hidden, ran[c]);
         }
         free(in);
         free(out);

@@ -54,6 +54,7 @@ int operation_start(papcoll_operation *op, MPI_Comm comm, int tag_offset, const 
     __atomic_store_n(&op->running, 1, __ATOMIC_RELEASE);
     op->error_text[0] = '\0';
     if (op->plan == NULL) {    /* native, or count 0: nothing of papcoll to run */
+        memset(&op->run, 0, sizeof op->run); /* a persistent op's last run says nothing now */
         if (count == 0) return progress_begin(op);
         if (count > INT_MAX)
             return record_error(MPI_ERR_COUNT, "papcoll_iallreduce: auto chose native, and "

@@ -179,6 +179,33 @@ static int predict(papcoll_persistent *p) {
     return 1;
 }
 
+/* After a start failed before its post: the start times already in flight must not write
+ * into p->times later, or stay posted. Cancelled, then waited for a bounded time; what MPI
+ * could not settle is freed (MPI completes it in the background; p->times then stays
+ * allocated for good, as executor_abandon leaves its scratch). */
+static void settle_start_times(papcoll_operation *op) {
+    papcoll_persistent *p = op->owner;
+    for (int r = 0; r < op->arrival_count; r++)
+        if (op->arrival_requests[r] != MPI_REQUEST_NULL) MPI_Cancel(&op->arrival_requests[r]);
+    double deadline = MPI_Wtime() + RELEASE_SECONDS;
+    int done = 0;
+    while (!done && MPI_Wtime() < deadline)
+        if (MPI_Testall(op->arrival_count, op->arrival_requests, &done, MPI_STATUSES_IGNORE) !=
+            MPI_SUCCESS)
+            break;
+    int abandoned = 0;
+    for (int r = 0; r < op->arrival_count; r++)
+        if (op->arrival_requests[r] != MPI_REQUEST_NULL) {
+            MPI_Request_free(&op->arrival_requests[r]);
+            abandoned = 1;
+        }
+    op->arrival_count = 0;
+    if (abandoned) { /* MPI may still write into the old array: leaked on purpose */
+        p->times = calloc((size_t)p->pc->size, sizeof *p->times);
+        if (p->times == NULL) p->exchanges = 0;
+    }
+}
+
 /* This start's time to every other rank, and theirs into p->times. */
 static int exchange_times(papcoll_persistent *p, double now) {
     papcoll_comm *pc = p->pc;
@@ -191,8 +218,10 @@ static int exchange_times(papcoll_persistent *p, double now) {
         if (code == MPI_SUCCESS)
             code = MPI_Isend(&p->times[pc->rank], 1, MPI_DOUBLE, peer, ARRIVAL_TAG, p->comm,
                              &p->arrival_requests[posted++]);
-        if (code != MPI_SUCCESS)
+        if (code != MPI_SUCCESS) { /* the failed call's slot holds no request */
+            p->operation.arrival_count = posted - 1;
             return record_error(code, "papcoll_start: sending the start time failed");
+        }
     }
     p->operation.arrival_count = posted;
     return MPI_SUCCESS;
@@ -271,7 +300,10 @@ int papcoll_start_notifying(papcoll_persistent *p, MPI_Request *request,
         code = call_plan_for_call(pc, &p->plans, algorithm, p->count, p->extent,
                                   p->commutative, arrivals, tau, &op->plan);
     if (code == MPI_SUCCESS && p->exchanges) code = exchange_times(p, now);
-    if (code != MPI_SUCCESS) return code;
+    if (code != MPI_SUCCESS) {
+        settle_start_times(op);
+        return code;
+    }
     p->starts++;
     op->request = MPI_REQUEST_NULL;
     op->finished = finished;
@@ -280,6 +312,7 @@ int papcoll_start_notifying(papcoll_persistent *p, MPI_Request *request,
                            p->op);
     if (op->request == MPI_REQUEST_NULL) { /* failed before its post: no notice */
         op->finished = NULL;
+        settle_start_times(op);
         operation_finished(op);
     }
     *request = op->request;
