@@ -26,21 +26,13 @@
 #include <string.h>
 
 #include "common/progress_setting.h"
+#include "common/statistics.h"
 #include "papcoll.h"
 
 enum { MOST_CONTENDERS = 8, MOST_SIZES = 8 };
 
 static int rank, ranks;
 
-static int compare_doubles(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *values, int count) {
-    qsort(values, (size_t)count, sizeof *values, compare_doubles);
-    return count % 2 ? values[count / 2] : (values[count / 2 - 1] + values[count / 2]) / 2;
-}
 
 /* Busy for `seconds`, with `tests` MPI_Test calls on request spread over it. */
 static void compute(double seconds, int tests, MPI_Request *request) {
@@ -149,7 +141,7 @@ int main(int argc, char **argv) {
                 if (it >= 0) pure[c * iterations + it] = t;
             }
         for (int c = 0; c < contender_count; c++)
-            pure_median[c] = median(&pure[c * iterations], iterations);
+            pure_median[c] = median(&pure[c * iterations], iterations, NULL);
         /* pass 2: with compute as long as the communication alone */
         for (int it = -warmup; it < iterations; it++)
             for (int c = 0; c < contender_count; c++) {
@@ -158,7 +150,7 @@ int main(int argc, char **argv) {
                 if (it >= 0) overall[c * iterations + it] = t;
             }
         for (int c = 0; c < contender_count && rank == 0; c++) {
-            double total = median(&overall[c * iterations], iterations);
+            double total = median(&overall[c * iterations], iterations, NULL);
             double hidden = 100.0 - (total - pure_median[c]) / pure_median[c] * 100.0;
             if (hidden < 0) hidden = 0;
             printf("%10ld %-12s %10.1f %10.1f %10.1f %8.1f  %s\n", bytes, contenders[c],

@@ -28,6 +28,7 @@
 #include "bench_timing.h"
 #include "clock_offsets.h"
 #include "common/sleep.h"
+#include "common/statistics.h"
 #include "papcoll.h"
 
 enum { CONTENDERS = 3, CLOCK_TAG = 9 };
@@ -35,15 +36,6 @@ static const char *names[CONTENDERS] = {"persistent-auto", "auto", "native"};
 
 static int rank, ranks;
 
-static int compare_doubles(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *values, int count) {
-    qsort(values, (size_t)count, sizeof *values, compare_doubles);
-    return count % 2 ? values[count / 2] : (values[count / 2 - 1] + values[count / 2]) / 2;
-}
 
 static void fail(const char *what) {
     fprintf(stderr, "papcoll-persistent-late: rank %d: %s\n", rank, what);
@@ -185,8 +177,8 @@ int main(int argc, char **argv) {
                settled + 1, ran[calls - 1]);
         printf("%-16s %12s %12s\n", "contender", "excess_ms", "ebar_ms");
         for (int c = 0; c < CONTENDERS; c++)
-            printf("%-16s %12.4f %12.4f\n", names[c], median(excess[c] + warmup, calls - warmup),
-                   median(ebar[c] + warmup, calls - warmup));
+            printf("%-16s %12.4f %12.4f\n", names[c], median(excess[c] + warmup, calls - warmup, NULL),
+                   median(ebar[c] + warmup, calls - warmup, NULL));
     }
     MPI_Request_free(&native);
     MPI_Comm_free(&native_comm);

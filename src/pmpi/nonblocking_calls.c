@@ -154,18 +154,31 @@ int MPI_Request_free(MPI_Request *request) {
 
 /* ---- the two calls ---------------------------------------------------------------------- */
 
+/* What both calls first decide: the record and site of the call, and whether it goes to
+ * the MPI (as a blocking call would route it: intercept_route_to_native). */
+static int routed_to_native(const void *sendbuf, const void *recvbuf, MPI_Count count,
+                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                            MPI_Request *request, const void *caller,
+                            communicator_record **record, site_record **site,
+                            native_reason *reason) {
+    *site = NULL;
+    *record = intercept_record_and_site(comm, caller, site);
+    *reason = NATIVE_INVALID_ARGUMENTS;
+    return request == NULL || count > INT_MAX ||
+           intercept_route_to_native(*record, sendbuf, recvbuf, count, datatype, op, reason);
+}
+
 /* The init counts as one call of its site, whichever route it takes; papcoll's starts count
  * too (MPI's own starts of a request it kept pass unseen). */
 static int persistent_init(const void *sendbuf, void *recvbuf, MPI_Count count,
                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
                            MPI_Request *request, const void *caller) {
     double started = PMPI_Wtime();
-    site_record *site = NULL;
-    communicator_record *record = intercept_record_and_site(comm, caller, &site);
-    native_reason reason = NATIVE_INVALID_ARGUMENTS;
-    int native = request == NULL || count > INT_MAX ||
-                 intercept_route_to_native(record, sendbuf, recvbuf, count, datatype, op,
-                                           &reason);
+    site_record *site;
+    communicator_record *record;
+    native_reason reason;
+    int native = routed_to_native(sendbuf, recvbuf, count, datatype, op, comm, request, caller,
+                                  &record, &site, &reason);
     int code = MPI_SUCCESS;
     /* init is collective: the papcoll communicator may be made here, alike on every rank */
     if (!native && (code = intercept_make_papcoll_communicator(record, comm)) != MPI_SUCCESS)
@@ -217,12 +230,11 @@ static int persistent_init(const void *sendbuf, void *recvbuf, MPI_Count count,
 static int post(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                 MPI_Op op, MPI_Comm comm, MPI_Request *request, const void *caller) {
     double started = PMPI_Wtime();
-    site_record *site = NULL;
-    communicator_record *record = intercept_record_and_site(comm, caller, &site);
-    native_reason reason = NATIVE_INVALID_ARGUMENTS;
-    int native = request == NULL || count > INT_MAX ||
-                 intercept_route_to_native(record, sendbuf, recvbuf, count, datatype, op,
-                                           &reason);
+    site_record *site;
+    communicator_record *record;
+    native_reason reason;
+    int native = routed_to_native(sendbuf, recvbuf, count, datatype, op, comm, request, caller,
+                                  &record, &site, &reason);
     /* both alike on every rank: the communicator was made by a collective call, and the
      * progress route is the MPI's and the configuration's */
     if (!native && record->pc == NULL) native = 1, reason = NATIVE_NO_PAPCOLL_COMMUNICATOR;
