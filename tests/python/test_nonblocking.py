@@ -19,7 +19,6 @@ from conftest import passed_failed
 from test_mpi import checks_passed, run_mpi
 
 
-
 @pytest.mark.parametrize("call", ["nonblocking", "persistent"])
 @pytest.mark.parametrize("ranks", [1, 2])
 def test_nonblocking_and_persistent_match_mpi_allreduce(ranks, call):
