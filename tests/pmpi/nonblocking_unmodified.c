@@ -141,6 +141,10 @@ static void freed_communicators(void) {
     MPI_Comm_free(&comm);
     MPI_Wait(&request, MPI_STATUS_IGNORE);
     check(out, COUNT, "MPI_Iallreduce pending while its communicator is freed");
+#ifdef MPICH_NUMVERSION
+    /* Open MPI 5.0.11's own persistent all-reduce crashes when started after its
+     * communicator was freed (libnbc: NBC_Start into a freed communicator), so only MPICH
+     * runs this legal sequence */
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     MPI_Allreduce_init(in, out, COUNT, MPI_INT64_T, MPI_SUM, comm, MPI_INFO_NULL, &request);
     MPI_Comm_free(&comm);
@@ -151,6 +155,7 @@ static void freed_communicators(void) {
         check(out, COUNT, "MPI_Allreduce_init started after its communicator was freed");
     }
     MPI_Request_free(&request);
+#endif
     free(in);
     free(out);
 }
