@@ -260,10 +260,10 @@ communicator_record *intercept_record_and_site(MPI_Comm comm, const void *caller
     return record;
 }
 
-void intercept_count_call(site_record *site, MPI_Count count, MPI_Datatype datatype,
-                          double seconds, const native_reason *reason, const char *ran,
-                          int nonblocking) {
-    pthread_mutex_lock(&records_lock);
+/* Counts one call at site, the records' lock held. */
+static void count_locked(site_record *site, MPI_Count count, MPI_Datatype datatype,
+                         double seconds, const native_reason *reason, const char *ran,
+                         int nonblocking) {
     if (site != NULL) {
         site->calls++;
         site->nonblocking_calls += nonblocking;
@@ -274,6 +274,22 @@ void intercept_count_call(site_record *site, MPI_Count count, MPI_Datatype datat
         if (reason != NULL) site->native[*reason]++;
         if (ran != NULL) statistics_count_algorithm(site, ran);
     }
+}
+
+void intercept_count_call(site_record *site, MPI_Count count, MPI_Datatype datatype,
+                          double seconds, const native_reason *reason, const char *ran,
+                          int nonblocking) {
+    pthread_mutex_lock(&records_lock);
+    count_locked(site, count, datatype, seconds, reason, ran, nonblocking);
+    pthread_mutex_unlock(&records_lock);
+}
+
+void intercept_count_call_at(communicator_record *record, const void *caller,
+                             MPI_Count count, MPI_Datatype datatype, double seconds,
+                             const char *ran) {
+    pthread_mutex_lock(&records_lock);
+    /* looked up now: a record's site array moves when it grows */
+    count_locked(statistics_site(record, caller), count, datatype, seconds, NULL, ran, 1);
     pthread_mutex_unlock(&records_lock);
 }
 

@@ -34,6 +34,11 @@ void intercept_unlock_records(void);
 void intercept_count_call(site_record *site, MPI_Count count, MPI_Datatype datatype,
                           double seconds, const native_reason *reason, const char *ran,
                           int nonblocking);
+/* The same for a papcoll call (non-blocking) of record's site at caller, found now (a
+ * site_record pointer does not stay valid: the record's sites move as they grow). */
+void intercept_count_call_at(communicator_record *record, const void *caller,
+                             MPI_Count count, MPI_Datatype datatype, double seconds,
+                             const char *ran);
 /* Raises code on comm's error handler, as the MPI call would. */
 int intercept_raise_error(MPI_Comm comm, int code);
 

@@ -35,7 +35,7 @@ typedef struct persistent_shell {
     MPI_Comm comm;              /* the program's, for errors */
     communicator_record *record; /* whose papcoll communicator it runs on */
     int tag;
-    site_record *site;
+    const void *caller;         /* its init's call site: starts are counted there */
     MPI_Count count;
     MPI_Datatype datatype;
     struct persistent_shell *next;
@@ -101,8 +101,9 @@ static int start_shell(persistent_shell *s) {
     papcoll_choice choice;
     int64_t starts = 0;
     papcoll_persistent_last_choice(s->persistent, &choice, &starts);
-    intercept_count_call(s->site, s->count, s->datatype, PMPI_Wtime() - started, NULL,
-                         choice.algorithm[0] ? choice.algorithm : "persistent", 1);
+    intercept_count_call_at(s->record, s->caller, s->count, s->datatype,
+                            PMPI_Wtime() - started,
+                            choice.algorithm[0] ? choice.algorithm : "persistent");
     return MPI_SUCCESS;
 }
 
@@ -215,7 +216,7 @@ static int persistent_init(const void *sendbuf, void *recvbuf, MPI_Count count,
     intercept_lock_records();
     record->persistent_shells++;
     intercept_unlock_records();
-    s->site = site;
+    s->caller = caller;
     s->count = count;
     s->datatype = datatype;
     pthread_mutex_lock(&shells_lock);
