@@ -61,15 +61,16 @@ typedef enum papcoll_grouping {
 /* Who advances non-blocking and persistent all-reduces while the program computes
  * (src/mpi/progress.c; docs/nonblocking.md measures each). */
 typedef enum papcoll_progress {
-    /* Inside MPI and papcoll calls: papcoll_wait/papcoll_test/papcoll_progress_poll, and on
-     * MPICH >= 4.3 every MPI call that drives MPI's progress (a progress hook), MPI_Wait and
-     * MPI_Test on the request included. Elsewhere (Open MPI) only papcoll's calls advance
-     * it: complete its requests with papcoll_wait/papcoll_test, not MPI_Wait. */
+    /* Inside MPI and papcoll calls: papcoll_wait/papcoll_test/papcoll_progress_poll, and
+     * every MPI call that drives MPI's progress, MPI_Wait and MPI_Test on the request
+     * included, through MPI's progress hook (MPICH >= 4.3: MPIX_Async_start; Open MPI >= 4:
+     * opal_progress_register). Where papcoll_mpi_advances_requests() says 0 (no hook), only
+     * papcoll's calls advance it: complete its requests with papcoll_wait/papcoll_test. */
     PAPCOLL_PROGRESS_CALLS = 0,
     /* Also a progress thread, one per process, that advances every outstanding operation
      * while the program computes; needs MPI_THREAD_MULTIPLE (papcoll_comm_create refuses it
-     * otherwise). PAPCOLL_PROGRESS_CPU=N pins it to core N. Measured broken under Open MPI
-     * 5 (docs/nonblocking.md): use it with MPICH. */
+     * otherwise). PAPCOLL_PROGRESS_CPU=N pins it to core N. Measured without overlap under
+     * Open MPI 5 (docs/nonblocking.md): prefer calls there. */
     PAPCOLL_PROGRESS_THREAD = 1
 } papcoll_progress;
 /* Options of a papcoll communicator. Start from papcoll_config_init() (or pass NULL). The
@@ -185,7 +186,8 @@ int papcoll_persistent_last_choice(const papcoll_persistent *persistent,
  * completion). */
 int papcoll_progress_poll(void);
 /* 1 where MPI's own completion calls (MPI_Wait, MPI_Waitall, ...) advance papcoll's
- * operations in this process: MPICH >= 4.3's progress hook, or a running progress thread;
+ * operations in this process: MPI's progress hook (MPICH >= 4.3, Open MPI >= 4), or a
+ * running progress thread;
  * 0 where only papcoll_wait / papcoll_test / papcoll_progress_poll do. */
 int papcoll_mpi_advances_requests(void);
 /* ---- the arrival monitor (seed 000 S3): predictions for auto, slt, prr, straggler ------

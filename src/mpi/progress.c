@@ -6,12 +6,10 @@
  *
  * Who advances (papcoll_progress, include/papcoll.h; docs/nonblocking.md measures each):
  *   - papcoll_wait, papcoll_test and papcoll_progress_poll, always;
- *   - MPICH >= 4.3: a progress hook (MPIX_Async_start), which MPICH runs from its progress
- *     engine, i.e. inside every MPI call that makes progress: MPI_Wait or MPI_Waitall on the
- *     program's requests, ours among them, MPI_Test, MPI_Iprobe, a blocking MPI_Recv. It
- *     runs inside MPICH's progress, so it must not call MPI's progress again: it tests its
- *     requests with MPIX_Request_is_complete and completes only finished ones (executor.h).
- *     Registered while operations are in flight, it unregisters itself when none is left;
+ *   - MPI's own progress, where the MPI library lets papcoll hook into it (MPICH >= 4.3's
+ *     MPIX_Async_start, Open MPI's opal_progress_register: progress_hook.c), i.e. inside
+ *     every MPI call that makes progress: MPI_Wait or MPI_Waitall on the program's
+ *     requests, ours among them, MPI_Test, MPI_Iprobe, a blocking MPI_Recv;
  *   - PAPCOLL_PROGRESS_THREAD: one thread per process that polls while operations are in
  *     flight and sleeps on a condition variable when none is.
  * The lock is never waited for where MPI may hold its own: the hook only tries it (a busy
@@ -22,8 +20,7 @@
  * schedule is done the engine calls MPI_Grequest_complete, and MPI then completes it in
  * whichever call the program uses, calling query_status and free_state below.
  */
-#define _GNU_SOURCE /* pthread_setaffinity_np, CPU_SET, dladdr */
-#include <dlfcn.h>
+#define _GNU_SOURCE /* pthread_setaffinity_np, CPU_SET */
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -33,28 +30,15 @@
 #include "errors.h"
 #include "operation.h"
 
-#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION >= 40300000
-#define PROGRESS_HOOK 1 /* MPIX_Async_start, MPIX_Request_is_complete (MPICH 4.3) */
-#else
-#define PROGRESS_HOOK 0
-#endif
-
 static pthread_mutex_t engine = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t work_arrived = PTHREAD_COND_INITIALIZER;
 static papcoll_operation *running;  /* operations in flight, guarded by engine */
-#if PROGRESS_HOOK
-static int hook_registered;         /* guarded by engine */
-static int hook_failed;             /* MPIX_Async_start refused once: no hook (engine) */
-#endif
 static pthread_t thread;
 static int thread_users, thread_stop; /* guarded by engine */
 
 int papcoll_mpi_advances_requests(void) {
     pthread_mutex_lock(&engine);
-    int advances = thread_users > 0;
-#if PROGRESS_HOOK
-    advances = advances || !hook_failed;
-#endif
+    int advances = thread_users > 0 || progress_hook_available();
     pthread_mutex_unlock(&engine);
     return advances;
 }
@@ -89,12 +73,6 @@ static int cancel_operation(void *state, int complete) {
 
 /* ---- advancing ------------------------------------------------------------------------- */
 
-#if PROGRESS_HOOK
-static int request_is_complete(MPI_Request request) {
-    return MPIX_Request_is_complete(request);
-}
-#endif
-
 /* Tests requests (MPI_REQUEST_NULL ones are done) without MPI's progress where check is
  * given (see executor_advance). *flag: all are done. */
 static int test_requests(MPI_Request *requests, int count, int (*check)(MPI_Request),
@@ -114,12 +92,7 @@ static int test_requests(MPI_Request *requests, int count, int (*check)(MPI_Requ
 
 /* Advances op as far as it goes now; 1 when it is finished (or failed: op->error). */
 static int advance(papcoll_operation *op, int inside_mpi_progress) {
-    int (*check)(MPI_Request) = NULL;
-#if PROGRESS_HOOK
-    if (inside_mpi_progress) check = request_is_complete;
-#else
-    (void)inside_mpi_progress;
-#endif
+    int (*check)(MPI_Request) = inside_mpi_progress ? progress_hook_request_check() : NULL;
     int code = MPI_SUCCESS, done = 1, part = 1;
     if (!operation_claim_window(op)) return 0; /* an earlier operation holds its tags */
     if (op->plan != NULL) {
@@ -158,28 +131,14 @@ static void advance_all(int inside_mpi_progress) {
     }
 }
 
-#if PROGRESS_HOOK
-/* MPICH keeps calling the hook until it returns DONE, in MPI_Finalize too. A binding may
- * unload libpapcoll before that (Python's cffi library objects die at interpreter exit,
- * before mpi4py's atexit MPI_Finalize), and MPICH would call into unmapped code: so once a
- * hook is registered, the library stays loaded for good (RTLD_NODELETE). */
-static void stay_loaded(void) {
-    static int done;
-    Dl_info where;
-    if (done || dladdr((void *)&stay_loaded, &where) == 0 || where.dli_fname == NULL) return;
-    done = dlopen(where.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE) != NULL;
-}
-
-static int hook_poll(MPIX_Async_thing thing) {
-    (void)thing;
-    if (pthread_mutex_trylock(&engine) != 0) return MPIX_ASYNC_NOPROGRESS;
+int progress_advance_from_hook(void (*when_idle)(void)) {
+    if (pthread_mutex_trylock(&engine) != 0) return 0;
     advance_all(1);
-    int finished = running == NULL;
-    if (finished) hook_registered = 0;
+    int idle = running == NULL;
+    if (idle && when_idle != NULL) when_idle();
     pthread_mutex_unlock(&engine);
-    return finished ? MPIX_ASYNC_DONE : MPIX_ASYNC_NOPROGRESS;
+    return idle;
 }
-#endif
 
 int progress_begin(papcoll_operation *op) {
     int code = MPI_Grequest_start(query_status, free_state, cancel_operation, op, &op->request);
@@ -195,13 +154,7 @@ int progress_begin(papcoll_operation *op) {
     }
     op->next = running;
     running = op;
-#if PROGRESS_HOOK
-    if (!hook_registered) {
-        stay_loaded();
-        hook_registered = MPIX_Async_start(hook_poll, NULL, MPIX_STREAM_NULL) == MPI_SUCCESS;
-        hook_failed = hook_failed || !hook_registered;
-    }
-#endif
+    progress_hook_ensure();
     pthread_cond_signal(&work_arrived);
     pthread_mutex_unlock(&engine);
     return MPI_SUCCESS;

@@ -4,10 +4,11 @@
  *
  * MPI_Iallreduce becomes papcoll_iallreduce, whose generalized request completes in the
  * program's own MPI_Wait / MPI_Test / MPI_Waitall... where something inside those calls
- * advances papcoll (papcoll_mpi_advances_requests: MPICH's progress hook, or the progress
- * thread). It needs the communicator's papcoll communicator to exist already (made by an
- * earlier blocking call or an init): making one is collective, and a post must not wait
- * for the other ranks. Where either is missing the call passes to the MPI, counted.
+ * advances papcoll (papcoll_mpi_advances_requests: MPI's progress hook, MPICH's or Open
+ * MPI's, or the progress thread). It needs the communicator's papcoll communicator to
+ * exist already (made by an earlier blocking call or an init): making one is collective,
+ * and a post must not wait for the other ranks. Where either is missing the call passes
+ * to the MPI, counted.
  *
  * A persistent request must stay a request the MPI knows: the program may MPI_Wait,
  * MPI_Test, MPI_Waitany or MPI_Request_get_status it, and those are not intercepted. So the

@@ -99,7 +99,8 @@ def test_nonblocking_program_same_with_and_without_preload(tmp_path, ranks, mode
         return int(lines[-1].split()[1])
 
     report_path = tmp_path / "report.json"
-    # Open MPI advances papcoll inside MPI's calls only with papcoll's progress thread
+    # MPI's calls advance papcoll under both MPIs (their progress hooks), with or without
+    # papcoll's progress thread
     environment = {"PAPCOLL_REPORT": str(report_path), "PAPCOLL_MIN_BYTES": "0",
                    **({"PAPCOLL_PROGRESS": "thread"} if mode == "multiple" else {})}
     # Open MPI skips the calls on freed communicators (its own crash, see the program)
@@ -110,11 +111,8 @@ def test_nonblocking_program_same_with_and_without_preload(tmp_path, ranks, mode
     if FLAVOR == "mpich":
         # 2 blocking calls; 5 posts, 3 inits and 15 starts, all papcoll's
         assert (totals["calls"], nonblocking, totals["native_calls"]) == (25, 23, 0), totals
-    elif mode == "multiple":  # Open MPI: 1 blocking call, 4 posts, 2 inits, 12 starts
+    else:  # Open MPI: 1 blocking call, 4 posts, 2 inits, 12 starts, all papcoll's
         assert (totals["calls"], nonblocking, totals["native_calls"]) == (19, 18, 0), totals
-    else:  # the posts and inits go to MPI, each counted; MPI's own starts pass unseen
-        assert (totals["calls"], nonblocking) == (7, 6), totals
-        assert totals["native_reasons"] == {"no_progress": 6}, totals
 
 
 @pytest.mark.parametrize("algorithm", [info.name for info in ALL_REDUCES] + ["native"])

@@ -11,12 +11,7 @@
 
 /* Completes requests[0] (papcoll's) and the rest (the program's) together. */
 static int complete_all(MPI_Request *requests, int count) {
-    int provided = MPI_THREAD_SINGLE;
-    MPI_Query_thread(&provided);
-    int inside_mpi = provided == MPI_THREAD_MULTIPLE; /* the progress thread runs */
-#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION >= 40300000
-    inside_mpi = 1; /* MPICH's progress hook advances papcoll */
-#endif
+    int inside_mpi = papcoll_mpi_advances_requests(); /* MPI's hook or the thread */
     if (!inside_mpi) {
         int code = papcoll_wait(&requests[0], MPI_STATUS_IGNORE);
         if (code != MPI_SUCCESS) return code;
