@@ -13,6 +13,16 @@
  * after PERSISTENT_HISTORY / 2 + 1 starts. Requests of a fixed, not PAP-aware, algorithm
  * send nothing.
  *
+ * A prediction is used only while it has been right (second session of issue 33): each
+ * start's times also judge the prediction that start ran on, by the arrival class auto
+ * decides on (arrival_class.h): predicted class against the class of what happened. When
+ * most of the last PERSISTENT_HISTORY judged predictions missed, the pattern is one the
+ * history does not foretell (a late rank drawn at random each call: the median names a
+ * rank that was late twice, and straggler then waits for the wrong one), and the start is
+ * decided as balanced; predictions are still made and judged, and trusted again once most
+ * are right. A one-late pattern is never affected: its predictions hit from the first.
+ * Judgments come from the same history on every rank, so they agree.
+ *
  * Init is collective (as MPI's is): it duplicates the communicator, since starts of several
  * persistent requests may come in different orders on different ranks (MPI-4.1 6.13), and
  * calibrates tau if the communicator has not yet. Free is local.
@@ -51,6 +61,9 @@ struct papcoll_persistent {
     double *times;             /* P: the current start's times, rank 0's clock */
     double *history;           /* PERSISTENT_HISTORY x P latenesses, oldest overwritten */
     double *predicted;         /* P */
+    uint8_t missed[PERSISTENT_HISTORY]; /* per judged start: its prediction missed */
+    int64_t judged;            /* starts whose prediction was judged */
+    uint8_t *actual_classes;   /* P: scratch, the class of what happened */
     MPI_Request *arrival_requests; /* 2 (P - 1) */
     auto_choice last_choice;
     /* auto's decision for the last arrival class (persistent_decide), and its scratch */
@@ -66,6 +79,7 @@ static void release(papcoll_persistent *p) {
     free(p->times);
     free(p->history);
     free(p->predicted);
+    free(p->actual_classes);
     free(p->arrival_requests);
     free(p->classes);
     free(p->decided_classes);
@@ -94,13 +108,15 @@ int papcoll_allreduce_init(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
     p->times = calloc(ranks, sizeof *p->times);
     p->history = calloc(PERSISTENT_HISTORY * ranks, sizeof *p->history);
     p->predicted = calloc(ranks, sizeof *p->predicted);
+    p->actual_classes = malloc(ranks);
     p->arrival_requests = malloc(2 * ranks * sizeof *p->arrival_requests);
     p->classes = malloc(ranks);
     p->decided_classes = malloc(ranks);
     p->profile = malloc(ranks);
     p->class_arrivals = malloc(ranks * sizeof *p->class_arrivals);
     p->comm = MPI_COMM_NULL;
-    if (!p->times || !p->history || !p->predicted || !p->arrival_requests || !p->classes ||
+    if (!p->times || !p->history || !p->predicted || !p->actual_classes ||
+        !p->arrival_requests || !p->classes ||
         !p->decided_classes || !p->profile || !p->class_arrivals) {
         release(p);
         return record_error(MPI_ERR_NO_MEM, "papcoll_allreduce_init: out of memory");
@@ -157,7 +173,29 @@ static int compare_doubles(const void *a, const void *b) {
 
 /* The last start's times (all received: its request completed) into the history, and the
  * prediction for the next: each rank's median lateness over the history. 0: no history. */
-static int predict(papcoll_persistent *p) {
+/* Judges the prediction the last start ran on (p->predicted still holds it) against row,
+ * what happened, by their arrival classes in units of P tau. */
+static void judge_prediction(papcoll_persistent *p, const double *row, double tau) {
+    int32_t ranks = p->pc->size;
+    double unit = tau * ranks;
+    arrival_class_of(p->predicted, ranks, unit, p->classes, p->class_arrivals);
+    arrival_class_of(row, ranks, unit, p->actual_classes, p->class_arrivals);
+    p->missed[p->judged % PERSISTENT_HISTORY] =
+        memcmp(p->classes, p->actual_classes, (size_t)ranks) != 0;
+    p->judged++;
+}
+
+/* 1 while most of the last judged predictions were right (or none was judged yet). */
+static int prediction_trusted(const papcoll_persistent *p) {
+    int64_t kept = p->judged < PERSISTENT_HISTORY ? p->judged : PERSISTENT_HISTORY;
+    int misses = 0;
+    for (int64_t k = 0; k < kept; k++) misses += p->missed[k];
+    return 2 * misses <= kept;
+}
+
+/* Takes the last start's times into the history and predicts this start's arrivals into
+ * p->predicted; 1 when that prediction is to be used (there is one, and it is trusted). */
+static int predict(papcoll_persistent *p, double tau) {
     int32_t ranks = p->pc->size;
     if (p->starts == 0) return 0;
     double earliest = INFINITY;
@@ -165,6 +203,7 @@ static int predict(papcoll_persistent *p) {
         if (p->times[r] < earliest) earliest = p->times[r];
     double *row = &p->history[((p->starts - 1) % PERSISTENT_HISTORY) * ranks];
     for (int32_t r = 0; r < ranks; r++) row[r] = p->times[r] - earliest;
+    if (p->starts >= 2) judge_prediction(p, row, tau);
     int64_t kept = p->starts < PERSISTENT_HISTORY ? p->starts : PERSISTENT_HISTORY;
     double values[PERSISTENT_HISTORY];
     for (int32_t r = 0; r < ranks; r++) {
@@ -176,7 +215,7 @@ static int predict(papcoll_persistent *p) {
     for (int32_t r = 0; r < ranks; r++)
         if (p->predicted[r] < least) least = p->predicted[r];
     for (int32_t r = 0; r < ranks; r++) p->predicted[r] -= least;
-    return 1;
+    return prediction_trusted(p);
 }
 
 /* After a start failed before its post: the start times already in flight must not write
@@ -281,10 +320,10 @@ int papcoll_start_notifying(papcoll_persistent *p, MPI_Request *request,
     double now = MPI_Wtime() + pc->monitor.clock_offset;
     const double *arrivals = NULL;
     double tau = 0;
-    if (p->exchanges && predict(p)) {
-        arrivals = p->predicted;
+    if (p->exchanges) {
         tau = monitor_tau(pc, (double)((p->count + pc->size - 1) / pc->size) *
                                   (double)p->extent);
+        if (predict(p, tau)) arrivals = p->predicted;
     }
     papcoll_operation *op = &p->operation;
     op->plan = NULL;

@@ -211,36 +211,43 @@ static void refusals(papcoll_comm *pc) {
            MPI_SUCCESS, "success");
 }
 
-/* The last rank starts LATE seconds after the others at every start: a persistent auto
- * request must see it in its own history by the third start (PERSISTENT_HISTORY = 3). */
-static void persistent_learns_late_rank(papcoll_comm *pc) {
-    enum { COUNT = 1 << 18, STARTS = 5 };
+/* One rank starts 20 ms after the others at every start: always the last rank (moving 0),
+ * or rank s mod P at start s (moving 1). A persistent auto request must see a steady late
+ * rank in its own history from its second start; a moving one it cannot foretell, and
+ * after its first wrong prediction (start 2) it must stop deciding from arrivals, rather
+ * than wait for the rank the median names (persistent.c: predictions are judged). */
+static void persistent_late_rank(papcoll_comm *pc, int moving) {
+    enum { COUNT = 1 << 18 };
+    const int starts = moving ? 8 : 5;
     const double late = 0.02;
     long *input = malloc(COUNT * sizeof(long)), *output = malloc(COUNT * sizeof(long));
     fill(input, COUNT);
     papcoll_persistent *persistent = NULL;
     int code = papcoll_allreduce_init(pc, input, output, COUNT, MPI_LONG, MPI_SUM,
                                       &persistent);
-    int first_seen = -1, wrong = 0;
-    for (int s = 0; s < STARTS && code == MPI_SUCCESS; s++) {
+    int first_seen = -1, last_seen = -1, wrong = 0;
+    for (int s = 0; s < starts && code == MPI_SUCCESS; s++) {
         MPI_Barrier(MPI_COMM_WORLD);
-        if (rank == ranks - 1) sleep_seconds(late);
+        if (rank == (moving ? s % ranks : ranks - 1)) sleep_seconds(late);
         MPI_Request request;
         code = papcoll_start(persistent, &request);
         if (code == MPI_SUCCESS) code = wait_for(&request);
         wrong += code == MPI_SUCCESS ? wrong_elements(output, COUNT) : 0;
         papcoll_choice choice;
         papcoll_persistent_last_choice(persistent, &choice, NULL);
+        if (choice.from_arrivals) last_seen = s + 1;
         if (first_seen < 0 && choice.from_arrivals) first_seen = s + 1;
     }
-    expect("persistent auto, one late rank, five starts", code == MPI_SUCCESS && wrong
-           ? MPI_ERR_OTHER : code, MPI_SUCCESS, "success");
+    expect(moving ? "persistent auto, a moving late rank, eight starts"
+                  : "persistent auto, one late rank, five starts",
+           code == MPI_SUCCESS && wrong ? MPI_ERR_OTHER : code, MPI_SUCCESS, "success");
     if (ranks > 1) {
-        int seen_by_second = first_seen == 2;
-        expect("  ...decided from the late rank from its second start",
-               seen_by_second ? MPI_SUCCESS : MPI_ERR_OTHER, MPI_SUCCESS, "success");
-        if (!seen_by_second) printf("     rank %d: first start from arrivals: %d\n", rank,
-                                    first_seen);
+        int right = moving ? last_seen <= 2 : first_seen == 2;
+        expect(moving ? "  ...no start after its first miss decided from arrivals"
+                      : "  ...decided from the late rank from its second start",
+               right ? MPI_SUCCESS : MPI_ERR_OTHER, MPI_SUCCESS, "success");
+        if (!right) printf("     rank %d: starts from arrivals: first %d, last %d\n", rank,
+                           first_seen, last_seen);
     }
     papcoll_persistent_free(&persistent);
     free(input);
@@ -277,7 +284,8 @@ int main(int argc, char **argv) {
     nine_shapes(pc);
     free_with_operations();
     refusals(pc);
-    persistent_learns_late_rank(pc);
+    persistent_late_rank(pc, 0);
+    persistent_late_rank(pc, 1);
     progress_refusals();
     expect("free the communicator, nothing outstanding", papcoll_comm_free(&pc), MPI_SUCCESS,
            "success");
