@@ -17,7 +17,7 @@ int call_plan_prepare(papcoll_comm *pc, plan_cache *cache, const algorithm_entry
     if ((*out = plan_cache_find(cache, &key)) != NULL) return MPI_SUCCESS;
     executor_plan *plan = plan_cache_free_slot(cache);
     /* Every cached plan is in use by operations in flight: this one gets a plan of its
-     * own, marked by users -1 (nonblocking.c frees it with the operation). Refusing would
+     * own, marked uncached (nonblocking.c frees it with the operation). Refusing would
      * depend on how far this rank got, and the others would hang. */
     int uncached = plan == NULL;
     if (uncached && (plan = calloc(1, sizeof *plan)) == NULL)
@@ -55,7 +55,7 @@ int call_plan_prepare(papcoll_comm *pc, plan_cache *cache, const algorithm_entry
         if (uncached) free(plan);
         return record_error(MPI_ERR_NO_MEM, "papcoll: out of memory preparing a schedule");
     }
-    if (uncached) plan->users = -1;
+    plan->uncached = uncached;
     *out = plan;
     return MPI_SUCCESS;
 }

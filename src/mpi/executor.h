@@ -34,6 +34,9 @@ typedef struct executor_plan {
      * changed with __atomic builtins, as an operation lets go in whatever thread
      * completes it */
     int32_t users;
+    /* 1: built outside the cache, every cached plan being in use (call_plan.c); whoever
+     * asked for it owns it and frees it (only non-blocking posts hold cached plans) */
+    int32_t uncached;
 } executor_plan;
 
 /* Memory the executor reuses across calls; grows, never shrinks until the context is freed. */

@@ -116,9 +116,8 @@ int papcoll_iallreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
         free(op);
         return code;
     }
-    op->plan_owned = op->plan != NULL && op->plan->users < 0; /* call_plan.c: uncached */
-    if (op->plan_owned) op->plan->users = 0;
-    else if (op->plan != NULL) __atomic_add_fetch(&op->plan->users, 1, __ATOMIC_ACQ_REL);
+    op->plan_owned = op->plan != NULL && op->plan->uncached;
+    if (op->plan != NULL && !op->plan_owned) __atomic_add_fetch(&op->plan->users, 1, __ATOMIC_ACQ_REL);
     __atomic_add_fetch(&pc->nonblocking_outstanding, 1, __ATOMIC_ACQ_REL);
     op->sequence = pc->nonblocking_posted++;
     op->window = (int)(op->sequence % pc->tag_windows);
