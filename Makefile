@@ -128,10 +128,14 @@ demo: build
 # seed 000 Table 5: data-parallel SGD with one slow rank (rank 1, 10 ms a step), the
 # gradients averaged by ring, prr, straggler, auto and MPI_Allreduce itself (native); speedups
 # against ring (examples/). 4 epochs x 3 interleaved repeats: about a minute on 2 cores.
+# one slow rank, then none: the overlapping hook (auto+overlap) beside the blocking one,
+# MPI_Allreduce and gloo's own all-reduce, in both
 demo-train: build $(TRAINING_INSTALLED)
 	$(PYTHON) examples/train_sgd.py --ranks 4 \
 		--algorithm ring,prr,straggler,auto,auto+overlap,native,gloo \
 		--straggler 1:10 --epochs 4 --repeats 3
+	$(PYTHON) examples/train_sgd.py --ranks 4 --algorithm auto,auto+overlap,native,gloo \
+		--straggler none --epochs 4 --repeats 3
 
 lint: build $(TESTING_INSTALLED)
 	$(VENV)/bin/ruff check python tests examples

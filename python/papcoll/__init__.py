@@ -29,12 +29,13 @@ if TYPE_CHECKING:
     from .communicator import PersistentRequest as PersistentRequest
     from .communicator import Prediction as Prediction
     from .communicator import Request as Request
+    from .communicator import mpi_advances_requests as mpi_advances_requests
 
 __version__ = "0.1.0"
 
 # Not in __all__: `from papcoll import *` must not start MPI either.
 _MPI_NAMES = ("Choice", "Communicator", "Config", "PersistentRequest", "Prediction",
-              "Request")
+              "Request", "mpi_advances_requests")
 
 
 def __getattr__(name: str) -> Any:

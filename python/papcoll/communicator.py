@@ -20,6 +20,8 @@ module checks that at import and refuses a mismatch with a message that names bo
 
 from __future__ import annotations
 
+import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -326,6 +328,7 @@ class Communicator:
         MPI.Request for MPI.Request.Waitall and friends, which complete it where MPI advances
         papcoll (docs/nonblocking.md: MPICH, or the progress thread)."""
         handle = self._live()
+        _complete_orphans()
         send_pointer, receive, datatype = _buffers(sendbuf, recvbuf)
         request = MPI.Request()
         _check(_lib.papcoll_iallreduce_from_handles(
@@ -407,35 +410,85 @@ def _buffers(sendbuf: Any, recvbuf: Any) -> tuple[Any, np.ndarray, MPI.Datatype]
     return send_pointer, receive, datatype
 
 
+def mpi_advances_requests() -> bool:
+    """True where MPI's own completion calls (MPI.Request.Waitall over `Request.mpi` and
+    the program's requests) advance papcoll's operations: MPI's progress hook (MPICH >= 4.3,
+    Open MPI >= 4) or a running progress thread (papcoll_mpi_advances_requests). Elsewhere
+    complete papcoll's requests with their wait() or test()."""
+    return bool(_lib.papcoll_mpi_advances_requests())
+
+
+class _Flight:
+    """What a posted all-reduce keeps alive until it completes: its mpi4py request and its
+    buffers (None once completed). Its Request holds it; a Request dropped unfinished hands
+    it to _orphans, so that Python does not free memory MPI may still write."""
+
+    __slots__ = ("mpi", "buffers")
+
+    def __init__(self, mpi: MPI.Request, buffers: tuple[Any, ...]) -> None:
+        self.mpi = mpi
+        self.buffers: tuple[Any, ...] | None = buffers
+
+
+_orphans: list[_Flight] = []
+_orphans_lock = threading.Lock()
+
+
+def _adopt(flight: _Flight) -> None:
+    """A Request was collected: keeps its buffers until the all-reduce completes."""
+    if flight.buffers is not None:
+        with _orphans_lock:
+            _orphans.append(flight)
+
+
+def _complete_orphans() -> int:
+    """Completes the dropped requests that finished, and lets their buffers go; called at
+    every post, start, wait and test. Only the orphans list holds them, so no other thread
+    tests them. An error of a dropped request has nobody to reach and is not raised.
+    Returns how many are still in flight."""
+    with _orphans_lock:
+        flag = ffi.new("int *")
+        for flight in list(_orphans):
+            _lib.papcoll_test_from_handle(ffi.cast("void *", MPI._addressof(flight.mpi)), flag)
+            if flag[0]:
+                flight.buffers = None
+                _orphans.remove(flight)
+        return len(_orphans)
+
+
 class Request:
     """A non-blocking all-reduce in flight (Communicator.iallreduce, PersistentRequest.start).
 
     `mpi` is the mpi4py MPI.Request (a generalized request); wait() and test() advance
-    papcoll's operations whatever the progress setting. The buffers are kept alive here
-    until it completes."""
+    papcoll's operations whatever the progress setting. The buffers are kept alive until
+    it completes, even if this Request is dropped without wait() (then papcoll completes
+    it at a later post, start, wait or test)."""
 
     def __init__(self, request: MPI.Request, result: Any, buffers: tuple[Any, ...]) -> None:
         self.mpi = request
         self._result = result
-        self._buffers: tuple[Any, ...] | None = buffers
+        self._flight = _Flight(request, buffers)
+        weakref.finalize(self, _adopt, self._flight)
 
     def wait(self) -> Any:
         """Completes the all-reduce (papcoll_wait) and returns its result."""
-        if self._buffers is not None:
+        if self._flight.buffers is not None:
             _check(_lib.papcoll_wait_from_handle(ffi.cast("void *",
                                                           MPI._addressof(self.mpi))))
-            self._buffers = None
+            self._flight.buffers = None
+        _complete_orphans()
         return self._result
 
     def test(self) -> bool:
         """True once the all-reduce completed (papcoll_test); then wait() returns at once."""
-        if self._buffers is None:
+        _complete_orphans()
+        if self._flight.buffers is None:
             return True
         flag = ffi.new("int *")
         _check(_lib.papcoll_test_from_handle(ffi.cast("void *", MPI._addressof(self.mpi)),
                                              flag))
         if flag[0]:
-            self._buffers = None
+            self._flight.buffers = None
         return bool(flag[0])
 
 
@@ -451,6 +504,7 @@ class PersistentRequest:
     def start(self) -> Request:
         if self._handle is None:
             raise ValueError("this PersistentRequest has been freed")
+        _complete_orphans()
         request = MPI.Request()
         _check(_lib.papcoll_start_from_handle(self._handle,
                                               ffi.cast("void *", MPI._addressof(request))))
@@ -466,6 +520,7 @@ class PersistentRequest:
         if self._handle is None or MPI.Is_finalized():
             self._handle = None
             return
+        _complete_orphans()  # a dropped start's request, completed, lets free go ahead
         handle = ffi.new("papcoll_persistent **", self._handle)
         _check(_lib.papcoll_persistent_free(handle))
         self._handle = None

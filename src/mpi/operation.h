@@ -51,14 +51,13 @@ int progress_begin(papcoll_operation *op);
  * starts it, the last one's release stops it. */
 int progress_thread_acquire(void);
 void progress_thread_release(void);
-/* The MPI library's hook (progress_hook.c) calls this from inside its progress: it advances
- * every operation unless the engine is busy (someone else advances it), and when none is
- * left in flight calls when_idle (if given) with the lock still held and returns 1. */
-int progress_advance_from_hook(void (*when_idle)(void));
-
 /* progress_hook.c; each called with the engine's lock held */
-/* Registers MPI's progress hook if this MPI has one and it is not registered now. */
-void progress_hook_ensure(void);
+/* Registers MPI's progress hook if this MPI has one and it is not registered now. The hook
+ * calls advance from inside MPI's progress (progress.c hands its engine's entry): it
+ * advances every operation unless the engine is busy (someone else advances it), and when
+ * none is left in flight calls when_idle (if given) with the lock still held and returns
+ * 1. */
+void progress_hook_ensure(int (*advance)(void (*when_idle)(void)));
 /* 1 unless this MPI has no hook or refused it: then only papcoll's own calls (and the
  * progress thread) advance papcoll. */
 int progress_hook_available(void);

@@ -131,7 +131,8 @@ static void advance_all(int inside_mpi_progress) {
     }
 }
 
-int progress_advance_from_hook(void (*when_idle)(void)) {
+/* MPI's progress hook calls this (progress_hook_ensure). */
+static int advance_from_hook(void (*when_idle)(void)) {
     if (pthread_mutex_trylock(&engine) != 0) return 0;
     advance_all(1);
     int idle = running == NULL;
@@ -154,7 +155,7 @@ int progress_begin(papcoll_operation *op) {
     }
     op->next = running;
     running = op;
-    progress_hook_ensure();
+    progress_hook_ensure(advance_from_hook);
     pthread_cond_signal(&work_arrived);
     pthread_mutex_unlock(&engine);
     return MPI_SUCCESS;

@@ -47,9 +47,12 @@
 #endif
 
 /* All guarded by the engine's lock (progress.c): the hook functions below are called with it
- * held, except the callbacks, which take it through progress_advance_from_hook. */
+ * held, except the callbacks, which take it through advance_engine. */
 static int registered; /* MPICH: registered now; Open MPI: registered for good */
 static int failed;     /* registration was refused, or the symbol is missing: no hook */
+/* The engine's entry for MPI's progress (progress_advance_from_hook), handed over at
+ * registration so that this file does not call back into progress.c by name. */
+static int (*advance_engine)(void (*when_idle)(void));
 
 static void stay_loaded(void) {
     static int done;
@@ -63,13 +66,15 @@ static void forget_registration(void) { registered = 0; }
 
 static int mpich_poll(MPIX_Async_thing thing) {
     (void)thing;
-    return progress_advance_from_hook(forget_registration) ? MPIX_ASYNC_DONE
+    return advance_engine(forget_registration) ? MPIX_ASYNC_DONE
                                                           : MPIX_ASYNC_NOPROGRESS;
 }
 
 static int register_hook(void) {
     return MPIX_Async_start(mpich_poll, NULL, MPIX_STREAM_NULL) == MPI_SUCCESS;
 }
+
+static int hook_exists(void) { return 1; } /* a refusal shows only when registering */
 
 static int request_is_complete(MPI_Request request) {
     return MPIX_Request_is_complete(request);
@@ -99,9 +104,11 @@ static int (*find_opal_register(void))(opal_callback) {
 }
 
 static int opal_poll(void) {
-    progress_advance_from_hook(NULL);
+    advance_engine(NULL);
     return 0; /* events: only opal_progress's choice to yield reads it */
 }
+
+static int hook_exists(void) { return find_opal_register() != NULL; }
 
 static int register_hook(void) {
     int (*opal_register)(opal_callback) = find_opal_register();
@@ -113,19 +120,20 @@ int (*progress_hook_request_check(void))(MPI_Request) { return NULL; }
 #endif
 
 #if MPICH_HOOK || OPEN_MPI_HOOK
-void progress_hook_ensure(void) {
+void progress_hook_ensure(int (*advance)(void (*when_idle)(void))) {
     if (registered || failed) return;
+    advance_engine = advance;
     stay_loaded();
     registered = register_hook();
     failed = !registered;
 }
 
 int progress_hook_available(void) {
-    if (!failed && !registered && OPEN_MPI_HOOK) progress_hook_ensure(); /* kept for good */
+    if (!registered && !failed && !hook_exists()) failed = 1;
     return !failed;
 }
 #else
-void progress_hook_ensure(void) {}
+void progress_hook_ensure(int (*advance)(void (*when_idle)(void))) { (void)advance; }
 int progress_hook_available(void) { return 0; }
 int (*progress_hook_request_check(void))(MPI_Request) { return NULL; }
 #endif
