@@ -14,10 +14,10 @@
  * send nothing.
  *
  * A prediction is used only while it has been right (second session of issue 33): each
- * start's times also judge the prediction that start ran on, by the arrival class auto
- * decides on (arrival_class.h): predicted class against the class of what happened. When
- * most of the last PERSISTENT_HISTORY judged predictions missed, the pattern is one the
- * history does not foretell (a late rank drawn at random each call: the median names a
+ * start's times also judge the prediction that start ran on: did the rank it named as last
+ * come last (within an on-time unit), or, where it named none, did none. When most of the
+ * last PERSISTENT_HISTORY judged predictions missed, the pattern is one the history does
+ * not foretell (a late rank drawn at random each call: the median names a
  * rank that was late twice, and straggler then waits for the wrong one), and the start is
  * decided as balanced; predictions are still made and judged, and trusted again once most
  * are right. A one-late pattern is never affected: its predictions hit from the first.
@@ -63,7 +63,6 @@ struct papcoll_persistent {
     double *predicted;         /* P */
     uint8_t missed[PERSISTENT_HISTORY]; /* per judged start: its prediction missed */
     int64_t judged;            /* starts whose prediction was judged */
-    uint8_t *actual_classes;   /* P: scratch, the class of what happened */
     MPI_Request *arrival_requests; /* 2 (P - 1) */
     auto_choice last_choice;
     /* auto's decision for the last arrival class (persistent_decide), and its scratch */
@@ -79,7 +78,6 @@ static void release(papcoll_persistent *p) {
     free(p->times);
     free(p->history);
     free(p->predicted);
-    free(p->actual_classes);
     free(p->arrival_requests);
     free(p->classes);
     free(p->decided_classes);
@@ -108,15 +106,13 @@ int papcoll_allreduce_init(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
     p->times = calloc(ranks, sizeof *p->times);
     p->history = calloc(PERSISTENT_HISTORY * ranks, sizeof *p->history);
     p->predicted = calloc(ranks, sizeof *p->predicted);
-    p->actual_classes = malloc(ranks);
     p->arrival_requests = malloc(2 * ranks * sizeof *p->arrival_requests);
     p->classes = malloc(ranks);
     p->decided_classes = malloc(ranks);
     p->profile = malloc(ranks);
     p->class_arrivals = malloc(ranks * sizeof *p->class_arrivals);
     p->comm = MPI_COMM_NULL;
-    if (!p->times || !p->history || !p->predicted || !p->actual_classes ||
-        !p->arrival_requests || !p->classes ||
+    if (!p->times || !p->history || !p->predicted || !p->arrival_requests || !p->classes ||
         !p->decided_classes || !p->profile || !p->class_arrivals) {
         release(p);
         return record_error(MPI_ERR_NO_MEM, "papcoll_allreduce_init: out of memory");
@@ -174,14 +170,22 @@ static int compare_doubles(const void *a, const void *b) {
 /* The last start's times (all received: its request completed) into the history, and the
  * prediction for the next: each rank's median lateness over the history. 0: no history. */
 /* Judges the prediction the last start ran on (p->predicted still holds it) against row,
- * what happened, by their arrival classes in units of P tau. */
+ * what happened, on what auto's choice rests: which rank comes last. A prediction that
+ * named a late rank hit when that rank arrived within one on-time unit of the last
+ * arrival; a balanced one (no rank an on-time unit late) hit when no rank was. The unit is
+ * arrival_class.h's (the larger of P tau and the jitter of ranks sharing cores), so the
+ * scheduling noise among on-time ranks never counts as a miss. */
 static void judge_prediction(papcoll_persistent *p, const double *row, double tau) {
     int32_t ranks = p->pc->size;
-    double unit = tau * ranks;
-    arrival_class_of(p->predicted, ranks, unit, p->classes, p->class_arrivals);
-    arrival_class_of(row, ranks, unit, p->actual_classes, p->class_arrivals);
-    p->missed[p->judged % PERSISTENT_HISTORY] =
-        memcmp(p->classes, p->actual_classes, (size_t)ranks) != 0;
+    double unit = fmax(tau * ranks, ARRIVAL_JITTER_SECONDS);
+    int32_t named = 0;
+    double latest = 0;
+    for (int32_t r = 0; r < ranks; r++) {
+        if (p->predicted[r] > p->predicted[named]) named = r;
+        if (row[r] > latest) latest = row[r];
+    }
+    int hit = p->predicted[named] < unit ? latest < unit : row[named] >= latest - unit;
+    p->missed[p->judged % PERSISTENT_HISTORY] = !hit;
     p->judged++;
 }
 
