@@ -146,6 +146,10 @@ typedef struct papcoll_algorithm_info {
     int32_t reduce_scatter;       /* 1: a reduce-scatter, not an all-reduce: rank r ends with
                                      block r of P near-equal blocks (rs_halving, priority_rs);
                                      papcoll_allreduce refuses it */
+    /* 1: every result element is the canonical order's value, the rank-order left fold
+     * ((x0 op x1) op x2) ... op x(P-1), whatever the count, segmentation and arrivals: the
+     * algorithm keeps reproducible mode (issue 34; the verifier proves it per schedule) */
+    int32_t canonical_order;
 } papcoll_algorithm_info;
 
 int32_t papcoll_algorithm_count(void);
@@ -196,6 +200,10 @@ typedef struct papcoll_verify_options {
     int64_t eager_limit_bytes;
     /* Also run every schedule with the send and receive buffers aliased (MPI_IN_PLACE). */
     int32_t check_in_place;
+    /* 1: reproducible mode (issue 34, docs/reproducible.md): every result element must be
+     * the rank-order left fold ((x0 op x1) op x2) ... op x(P-1); a schedule that forms one
+     * otherwise fails, its reason naming the element and the REDUCE's operands. */
+    int32_t require_canonical_order;
 } papcoll_verify_options;
 
 typedef struct papcoll_verify_report {
@@ -215,6 +223,11 @@ typedef struct papcoll_verify_report {
     int64_t lower_bound_bytes;    /* ceil(2 (P-1)/P x count) x elem_size, seed 001 Lemma 4 */
     int64_t max_ops;              /* operations in the longest schedule */
     int64_t max_scratch_elements; /* scratch the hungriest rank declares */
+    /* Issue 34 (appended): every result element is the rank-order left fold
+     * ((x0 op x1) op x2) ... op x(P-1), bit for bit the same whatever the algorithm, so
+     * the algorithm keeps reproducible mode; else canonical_break says where it is not. */
+    int32_t canonical_order;
+    char canonical_break[256];
 } papcoll_verify_report;
 
 /* Builds the schedules of all P ranks and runs them symbolically. Returns PAPCOLL_OK when the

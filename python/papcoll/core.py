@@ -28,6 +28,7 @@ class AlgorithmInfo:
     needs_arrivals: bool
     needs_groups: bool = False
     reduce_scatter: bool = False
+    canonical_order: bool = False  # keeps reproducible mode (the rank-order left fold)
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,9 @@ class VerifyReport:
     lower_bound_bytes: int
     max_ops: int
     max_scratch_elements: int
+    # every result element is the rank-order left fold (reproducible mode); else where not
+    canonical_order: bool = False
+    canonical_break: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -82,6 +86,7 @@ def _info(raw: Any) -> AlgorithmInfo:
         needs_arrivals=bool(raw.needs_arrivals),
         needs_groups=bool(raw.needs_groups),
         reduce_scatter=bool(raw.reduce_scatter),
+        canonical_order=bool(raw.canonical_order),
     )
 
 
@@ -206,13 +211,16 @@ def _report(raw: Any) -> VerifyReport:
         lower_bound_bytes=raw.lower_bound_bytes,
         max_ops=raw.max_ops,
         max_scratch_elements=raw.max_scratch_elements,
+        canonical_order=bool(raw.canonical_order),
+        canonical_break=_text(raw.canonical_break),
     )
 
 
-def _options(eager_limit_bytes: int, check_in_place: bool) -> Any:
+def _options(eager_limit_bytes: int, check_in_place: bool, reproducible: bool) -> Any:
     options = ffi.new("papcoll_verify_options *")
     options.eager_limit_bytes = eager_limit_bytes
     options.check_in_place = int(check_in_place)
+    options.require_canonical_order = int(reproducible)
     return options
 
 
@@ -224,11 +232,14 @@ def verify(
     context: Context | None = None,
     eager_limit_bytes: int = 0,
     check_in_place: bool = True,
+    reproducible: bool = False,
 ) -> VerifyReport:
     """Builds all `ranks` schedules and verifies them symbolically.
 
     eager_limit_bytes: messages up to this size complete without their receive; larger ones
     block until it is posted (0, the default, is the strictest; negative: all eager).
+    reproducible: also require every result element to be the rank-order left fold
+    ((x0 op x1) op x2) ... (reproducible mode; the report's canonical_break says where not).
     Raises PapcollError when a schedule cannot be built (bad input, unsupported case).
     """
     raw_context, _keep = _c_context(context)
@@ -236,14 +247,15 @@ def verify(
     error = ffi.new("char[]", _ERROR_SIZE)
     status = lib.papcoll_verify(
         c_string(algorithm_name, "algorithm name"), ranks, count, elem_size, raw_context,
-        _options(eager_limit_bytes, check_in_place), report, error, _ERROR_SIZE,
+        _options(eager_limit_bytes, check_in_place, reproducible), report, error, _ERROR_SIZE,
     )
     _raise(status, error)
     return _report(report)
 
 
 def verify_texts(
-    texts: Sequence[str], eager_limit_bytes: int = 0, check_in_place: bool = True
+    texts: Sequence[str], eager_limit_bytes: int = 0, check_in_place: bool = True,
+    reproducible: bool = False,
 ) -> VerifyReport:
     """Verifies hand-written schedules: texts[r] is rank r's, in the dump format."""
     error = ffi.new("char[]", _ERROR_SIZE)
@@ -256,8 +268,8 @@ def verify_texts(
             schedules[rank] = slot[0]
         report = ffi.new("papcoll_verify_report *")
         status = lib.papcoll_verify_schedules(
-            schedules, len(texts), _options(eager_limit_bytes, check_in_place), report, error,
-            _ERROR_SIZE,
+            schedules, len(texts), _options(eager_limit_bytes, check_in_place, reproducible),
+            report, error, _ERROR_SIZE,
         )
         _raise(status, error)
         return _report(report)

@@ -70,12 +70,18 @@ typedef struct verifier {
     int32_t elem_size;
     int32_t words;             /* 64-bit words per contribution set */
     int in_place;
+    int require_fold;          /* papcoll_verify_options.require_canonical_order */
     int64_t eager_limit;
     /* value pool: value v has bits[v * words ..], and, if ordered, covers ranks low..high
      * combined left to right */
     uint64_t *bits;
     int32_t *low, *high;
     uint8_t *ordered;
+    /* reproducible mode (issue 34): fold_end[v] = k when v is the rank-order left fold
+     * ((x0 op x1) op ...) op xk, else -1 (rank 0's own contribution is the fold up to 0);
+     * left_operand / right_operand: what a REDUCE combined into v (0 for contributions),
+     * to name the operands where a result breaks the fold */
+    int32_t *fold_end, *left_operand, *right_operand;
     int32_t value_count;
     size_t value_capacity;
     interval_map *maps;        /* ranks x BUFFERS_PER_RANK */
@@ -119,6 +125,11 @@ int32_t new_value(verifier *v);
 /* The lowest rank whose contribution value lacks, or -1 when it has all. */
 PAPCOLL_HIDDEN
 int32_t first_missing_contribution(const verifier *v, int32_t value);
+/* Where value, a result element, is not the rank-order left fold of all P contributions:
+ * writes the first combination that breaks it, with its operands, into text ("" when it is
+ * the fold). */
+PAPCOLL_HIDDEN
+void describe_canonical_break(const verifier *v, int32_t value, char *text, size_t size);
 /* left (op) right; reports and returns UNDEFINED_VALUE on a double count. */
 PAPCOLL_HIDDEN
 int32_t combine(verifier *v, int32_t left, int32_t right, int32_t rank, int32_t op,

@@ -22,6 +22,7 @@
  * distinct intervals, not with count: 2^20 + 3 elements cost what 1009 do.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -226,6 +227,9 @@ static void release(verifier *v) {
     free(v->low);
     free(v->high);
     free(v->ordered);
+    free(v->fold_end);
+    free(v->left_operand);
+    free(v->right_operand);
     free(v->pool.items);
     free(v->scratch_a.items);
     free(v->scratch_b.items);
@@ -251,6 +255,7 @@ static void run(verifier *v) {
         v->bits[(size_t)value * v->words + r / 64] |= 1ull << (r % 64);
         v->low[value] = v->high[value] = r;
         v->ordered[value] = 1;
+        v->fold_end[value] = r == 0 ? 0 : -1;
     }
     for (int32_t r = 0; r < v->ranks && !v->failed; r++)
         if (!setup_rank(v, r)) {
@@ -287,7 +292,7 @@ static void run(verifier *v) {
             }
     if (v->failed) return;
     /* Every element of every result: every contribution, once (doubles were caught above). */
-    int all_ordered = 1;
+    int all_ordered = 1, all_folded = 1;
     for (int32_t r = 0; r < v->ranks && !v->failed; r++) {
         /* an all-reduce's result is the whole buffer, a reduce-scatter's the rank's block */
         const papcoll_schedule *schedule = v->schedules[r];
@@ -307,6 +312,16 @@ static void run(verifier *v) {
                         element, missing);
             if (v->failed) break;
             all_ordered &= v->ordered[value] && v->low[value] == 0 && v->high[value] == v->ranks - 1;
+            if (all_folded && v->fold_end[value] != v->ranks - 1) {
+                all_folded = 0;
+                char why[200];
+                describe_canonical_break(v, value, why, sizeof why);
+                snprintf(v->report->canonical_break, sizeof v->report->canonical_break,
+                         "%srank %d, result element %" PRId64 ": %s", v->mode, r, element, why);
+                if (v->require_fold)
+                    fail_at(v, r, -1, "not the rank-order fold (reproducible mode): result "
+                            "element %" PRId64 ": %s", element, why);
+            }
             element += v->scratch_a.items[p].length;
         }
     }
@@ -318,8 +333,10 @@ static void run(verifier *v) {
                 if (v->states[r].round[i] > rounds) rounds = v->states[r].round[i];
         v->report->rounds = rounds;
         v->report->order_preserved = all_ordered;
+        v->report->canonical_order = all_folded;
     } else {
         v->report->order_preserved &= all_ordered;
+        v->report->canonical_order &= all_folded;
     }
 }
 
@@ -362,7 +379,7 @@ int papcoll_verify_schedules(papcoll_schedule *const *schedules, int32_t ranks,
             return PAPCOLL_ERR_ARGUMENT;
         }
     }
-    papcoll_verify_options defaults = {0, 1};
+    papcoll_verify_options defaults = {.eager_limit_bytes = 0, .check_in_place = 1};
     if (options == NULL) options = &defaults;
     int64_t count = schedules[0]->count;
     int32_t elem_size = schedules[0]->elem_size;
@@ -396,6 +413,7 @@ int papcoll_verify_schedules(papcoll_schedule *const *schedules, int32_t ranks,
         v.words = (ranks + 63) / 64;
         v.in_place = mode;
         v.eager_limit = options->eager_limit_bytes;
+        v.require_fold = options->require_canonical_order;
         v.report = report;
         v.mode = mode ? "with MPI_IN_PLACE: " : "";
         v.too_large_rank = -1;

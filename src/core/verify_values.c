@@ -1,8 +1,15 @@
 /* verify_values.c - the verifier's symbolic data (verifier.h): a value is the set of ranks
  * whose contributions an element holds (a bitset), plus whether they were combined in rank
- * order; a buffer is a map from element intervals to values, so the cost grows with the
- * number of distinct intervals, not with count. */
+ * order, and whether as the rank-order left fold ((x0 op x1) op x2) ... (reproducible mode,
+ * issue 34); a buffer is a map from element intervals to values, so the cost grows with the
+ * number of distinct intervals, not with count.
+ *
+ * The fold is judged on grouping only: a REDUCE that adds the next rank's contribution to
+ * the fold so far extends it whichever operand is on the left, because IEEE-754 addition
+ * and multiplication (and min, max) are commutative bit for bit; grouping is what changes
+ * the bits. (A non-commutative user op also needs the operand order: order_preserved.) */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +26,10 @@ int32_t new_value(verifier *v) {
         if (resize_array((void **)&v->bits, capacity * (size_t)v->words, sizeof *v->bits) != 0 ||
             resize_array((void **)&v->low, capacity, sizeof *v->low) != 0 ||
             resize_array((void **)&v->high, capacity, sizeof *v->high) != 0 ||
-            resize_array((void **)&v->ordered, capacity, sizeof *v->ordered) != 0) {
+            resize_array((void **)&v->ordered, capacity, sizeof *v->ordered) != 0 ||
+            resize_array((void **)&v->fold_end, capacity, sizeof *v->fold_end) != 0 ||
+            resize_array((void **)&v->left_operand, capacity, sizeof *v->left_operand) != 0 ||
+            resize_array((void **)&v->right_operand, capacity, sizeof *v->right_operand) != 0) {
             v->out_of_memory = 1;
             fail_at(v, -1, -1, "out of memory");
             return UNDEFINED_VALUE;
@@ -30,6 +40,8 @@ int32_t new_value(verifier *v) {
     memset(v->bits + (size_t)value * v->words, 0, (size_t)v->words * sizeof *v->bits);
     v->low[value] = v->high[value] = -1;
     v->ordered[value] = 0;
+    v->fold_end[value] = -1;
+    v->left_operand[value] = v->right_operand[value] = UNDEFINED_VALUE;
     return value;
 }
 
@@ -66,7 +78,61 @@ int32_t combine(verifier *v, int32_t left, int32_t right, int32_t rank, int32_t 
     v->ordered[value] = v->ordered[left] && v->ordered[right] && v->high[left] + 1 == v->low[right];
     v->low[value] = v->low[left];
     v->high[value] = v->high[right];
+    v->left_operand[value] = left;
+    v->right_operand[value] = right;
+    /* contributions are values 1..P (verify.c: run) */
+    int left_leaf = left >= 1 && left <= v->ranks, right_leaf = right >= 1 && right <= v->ranks;
+    if (v->fold_end[left] >= 0 && right_leaf && right - 1 == v->fold_end[left] + 1)
+        v->fold_end[value] = right - 1;
+    else if (v->fold_end[right] >= 0 && left_leaf && left - 1 == v->fold_end[right] + 1)
+        v->fold_end[value] = left - 1;
     return value;
+}
+
+/* "x3", "fold(x0..x2)", or the set of ranks it combines otherwise. */
+static void describe_value(const verifier *v, int32_t value, char *text, size_t size) {
+    if (value >= 1 && value <= v->ranks) {
+        snprintf(text, size, "x%d", value - 1);
+        return;
+    }
+    if (v->fold_end[value] >= 0) {
+        snprintf(text, size, "fold(x0..x%d)", v->fold_end[value]);
+        return;
+    }
+    size_t used = (size_t)snprintf(text, size, "a combination of x{");
+    for (int32_t r = 0, first = 1; r < v->ranks && used < size; r++)
+        if (v->bits[(size_t)value * v->words + r / 64] >> (r % 64) & 1) {
+            used += (size_t)snprintf(text + used, size - used, first ? "%d" : ",%d", r);
+            first = 0;
+        }
+    if (used < size) snprintf(text + used, size - used, "}");
+}
+
+void describe_canonical_break(const verifier *v, int32_t value, char *text, size_t size) {
+    text[0] = '\0';
+    if (v->fold_end[value] == v->ranks - 1) return;
+    /* Down to the first combination whose operands are each a fold or a contribution: that
+     * REDUCE is the one that broke the order (its own operands were still right). */
+    for (;;) {
+        int32_t left = v->left_operand[value], right = v->right_operand[value];
+        if (left == UNDEFINED_VALUE) break; /* a contribution alone: not combined at all */
+        int left_fine = v->fold_end[left] >= 0 || left <= v->ranks;
+        int right_fine = v->fold_end[right] >= 0 || right <= v->ranks;
+        if (left_fine && right_fine) break;
+        value = left_fine ? right : left;
+    }
+    int32_t left = v->left_operand[value], right = v->right_operand[value];
+    if (left == UNDEFINED_VALUE) {
+        char alone[64];
+        describe_value(v, value, alone, sizeof alone);
+        snprintf(text, size, "it is %s, never combined in rank order", alone);
+        return;
+    }
+    char left_text[96], right_text[96];
+    describe_value(v, left, left_text, sizeof left_text);
+    describe_value(v, right, right_text, sizeof right_text);
+    snprintf(text, size, "a REDUCE combined %s with %s, which is not the next step of the "
+             "rank-order fold ((x0 op x1) op x2) ...", left_text, right_text);
 }
 
 /* ---- interval maps (blocks of sorted segments, verifier.h) ------------------------------- */

@@ -19,7 +19,7 @@ static void check(const char *name, int ranks, const char *const *texts, int64_t
     for (int r = 0; r < ranks && status == PAPCOLL_OK; r++)
         status = papcoll_schedule_parse(texts[r], &schedules[r], error, sizeof error);
     if (status == PAPCOLL_OK) {
-        papcoll_verify_options options = {eager_limit, 1};
+        papcoll_verify_options options = {.eager_limit_bytes = eager_limit, .check_in_place = 1};
         status = papcoll_verify_schedules(schedules, ranks, &options, &report, error,
                                           sizeof error);
     }

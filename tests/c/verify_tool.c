@@ -14,7 +14,7 @@ int main(int argc, char **argv) {
     int32_t ranks = atoi(argv[2]);
     int64_t count = strtoll(argv[3], NULL, 10);
     int32_t elem_size = argc > 4 ? atoi(argv[4]) : 4;
-    papcoll_verify_options options = {0, 1};
+    papcoll_verify_options options = {.eager_limit_bytes = 0, .check_in_place = 1};
     papcoll_verify_report report;
     char error[256];
     int status = papcoll_verify(argv[1], ranks, count, elem_size, NULL, &options, &report,

@@ -137,6 +137,7 @@ const algorithm_entry linear_tree_algorithm = {
         .limitations =
             "none; segment_count (0 = P) sets the segments; scratch 2 x ceil(count/segments) "
             "except rank 0; segments + 2P - 3 steps, so latency grows with P",
+        .canonical_order = 1, /* the chain in rank order folds ((x0 op x1) op x2) ... */
     },
     .build = linear_tree_build,
 };

@@ -51,6 +51,10 @@ int ring_phases_open(ring_phases *ring, const int32_t *members, int32_t size, in
     ring->count = count;
     ring->vector_ready = vector_ready;
     ring->segment_ready = ring->block_free = NULL;
+    /* one message in flight a link until ring_reduce_scatter widens the window (an
+     * algorithm with its own reduce-scatter goes straight to the all-gather) */
+    ring->to_right = tag_window_open(ring->right, 1);
+    ring->from_left = tag_window_open(ring->left, 1);
     int64_t largest_block = sched_block_length(count, size, 0);
     ring->segment = segment_elements == 0 || segment_elements > largest_block ? largest_block
                                                                               : segment_elements;
@@ -146,6 +150,10 @@ void ring_all_gather(ring_phases *ring, papcoll_schedule *out) {
                     ring->block_free[(int64_t)gather_block * ring->most_segments + k]);
         }
     }
+}
+
+void ring_phases_block_read_by(ring_phases *ring, int32_t block, int32_t reader) {
+    ring->block_free[(int64_t)block * ring->most_segments] = reader;
 }
 
 int32_t ring_phases_block_free(const ring_phases *ring, int32_t block) {

@@ -79,6 +79,11 @@ void ring_phases_block_final(ring_phases *ring, int32_t final);
 PAPCOLL_HIDDEN
 void ring_all_gather(ring_phases *ring, papcoll_schedule *out);
 
+/* An algorithm with a reduce-scatter of its own (canonical_scatter) before the ring
+ * all-gather: op `reader` is the last to read block `block` (unsegmented), so the
+ * all-gather's receive into it must follow. */
+PAPCOLL_HIDDEN
+void ring_phases_block_read_by(ring_phases *ring, int32_t block, int32_t reader);
 /* The send that last reads block `block` in the reduce-scatter (unsegmented), or the
  * vector_ready op for this rank's own block: what a receive into the block must follow. */
 PAPCOLL_HIDDEN

@@ -1,0 +1,66 @@
+"""Reproducible mode (issue 34): the canonical order, the rank-order left fold
+((x0 op x1) op x2) ... op x(P-1), as the verifier proves it per schedule.
+
+tests/c/test_algorithms.c verifies every algorithm that claims the canonical order with the
+verifier's requirement on (P = 1..64, every count and arrival pattern of its sweep); here:
+the claim is tight (an algorithm that does not claim it breaks it somewhere), and a
+schedule that breaks it fails with the element and the REDUCE's operands named."""
+
+from __future__ import annotations
+
+import papcoll
+import pytest
+from papcoll import Context
+
+
+def cases(info: papcoll.AlgorithmInfo) -> list[tuple[int, int, Context | None]]:
+    """(P, count, context) over which a non-canonical algorithm must break the fold."""
+    found = []
+    for ranks in (3, 4, 5, 8):
+        groups = [rank % 2 for rank in range(ranks)] if info.needs_groups else None
+        late_first = [0.01] + [0.0] * (ranks - 1)
+        late_last = [0.0] * (ranks - 1) + [0.01]
+        arrival_patterns = [late_last, late_first] if info.needs_arrivals else [None]
+        for count in (1, ranks + 1, 1000):
+            for arrivals in arrival_patterns:
+                context = Context(arrivals=arrivals, tau=1e-4, groups=groups)
+                found.append((ranks, count, context))
+    return found
+
+
+FLAT_OR_PAP = [info for info in papcoll.algorithms() if not info.reduce_scatter]
+
+
+@pytest.mark.parametrize("info", FLAT_OR_PAP, ids=lambda info: info.name)
+def test_the_canonical_order_claim_is_tight(info):
+    reports = [papcoll.verify(info.name, ranks, count, 8, context)
+               for ranks, count, context in cases(info)]
+    assert all(report.ok for report in reports)
+    if info.canonical_order:
+        broken = [report.canonical_break for report in reports if not report.canonical_order]
+        assert not broken, broken[:2]
+    else:  # it does not claim the order: some case must show why
+        assert any(not report.canonical_order for report in reports), info.name
+
+
+@pytest.mark.parametrize("name", ["ring", "recursive_doubling", "binomial"])
+def test_a_schedule_that_breaks_the_order_fails_naming_element_and_operands(name):
+    report = papcoll.verify(name, 4, 10, 8, reproducible=True)
+    assert not report.ok
+    assert "not the rank-order fold" in report.reason
+    assert "result element" in report.reason and "combined x" in report.reason
+    # without the requirement the same schedules are correct all-reduces
+    plain = papcoll.verify(name, 4, 10, 8)
+    assert plain.ok and not plain.canonical_order and "combined" in plain.canonical_break
+
+
+def test_the_canonical_algorithms_send_what_they_should():
+    # canonical_scatter: exactly the bandwidth lower bound (seed 001 Lemma 4), P | count
+    for ranks in (2, 3, 4, 8, 16):
+        report = papcoll.verify("canonical_scatter", ranks, 64 * ranks, 8, reproducible=True)
+        assert report.ok and report.canonical_order
+        assert report.max_bytes_sent == report.lower_bound_bytes
+        # canonical_gather: one round, the whole vector to every other rank
+        report = papcoll.verify("canonical_gather", ranks, 100, 8, reproducible=True)
+        assert report.ok and report.rounds == 1
+        assert report.max_bytes_sent == (ranks - 1) * 100 * 8
