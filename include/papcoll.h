@@ -98,6 +98,14 @@ typedef struct papcoll_config {
     /* Non-blocking and persistent calls: who advances them (above). PAPCOLL_PROGRESS=calls or
      * thread in the environment overrides it; it must be the same on every rank. */
     papcoll_progress progress;
+    /* 1: reproducible mode (issue 34, docs/reproducible.md): every result is the canonical
+     * order's value, the rank-order left fold ((x0 op x1) op x2) ... op x(P-1), bit for bit
+     * whatever the algorithm, the arrivals or auto's choice (for a given communicator
+     * size). Algorithms that do not keep that order are refused for floating-point data and
+     * user-defined ops (integers and bitwise ops are exact already), auto picks among those
+     * that do, never MPI_Allreduce. PAPCOLL_REPRODUCIBLE=1 in the environment turns it on
+     * (0 off); it must be the same on every rank (papcoll_comm_create refuses otherwise). */
+    int reproducible;
 } papcoll_config;
 
 void papcoll_config_init(papcoll_config *config);

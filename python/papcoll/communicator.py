@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -87,8 +87,15 @@ class Config:
     # also by a progress thread ("thread": MPI must be initialised with
     # MPI_THREAD_MULTIPLE); PAPCOLL_PROGRESS overrides it (docs/nonblocking.md)
     progress: Literal["calls", "thread"] = "calls"
+    # reproducible mode (docs/reproducible.md): every result is the canonical order's value,
+    # the rank-order left fold ((x0 op x1) op x2) ..., whatever the algorithm or arrivals;
+    # PAPCOLL_REPRODUCIBLE=1 does the same. The same on every rank.
+    reproducible: bool = False
 
     def __post_init__(self) -> None:
+        if not isinstance(self.reproducible, bool):
+            raise TypeError(f"Config.reproducible must be True or False, not "
+                            f"{self.reproducible!r}")
         if not isinstance(self.parameters, Parameters):
             raise TypeError("Config.parameters must be a Parameters, not "
                             f"{type(self.parameters).__name__}")
@@ -120,6 +127,7 @@ def _c_config(algorithm: str, config: Config) -> tuple[Any, list[Any]]:
     raw.group_color = config.group_color
     raw.check_agreement = int(bool(config.check_agreement))
     raw.progress = _PROGRESS[config.progress]
+    raw.reproducible = int(config.reproducible)
     return raw, keep
 
 
@@ -240,7 +248,10 @@ class Communicator:
     """
 
     def __init__(self, comm: MPI.Intracomm | None = None, algorithm: str = "auto",
-                 config: Config | None = None) -> None:
+                 config: Config | None = None, reproducible: bool | None = None) -> None:
+        """reproducible: reproducible mode, overriding config.reproducible where given."""
+        if reproducible is not None:
+            config = replace(config or Config(), reproducible=reproducible)
         comm = MPI.COMM_WORLD if comm is None else comm
         if not isinstance(comm, MPI.Intracomm) or comm == MPI.COMM_NULL:
             raise TypeError(f"comm must be an mpi4py intra-communicator (such as "

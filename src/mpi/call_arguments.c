@@ -1,12 +1,14 @@
 /* call_arguments.c - the checks every all-reduce call makes of its arguments before any
  * message (call_arguments.h), shared by the blocking call (communicator.c) and the
  * non-blocking and persistent ones (nonblocking.c, persistent.c). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agreement.h"
 #include "call_arguments.h"
 #include "operations.h"
+#include "reproducible.h"
 
 int call_arguments_is_auto(const papcoll_comm *pc) { return strcmp(pc->algorithm, "auto") == 0; }
 
@@ -144,7 +146,19 @@ int call_arguments_check(papcoll_comm *pc, const void *sendbuf, const void *recv
         return record_error(MPI_ERR_BUFFER, "papcoll_allreduce: sendbuf and recvbuf overlap "
                             "(MPI forbids it; for one buffer pass MPI_IN_PLACE as sendbuf)");
     *chosen = NULL; /* auto: chosen per call, once the predicted arrivals are known */
-    if (call_arguments_is_auto(pc)) return MPI_SUCCESS;
+    if (call_arguments_is_auto(pc)) { /* ...except in reproducible mode: a fixed rule */
+        code = reproducible_algorithm(pc, (int64_t)count, *extent, datatype, op, chosen);
+        if (code == MPI_SUCCESS && *chosen != NULL) { /* what papcoll_last_choice tells */
+            memset(&pc->last_choice, 0, sizeof pc->last_choice);
+            pc->last_choice.algorithm = *chosen;
+            snprintf(pc->last_choice.report.algorithm, sizeof pc->last_choice.report.algorithm,
+                     "%s", (*chosen)->info.name);
+            snprintf(pc->last_choice.report.model_algorithm,
+                     sizeof pc->last_choice.report.model_algorithm, "%s", (*chosen)->info.name);
+            pc->last_choice.report.decided_by = -1;
+        }
+        return code;
+    }
     const char *name = pc->algorithm;
     const algorithm_entry *algorithm = registry_find(name);
     if (algorithm == NULL) return call_arguments_unknown_algorithm(name);
@@ -158,7 +172,7 @@ int call_arguments_check(papcoll_comm *pc, const void *sendbuf, const void *recv
                             "rabenseifner, binomial, linear_tree, linear or auto)",
                             name);
     *chosen = algorithm;
-    return MPI_SUCCESS;
+    return reproducible_algorithm(pc, (int64_t)count, *extent, datatype, op, chosen);
 }
 
 

@@ -15,6 +15,7 @@
 #include "internal.h"
 #include "operation.h"
 #include "operations.h"
+#include "reproducible.h"
 #include "select.h"
 
 /* ---- life cycle ------------------------------------------------------------------------ */
@@ -237,6 +238,7 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
         return code;
     }
     if ((code = agree_on_checking(pc)) != MPI_SUCCESS ||
+        (code = reproducible_setting(pc)) != MPI_SUCCESS ||
         (code = prepare_nonblocking(pc)) != MPI_SUCCESS ||
         (code = native_variants_open(&pc->natives, pc->comm,
                                      config->arrival_source == PAPCOLL_ARRIVALS_AUTOMATIC)) !=
@@ -312,6 +314,14 @@ int papcoll_resolve_algorithm(papcoll_comm *pc, int64_t count, MPI_Datatype data
         return code;
     if (!call_arguments_is_auto(pc)) {
         *name = pc->algorithm;
+        return MPI_SUCCESS;
+    }
+    const algorithm_entry *reproducing = NULL; /* auto in reproducible mode: a fixed rule */
+    if ((code = reproducible_algorithm(pc, count, extent, datatype, op, &reproducing)) !=
+        MPI_SUCCESS)
+        return code;
+    if (reproducing != NULL) {
+        *name = reproducing->info.name;
         return MPI_SUCCESS;
     }
     /* the pattern the next call without per-call predictions would see; auto_choose_for_call

@@ -4,13 +4,21 @@
 tests/c/test_algorithms.c verifies every algorithm that claims the canonical order with the
 verifier's requirement on (P = 1..64, every count and arrival pattern of its sweep); here:
 the claim is tight (an algorithm that does not claim it breaks it somewhere), and a
-schedule that breaks it fails with the element and the REDUCE's operands named."""
+schedule that breaks it fails with the element and the REDUCE's operands named. Under real
+MPI (tests/mpi/reproducible.c, tests/pmpi/reproducible_unmodified.c): results bit for bit
+the canonical order's value with random arrivals, blocking, non-blocking, persistent and
+through the drop-in; the refusals."""
 
 from __future__ import annotations
 
 import papcoll
 import pytest
+from conftest import passed_failed
 from papcoll import Context
+from papcoll.pmpi import load_report
+from test_mpi import checks_passed
+from test_pmpi import BUILD, run_preloaded
+from test_python_api import PROGRAMS, run_python_mpi
 
 
 def cases(info: papcoll.AlgorithmInfo) -> list[tuple[int, int, Context | None]]:
@@ -64,3 +72,33 @@ def test_the_canonical_algorithms_send_what_they_should():
         report = papcoll.verify("canonical_gather", ranks, 100, 8, reproducible=True)
         assert report.ok and report.rounds == 1
         assert report.max_bytes_sent == (ranks - 1) * 100 * 8
+
+
+# tests/mpi/reproducible.c: 4 algorithms x 3 call modes x 5 counts x 2 types, and 5 refusals
+MPI_CHECKS_PER_RANK = 4 * 3 * 5 * 2 + 5
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 3, 4])
+def test_results_are_the_canonical_order_under_mpi(ranks):
+    assert checks_passed(ranks, "mpi_reproducible") == MPI_CHECKS_PER_RANK * ranks
+
+
+@pytest.mark.parametrize("ranks", [2, 3, 4])
+def test_the_drop_in_gives_the_canonical_order(tmp_path, ranks):
+    report_path = tmp_path / "report.json"
+    result = run_preloaded(ranks, [str(BUILD / "pmpi_reproducible_unmodified")],
+                           {"PAPCOLL_REPRODUCIBLE": "1", "PAPCOLL_MIN_BYTES": "0",
+                            "PAPCOLL_REPORT": str(report_path)})
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    assert "reproducible_unmodified: 8 of 8 equal" in result.stdout, result.stdout
+    sums = load_report(report_path)["sites"][0]["algorithms"]
+    assert set(sums) <= {"canonical_gather", "canonical_scatter"} and sum(sums.values()) == 8
+
+
+@pytest.mark.parametrize("ranks", [1, 3])
+def test_python_reproducible_communicator(ranks):
+    # 4 algorithms x 2 types x 4 counts x 2 call kinds, 2 refusals, 1 exact sum
+    result = run_python_mpi(ranks, PROGRAMS / "reproducible_check.py")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    passed, failed = passed_failed(result.stdout)
+    assert failed == 0 and passed == 67 * ranks

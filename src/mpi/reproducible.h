@@ -1,0 +1,29 @@
+/* reproducible.h - reproducible mode (issue 34, docs/reproducible.md): the result is the
+ * canonical order's value, the rank-order left fold ((x0 op x1) op x2) ... op x(P-1), bit
+ * for bit, whatever the algorithm, the arrivals or auto's choice, on a given communicator
+ * size. Set by papcoll_config.reproducible or PAPCOLL_REPRODUCIBLE=1. */
+#ifndef PAPCOLL_MPI_REPRODUCIBLE_H
+#define PAPCOLL_MPI_REPRODUCIBLE_H
+
+#include "internal.h"
+
+/* At papcoll_comm_create (collective): the config's setting, or PAPCOLL_REPRODUCIBLE's
+ * (1/0, true/false, yes/no, on/off), into pc->config.reproducible; refused on every rank
+ * where the ranks disagree. */
+int reproducible_setting(papcoll_comm *pc);
+
+/* Whether the bits of datatype x op depend on the order of combination: not for integer
+ * types with sum, product, min and max, nor for the bitwise, logical and MINLOC/MAXLOC
+ * ops, which are exact (those pay nothing); yes for floating-point types (min and max too:
+ * min(-0.0, +0.0) is either zero, by operand order) and for user-defined ops. */
+int reproducible_order_matters(MPI_Datatype datatype, MPI_Op op);
+
+/* Where the mode is on and the order matters: refuses a set algorithm that does not keep
+ * the canonical order (MPI_ERR_ARG, naming those that do), and makes auto's choice
+ * (*chosen, never native: MPI_Allreduce promises no order): canonical_gather where the
+ * vector's copies to the other P - 1 ranks fit in 64 KiB, canonical_scatter above. Elsewhere
+ * *chosen is left as it is. */
+int reproducible_algorithm(papcoll_comm *pc, int64_t count, int64_t extent,
+                           MPI_Datatype datatype, MPI_Op op, const algorithm_entry **chosen);
+
+#endif /* PAPCOLL_MPI_REPRODUCIBLE_H */

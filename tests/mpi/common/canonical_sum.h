@@ -1,0 +1,54 @@
+/* canonical_sum.h - data for reproducible mode's tests (issue 34) and the canonical order's
+ * value the tests hold results to; header-only, as the other shared parts of
+ * tests/mpi/common, and free of papcoll so that an unmodified MPI program (tests/pmpi) can
+ * use it too. */
+#ifndef PAPCOLL_TESTS_CANONICAL_SUM_H
+#define PAPCOLL_TESTS_CANONICAL_SUM_H
+
+#include <stdint.h>
+#include <stdlib.h>
+
+/* Rank r's element i: magnitudes from 1e-300 to 1e300, both zeros, and values that cancel
+ * (1e16, 1, -1e16 at ranks 0, 1, 2 of element 0: the fold gives 0, other groupings 1). */
+static double wild_value(uint64_t *state, int r, int64_t i) {
+    if (i == 0) return r == 0 ? 1e16 : r == 1 ? 1.0 : r == 2 ? -1e16 : 0.0;
+    *state = *state * 6364136223846793005ull + 1442695040888963407ull;
+    uint64_t bits = *state >> 11;
+    switch (bits % 6) {
+    case 0: return 0.0;
+    case 1: return -0.0;
+    case 2: return (double)(bits % 1000) * 1e-300;
+    case 3: return ((bits >> 8) % 2 ? -1.0 : 1.0) * (double)(bits % 97) * 1e16;
+    case 4: return (double)(bits % 10007) / 7.0;
+    default: return -(double)(bits % 101) * 1e298;
+    }
+}
+
+/* Rank r's input of a call: count floats (is_float) or doubles, from seed. */
+static void wild_fill(void *buffer, int is_float, int r, int64_t count, uint64_t seed) {
+    uint64_t state = seed * 1000003ull + (uint64_t)r;
+    for (int64_t i = 0; i < count; i++) {
+        double value = wild_value(&state, r, i);
+        if (is_float) ((float *)buffer)[i] = (float)value;
+        else ((double *)buffer)[i] = value;
+    }
+}
+
+/* The canonical order's value of the ranks' wild_fill inputs, element by element:
+ * ((x0 + x1) + x2) ... in the type's own arithmetic (x86-64 and arm64 evaluate float in
+ * float: FLT_EVAL_METHOD 0). */
+static void canonical_sum(void *out, int is_float, int ranks, int64_t count, uint64_t seed) {
+    size_t size = is_float ? sizeof(float) : sizeof(double);
+    void *x = malloc((size_t)count * size + 1);
+    for (int r = 0; r < ranks; r++) {
+        wild_fill(r == 0 ? out : x, is_float, r, count, seed);
+        if (r == 0) continue;
+        for (int64_t i = 0; i < count; i++) {
+            if (is_float) ((float *)out)[i] = ((float *)out)[i] + ((float *)x)[i];
+            else ((double *)out)[i] = ((double *)out)[i] + ((double *)x)[i];
+        }
+    }
+    free(x);
+}
+
+#endif /* PAPCOLL_TESTS_CANONICAL_SUM_H */
