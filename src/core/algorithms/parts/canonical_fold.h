@@ -12,7 +12,7 @@
 
 /* `folded`, a region of the receive buffer, holds this rank's own contribution once op
  * `ready` is done. Receives every other rank's contribution to it (one message from each,
- * tag `tag`) into P scratch slots, so they may arrive in any order, and folds them into
+ * tag `tag`) into P - 1 scratch slots, so they may arrive in any order, and folds them into
  * `folded` in rank order, each step as soon as its operand is there. Before `folded` is
  * first overwritten (with rank 0's contribution) the ops in read_by[0 .. read_by_count) must be
  * done: the sends that read it. Returns the op after which `folded` holds the fold, or
