@@ -113,6 +113,16 @@ void papcoll_config_init(papcoll_config *config);
 
 /* Creates a papcoll communicator over a private duplicate of comm (collective over comm). */
 int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_comm **out);
+
+/* Reproducible mode (docs/reproducible.md), for callers that route calls themselves (the
+ * drop-in library). What PAPCOLL_REPRODUCIBLE asks: *on is 1 or 0 (0 when unset);
+ * MPI_ERR_ARG, with the message for papcoll_error_string, when it is not 1/0, true/false,
+ * yes/no or on/off. */
+int papcoll_reproducible_requested(int *on);
+/* 1 where the bits of an all-reduce of datatype with op depend on the order the
+ * contributions are combined in (floating-point data, user-defined ops), 0 where any order
+ * gives the same bits (integers, bitwise and logical ops, MINLOC/MAXLOC). */
+int papcoll_order_matters(MPI_Datatype datatype, MPI_Op op);
 /* cffi-begin */
 /* Frees it and sets *pc to NULL (collective, as it frees the duplicate communicator). Its
  * non-blocking all-reduces still running are completed first (their requests stay valid);

@@ -21,12 +21,24 @@ static int switch_value(const char *text) {
     return -1;
 }
 
+int papcoll_reproducible_requested(int *on) {
+    const char *text = getenv("PAPCOLL_REPRODUCIBLE");
+    *on = 0;
+    if (text == NULL || text[0] == '\0') return MPI_SUCCESS;
+    int value = switch_value(text);
+    if (value < 0)
+        return record_error(MPI_ERR_ARG, "PAPCOLL_REPRODUCIBLE='%.32s' is not 1/0, "
+                            "true/false, yes/no or on/off", text);
+    *on = value;
+    return MPI_SUCCESS;
+}
+
 int reproducible_setting(papcoll_comm *pc) {
     int mine = pc->config.reproducible != 0, valid = 1;
     const char *text = getenv("PAPCOLL_REPRODUCIBLE");
     if (text != NULL && text[0] != '\0') {
-        int value = switch_value(text);
-        valid = value >= 0;
+        int value = 0;
+        valid = papcoll_reproducible_requested(&value) == MPI_SUCCESS;
         if (valid) mine = value;
     }
     /* every rank takes part, a refusing one too: the others then fail, not hang */
@@ -61,7 +73,7 @@ static int is_integer_type(MPI_Datatype datatype) {
     return 0;
 }
 
-int reproducible_order_matters(MPI_Datatype datatype, MPI_Op op) {
+int papcoll_order_matters(MPI_Datatype datatype, MPI_Op op) {
     if (op == MPI_BAND || op == MPI_BOR || op == MPI_BXOR || op == MPI_LAND ||
         op == MPI_LOR || op == MPI_LXOR || op == MPI_MINLOC || op == MPI_MAXLOC)
         return 0;
@@ -80,7 +92,7 @@ static const char *automatic_choice(const papcoll_comm *pc, int64_t count, int64
 
 int reproducible_algorithm(papcoll_comm *pc, int64_t count, int64_t extent,
                            MPI_Datatype datatype, MPI_Op op, const algorithm_entry **chosen) {
-    if (!pc->config.reproducible || !reproducible_order_matters(datatype, op))
+    if (!pc->config.reproducible || !papcoll_order_matters(datatype, op))
         return MPI_SUCCESS;
     if (*chosen == NULL) { /* auto */
         *chosen = registry_find(automatic_choice(pc, count, extent));

@@ -202,7 +202,8 @@ int intercept_route_to_native(const communicator_record *record, const void *sen
     int size = 0;
     if (PMPI_Type_size(datatype, &size) != MPI_SUCCESS)
         return *reason = NATIVE_INVALID_ARGUMENTS, 1;
-    if ((double)count * size < (double)settings.min_bytes)
+    if ((double)count * size < (double)settings.min_bytes &&
+        !(settings.reproducible && papcoll_order_matters(datatype, op)))
         return *reason = NATIVE_BELOW_MIN_BYTES, 1;
     if (!papcoll_takes(datatype, op)) return *reason = NATIVE_DATATYPE, 1;
     int commutative = 1;

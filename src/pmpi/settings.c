@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "papcoll.h"
 #include "papcoll_core.h"
 
 /* "auto", "native" or a registered algorithm that is an all-reduce. */
@@ -55,6 +56,13 @@ static int read_min_bytes(pmpi_settings *settings, char *error, size_t error_siz
     return 0;
 }
 
+/* PAPCOLL_REPRODUCIBLE, as papcoll_comm_create reads it (papcoll.h). */
+static int read_reproducible(pmpi_settings *settings, char *error, size_t error_size) {
+    if (papcoll_reproducible_requested(&settings->reproducible) == MPI_SUCCESS) return 0;
+    snprintf(error, error_size, "%s", papcoll_error_string(MPI_ERR_ARG));
+    return -1;
+}
+
 static int read_report(pmpi_settings *settings, char *error, size_t error_size) {
     const char *text = getenv("PAPCOLL_REPORT");
     settings->report_path[0] = '\0';
@@ -72,6 +80,7 @@ int pmpi_settings_read(pmpi_settings *settings, char *error, size_t error_size) 
     memset(settings, 0, sizeof *settings);
     if (read_algorithm(settings, error, error_size) != 0 ||
         read_min_bytes(settings, error, error_size) != 0 ||
+        read_reproducible(settings, error, error_size) != 0 ||
         read_report(settings, error, error_size) != 0)
         return -1;
     return 0;

@@ -14,6 +14,10 @@ typedef struct pmpi_settings {
     /* PAPCOLL_MIN_BYTES: calls moving fewer bytes (count x datatype size) go to native.
      * Plain bytes or with a K, M or G suffix (powers of 1024). */
     int64_t min_bytes;
+    /* PAPCOLL_REPRODUCIBLE (docs/reproducible.md): papcoll_comm_create reads it for the
+     * papcoll communicators; here it keeps order-sensitive calls below min_bytes from MPI,
+     * which promises no order. */
+    int reproducible;
     /* PAPCOLL_REPORT: the JSON report's path, written by world rank 0 at MPI_Finalize;
      * "" for none. */
     char report_path[4096];

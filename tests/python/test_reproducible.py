@@ -86,9 +86,9 @@ def test_results_are_the_canonical_order_under_mpi(ranks):
 @pytest.mark.parametrize("ranks", [2, 3, 4])
 def test_the_drop_in_gives_the_canonical_order(tmp_path, ranks):
     report_path = tmp_path / "report.json"
+    # the default PAPCOLL_MIN_BYTES: the small sums too, which would otherwise go to MPI
     result = run_preloaded(ranks, [str(BUILD / "pmpi_reproducible_unmodified")],
-                           {"PAPCOLL_REPRODUCIBLE": "1", "PAPCOLL_MIN_BYTES": "0",
-                            "PAPCOLL_REPORT": str(report_path)})
+                           {"PAPCOLL_REPRODUCIBLE": "1", "PAPCOLL_REPORT": str(report_path)})
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     assert "reproducible_unmodified: 8 of 8 equal" in result.stdout, result.stdout
     sums = load_report(report_path)["sites"][0]["algorithms"]
@@ -102,3 +102,10 @@ def test_python_reproducible_communicator(ranks):
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     passed, failed = passed_failed(result.stdout)
     assert failed == 0 and passed == 67 * ranks
+
+
+def test_the_drop_in_refuses_a_malformed_setting_at_mpi_init():
+    result = run_preloaded(2, [str(BUILD / "pmpi_reproducible_unmodified")],
+                           {"PAPCOLL_REPRODUCIBLE": "maybe"})
+    assert result.returncode != 0
+    assert "PAPCOLL_REPRODUCIBLE='maybe' is not 1/0" in result.stdout + result.stderr

@@ -17,7 +17,7 @@
  *
  * Choices. The schedule copies send -> recv and sends from recv (safe with MPI_IN_PLACE);
  * the fold (parts/canonical_fold) overwrites recv only after those sends, landing the
- * incoming vectors in P scratch slots so they arrive in any order.
+ * incoming vectors in P - 1 scratch slots so they arrive in any order.
  */
 #include <stdlib.h>
 
@@ -53,7 +53,7 @@ const algorithm_entry canonical_gather_algorithm = {
         .description = "every rank sends its vector to every other rank and folds all P in "
                        "rank order; reproducible, one round (small vectors)",
         .source = "issue 34 (reproducible mode)",
-        .limitations = "none; sends (P - 1) x count elements a rank; scratch P x count",
+        .limitations = "none; sends (P - 1) x count elements a rank; scratch (P - 1) x count",
         .canonical_order = 1,
     },
     .build = canonical_gather_build,

@@ -29,7 +29,7 @@
  *
  * Choices. The schedule copies send -> recv first and sends from recv (safe with
  * MPI_IN_PLACE); the all-gather's receive into block b waits for the scatter's send of it.
- * The fold is parts/canonical_fold: incoming blocks land in P scratch slots of the owner's
+ * The fold is parts/canonical_fold: incoming blocks land in P - 1 scratch slots of the owner's
  * block (slot q: rank q's), so contributions arrive in any order, a late rank's last, while
  * the owner folds the ones before it as soon as they are there: the fold waits only where
  * the order makes it (x_q is needed before x_(q+1) can be added).
@@ -83,8 +83,8 @@ const algorithm_entry canonical_scatter_algorithm = {
                        "order, then ring all-gather; reproducible, bandwidth optimal",
         .source = "issue 34 (reproducible mode); ring all-gather of seed 001 S4.1; the "
                   "bytes of seed 001 Lemma 4's bound",
-        .limitations = "none; scratch P x ceil(count/P) elements; P - 1 messages a rank in "
-                       "its first round",
+        .limitations = "none; scratch (P - 1) x ceil(count/P) elements; P - 1 messages "
+                       "a rank in its first round",
         .canonical_order = 1,
     },
     .build = canonical_scatter_build,
