@@ -104,12 +104,16 @@ test-sanitizers: $(INSTALLED)
 		--call persistent --counts 0,1,1009 --large-count 0
 	$(SANITIZED_MPI) -n 3 $(SANITIZE_BUILD)/mpi_nonblocking
 	PAPCOLL_PROGRESS=thread $(SANITIZED_MPI) -n 3 $(SANITIZE_BUILD)/mpi_nonblocking
+	@# reproducible mode: the canonical algorithms and their fold (issue 34)
+	$(SANITIZED_MPI) -n 3 $(SANITIZE_BUILD)/mpi_reproducible
 	@# libpapcoll_pmpi.so under an unmodified program (the ASan runtime must load first)
 	LD_PRELOAD=$$(cc -print-file-name=libasan.so):$(CURDIR)/$(SANITIZE_BUILD)/lib/libpapcoll_pmpi.so \
 		PAPCOLL_REPORT=$(CURDIR)/$(SANITIZE_BUILD)/pmpi_report.json \
 		$(SANITIZED_MPI) -n 3 $(SANITIZE_BUILD)/pmpi_unmodified multiple
 	LD_PRELOAD=$$(cc -print-file-name=libasan.so):$(CURDIR)/$(SANITIZE_BUILD)/lib/libpapcoll_pmpi.so \
 		PAPCOLL_MIN_BYTES=0 $(SANITIZED_MPI) -n 3 $(SANITIZE_BUILD)/pmpi_nonblocking_unmodified
+	LD_PRELOAD=$$(cc -print-file-name=libasan.so):$(CURDIR)/$(SANITIZE_BUILD)/lib/libpapcoll_pmpi.so \
+		PAPCOLL_REPRODUCIBLE=1 $(SANITIZED_MPI) -n 3 $(SANITIZE_BUILD)/pmpi_reproducible_unmodified
 
 # The property tests (tests/python/test_fuzz*.py) against the core built with the sanitizers,
 # loaded through PAPCOLL_LIBRARY: the first report ends the run and names the C line (-s:
