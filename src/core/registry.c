@@ -29,6 +29,7 @@ PAPCOLL_HIDDEN extern const algorithm_entry priority_rabenseifner_algorithm;
 PAPCOLL_HIDDEN extern const algorithm_entry pap_hierarchical_algorithm;
 PAPCOLL_HIDDEN extern const algorithm_entry canonical_scatter_algorithm;
 PAPCOLL_HIDDEN extern const algorithm_entry canonical_gather_algorithm;
+PAPCOLL_HIDDEN extern const algorithm_entry canonical_straggler_algorithm;
 
 static const algorithm_entry *const algorithms[] = {
     &linear_algorithm,       &binomial_algorithm, &linear_tree_algorithm,
@@ -37,7 +38,7 @@ static const algorithm_entry *const algorithms[] = {
     &recursive_multiplying_algorithm, &ring_topology_algorithm, &smp_binomial_algorithm,
     &smp_butterfly_algorithm, &hr1_algorithm, &hr2_algorithm, &rs_halving_algorithm,
     &priority_rs_algorithm, &priority_rabenseifner_algorithm, &pap_hierarchical_algorithm,
-    &canonical_scatter_algorithm, &canonical_gather_algorithm,
+    &canonical_scatter_algorithm, &canonical_gather_algorithm, &canonical_straggler_algorithm,
 };
 
 static const int32_t algorithm_total = (int32_t)(sizeof algorithms / sizeof algorithms[0]);

@@ -67,9 +67,13 @@ int call_plan_for_call(papcoll_comm *pc, plan_cache *cache,
     if (!algorithm->info.needs_arrivals)
         return call_plan_prepare(pc, cache, algorithm, count, extent, !commutative,
                                          NULL, NULL, 0, out);
-    if (arrivals == NULL)
-        return call_plan_prepare(pc, cache, registry_find("ring"), count, extent, 0,
-                                         NULL, NULL, 0, out);
+    if (arrivals == NULL) /* no usable prediction: the arrival-blind counterpart, which
+                             for an algorithm of the canonical order keeps that order */
+        return call_plan_prepare(pc, cache,
+                                 registry_find(algorithm->info.canonical_order
+                                                   ? "canonical_scatter" : "ring"),
+                                 count, extent, !commutative && algorithm->info.canonical_order,
+                                 NULL, NULL, 0, out);
     arrival_class_of(arrivals, pc->size, tau * pc->size, pc->call_classes, pc->call_arrivals);
     return call_plan_prepare(pc, cache, algorithm, count, extent, 0, pc->call_classes,
                                      pc->call_arrivals, tau, out);

@@ -12,8 +12,9 @@ int call_plan_prepare(papcoll_comm *pc, plan_cache *cache,
                               int keep_order, const uint8_t *classes, const double *arrivals,
                               double tau, executor_plan **out);
 /* The plan a call of algorithm (not auto) runs: for a PAP-aware one, built on the class of
- * arrivals (P seconds after the earliest), or the plain ring where arrivals is NULL (some
- * rank had no usable prediction); every other algorithm ignores arrivals. */
+ * arrivals (P seconds after the earliest), or where arrivals is NULL (some rank had no
+ * usable prediction) the plain ring, canonical_scatter for canonical_straggler (which keeps
+ * reproducible mode's order); every other algorithm ignores arrivals. */
 int call_plan_for_call(papcoll_comm *pc, plan_cache *cache,
                                const algorithm_entry *algorithm, int64_t count, int64_t extent,
                                int commutative, const double *arrivals, double tau,

@@ -83,11 +83,14 @@ int papcoll_order_matters(MPI_Datatype datatype, MPI_Op op) {
 }
 
 /* canonical_gather while its copies of the vector to the other P - 1 ranks fit in 64 KiB:
- * there one round beats the scatter's two phases (parts/arrival_order.h draws the same
- * line for the latency-bound vectors of the late-rank schedules). */
+ * there one round beats the two phases of the others (parts/arrival_order.h draws the same
+ * line for the latency-bound vectors of the late-rank schedules). Above, canonical_straggler,
+ * built from the predicted arrivals like straggler: with nobody predicted late it sends
+ * canonical_scatter's bytes (its finals straight to every rank), and without a usable
+ * prediction the call runs canonical_scatter itself (call_plan.c). */
 static const char *automatic_choice(const papcoll_comm *pc, int64_t count, int64_t extent) {
     double copies = (double)count * (double)extent * (double)(pc->size - 1);
-    return copies <= 65536.0 ? "canonical_gather" : "canonical_scatter";
+    return copies <= 65536.0 ? "canonical_gather" : "canonical_straggler";
 }
 
 int reproducible_algorithm(papcoll_comm *pc, int64_t count, int64_t extent,

@@ -52,7 +52,8 @@ static void bitwise(papcoll_comm *pc, const char *algorithm, const char *call_mo
 }
 
 static void results_are_canonical(papcoll_comm *pc) {
-    const char *algorithms[] = {"auto", "canonical_scatter", "canonical_gather", "linear_tree"};
+    const char *algorithms[] = {"auto", "canonical_scatter", "canonical_gather",
+                                "canonical_straggler", "linear_tree"};
     const char *call_modes[] = {"blocking", "nonblocking", "persistent"};
     /* 0, 1, fewer than P, a block each, past a segment (65536 bytes) */
     const int64_t counts[] = {0, 1, 3, 1009, 70000};

@@ -41,7 +41,8 @@ def canonical(inputs: list[np.ndarray]) -> np.ndarray:
 
 with papcoll.Communicator(world, reproducible=True) as pc:
     generator = np.random.default_rng(100 + rank)
-    for algorithm in ("auto", "canonical_scatter", "canonical_gather", "linear_tree"):
+    for algorithm in ("auto", "canonical_scatter", "canonical_gather", "canonical_straggler",
+                      "linear_tree"):
         pc.algorithm = algorithm
         for dtype in (np.float64, np.float32):
             for count in (1, 5, 1009, 70000):
