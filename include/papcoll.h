@@ -120,8 +120,9 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
  * yes/no or on/off. */
 int papcoll_reproducible_requested(int *on);
 /* 1 where the bits of an all-reduce of datatype with op depend on the order the
- * contributions are combined in (floating-point data, user-defined ops), 0 where any order
- * gives the same bits (integers, bitwise and logical ops, MINLOC/MAXLOC). */
+ * contributions are combined in (floating-point data, min and max and MINLOC/MAXLOC on it
+ * included: -0.0 and +0.0 tie; user-defined ops), 0 where any order gives the same bits
+ * (integers, bitwise and logical ops, MINLOC/MAXLOC on integer pairs). */
 int papcoll_order_matters(MPI_Datatype datatype, MPI_Op op);
 /* cffi-begin */
 /* Frees it and sets *pc to NULL (collective, as it frees the duplicate communicator). Its

@@ -442,7 +442,9 @@ class _Flight:
 
 
 _orphans: list[_Flight] = []
-_orphans_lock = threading.Lock()
+# re-entrant: a garbage collection inside _complete_orphans may finalize a dropped Request
+# of a reference cycle, whose _adopt then takes the lock again in the same thread
+_orphans_lock = threading.RLock()
 
 
 def _adopt(flight: _Flight) -> None:

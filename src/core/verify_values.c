@@ -4,10 +4,10 @@
  * issue 34); a buffer is a map from element intervals to values, so the cost grows with the
  * number of distinct intervals, not with count.
  *
- * The fold is judged on grouping only: a REDUCE that adds the next rank's contribution to
- * the fold so far extends it whichever operand is on the left, because IEEE-754 addition
- * and multiplication (and min, max) are commutative bit for bit; grouping is what changes
- * the bits. (A non-commutative user op also needs the operand order: order_preserved.) */
+ * The fold is judged on grouping and operand order: a REDUCE extends the fold so far only
+ * with the next rank's contribution on its right. IEEE-754 addition and multiplication
+ * are commutative bit for bit, but min and max are not where -0.0 and +0.0 tie (MPICH's
+ * MPI_MIN keeps the operand MPI_Reduce_local calls `in`), nor are user-defined ops. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,11 +81,9 @@ int32_t combine(verifier *v, int32_t left, int32_t right, int32_t rank, int32_t 
     v->left_operand[value] = left;
     v->right_operand[value] = right;
     /* contributions are values 1..P (verify.c: run) */
-    int left_leaf = left >= 1 && left <= v->ranks, right_leaf = right >= 1 && right <= v->ranks;
+    int right_leaf = right >= 1 && right <= v->ranks;
     if (v->fold_end[left] >= 0 && right_leaf && right - 1 == v->fold_end[left] + 1)
         v->fold_end[value] = right - 1;
-    else if (v->fold_end[right] >= 0 && left_leaf && left - 1 == v->fold_end[right] + 1)
-        v->fold_end[value] = left - 1;
     return value;
 }
 

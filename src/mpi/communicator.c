@@ -312,7 +312,11 @@ int papcoll_resolve_algorithm(papcoll_comm *pc, int64_t count, MPI_Datatype data
     if ((code = call_arguments_datatype(datatype, &extent)) != MPI_SUCCESS ||
         (code = call_arguments_op(op, &commutative)) != MPI_SUCCESS)
         return code;
-    if (!call_arguments_is_auto(pc)) {
+    if (!call_arguments_is_auto(pc)) { /* refused as the call would be, in reproducible mode */
+        const algorithm_entry *set = registry_find(pc->algorithm);
+        if ((code = reproducible_algorithm(pc, count, extent, datatype, op, &set)) !=
+            MPI_SUCCESS)
+            return code;
         *name = pc->algorithm;
         return MPI_SUCCESS;
     }

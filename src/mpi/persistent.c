@@ -124,6 +124,9 @@ int papcoll_allreduce_init(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
     p->datatype = datatype;
     p->op = op;
     p->algorithm = algorithm;
+    /* auto in reproducible mode chose at the check (call_arguments.c); what it chose is what
+     * papcoll_persistent_last_choice tells */
+    if (algorithm != NULL && call_arguments_is_auto(pc)) p->last_choice = pc->last_choice;
     p->extent = extent;
     p->commutative = commutative;
     p->exchanges = (algorithm == NULL || algorithm->info.needs_arrivals) && pc->size > 1;

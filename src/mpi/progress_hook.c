@@ -50,7 +50,7 @@
  * held, except the callbacks, which take it through advance_engine. */
 static int registered; /* MPICH: registered now; Open MPI: registered for good */
 static int failed;     /* registration was refused, or the symbol is missing: no hook */
-/* The engine's entry for MPI's progress (progress_advance_from_hook), handed over at
+/* The engine's entry for MPI's progress (progress.c's advance_from_hook), handed over at
  * registration so that this file does not call back into progress.c by name. */
 static int (*advance_engine)(void (*when_idle)(void));
 
@@ -87,8 +87,13 @@ int (*progress_hook_request_check(void))(MPI_Request) { return request_is_comple
 typedef int (*opal_callback)(void);
 
 /* opal_progress_register from libopen-pal, seen through libmpi when libmpi was loaded
- * privately; NULL when this Open MPI does not export it. */
+ * privately; NULL when this Open MPI does not export it. Looked up once (the drop-in asks
+ * at every post whether MPI advances papcoll). */
 static int (*find_opal_register(void))(opal_callback) {
+    static int searched;
+    static int (*found)(opal_callback);
+    if (searched) return found;
+    searched = 1;
     void *symbol = dlsym(RTLD_DEFAULT, "opal_progress_register");
     Dl_info where;
     if (symbol == NULL && dladdr((void *)&PMPI_Init, &where) != 0 && where.dli_fname != NULL) {
@@ -98,9 +103,8 @@ static int (*find_opal_register(void))(opal_callback) {
             dlclose(libmpi);
         }
     }
-    int (*function)(opal_callback) = NULL;
-    *(void **)&function = symbol; /* ISO C has no object-to-function cast; POSIX allows this */
-    return function;
+    *(void **)&found = symbol; /* ISO C has no object-to-function cast; POSIX allows this */
+    return found;
 }
 
 static int opal_poll(void) {

@@ -75,8 +75,10 @@ static int is_integer_type(MPI_Datatype datatype) {
 
 int papcoll_order_matters(MPI_Datatype datatype, MPI_Op op) {
     if (op == MPI_BAND || op == MPI_BOR || op == MPI_BXOR || op == MPI_LAND ||
-        op == MPI_LOR || op == MPI_LXOR || op == MPI_MINLOC || op == MPI_MAXLOC)
+        op == MPI_LOR || op == MPI_LXOR)
         return 0;
+    if (op == MPI_MINLOC || op == MPI_MAXLOC) /* a tie of -0.0 and +0.0 keeps either value */
+        return !(datatype == MPI_2INT || datatype == MPI_SHORT_INT || datatype == MPI_LONG_INT);
     if (op == MPI_SUM || op == MPI_PROD || op == MPI_MIN || op == MPI_MAX)
         return !is_integer_type(datatype);
     return 1; /* a user-defined op: nothing is known of it */

@@ -13,9 +13,9 @@
 int reproducible_setting(papcoll_comm *pc);
 
 /* papcoll_order_matters (papcoll.h): not for integer types with sum, product, min and
- * max, nor for the bitwise, logical and MINLOC/MAXLOC ops, which are exact (those pay
- * nothing); yes for floating-point types (min and max too: min(-0.0, +0.0) is either zero,
- * by operand order) and for user-defined ops. */
+ * max, nor for the bitwise and logical ops, nor MINLOC/MAXLOC on integer pairs, which are
+ * exact (those pay nothing); yes for floating-point types (min, max, MINLOC and MAXLOC too:
+ * min(-0.0, +0.0) is either zero, by operand order) and for user-defined ops. */
 
 /* Where the mode is on and the order matters: refuses a set algorithm that does not keep
  * the canonical order (MPI_ERR_ARG, naming those that do), and makes auto's choice

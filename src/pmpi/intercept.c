@@ -93,6 +93,8 @@ static void report_at_exit(void) {
         report_write(&settings, 0, world_rank, world_size);
 }
 
+static communicator_record *record_of(MPI_Comm comm);
+
 /* After PMPI_Init: read the environment; a bad value stops the program here, with a
  * message from the lowest rank that found it. */
 static void start(void) {
@@ -121,6 +123,15 @@ static void start(void) {
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, forget_communicator, &keyval, NULL);
     running = 1;
     atexit(report_at_exit);
+    /* Reproducible mode: a non-blocking post needs its communicator's papcoll communicator
+     * made before (making one is collective, a post must not wait), so MPI_COMM_WORLD's is
+     * made here, where every rank is anyway; a program that posts on world first then gets
+     * the canonical order from its first MPI_Iallreduce. Other communicators' posts before
+     * their first blocking call still go to MPI, counted no_papcoll_communicator. */
+    if (settings.reproducible && settings.intercept && world_size > 1) {
+        communicator_record *world = record_of(MPI_COMM_WORLD);
+        if (world != NULL) intercept_make_papcoll_communicator(world, MPI_COMM_WORLD);
+    }
 }
 
 int MPI_Init(int *argc, char ***argv) {

@@ -56,11 +56,26 @@ static int read_min_bytes(pmpi_settings *settings, char *error, size_t error_siz
     return 0;
 }
 
-/* PAPCOLL_REPRODUCIBLE, as papcoll_comm_create reads it (papcoll.h). */
+/* PAPCOLL_REPRODUCIBLE, as papcoll_comm_create reads it (papcoll.h); with it, a forced
+ * PAPCOLL_ALGORITHM must keep the canonical order (every floating-point call would fail). */
 static int read_reproducible(pmpi_settings *settings, char *error, size_t error_size) {
-    if (papcoll_reproducible_requested(&settings->reproducible) == MPI_SUCCESS) return 0;
-    snprintf(error, error_size, "%s", papcoll_error_string(MPI_ERR_ARG));
-    return -1;
+    if (papcoll_reproducible_requested(&settings->reproducible) != MPI_SUCCESS) {
+        snprintf(error, error_size, "%s", papcoll_error_string(MPI_ERR_ARG));
+        return -1;
+    }
+    papcoll_algorithm_info info;
+    if (settings->reproducible && papcoll_algorithm_find(settings->algorithm, &info) ==
+                                      PAPCOLL_OK && !info.canonical_order) {
+        size_t used = (size_t)snprintf(error, error_size,
+                                       "PAPCOLL_ALGORITHM='%s' does not keep the canonical "
+                                       "order PAPCOLL_REPRODUCIBLE=1 asks for; use auto or "
+                                       "one of:", settings->algorithm);
+        for (int32_t k = 0; k < papcoll_algorithm_count() && used < error_size; k++)
+            if (papcoll_algorithm_get(k, &info) == PAPCOLL_OK && info.canonical_order)
+                used += (size_t)snprintf(error + used, error_size - used, " %s", info.name);
+        return -1;
+    }
+    return 0;
 }
 
 static int read_report(pmpi_settings *settings, char *error, size_t error_size) {

@@ -3,15 +3,17 @@
  * and double sums of data with wildly different magnitudes and signed zeros, every rank
  * arriving after a random delay, through every algorithm that keeps the canonical order and
  * auto, in blocking, non-blocking and persistent calls: the result must be bit for bit the
- * canonical order's value, ((x0 + x1) + x2) ... + x(P-1), which this program computes itself
- * from every rank's input (MPI_Allgather). Then the refusals: an algorithm that does not
- * keep the order, for floating-point data (integers pass: exact); ranks that disagree on
- * the mode; a malformed PAPCOLL_REPRODUCIBLE. */
+ * canonical order's value, ((x0 op x1) op x2) ... op x(P-1), which this program computes
+ * itself from every rank's input (tests/mpi/common/canonical_value.h's data), with MPI's own
+ * op in MPI's operand order (MPI_Reduce_local). Sums of float and double, min of double
+ * (where -0.0 and +0.0 tie), and float sums in place. Then the refusals: an algorithm that
+ * does not keep the order, for floating-point data (integers pass: exact); ranks that
+ * disagree on the mode; a malformed PAPCOLL_REPRODUCIBLE. */
 #include <stdlib.h>
 #include <time.h>
 
 #include "common/call_modes.h"
-#include "common/canonical_sum.h"
+#include "common/canonical_value.h"
 #include "expect.h"
 
 static int ranks;
@@ -21,27 +23,36 @@ static void sleep_seconds(double seconds) {
     nanosleep(&pause, NULL);
 }
 
-static void bitwise(papcoll_comm *pc, const char *algorithm, const char *call_mode,
-                    int is_float, int64_t count, uint64_t seed) {
-    size_t size = is_float ? sizeof(float) : sizeof(double);
+typedef struct call_shape {
+    const char *algorithm, *call_mode;
+    int is_float, in_place;
+    MPI_Op op;
+    int64_t count;
+} call_shape;
+
+static void bitwise(papcoll_comm *pc, const call_shape *shape, uint64_t seed) {
+    size_t size = shape->is_float ? sizeof(float) : sizeof(double);
+    int64_t count = shape->count;
     void *input = malloc((size_t)count * size + 1), *output = malloc((size_t)count * size + 1);
     void *expected = malloc((size_t)count * size + 1);
-    wild_fill(input, is_float, rank, count, seed);
-    canonical_sum(expected, is_float, ranks, count, seed);
-    papcoll_set_algorithm(pc, algorithm);
+    wild_fill(shape->in_place ? output : input, shape->is_float, rank, count, seed);
+    canonical_value(expected, shape->is_float, shape->op, ranks, count, seed);
+    papcoll_set_algorithm(pc, shape->algorithm);
     srand((unsigned)(seed * 31 + (uint64_t)rank)); /* a random arrival order every call */
     MPI_Barrier(MPI_COMM_WORLD);
     sleep_seconds((double)(rand() % 2000) * 1e-6);
-    int code = run_call(call_mode, pc, input, output, count, is_float ? MPI_FLOAT : MPI_DOUBLE,
-                        MPI_SUM, rank, ranks);
+    int code = run_call(shape->call_mode, pc, shape->in_place ? MPI_IN_PLACE : input, output,
+                        count, shape->is_float ? MPI_FLOAT : MPI_DOUBLE, shape->op, rank,
+                        ranks);
     int64_t differ = -1;
     for (int64_t i = 0; code == MPI_SUCCESS && i < count && differ < 0; i++)
         if (memcmp((char *)output + i * (int64_t)size, (char *)expected + i * (int64_t)size,
                    size) != 0)
             differ = i;
-    char what[128];
-    snprintf(what, sizeof what, "%s %s %s count %lld", algorithm, call_mode,
-             is_float ? "float" : "double", (long long)count);
+    char what[160];
+    snprintf(what, sizeof what, "%s %s %s %s%s count %lld", shape->algorithm, shape->call_mode,
+             shape->is_float ? "float" : "double", shape->op == MPI_SUM ? "sum" : "min",
+             shape->in_place ? " in place" : "", (long long)count);
     expect(what, differ >= 0 ? MPI_ERR_OTHER : code, MPI_SUCCESS, "success");
     if (differ >= 0)
         printf("     rank %d: element %lld differs from the canonical order's value\n", rank,
@@ -61,13 +72,23 @@ static void results_are_canonical(papcoll_comm *pc) {
     for (size_t a = 0; a < sizeof algorithms / sizeof algorithms[0]; a++)
         for (size_t m = 0; m < sizeof call_modes / sizeof call_modes[0]; m++)
             for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++)
-                for (int is_float = 0; is_float < 2; is_float++)
-                    bitwise(pc, algorithms[a], call_modes[m], is_float, counts[c], seed++);
+                for (int v = 0; v < 4; v++) {
+                    /* float and double sums; double min (-0.0 and +0.0 tie); float sums in
+                     * place */
+                    const int is_float[] = {1, 0, 0, 1}, in_place[] = {0, 0, 0, 1};
+                    call_shape shape = {algorithms[a], call_modes[m], is_float[v], in_place[v],
+                                        v == 2 ? MPI_MIN : MPI_SUM, counts[c]};
+                    bitwise(pc, &shape, seed++);
+                }
 }
 
 static void refusals(papcoll_comm *pc) {
     double value = 1.0, result = 0;
     papcoll_set_algorithm(pc, "ring");
+    const char *resolved = NULL;
+    expect("resolve ring for a double sum",
+           papcoll_resolve_algorithm(pc, 1, MPI_DOUBLE, MPI_SUM, &resolved), MPI_ERR_ARG,
+           "does not keep the canonical order");
     expect("ring, double sum, reproducible mode",
            papcoll_allreduce(pc, &value, &result, 1, MPI_DOUBLE, MPI_SUM), MPI_ERR_ARG,
            "does not keep the canonical order");
@@ -83,6 +104,16 @@ static void refusals(papcoll_comm *pc) {
     expect("auto never runs native in the mode",
            code == MPI_SUCCESS && strncmp(choice.algorithm, "canonical_", 10) != 0
                ? MPI_ERR_OTHER : code, MPI_SUCCESS, "success");
+    papcoll_persistent *persistent = NULL;
+    MPI_Request request;
+    code = papcoll_allreduce_init(pc, &value, &result, 1, MPI_DOUBLE, MPI_SUM, &persistent);
+    if (code == MPI_SUCCESS) code = papcoll_start(persistent, &request);
+    if (code == MPI_SUCCESS) code = papcoll_wait(&request, MPI_STATUS_IGNORE);
+    if (code == MPI_SUCCESS) code = papcoll_persistent_last_choice(persistent, &choice, NULL);
+    expect("persistent auto tells what it ran in the mode",
+           code == MPI_SUCCESS && strncmp(choice.algorithm, "canonical_", 10) != 0
+               ? MPI_ERR_OTHER : code, MPI_SUCCESS, "success");
+    papcoll_persistent_free(&persistent);
     /* the ranks disagree: rank 0's environment turns it off, the others' config on */
     papcoll_config config;
     papcoll_config_init(&config);

@@ -74,8 +74,9 @@ def test_the_canonical_algorithms_send_what_they_should():
         assert report.max_bytes_sent == (ranks - 1) * 100 * 8
 
 
-# tests/mpi/reproducible.c: 5 algorithms x 3 call modes x 5 counts x 2 types, and 5 refusals
-MPI_CHECKS_PER_RANK = 5 * 3 * 5 * 2 + 5
+# tests/mpi/reproducible.c: 5 algorithms x 3 call modes x 5 counts x 4 (float and double
+# sums, double min, float sums in place), and 7 checks of refusals and reports
+MPI_CHECKS_PER_RANK = 5 * 3 * 5 * 4 + 7
 
 
 @pytest.mark.parametrize("ranks", [1, 2, 3, 4])
@@ -90,10 +91,14 @@ def test_the_drop_in_gives_the_canonical_order(tmp_path, ranks):
     result = run_preloaded(ranks, [str(BUILD / "pmpi_reproducible_unmodified")],
                            {"PAPCOLL_REPRODUCIBLE": "1", "PAPCOLL_REPORT": str(report_path)})
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
-    assert "reproducible_unmodified: 8 of 8 equal" in result.stdout, result.stdout
-    sums = load_report(report_path)["sites"][0]["algorithms"]
-    assert set(sums) <= {"canonical_gather", "canonical_scatter", "canonical_straggler"}
-    assert sum(sums.values()) == 8
+    # 4 MPI_Iallreduce (before any blocking call) and 8 MPI_Allreduce
+    assert "reproducible_unmodified: 12 of 12 equal" in result.stdout, result.stdout
+    ran: dict[str, int] = {}
+    for site in load_report(report_path)["sites"]:
+        for name, calls in site["algorithms"].items():
+            ran[name] = ran.get(name, 0) + calls
+    assert set(ran) <= {"canonical_gather", "canonical_scatter", "canonical_straggler"}, ran
+    assert sum(ran.values()) == 12, ran
 
 
 @pytest.mark.parametrize("ranks", [1, 3])
@@ -110,3 +115,11 @@ def test_the_drop_in_refuses_a_malformed_setting_at_mpi_init():
                            {"PAPCOLL_REPRODUCIBLE": "maybe"})
     assert result.returncode != 0
     assert "PAPCOLL_REPRODUCIBLE='maybe' is not 1/0" in result.stdout + result.stderr
+
+
+def test_the_drop_in_refuses_an_algorithm_without_the_order_at_mpi_init():
+    result = run_preloaded(2, [str(BUILD / "pmpi_reproducible_unmodified")],
+                           {"PAPCOLL_REPRODUCIBLE": "1", "PAPCOLL_ALGORITHM": "ring"})
+    assert result.returncode != 0
+    assert "PAPCOLL_ALGORITHM='ring' does not keep the canonical order" in (result.stdout +
+                                                                          result.stderr)

@@ -13,7 +13,8 @@
  *   every rank: result = (x0 op x1) op x2, the same bits on all
  *
  * Cost: (P - 1) x count elements sent and received a rank, P - 1 reductions of the whole
- * vector: for small vectors only (auto weighs it against canonical_scatter by the model).
+ * vector: for small vectors only (auto in reproducible mode runs it where the copies to the
+ * other P - 1 ranks fit in 64 KiB, src/mpi/reproducible.c).
  *
  * Choices. The schedule copies send -> recv and sends from recv (safe with MPI_IN_PLACE);
  * the fold (parts/canonical_fold) overwrites recv only after those sends, landing the

@@ -1,15 +1,18 @@
-/* canonical_sum.h - data for reproducible mode's tests (issue 34) and the canonical order's
+/* canonical_value.h - data for reproducible mode's tests (issue 34) and the canonical order's
  * value the tests hold results to; header-only, as the other shared parts of
  * tests/mpi/common, and free of papcoll so that an unmodified MPI program (tests/pmpi) can
  * use it too. */
-#ifndef PAPCOLL_TESTS_CANONICAL_SUM_H
-#define PAPCOLL_TESTS_CANONICAL_SUM_H
+#ifndef PAPCOLL_TESTS_CANONICAL_VALUE_H
+#define PAPCOLL_TESTS_CANONICAL_VALUE_H
 
+#include <mpi.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Rank r's element i: magnitudes from 1e-300 to 1e300, both zeros, and values that cancel
- * (1e16, 1, -1e16 at ranks 0, 1, 2 of element 0: the fold gives 0, other groupings 1). */
+ * (1e16, 1, -1e16 at ranks 0, 1, 2 of element 0: the fold gives 0, (x0 + x2) + x1 gives
+ * 1). */
 static double wild_value(uint64_t *state, int r, int64_t i) {
     if (i == 0) return r == 0 ? 1e16 : r == 1 ? 1.0 : r == 2 ? -1e16 : 0.0;
     *state = *state * 6364136223846793005ull + 1442695040888963407ull;
@@ -34,21 +37,21 @@ static void wild_fill(void *buffer, int is_float, int r, int64_t count, uint64_t
     }
 }
 
-/* The canonical order's value of the ranks' wild_fill inputs, element by element:
- * ((x0 + x1) + x2) ... in the type's own arithmetic (x86-64 and arm64 evaluate float in
- * float: FLT_EVAL_METHOD 0). */
-static void canonical_sum(void *out, int is_float, int ranks, int64_t count, uint64_t seed) {
+/* The canonical order's value of the ranks' wild_fill inputs under MPI's own op:
+ * ((x0 op x1) op x2) ..., each step MPI_Reduce_local(in = the fold so far, inout = the next
+ * contribution), which is "in op inout" (MPI-4.1 6.9.5): the operand order reproducible
+ * mode keeps, which decides min(-0.0, +0.0) too. */
+static void canonical_value(void *out, int is_float, MPI_Op op, int ranks, int64_t count,
+                            uint64_t seed) {
     size_t size = is_float ? sizeof(float) : sizeof(double);
-    void *x = malloc((size_t)count * size + 1);
-    for (int r = 0; r < ranks; r++) {
-        wild_fill(r == 0 ? out : x, is_float, r, count, seed);
-        if (r == 0) continue;
-        for (int64_t i = 0; i < count; i++) {
-            if (is_float) ((float *)out)[i] = ((float *)out)[i] + ((float *)x)[i];
-            else ((double *)out)[i] = ((double *)out)[i] + ((double *)x)[i];
-        }
+    void *next = malloc((size_t)count * size + 1);
+    wild_fill(out, is_float, 0, count, seed);
+    for (int r = 1; r < ranks; r++) {
+        wild_fill(next, is_float, r, count, seed);
+        MPI_Reduce_local(out, next, (int)count, is_float ? MPI_FLOAT : MPI_DOUBLE, op);
+        memcpy(out, next, (size_t)count * size);
     }
-    free(x);
+    free(next);
 }
 
-#endif /* PAPCOLL_TESTS_CANONICAL_SUM_H */
+#endif /* PAPCOLL_TESTS_CANONICAL_VALUE_H */
