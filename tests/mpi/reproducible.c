@@ -82,6 +82,28 @@ static void results_are_canonical(papcoll_comm *pc) {
                 }
 }
 
+/* A user-defined op for which_data_pays, which never runs it. */
+static void never_run(void *in, void *inout, int *length, MPI_Datatype *datatype) {
+    (void)in, (void)inout, (void)length, (void)datatype;
+}
+
+/* Which data pays (papcoll_order_matters): a tie of -0.0 and +0.0 keeps either value. */
+static void which_data_pays(void) {
+    MPI_Op user;
+    MPI_Op_create(never_run, 1, &user);
+    int right = papcoll_order_matters(MPI_DOUBLE, MPI_SUM) &&
+                papcoll_order_matters(MPI_FLOAT, MPI_MIN) &&
+                papcoll_order_matters(MPI_DOUBLE_INT, MPI_MINLOC) &&
+                papcoll_order_matters(MPI_LONG, user) &&
+                !papcoll_order_matters(MPI_LONG, MPI_SUM) &&
+                !papcoll_order_matters(MPI_INT, MPI_MAX) &&
+                !papcoll_order_matters(MPI_2INT, MPI_MAXLOC) &&
+                !papcoll_order_matters(MPI_DOUBLE, MPI_BAND);
+    MPI_Op_free(&user);
+    expect("order matters for floats (min, MINLOC too) and user ops, not integers",
+           right ? MPI_SUCCESS : MPI_ERR_OTHER, MPI_SUCCESS, "success");
+}
+
 static void refusals(papcoll_comm *pc) {
     double value = 1.0, result = 0;
     papcoll_set_algorithm(pc, "ring");
@@ -142,6 +164,7 @@ int main(int argc, char **argv) {
     if (papcoll_comm_create(MPI_COMM_WORLD, &config, &pc) != MPI_SUCCESS)
         MPI_Abort(MPI_COMM_WORLD, 2);
     results_are_canonical(pc);
+    which_data_pays();
     refusals(pc);
     papcoll_comm_free(&pc);
     int sums[2], mine[2] = {checks - failures, failures};

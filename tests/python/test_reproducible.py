@@ -75,8 +75,9 @@ def test_the_canonical_algorithms_send_what_they_should():
 
 
 # tests/mpi/reproducible.c: 5 algorithms x 3 call modes x 5 counts x 4 (float and double
-# sums, double min, float sums in place), and 7 checks of refusals and reports
-MPI_CHECKS_PER_RANK = 5 * 3 * 5 * 4 + 7
+# sums, double min, float sums in place), and 8 checks of which data pays, refusals and
+# reports
+MPI_CHECKS_PER_RANK = 5 * 3 * 5 * 4 + 8
 
 
 @pytest.mark.parametrize("ranks", [1, 2, 3, 4])
