@@ -32,8 +32,8 @@ int main(int argc, char **argv) {
             int64_t count = counts[c];
             size_t bytes = (size_t)count * (is_float ? sizeof(float) : sizeof(double));
             void *input = malloc(bytes), *output = malloc(bytes), *expected = malloc(bytes);
-            wild_fill(input, is_float, rank, count, seed);
-            canonical_value(expected, is_float, MPI_SUM, ranks, count, seed);
+            wild_fill(input, is_float, rank, count, seed, 1);
+            canonical_value(expected, is_float, MPI_SUM, ranks, count, seed, 1);
             srand((unsigned)(seed * 31 + (uint64_t)rank));
             MPI_Barrier(MPI_COMM_WORLD);
             struct timespec pause = {0, (long)(rand() % 2000) * 1000};
