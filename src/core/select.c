@@ -251,6 +251,10 @@ int select_choose(int32_t ranks, int64_t count, int32_t elem_size, int32_t commu
                                           : info.needs_arrivals && uneven;
         if (!candidate || stands_for_native(info.name)) continue;
         if (info.commutative_only && !commutative) continue;
+        /* canonical_straggler is for reproducible mode, where auto takes it by rule
+         * (src/mpi/reproducible.c); outside the mode it only pays the canonical order's
+         * tail (the fold past a late rank waits for it), and straggler does what it does */
+        if (info.canonical_order) continue;
         if (shortcuts && !affordable(info.name, ranks, count, elem_size, &candidate_context,
                                      spent, trace)) {
             trace->skipped_candidates++;
