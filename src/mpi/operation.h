@@ -59,8 +59,9 @@ void progress_thread_release(void);
  * 1. */
 void progress_hook_ensure(int (*advance)(void (*when_idle)(void)));
 /* 1 unless this MPI has no hook or refused it: then only papcoll's own calls (and the
- * progress thread) advance papcoll. */
-int progress_hook_available(void);
+ * progress thread) advance papcoll. Registers a hook that is kept for good (Open MPI's)
+ * with advance, as progress_hook_ensure. */
+int progress_hook_available(int (*advance)(void (*when_idle)(void)));
 /* How the engine looks at a request inside MPI's progress without driving it again (MPICH:
  * MPIX_Request_is_complete), or NULL where MPI_Test may be called there. */
 int (*progress_hook_request_check(void))(MPI_Request);

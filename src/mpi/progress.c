@@ -36,9 +36,11 @@ static papcoll_operation *running;  /* operations in flight, guarded by engine *
 static pthread_t thread;
 static int thread_users, thread_stop; /* guarded by engine */
 
+static int advance_from_hook(void (*when_idle)(void));
+
 int papcoll_mpi_advances_requests(void) {
     pthread_mutex_lock(&engine);
-    int advances = thread_users > 0 || progress_hook_available();
+    int advances = thread_users > 0 || progress_hook_available(advance_from_hook);
     pthread_mutex_unlock(&engine);
     return advances;
 }

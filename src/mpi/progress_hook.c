@@ -74,7 +74,6 @@ static int register_hook(void) {
     return MPIX_Async_start(mpich_poll, NULL, MPIX_STREAM_NULL) == MPI_SUCCESS;
 }
 
-static int hook_exists(void) { return 1; } /* a refusal shows only when registering */
 
 static int request_is_complete(MPI_Request request) {
     return MPIX_Request_is_complete(request);
@@ -112,8 +111,6 @@ static int opal_poll(void) {
     return 0; /* events: only opal_progress's choice to yield reads it */
 }
 
-static int hook_exists(void) { return find_opal_register() != NULL; }
-
 static int register_hook(void) {
     int (*opal_register)(opal_callback) = find_opal_register();
     return opal_register != NULL && opal_register(opal_poll) == 0; /* OPAL_SUCCESS */
@@ -132,12 +129,18 @@ void progress_hook_ensure(int (*advance)(void (*when_idle)(void))) {
     failed = !registered;
 }
 
-int progress_hook_available(void) {
-    if (!registered && !failed && !hook_exists()) failed = 1;
+int progress_hook_available(int (*advance)(void (*when_idle)(void))) {
+    /* Open MPI's hook is registered for good, so it is registered now and the answer is the
+     * registration's, not a guess a later refusal could make a request wait on for ever.
+     * MPICH's is registered per operation; a refusal there shows at the first post. */
+    if (OPEN_MPI_HOOK) progress_hook_ensure(advance);
     return !failed;
 }
 #else
 void progress_hook_ensure(int (*advance)(void (*when_idle)(void))) { (void)advance; }
-int progress_hook_available(void) { return 0; }
+int progress_hook_available(int (*advance)(void (*when_idle)(void))) {
+    (void)advance;
+    return 0;
+}
 int (*progress_hook_request_check(void))(MPI_Request) { return NULL; }
 #endif
