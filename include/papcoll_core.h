@@ -416,6 +416,14 @@ typedef struct papcoll_choice {
 int papcoll_choose(int32_t ranks, int64_t count, int32_t elem_size, int32_t commutative,
                    const papcoll_context *context, const papcoll_sim_model *model,
                    papcoll_choice *choice);
+/* auto's decision in reproducible mode (src/core/select_canonical.c): among the algorithms
+ * that keep the canonical order (never native), the least predicted e-bar for
+ * context->arrivals (NULL: balanced; the PAP-aware candidates are then built on balanced
+ * predictions). PAPCOLL_OK; PAPCOLL_ERR_ARGUMENT for a NULL argument or a bad shape;
+ * PAPCOLL_ERR_UNSUPPORTED where no candidate builds. */
+int papcoll_choose_reproducible(int32_t ranks, int64_t count, int32_t elem_size,
+                                const papcoll_context *context,
+                                const papcoll_sim_model *model, papcoll_choice *choice);
 /* cffi-end */
 
 #ifdef __cplusplus

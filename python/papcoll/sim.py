@@ -275,20 +275,32 @@ class AutoChoice:
 
 
 def choose(ranks: int, count: int, elem_size: int, model: SimModel, context: Context,
-           commutative: bool = True) -> AutoChoice:
+           commutative: bool = True, reproducible: bool = False) -> AutoChoice:
     """auto's decision for these predicted arrivals (context.arrivals) under the model:
     the rule the MPI library applies (papcoll_choose). The library gives it the arrivals
     rounded to their class (src/mpi/arrival_class.h) and the monitor's three-number model
     (src/mpi/choose.c); here they are what the caller passes, so a simulated auto may choose
-    otherwise than a real run with the same arrivals would."""
+    otherwise than a real run with the same arrivals would.
+
+    reproducible: auto in reproducible mode (papcoll_choose_reproducible,
+    docs/reproducible.md): the least predicted e-bar among the algorithms that keep the
+    canonical order, never native (commutative is then irrelevant)."""
     whole_number(ranks, "ranks", 1, INT32_MAX)
     whole_number(count, "count", 0, INT64_MAX)
     whole_number(elem_size, "elem_size", 1, INT32_MAX)
+    if not isinstance(reproducible, bool):
+        raise TypeError(f"reproducible must be a bool, not {type(reproducible).__name__}")
     raw_context, _keep = _c_context(context)
     raw_model = ffi.new("papcoll_sim_model *", asdict(model))
     raw = ffi.new("papcoll_choice *")
-    _raise(lib.papcoll_choose(ranks, count, elem_size, int(commutative), raw_context,
-                              raw_model, raw), ffi.new("char[]", b"papcoll_choose: bad input"))
+    if reproducible:
+        _raise(lib.papcoll_choose_reproducible(ranks, count, elem_size, raw_context, raw_model,
+                                               raw),
+               ffi.new("char[]", b"papcoll_choose_reproducible: no candidate builds"))
+    else:
+        _raise(lib.papcoll_choose(ranks, count, elem_size, int(commutative), raw_context,
+                                  raw_model, raw),
+               ffi.new("char[]", b"papcoll_choose: bad input"))
     return AutoChoice(ffi.string(raw.algorithm).decode(), bool(raw.from_arrivals),
                       bool(raw.from_groups),
                       float(raw.predicted_seconds), float(raw.native_seconds),

@@ -146,7 +146,7 @@ int call_arguments_check(papcoll_comm *pc, const void *sendbuf, const void *recv
         return record_error(MPI_ERR_BUFFER, "papcoll_allreduce: sendbuf and recvbuf overlap "
                             "(MPI forbids it; for one buffer pass MPI_IN_PLACE as sendbuf)");
     *chosen = NULL; /* auto: chosen per call, once the predicted arrivals are known */
-    if (call_arguments_is_auto(pc)) { /* ...except in reproducible mode: a fixed rule */
+    if (call_arguments_is_auto(pc)) { /* ...except in reproducible mode (reproducible.c) */
         code = reproducible_algorithm(pc, (int64_t)count, *extent, datatype, op, chosen);
         if (code == MPI_SUCCESS && *chosen != NULL) { /* what papcoll_last_choice tells */
             memset(&pc->last_choice, 0, sizeof pc->last_choice);

@@ -28,22 +28,28 @@ static int ascending(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+void choice_model(double latency, double seconds_per_byte, double reduce_seconds_per_byte,
+                  papcoll_sim_model *model) {
+    memset(model, 0, sizeof *model);
+    /* the ping-pong's one-way time is wire and CPU: a third each to the wire, the sender's
+     * and the receiver's CPU (LogP's L, o_s, o_r), so that an algorithm of many small
+     * messages pays per message, as it does */
+    model->latency = latency / 3;
+    model->overhead = latency / 3;
+    model->receive_overhead = latency / 3;
+    model->seconds_per_byte = seconds_per_byte;
+    model->reduce_seconds_per_byte = reduce_seconds_per_byte;
+    model->copy_seconds_per_byte = reduce_seconds_per_byte / 2;
+    model->eager_limit_bytes = 65536;
+}
+
 /* input's decision, made on the arrivals sorted (the canonical order of its profile, see
  * choice_cache_find). */
 void choice_decide(const choice_input *input, auto_choice *out) {
     memset(out, 0, sizeof *out);
     papcoll_sim_model model;
-    memset(&model, 0, sizeof model);
-    /* the ping-pong's one-way time is wire and CPU: a third each to the wire, the sender's
-     * and the receiver's CPU (LogP's L, o_s, o_r), so that an algorithm of many small
-     * messages pays per message, as it does */
-    model.latency = input->latency / 3;
-    model.overhead = input->latency / 3;
-    model.receive_overhead = input->latency / 3;
-    model.seconds_per_byte = input->seconds_per_byte;
-    model.reduce_seconds_per_byte = input->reduce_seconds_per_byte;
-    model.copy_seconds_per_byte = input->reduce_seconds_per_byte / 2;
-    model.eager_limit_bytes = 65536;
+    choice_model(input->latency, input->seconds_per_byte, input->reduce_seconds_per_byte,
+                 &model);
     papcoll_context context;
     memset(&context, 0, sizeof context);
     context.parameters = *input->parameters;

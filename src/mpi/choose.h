@@ -60,6 +60,10 @@ int choice_cache_init(choice_cache *cache, int32_t ranks);
  * decided before; touch: count the use (for the least recently used to go first). */
 int choice_cache_find(const choice_input *input, choice_cache *cache, int touch,
                       auto_choice *out);
+/* The simulator's model from the monitor's three numbers (one-way latency, seconds per
+ * byte, reduce seconds per byte): what every decision of auto is made with. */
+void choice_model(double latency, double seconds_per_byte, double reduce_seconds_per_byte,
+                  papcoll_sim_model *model);
 /* The model's decision for input (src/core/select.c): local and deterministic, the same
  * input gives the same choice on every rank, but it simulates every candidate. */
 void choice_decide(const choice_input *input, auto_choice *out);

@@ -320,7 +320,7 @@ int papcoll_resolve_algorithm(papcoll_comm *pc, int64_t count, MPI_Datatype data
         *name = pc->algorithm;
         return MPI_SUCCESS;
     }
-    const algorithm_entry *reproducing = NULL; /* auto in reproducible mode: a fixed rule */
+    const algorithm_entry *reproducing = NULL; /* auto in reproducible mode (reproducible.c) */
     if ((code = reproducible_algorithm(pc, count, extent, datatype, op, &reproducing)) !=
         MPI_SUCCESS)
         return code;

@@ -16,6 +16,8 @@
 
 /* Operations in flight on one communicator beyond this many wait for a window (tags). */
 enum { NONBLOCKING_MOST_WINDOWS = 1024 };
+/* Sizes whose reproducible-mode decision is kept (a training loop has a few). */
+enum { REPRODUCIBLE_CHOICES = 8 };
 
 struct papcoll_comm {
     MPI_Comm comm;             /* private duplicate: our tags never meet the user's */
@@ -29,6 +31,13 @@ struct papcoll_comm {
     feedback_table feedback;   /* what auto's decisions were measured to take (issue 32) */
     native_variants natives;   /* the MPI library's algorithms auto may run as native */
     auto_choice last_choice;        /* papcoll_last_choice */
+    /* auto's decisions in reproducible mode (reproducible.c), per vector size and model */
+    struct reproducible_choice {
+        int64_t bytes;
+        double model[3];
+        const algorithm_entry *algorithm; /* NULL: empty */
+    } reproducible_choices[REPRODUCIBLE_CHOICES];
+    int reproducible_next;     /* the entry the next decision replaces */
     uint8_t *call_classes;     /* per call: the predicted arrival class of every rank */
     uint8_t *call_profile;     /* per call: those classes sorted (auto's decision key) */
     double *call_arrivals;     /* per call: its representative arrivals */

@@ -3,6 +3,7 @@
  * canonical_order) and the verifier proves it per schedule (tests/c/test_algorithms.c). */
 #include "reproducible.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,15 +85,49 @@ int papcoll_order_matters(MPI_Datatype datatype, MPI_Op op) {
     return 1; /* a user-defined op: nothing is known of it */
 }
 
-/* canonical_gather while its copies of the vector to the other P - 1 ranks fit in 64 KiB:
- * there one round beats the two phases of the others (parts/arrival_order.h draws the same
- * line for the latency-bound vectors of the late-rank schedules). Above, canonical_straggler,
- * built from the predicted arrivals like straggler: with nobody predicted late it sends
- * canonical_scatter's bytes (its finals straight to every rank), and without a usable
- * prediction the call runs canonical_scatter itself (call_plan.c). */
-static const char *automatic_choice(const papcoll_comm *pc, int64_t count, int64_t extent) {
+/* Before the monitor has a model (no call has measured one, and no PAPCOLL_TAU_MODEL):
+ * canonical_gather while its copies of the vector to the other P - 1 ranks fit in 64 KiB,
+ * where one round beats the two phases of the others (parts/arrival_order.h draws the same
+ * line for the latency-bound vectors of the late-rank schedules); canonical_straggler above.
+ * With a model: the least predicted e-bar among the algorithms that keep the order, on
+ * balanced arrivals (papcoll_choose_reproducible, src/core/select_canonical.c), kept per
+ * vector size. The decision is made where the call's arguments are checked, before the
+ * arrivals are gathered, so the arrivals cannot weigh in it; canonical_straggler, where
+ * chosen, is built from them at the call (with no usable prediction the call runs
+ * canonical_scatter, call_plan.c). Every input is the same on every rank (the monitor's model
+ * is agreed at its calibration), so every rank decides alike. */
+static const algorithm_entry *automatic_choice(papcoll_comm *pc, int64_t count,
+                                               int64_t extent) {
+    double model_numbers[3];
     double copies = (double)count * (double)extent * (double)(pc->size - 1);
-    return copies <= 65536.0 ? "canonical_gather" : "canonical_straggler";
+    if (!monitor_model(pc, &model_numbers[0], &model_numbers[1], &model_numbers[2]))
+        return registry_find(copies <= 65536.0 ? "canonical_gather" : "canonical_straggler");
+    int64_t bytes = count > INT64_MAX / (extent > 0 ? extent : 1) ? INT64_MAX : count * extent;
+    for (int i = 0; i < REPRODUCIBLE_CHOICES; i++) {
+        const struct reproducible_choice *kept = &pc->reproducible_choices[i];
+        if (kept->algorithm != NULL && kept->bytes == bytes &&
+            memcmp(kept->model, model_numbers, sizeof model_numbers) == 0)
+            return kept->algorithm;
+    }
+    papcoll_sim_model model;
+    choice_model(model_numbers[0], model_numbers[1], model_numbers[2], &model);
+    papcoll_context context;
+    memset(&context, 0, sizeof context);
+    context.parameters = pc->parameters.parameters;
+    papcoll_choice decided;
+    int32_t elem_size = extent > INT32_MAX ? INT32_MAX : (int32_t)extent;
+    const algorithm_entry *chosen = NULL;
+    if (papcoll_choose_reproducible(pc->size, count, elem_size, &context, &model, &decided) ==
+        PAPCOLL_OK)
+        chosen = registry_find(decided.algorithm);
+    if (chosen == NULL) /* out of memory, or nothing built: the rule, the same everywhere */
+        return registry_find(copies <= 65536.0 ? "canonical_gather" : "canonical_straggler");
+    struct reproducible_choice *slot = &pc->reproducible_choices[pc->reproducible_next];
+    pc->reproducible_next = (pc->reproducible_next + 1) % REPRODUCIBLE_CHOICES;
+    slot->bytes = bytes;
+    memcpy(slot->model, model_numbers, sizeof model_numbers);
+    slot->algorithm = chosen;
+    return chosen;
 }
 
 int reproducible_algorithm(papcoll_comm *pc, int64_t count, int64_t extent,
@@ -100,7 +135,7 @@ int reproducible_algorithm(papcoll_comm *pc, int64_t count, int64_t extent,
     if (!pc->config.reproducible || !papcoll_order_matters(datatype, op))
         return MPI_SUCCESS;
     if (*chosen == NULL) { /* auto */
-        *chosen = registry_find(automatic_choice(pc, count, extent));
+        *chosen = automatic_choice(pc, count, extent);
         return MPI_SUCCESS;
     }
     if ((*chosen)->info.canonical_order) return MPI_SUCCESS;

@@ -19,9 +19,9 @@ int reproducible_setting(papcoll_comm *pc);
 
 /* Where the mode is on and the order matters: refuses a set algorithm that does not keep
  * the canonical order (MPI_ERR_ARG, naming those that do), and makes auto's choice
- * (*chosen, never native: MPI_Allreduce promises no order): canonical_gather where the
- * vector's copies to the other P - 1 ranks fit in 64 KiB, canonical_straggler above (built
- * from the predicted arrivals). Elsewhere *chosen is left as it is. */
+ * (*chosen, never native: MPI_Allreduce promises no order): the least predicted e-bar among
+ * the algorithms that keep the order, on the monitor's model (a size rule before it has
+ * one; reproducible.c). Elsewhere *chosen is left as it is. */
 int reproducible_algorithm(papcoll_comm *pc, int64_t count, int64_t extent,
                            MPI_Datatype datatype, MPI_Op op, const algorithm_entry **chosen);
 

@@ -75,9 +75,9 @@ def test_the_canonical_algorithms_send_what_they_should():
 
 
 # tests/mpi/reproducible.c: 5 algorithms x 3 call modes x 5 counts x 4 (float and double
-# sums, double min, float sums in place), and 8 checks of which data pays, refusals and
+# sums, double min, float sums in place), and 9 checks of which data pays, refusals and
 # reports
-MPI_CHECKS_PER_RANK = 5 * 3 * 5 * 4 + 8
+MPI_CHECKS_PER_RANK = 5 * 3 * 5 * 4 + 9
 
 
 @pytest.mark.parametrize("ranks", [1, 2, 3, 4])
@@ -124,3 +124,43 @@ def test_the_drop_in_refuses_an_algorithm_without_the_order_at_mpi_init():
     assert result.returncode != 0
     assert "PAPCOLL_ALGORITHM='ring' does not keep the canonical order" in (result.stdout +
                                                                           result.stderr)
+
+
+CANONICAL = [info for info in papcoll.algorithms()
+             if info.canonical_order and not info.needs_groups and not info.reduce_scatter]
+
+
+@pytest.mark.parametrize("ranks", [2, 4, 16])
+@pytest.mark.parametrize("size_bytes", [8, 16384, 1 << 20])
+@pytest.mark.parametrize("late", [False, True])
+def test_auto_in_the_mode_runs_the_least_predicted_of_the_canonical_algorithms(
+        ranks, size_bytes, late):
+    """papcoll_choose_reproducible (src/core/select_canonical.c): never native, and no
+    algorithm that keeps the order is predicted faster than what it picks."""
+    from papcoll.sim import SimModel, choose, simulate
+    model = SimModel(latency=2e-6, seconds_per_byte=1e-10, reduce_seconds_per_byte=2e-10,
+                     copy_seconds_per_byte=1e-10)
+    arrivals = [0.0] * ranks
+    if late:
+        arrivals[1] = 2e-3
+    context = Context(arrivals=arrivals, tau=1e-5)
+    count = size_bytes // 8
+    decided = choose(ranks, count, 8, model, context, reproducible=True)
+    chosen = papcoll.algorithm(decided.algorithm)
+    assert chosen.canonical_order and decided.algorithm != "native"
+    predicted = {info.name: simulate(info.name, ranks, count, 8, model, arrivals,
+                                     context).average_elapsed for info in CANONICAL}
+    assert decided.predicted_seconds == pytest.approx(min(predicted.values()))
+    assert decided.predicted_seconds == pytest.approx(predicted[decided.algorithm])
+
+
+def test_auto_in_the_mode_moves_from_one_round_to_two_phases_as_the_vector_grows():
+    from papcoll.sim import SimModel, choose
+    model = SimModel(latency=2e-6, seconds_per_byte=1e-10, reduce_seconds_per_byte=2e-10,
+                     copy_seconds_per_byte=1e-10)
+    small = choose(4, 1, 8, model, Context(), reproducible=True)
+    large = choose(4, 1 << 21, 8, model, Context(), reproducible=True)
+    assert small.algorithm == "canonical_gather"
+    assert large.algorithm != "canonical_gather"
+    with pytest.raises(TypeError, match="reproducible must be a bool"):
+        choose(4, 1, 8, model, Context(), reproducible=1)  # type: ignore[arg-type]
