@@ -126,8 +126,8 @@ static void start(void) {
     /* Reproducible mode: a non-blocking post needs its communicator's papcoll communicator
      * made before (making one is collective, a post must not wait), so MPI_COMM_WORLD's is
      * made here, where every rank is anyway; a program that posts on world first then gets
-     * the canonical order from its first MPI_Iallreduce. Other communicators' posts before
-     * their first blocking call still go to MPI, counted no_papcoll_communicator. */
+     * the canonical order from its first MPI_Iallreduce. The communicators the program makes
+     * later get theirs as they are made (communicator_constructors.c). */
     if (settings.reproducible && settings.intercept && world_size > 1) {
         communicator_record *world = record_of(MPI_COMM_WORLD);
         if (world != NULL) intercept_make_papcoll_communicator(world, MPI_COMM_WORLD);
@@ -250,6 +250,22 @@ int intercept_raise_error(MPI_Comm comm, int code) {
     }
     PMPI_Comm_call_errhandler(comm, code);
     return code;
+}
+
+int intercept_reproducible(void) { return settings.reproducible; }
+
+void intercept_prepare_for_posts(MPI_Comm comm) {
+    if (!settings.reproducible || !settings.intercept || !running || finalized ||
+        inside_papcoll || comm == MPI_COMM_NULL)
+        return;
+    pthread_mutex_lock(&records_lock);
+    communicator_record *record = record_of(comm);
+    pthread_mutex_unlock(&records_lock);
+    /* alike on every rank of comm: its kind and size are the same everywhere, and the
+     * constructor that made it was collective over it */
+    if (record == NULL || record->intercommunicator || record->size <= 1) return;
+    int code = intercept_make_papcoll_communicator(record, comm);
+    if (code != MPI_SUCCESS) intercept_raise_error(comm, code);
 }
 
 int intercept_make_papcoll_communicator(communicator_record *record, MPI_Comm comm) {

@@ -23,6 +23,12 @@ communicator_record *intercept_record_and_site(MPI_Comm comm, const void *caller
                                                site_record **site);
 /* The record's papcoll communicator, made now if it has none (collective over comm). */
 int intercept_make_papcoll_communicator(communicator_record *record, MPI_Comm comm);
+/* Whether PAPCOLL_REPRODUCIBLE turned reproducible mode on (read at MPI_Init). */
+int intercept_reproducible(void);
+/* Reproducible mode: makes the papcoll communicator of comm, which a collective
+ * constructor has just made (collective over comm), so that a non-blocking post on it finds
+ * one; nothing outside the mode, for MPI_COMM_NULL, an inter-communicator or one rank. */
+void intercept_prepare_for_posts(MPI_Comm comm);
 /* Frees the record's papcoll communicator (collective, as freeing the user's is). */
 int intercept_free_papcoll_communicator(communicator_record *record);
 /* The records' lock (statistics.c's records are shared by every thread). */

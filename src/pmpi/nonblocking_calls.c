@@ -6,9 +6,10 @@
  * program's own MPI_Wait / MPI_Test / MPI_Waitall... where something inside those calls
  * advances papcoll (papcoll_mpi_advances_requests: MPI's progress hook, MPICH's or Open
  * MPI's, or the progress thread). It needs the communicator's papcoll communicator to
- * exist already (made by an earlier blocking call or an init): making one is collective,
- * and a post must not wait for the other ranks. Where either is missing the call passes
- * to the MPI, counted.
+ * exist already (made by an earlier blocking call or an init, and in reproducible mode by
+ * the constructor that made the communicator, communicator_constructors.c): making one is
+ * collective, and a post must not wait for the other ranks. Where either is missing the
+ * call passes to the MPI, counted.
  *
  * A persistent request must stay a request the MPI knows: the program may MPI_Wait,
  * MPI_Test, MPI_Waitany or MPI_Request_get_status it, and those are not intercepted. So the
@@ -24,6 +25,7 @@
  */
 #include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "intercept.h"
@@ -229,6 +231,22 @@ static int persistent_init(const void *sendbuf, void *recvbuf, MPI_Count count,
     return MPI_SUCCESS;
 }
 
+/* Reproducible mode promised an order this post, gone to the MPI, does not keep: said
+ * once, by the communicator's rank 0 (communicator_constructors.c: which communicators). */
+static void warn_order_not_kept(MPI_Comm comm) {
+    static int warned;
+    int rank = 0;
+    if (__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED)) return;
+    PMPI_Comm_rank(comm, &rank);
+    if (rank == 0)
+        fprintf(stderr, "papcoll (libpapcoll_pmpi): reproducible mode: an MPI_Iallreduce on a "
+                        "communicator papcoll has no communicator for yet (made by "
+                        "MPI_Comm_idup or an MPI 4 constructor, and no blocking "
+                        "MPI_Allreduce on it before) ran in the MPI's order, which is not "
+                        "the canonical one; the report counts such calls as "
+                        "no_papcoll_communicator\n");
+}
+
 static int post(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                 MPI_Op op, MPI_Comm comm, MPI_Request *request, const void *caller) {
     double started = PMPI_Wtime();
@@ -241,6 +259,9 @@ static int post(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatyp
      * progress route is the MPI's and the configuration's */
     if (!native && record->pc == NULL) native = 1, reason = NATIVE_NO_PAPCOLL_COMMUNICATOR;
     if (!native && !papcoll_mpi_advances_requests()) native = 1, reason = NATIVE_NO_PROGRESS;
+    if (native && reason == NATIVE_NO_PAPCOLL_COMMUNICATOR && intercept_reproducible() &&
+        papcoll_order_matters(datatype, op))
+        warn_order_not_kept(comm);
     if (native) {
         int code = PMPI_Iallreduce(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
         intercept_count_call(site, count, datatype, PMPI_Wtime() - started, &reason, NULL, 1);

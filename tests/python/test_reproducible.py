@@ -92,14 +92,29 @@ def test_the_drop_in_gives_the_canonical_order(tmp_path, ranks):
     result = run_preloaded(ranks, [str(BUILD / "pmpi_reproducible_unmodified")],
                            {"PAPCOLL_REPRODUCIBLE": "1", "PAPCOLL_REPORT": str(report_path)})
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
-    # 4 MPI_Iallreduce (before any blocking call) and 8 MPI_Allreduce
-    assert "reproducible_unmodified: 12 of 12 equal" in result.stdout, result.stdout
+    # on world 4 MPI_Iallreduce (before any blocking call) and 8 MPI_Allreduce; 4 posts each
+    # on a duplicate and a reversed split, before any blocking call on them
+    assert "reproducible_unmodified: 20 of 20 equal" in result.stdout, result.stdout
+    assert "ran in the MPI's order" not in result.stderr
     ran: dict[str, int] = {}
     for site in load_report(report_path)["sites"]:
         for name, calls in site["algorithms"].items():
             ran[name] = ran.get(name, 0) + calls
-    assert set(ran) <= {"canonical_gather", "canonical_scatter", "canonical_straggler"}, ran
-    assert sum(ran.values()) == 12, ran
+    assert all(papcoll.algorithm(name).canonical_order for name in ran), ran
+    assert sum(ran.values()) == 20, ran
+
+
+def test_the_drop_in_says_when_a_post_cannot_keep_the_order(tmp_path):
+    """A communicator from MPI_Comm_idup gets no papcoll communicator before its first
+    blocking call (communicator_constructors.c): its post goes to MPI, said on stderr and
+    counted in the report."""
+    report_path = tmp_path / "report.json"
+    result = run_preloaded(2, [str(BUILD / "pmpi_reproducible_unmodified"), "--idup"],
+                           {"PAPCOLL_REPRODUCIBLE": "1", "PAPCOLL_REPORT": str(report_path)})
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    assert result.stderr.count("ran in the MPI's order, which is not the canonical one") == 1
+    reasons = load_report(report_path)["totals"]["native_reasons"]
+    assert reasons.get("no_papcoll_communicator", 0) == 4, reasons
 
 
 @pytest.mark.parametrize("ranks", [1, 3])
