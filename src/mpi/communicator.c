@@ -106,13 +106,21 @@ static void release_communicator(papcoll_comm *pc) {
 /* The agreement check (agreement.c) is on where the config or PAPCOLL_CHECK=1 asks for it;
  * one rank asking turns it on for all, since it adds a collective to every call. */
 static int agree_on_checking(papcoll_comm *pc) {
-    const char *environment = getenv("PAPCOLL_CHECK");
-    int mine = pc->config.check_agreement != 0 ||
-               (environment != NULL && environment[0] != '\0' && strcmp(environment, "0") != 0);
-    int code = MPI_Allreduce(&mine, &pc->config.check_agreement, 1, MPI_INT, MPI_MAX, pc->comm);
+    int asked = 0;
+    int valid = papcoll_environment_switch("PAPCOLL_CHECK", &asked) == MPI_SUCCESS;
+    char why[160];
+    snprintf(why, sizeof why, "%s", valid ? "" : papcoll_error_string(MPI_ERR_ARG));
+    /* every rank takes part, a refusing one too: the others then fail, not hang */
+    int mine[2] = {pc->config.check_agreement != 0 || asked, !valid}, all[2];
+    int code = MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, pc->comm);
     if (code != MPI_SUCCESS)
         return record_error(code, "papcoll_comm_create: MPI_Allreduce of check_agreement "
                                   "failed");
+    if (!valid) return record_error(MPI_ERR_ARG, "papcoll_comm_create: %s", why);
+    if (all[1])
+        return record_error(MPI_ERR_ARG, "papcoll_comm_create: another rank's PAPCOLL_CHECK "
+                            "is not 1/0, true/false, yes/no or on/off");
+    pc->config.check_agreement = all[0];
     return MPI_SUCCESS;
 }
 

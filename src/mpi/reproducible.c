@@ -22,16 +22,20 @@ static int switch_value(const char *text) {
     return -1;
 }
 
-int papcoll_reproducible_requested(int *on) {
-    const char *text = getenv("PAPCOLL_REPRODUCIBLE");
+int papcoll_environment_switch(const char *variable, int *on) {
+    const char *text = getenv(variable);
     *on = 0;
     if (text == NULL || text[0] == '\0') return MPI_SUCCESS;
     int value = switch_value(text);
     if (value < 0)
-        return record_error(MPI_ERR_ARG, "PAPCOLL_REPRODUCIBLE='%.32s' is not 1/0, "
-                            "true/false, yes/no or on/off", text);
+        return record_error(MPI_ERR_ARG, "%s='%.32s' is not 1/0, true/false, yes/no or "
+                            "on/off", variable, text);
     *on = value;
     return MPI_SUCCESS;
+}
+
+int papcoll_reproducible_requested(int *on) {
+    return papcoll_environment_switch("PAPCOLL_REPRODUCIBLE", on);
 }
 
 int reproducible_setting(papcoll_comm *pc) {

@@ -106,6 +106,23 @@ static void start(void) {
     int bad = pmpi_settings_read(&settings, error, sizeof error) != 0;
     int first_bad = bad ? world_rank : world_size;
     PMPI_Allreduce(MPI_IN_PLACE, &first_bad, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    /* Settings that decide a call's route must agree, or one rank would wait in papcoll
+     * for another in MPI_Allreduce (a hang): compared once, here, where every rank is. */
+    if (first_bad == world_size) {
+        int64_t values[2 * PMPI_AGREED_SETTINGS];
+        pmpi_settings_agreed(&settings, values);
+        for (int k = 0; k < PMPI_AGREED_SETTINGS; k++)
+            values[PMPI_AGREED_SETTINGS + k] = -values[k];
+        PMPI_Allreduce(MPI_IN_PLACE, values, 2 * PMPI_AGREED_SETTINGS, MPI_INT64_T, MPI_MAX,
+                       MPI_COMM_WORLD);
+        for (int k = 0; k < PMPI_AGREED_SETTINGS && first_bad == world_size; k++)
+            if (values[k] != -values[PMPI_AGREED_SETTINGS + k]) {
+                first_bad = 0; /* rank 0 says it */
+                snprintf(error, sizeof error, "%s differs between ranks; it decides which "
+                         "calls papcoll takes, so it must be the same on every rank (set it "
+                         "for the whole job, e.g. mpiexec -genv / -x)", pmpi_agreed_names[k]);
+            }
+    }
     if (first_bad < world_size) {
         /* every rank stops, through MPI_Finalize rather than MPI_Abort: an abort can tear
          * the job down before the launcher has passed the message on (seen under MPICH's

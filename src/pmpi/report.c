@@ -4,15 +4,19 @@
  * model's saving are averaged over the ranks; the imbalance is the spread of the ranks' mean
  * time per call (the rank that arrives last waits least: for one late rank it is its
  * delay). */
+#define _POSIX_C_SOURCE 200809L /* O_NOFOLLOW, fdopen, getpid */
 #include "report.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "settings.h"
 #include "statistics.h"
 
 typedef struct merged_site {
@@ -208,18 +212,32 @@ static void write_report(FILE *file, const pmpi_settings *settings, int complete
     fprintf(file, "  ]\n}\n");
 }
 
-/* Rank 0 writes path.RANDOM then renames it: a reader never sees half a report. */
+/* Rank 0 writes path.partial.PID, made new (never through a link or a file already
+ * there), then renames it over path: a reader never sees half a report. The path is
+ * checked again first: MPI_Init checked it, but the program may have made something there
+ * since. */
 static int write_file(const pmpi_settings *settings, int complete, int world_size,
                       int ranks_reporting, const merged_site *sites, int count) {
     const char *path = settings->report_path;
-    size_t length = strlen(path) + 16;
+    char why[256];
+    if (pmpi_report_path_usable(path, why, sizeof why) != 0) {
+        fprintf(stderr, "papcoll (libpapcoll_pmpi): not writing the report: %s %s\n", path,
+                why);
+        return -1;
+    }
+    size_t length = strlen(path) + 40;
     char *temporary = malloc(length);
     if (temporary == NULL) return -1;
-    snprintf(temporary, length, "%s.partial", path);
-    FILE *file = fopen(temporary, "w");
+    snprintf(temporary, length, "%s.partial.%ld", path, (long)getpid());
+    int descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
+    FILE *file = descriptor >= 0 ? fdopen(descriptor, "w") : NULL;
     if (file == NULL) {
         fprintf(stderr, "papcoll (libpapcoll_pmpi): cannot write the report %s: %s\n",
                 temporary, strerror(errno));
+        if (descriptor >= 0) {
+            close(descriptor);
+            remove(temporary);
+        }
         free(temporary);
         return -1;
     }

@@ -1,11 +1,13 @@
 /* settings.c - the PMPI library's environment variables (settings.h), checked at MPI_Init so
  * a typo is a message at start-up rather than a surprise later. */
+#define _POSIX_C_SOURCE 200809L /* lstat */
 #include "settings.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "papcoll.h"
 #include "papcoll_core.h"
@@ -39,17 +41,24 @@ static int read_min_bytes(pmpi_settings *settings, char *error, size_t error_siz
     errno = 0;
     long long value = strtoll(text, &end, 10);
     long long unit = 1;
-    if (end != text && *end != '\0' && end[1] == '\0') {
+    /* the forms papcoll's command line takes (cli/options.py: parse_count): K, M or G
+     * (x1024), also written KB or KiB; or B */
+    if (end != text) {
         switch (*end) {
         case 'K': case 'k': unit = 1LL << 10; end++; break;
         case 'M': case 'm': unit = 1LL << 20; end++; break;
         case 'G': case 'g': unit = 1LL << 30; end++; break;
         default: break;
         }
+        if (unit > 1 && (*end == 'i' || *end == 'I') && (end[1] == 'B' || end[1] == 'b'))
+            end += 2;
+        else if (*end == 'B' || *end == 'b')
+            end++;
     }
     if (end == text || *end != '\0' || errno != 0 || value < 0 || value > INT64_MAX / unit) {
         snprintf(error, error_size, "PAPCOLL_MIN_BYTES='%s' is not a byte count; use a "
-                 "number >= 0, optionally with K, M or G (e.g. 65536 or 64K)", text);
+                 "number >= 0, optionally with K, M or G (e.g. 65536, 64K, 64KB or 64KiB)",
+                 text);
         return -1;
     }
     settings->min_bytes = (int64_t)(value * unit);
@@ -88,7 +97,67 @@ static int read_report(pmpi_settings *settings, char *error, size_t error_size) 
         return -1;
     }
     snprintf(settings->report_path, sizeof settings->report_path, "%s", text);
+    char why[256];
+    if (pmpi_report_path_usable(settings->report_path, why, sizeof why) != 0) {
+        snprintf(error, error_size, "PAPCOLL_REPORT='%.200s' %s", text, why);
+        return -1;
+    }
     return 0;
+}
+
+int pmpi_report_path_usable(const char *path, char *why, size_t why_size) {
+    struct stat status;
+    if (path[0] == '\0') return snprintf(why, why_size, "is empty; name a file"), -1;
+    if (lstat(path, &status) != 0) {
+        if (errno == ENOENT) return 0;
+        snprintf(why, why_size, "cannot be examined: %s", strerror(errno));
+        return -1;
+    }
+    /* the report replaces the file it names (a rename): a link, a FIFO or a device would be
+     * replaced by a plain file, not written through, which is not what its name promised */
+    if (S_ISLNK(status.st_mode))
+        return snprintf(why, why_size, "is a symbolic link; name the file itself"), -1;
+    if (!S_ISREG(status.st_mode))
+        return snprintf(why, why_size, "is not a regular file (a directory, FIFO, socket or "
+                        "device); name a new file or an existing regular one"), -1;
+    return 0;
+}
+
+/* PAPCOLL_TAU_MODEL, which papcoll_comm_create reads at the first call on a communicator:
+ * checked here too, so that a typo stops the program at MPI_Init rather than failing every
+ * call from 64 KiB. */
+static int read_tau_model(char *error, size_t error_size) {
+    const char *text = getenv("PAPCOLL_TAU_MODEL");
+    if (text == NULL || text[0] == '\0') return 0;
+    double model[3];
+    char why[200];
+    if (papcoll_tau_model_parse(text, model, why, sizeof why) == PAPCOLL_OK) return 0;
+    snprintf(error, error_size, "PAPCOLL_TAU_MODEL='%.200s': %s", text, why);
+    return -1;
+}
+
+/* PAPCOLL_CHECK, as papcoll_comm_create reads it: 1/0, true/false, yes/no or on/off. */
+static int read_check(char *error, size_t error_size) {
+    int on = 0;
+    if (papcoll_environment_switch("PAPCOLL_CHECK", &on) == MPI_SUCCESS) return 0;
+    snprintf(error, error_size, "%s", papcoll_error_string(MPI_ERR_ARG));
+    return -1;
+}
+
+/* A 62-bit FNV-1a of the text: equal texts give equal numbers on every rank. */
+static int64_t text_digest(const char *text) {
+    uint64_t hash = 1469598103934665603ULL;
+    for (; *text; text++) hash = (hash ^ (unsigned char)*text) * 1099511628211ULL;
+    return (int64_t)(hash >> 2);
+}
+
+const char *const pmpi_agreed_names[PMPI_AGREED_SETTINGS] = {
+    "PAPCOLL_ALGORITHM", "PAPCOLL_MIN_BYTES", "PAPCOLL_REPRODUCIBLE"};
+
+void pmpi_settings_agreed(const pmpi_settings *settings, int64_t values[PMPI_AGREED_SETTINGS]) {
+    values[0] = text_digest(settings->algorithm);
+    values[1] = settings->min_bytes;
+    values[2] = settings->reproducible;
 }
 
 int pmpi_settings_read(pmpi_settings *settings, char *error, size_t error_size) {
@@ -96,7 +165,8 @@ int pmpi_settings_read(pmpi_settings *settings, char *error, size_t error_size) 
     if (read_algorithm(settings, error, error_size) != 0 ||
         read_min_bytes(settings, error, error_size) != 0 ||
         read_reproducible(settings, error, error_size) != 0 ||
-        read_report(settings, error, error_size) != 0)
+        read_report(settings, error, error_size) != 0 ||
+        read_tau_model(error, error_size) != 0 || read_check(error, error_size) != 0)
         return -1;
     return 0;
 }

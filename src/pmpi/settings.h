@@ -27,6 +27,17 @@ typedef struct pmpi_settings {
  * 64 KiB issue 20's measurements never saw auto beat MPI_Allreduce (docs/pmpi.md). */
 enum { PMPI_DEFAULT_MIN_BYTES = 64 * 1024 };
 
+/* Whether the report may be written at path: absent, or a regular file (not a link, FIFO,
+ * device or directory); -1 with the reason (to follow the path's name) in why otherwise. */
+int pmpi_report_path_usable(const char *path, char *why, size_t why_size);
+
+/* The settings every rank must share, since they decide each call's route (papcoll or the
+ * MPI) and the algorithm; MPI_Init compares them across ranks (intercept.c). */
+enum { PMPI_AGREED_SETTINGS = 3 };
+extern const char *const pmpi_agreed_names[PMPI_AGREED_SETTINGS];
+/* Their values, as numbers equal on every rank exactly when the settings are. */
+void pmpi_settings_agreed(const pmpi_settings *settings, int64_t values[PMPI_AGREED_SETTINGS]);
+
 /* Reads the environment into settings. Returns 0, or -1 with a message naming the
  * variable, its value and what it accepts in error. */
 int pmpi_settings_read(pmpi_settings *settings, char *error, size_t error_size);

@@ -145,6 +145,15 @@ int main(int argc, char **argv) {
            MPI_ERR_ARG, "disagree on the count");
     papcoll_comm_free(&pc);
 
+    /* a malformed PAPCOLL_CHECK on the last rank: refused at create on every rank (it once
+     * turned the check on: anything but "0" did, "off" too) */
+    if (rank == size - 1) setenv("PAPCOLL_CHECK", "maybe", 1);
+    code = papcoll_comm_create(MPI_COMM_WORLD, &config, &pc);
+    expect("PAPCOLL_CHECK=maybe (last rank only)", code, MPI_ERR_ARG,
+           rank == size - 1 ? "PAPCOLL_CHECK='maybe' is not 1/0" : "another rank's PAPCOLL_CHECK");
+    papcoll_comm_free(&pc);
+    unsetenv("PAPCOLL_CHECK");
+
     int failed_anywhere;
     MPI_Allreduce(&failures, &failed_anywhere, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) printf("%d passed, %d failed\n", checks - failures, failures);

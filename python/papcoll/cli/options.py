@@ -86,14 +86,15 @@ def integer_in_range(what: str, low: int, high: int = INT32_MAX) -> Callable[[st
 
 
 def parse_count(text: str) -> int:
-    """An element count: a non-negative integer with an optional K, M or G suffix (x1024),
-    at most INT64_MAX."""
-    match = re.fullmatch(r"\s*([-+]?)(\d{1,30})\s*([KMG]?)\s*", text, flags=re.IGNORECASE)
+    """An element count: a non-negative integer with an optional K, M or G suffix (x1024,
+    also written KB or KiB), at most INT64_MAX; a byte count may end in B ('8B')."""
+    match = re.fullmatch(r"\s*([-+]?)(\d{1,30})\s*(?:([KMG])(?:I?B)?|B)?\s*", text,
+                         flags=re.IGNORECASE)
     if match is None:
         raise argparse.ArgumentTypeError(
             f"'{text}' is not a count (a non-negative integer, optionally with K, M or G)"
         )
-    value = int(match.group(2)) * _SUFFIXES[match.group(3).upper()]
+    value = int(match.group(2)) * _SUFFIXES[(match.group(3) or "").upper()]
     if match.group(1) == "-" and value:
         raise argparse.ArgumentTypeError(f"must be >= 0, not '{text.strip()}'")
     if value > INT64_MAX:

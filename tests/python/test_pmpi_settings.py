@@ -1,0 +1,85 @@
+"""The drop-in's settings at MPI_Init (issue 35's audit): a report path that is not a
+regular file, settings that differ between ranks, a malformed PAPCOLL_TAU_MODEL or
+PAPCOLL_CHECK: each stops every rank at MPI_Init with a message naming it, never a hang, a
+clobbered file or a failure at every later call (src/pmpi/settings.c, intercept.c)."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+from test_pmpi import BUILD, run_preloaded
+
+PROGRAM = str(BUILD / "pmpi_reproducible_unmodified")
+FINISHED = "reproducible_unmodified:"
+
+
+def on_rank_zero(variable: str, value: str) -> list[str]:
+    """The program, with variable=value on world rank 0 only (MPICH's hydra sets PMI_RANK,
+    Open MPI OMPI_COMM_WORLD_RANK)."""
+    script = (f'if [ "${{PMI_RANK:-$OMPI_COMM_WORLD_RANK}}" = 0 ]; then '
+              f'export {variable}="{value}"; fi; exec "$0"')
+    return ["sh", "-c", script, PROGRAM]
+
+
+def refused(result: subprocess.CompletedProcess[str], message: str) -> None:
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output[-2000:]
+    assert message in output, output[-2000:]
+    assert FINISHED not in result.stdout
+
+
+@pytest.mark.parametrize("kind", ["symbolic link", "fifo", "directory", "device"])
+def test_a_report_path_that_is_not_a_regular_file_is_refused_and_left_alone(tmp_path, kind):
+    target = tmp_path / "target"
+    path = tmp_path / "report.json"
+    if kind == "symbolic link":
+        path.symlink_to(target)
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        path = Path("/dev/null")
+    result = run_preloaded(2, [PROGRAM], {"PAPCOLL_REPORT": str(path)})
+    refused(result, f"PAPCOLL_REPORT='{path}'")
+    assert not target.exists()
+    if kind == "fifo":
+        assert stat.S_ISFIFO(path.lstat().st_mode)
+    if kind == "device":
+        assert stat.S_ISCHR(path.stat().st_mode)
+
+
+def test_a_report_is_written_over_a_regular_file(tmp_path):
+    path = tmp_path / "report.json"
+    path.write_text("old")
+    result = run_preloaded(2, [PROGRAM], {"PAPCOLL_REPORT": str(path)})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert path.read_text().startswith("{")
+    assert [p.name for p in tmp_path.iterdir()] == ["report.json"]  # no partial file left
+
+
+@pytest.mark.parametrize(("variable", "value"), [
+    ("PAPCOLL_MIN_BYTES", "0"), ("PAPCOLL_ALGORITHM", "native"),
+    ("PAPCOLL_ALGORITHM", "ring"), ("PAPCOLL_REPRODUCIBLE", "1")])
+def test_settings_that_differ_between_ranks_stop_every_rank_at_mpi_init(variable, value):
+    result = run_preloaded(2, on_rank_zero(variable, value))
+    refused(result, f"{variable} differs between ranks")
+
+
+@pytest.mark.parametrize(("variable", "value", "message"), [
+    ("PAPCOLL_TAU_MODEL", "latency=1e-6,bogus=2", "PAPCOLL_TAU_MODEL='latency=1e-6,bogus=2'"),
+    ("PAPCOLL_CHECK", "maybe", "PAPCOLL_CHECK='maybe' is not 1/0"),
+    ("PAPCOLL_MIN_BYTES", "64QB", "PAPCOLL_MIN_BYTES='64QB' is not a byte count")])
+def test_a_malformed_setting_stops_the_program_at_mpi_init(variable, value, message):
+    refused(run_preloaded(2, [PROGRAM], {variable: value}), message)
+
+
+@pytest.mark.parametrize("value", ["64K", "64KB", "64KiB", "65536B"])
+def test_min_bytes_takes_the_size_forms_of_the_command_line(value):
+    result = run_preloaded(2, [PROGRAM], {"PAPCOLL_MIN_BYTES": value, "PAPCOLL_CHECK": "off"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert FINISHED in result.stdout
