@@ -109,6 +109,10 @@ typedef struct papcoll_config {
 } papcoll_config;
 
 void papcoll_config_init(papcoll_config *config);
+/* The fields of papcoll_config, by index (0, 1, ... until MPI_ERR_ARG): each one's name and
+ * whether every rank must give it the same value (papcoll_comm_create checks those and fails
+ * on every rank, naming the field, where they differ; src/mpi/config_agreement.c). */
+int papcoll_config_field(int32_t index, const char **name, int32_t *must_agree);
 /* cffi-end */
 
 /* Creates a papcoll communicator over a private duplicate of comm (collective over comm). */

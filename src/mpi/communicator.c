@@ -11,6 +11,7 @@
 #include "arrival_class.h"
 #include "auto_call.h"
 #include "call_arguments.h"
+#include "config_agreement.h"
 #include "call_plan.h"
 #include "internal.h"
 #include "operation.h"
@@ -184,15 +185,8 @@ static int prepare_nonblocking(papcoll_comm *pc) {
     return MPI_SUCCESS;
 }
 
-int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_comm **out) {
-    if (out == NULL) return record_error(MPI_ERR_ARG, "papcoll_comm_create: out is NULL");
-    *out = NULL;
-    if (comm == MPI_COMM_NULL)
-        return record_error(MPI_ERR_COMM, "papcoll_comm_create: comm is MPI_COMM_NULL");
-    papcoll_config defaults;
-    papcoll_config_init(&defaults);
-    if (config == NULL) config = &defaults;
-    const char *algorithm = config->algorithm ? config->algorithm : "auto";
+/* This rank's own checks of its config: MPI_SUCCESS, or the error (recorded). */
+static int config_refusal(const papcoll_config *config, const char *algorithm) {
     if (!valid_algorithm(algorithm)) return call_arguments_unknown_algorithm(algorithm);
     if (config->max_message_elements < 0)
         return record_error(MPI_ERR_ARG, "papcoll_comm_create: max_message_elements must not "
@@ -210,18 +204,39 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
                             "PAPCOLL_ARRIVALS_EDGE, PAPCOLL_ARRIVALS_HISTORY nor "
                             "PAPCOLL_ARRIVALS_AUTOMATIC",
                             (int)config->arrival_source);
+    return MPI_SUCCESS;
+}
+
+int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_comm **out) {
+    if (out == NULL) return record_error(MPI_ERR_ARG, "papcoll_comm_create: out is NULL");
+    *out = NULL;
+    if (comm == MPI_COMM_NULL)
+        return record_error(MPI_ERR_COMM, "papcoll_comm_create: comm is MPI_COMM_NULL");
+    papcoll_config defaults;
+    papcoll_config_init(&defaults);
+    if (config == NULL) config = &defaults;
+    const char *algorithm = config->algorithm ? config->algorithm : "auto";
+    /* the config as it takes effect, which is what the ranks must agree on */
+    papcoll_config effective = *config;
+    if (effective.max_message_elements == 0) effective.max_message_elements = 1 << 30;
+    if (effective.max_message_elements > INT32_MAX) effective.max_message_elements = INT32_MAX;
+    int refusal = config_refusal(config, algorithm);
+    if (refusal == MPI_SUCCESS) refusal = read_progress(&effective.progress);
+    /* before anything else collective: a rank that refused, or a field that differs, fails
+     * every rank here rather than hang one in what follows */
+    int code = config_agreement_check(comm, &effective, refusal != MPI_SUCCESS);
+    if (refusal != MPI_SUCCESS) return refusal;
+    if (code != MPI_SUCCESS) return code;
     papcoll_comm *pc = calloc(1, sizeof *pc);
     if (pc == NULL) return record_error(MPI_ERR_NO_MEM, "papcoll_comm_create: out of memory");
     pc->checked_datatype = MPI_DATATYPE_NULL;
     pc->nonblocking_comm = MPI_COMM_NULL;
     pc->checked_op = MPI_OP_NULL;
-    pc->config = *config;
+    pc->config = effective;
     pc->config.algorithm = NULL; /* the name lives in pc->algorithm, not in caller memory */
     memset(&pc->config.parameters, 0, sizeof pc->config.parameters); /* in pc->parameters */
-    if (pc->config.max_message_elements == 0) pc->config.max_message_elements = 1 << 30;
-    if (pc->config.max_message_elements > INT32_MAX) pc->config.max_message_elements = INT32_MAX;
     snprintf(pc->algorithm, sizeof pc->algorithm, "%s", algorithm);
-    int code = MPI_Comm_dup(comm, &pc->comm);
+    code = MPI_Comm_dup(comm, &pc->comm);
     if (code != MPI_SUCCESS) {
         free(pc);
         return record_error(code, "papcoll_comm_create: MPI_Comm_dup failed");

@@ -145,6 +145,33 @@ int main(int argc, char **argv) {
            MPI_ERR_ARG, "disagree on the count");
     papcoll_comm_free(&pc);
 
+    /* config fields that must agree (src/mpi/config_agreement.c), differing on the last
+     * rank: refused at create on every rank, naming the field (each once hung or summed
+     * wrong); and a config the last rank itself refuses */
+    const char *fields[] = {"max_message_elements", "arrival_source", "grouping", "progress",
+                            "refused"};
+    for (int k = 0; k < 5; k++) {
+        papcoll_config_init(&config);
+        if (rank == size - 1) {
+            if (k == 0) config.max_message_elements = 1000;
+            if (k == 1) config.arrival_source = PAPCOLL_ARRIVALS_HISTORY;
+            if (k == 2) config.grouping = PAPCOLL_GROUPS_COLOR;
+            if (k == 3) config.progress = PAPCOLL_PROGRESS_THREAD;
+            if (k == 4) config.max_message_elements = -1;
+        }
+        char what[96], message[96];
+        snprintf(what, sizeof what, "config.%s differs (last rank)", fields[k]);
+        if (k == 4)
+            snprintf(message, sizeof message, "%s", rank == size - 1
+                     ? "max_message_elements must not be negative" : "another rank refused");
+        else
+            snprintf(message, sizeof message, "disagree on config.%s", fields[k]);
+        code = papcoll_comm_create(MPI_COMM_WORLD, &config, &pc);
+        expect(what, code, MPI_ERR_ARG, message);
+        papcoll_comm_free(&pc);
+    }
+    papcoll_config_init(&config);
+
     /* a malformed PAPCOLL_CHECK on the last rank: refused at create on every rank (it once
      * turned the check on: anything but "0" did, "off" too) */
     if (rank == size - 1) setenv("PAPCOLL_CHECK", "maybe", 1);
