@@ -39,7 +39,10 @@ static int grow_ops(executor_workspace *w, size_t ops, size_t requests) {
         if (resize_array((void **)&w->requests, requests, sizeof *w->requests) != 0 ||
             resize_array((void **)&w->request_op, requests, sizeof *w->request_op) != 0 ||
             resize_array((void **)&w->completed_indices, requests,
-                         sizeof *w->completed_indices) != 0)
+                         sizeof *w->completed_indices) != 0 ||
+            resize_array((void **)&w->request_elements, requests,
+                         sizeof *w->request_elements) != 0 ||
+            resize_array((void **)&w->statuses, requests, sizeof *w->statuses) != 0)
             return 0;
         w->request_capacity = requests;
     }
@@ -61,6 +64,8 @@ void executor_workspace_release(executor_workspace *w) {
     free(w->outstanding);
     free(w->request_op);
     free(w->completed_indices);
+    free(w->request_elements);
+    free(w->statuses);
     free(w->requests);
     free(w->scratch);
     free(w->reduce_temporary);
@@ -135,6 +140,7 @@ static int post_message(executor_run *run, int32_t index, const sched_op *op) {
         if (code != MPI_SUCCESS)
             return record_error(code, "papcoll: MPI_%s to/from rank %d failed",
                                 op->kind == SCHED_SEND ? "Isend" : "Irecv", op->u.message.peer);
+        w->request_elements[run->active] = op->kind == SCHED_RECV ? (int32_t)piece : -1;
         w->request_op[run->active++] = index;
         w->outstanding[index]++;
         run->posted_any = 1;
@@ -171,6 +177,38 @@ static int start(executor_run *run, int32_t index) {
     }
 }
 
+/* A completed receive must hold what the schedule expects. MPI requires every rank to make
+ * the same call, but a program whose ranks pass different counts or datatypes (erroneous)
+ * would otherwise go on silently where a message came short, and then wait for messages
+ * that never come; a message too long fails in MPI itself (MPI_ERR_TRUNCATE). Either is
+ * said here, in the program's terms. */
+static int check_received(const executor_run *run, int32_t request, const MPI_Status *status,
+                          int failed) {
+    const executor_workspace *w = run->workspace;
+    int32_t expected = w->request_elements[request];
+    int rank = run->plan->schedule->rank;
+    if (failed && status->MPI_ERROR != MPI_SUCCESS && status->MPI_ERROR != MPI_ERR_PENDING) {
+        if (status->MPI_ERROR != MPI_ERR_TRUNCATE)
+            return record_error(status->MPI_ERROR, "papcoll: a message of rank %d failed",
+                                rank);
+        return record_error(MPI_ERR_TRUNCATE, "papcoll: rank %d received a message longer "
+                            "than the %d elements its schedule expects from rank %d: the "
+                            "ranks' calls differ in count or datatype, which MPI forbids "
+                            "(PAPCOLL_CHECK=1 compares every call and names the difference)",
+                            rank, expected, status->MPI_SOURCE);
+    }
+    if (expected < 0) return MPI_SUCCESS;
+    int received = 0;
+    if (MPI_Get_count(status, run->datatype, &received) != MPI_SUCCESS ||
+        received != expected)
+        return record_error(MPI_ERR_TRUNCATE, "papcoll: rank %d received %d elements from "
+                            "rank %d where its schedule expects %d: the ranks' calls differ "
+                            "in count or datatype, which MPI forbids (PAPCOLL_CHECK=1 "
+                            "compares every call and names the difference)", rank,
+                            received, status->MPI_SOURCE, expected);
+    return MPI_SUCCESS;
+}
+
 /* The ops whose pieces are all done among the `completed` requests of completed_indices
  * complete, and the finished requests (now MPI_REQUEST_NULL) leave the array. */
 static void retire(executor_run *run, int completed) {
@@ -183,9 +221,27 @@ static void retire(executor_run *run, int completed) {
     for (int32_t r = 0; r < run->active; r++) {
         if (w->requests[r] == MPI_REQUEST_NULL) continue;
         w->requests[kept] = w->requests[r];
+        w->request_elements[kept] = w->request_elements[r];
         w->request_op[kept++] = w->request_op[r];
     }
     run->active = kept;
+}
+
+/* The completions of a test or wait that returned code: the statuses checked (a failed one
+ * names what failed), then retire(). */
+static int take_completions(executor_run *run, int code, int completed) {
+    executor_workspace *w = run->workspace;
+    int failed = code != MPI_SUCCESS;
+    if (completed == MPI_UNDEFINED) completed = 0;
+    for (int c = 0; c < completed; c++) {
+        int checked = check_received(run, w->completed_indices[c], &w->statuses[c], failed);
+        if (checked != MPI_SUCCESS) return checked;
+    }
+    if (failed)
+        return record_error(code, "papcoll: waiting for messages failed on rank %d",
+                            run->plan->schedule->rank);
+    retire(run, completed);
+    return MPI_SUCCESS;
 }
 
 /* Waits until at least one request in flight completes, then completes the ops whose
@@ -202,28 +258,24 @@ static void retire(executor_run *run, int completed) {
  * request of several would be wrong: the op that unblocks the peer may hang on another. */
 static int wait_for_messages(executor_run *run) {
     executor_workspace *w = run->workspace;
-    int completed = 0;
-    while (completed == 0) {
-        int code;
+    int completed = 0, code = MPI_SUCCESS;
+    while (completed == 0 && code == MPI_SUCCESS) {
         if (run->active == 1) {
-            code = MPI_Wait(&w->requests[0], MPI_STATUS_IGNORE);
+            code = MPI_Wait(&w->requests[0], &w->statuses[0]);
+            if (code != MPI_SUCCESS) w->statuses[0].MPI_ERROR = code;
             w->completed_indices[0] = 0;
             completed = 1;
         } else {
             code = MPI_Testsome(run->active, w->requests, &completed, w->completed_indices,
-                                MPI_STATUSES_IGNORE);
+                                w->statuses);
             if (code == MPI_SUCCESS && completed == 0) sched_yield();
         }
-        if (code != MPI_SUCCESS)
-            return record_error(code, "papcoll: waiting for messages failed on rank %d",
-                                run->plan->schedule->rank);
     }
-    retire(run, completed);
-    return MPI_SUCCESS;
+    return take_completions(run, code, completed);
 }
 
 /* After a failed run: no request of the call may stay outstanding, or freeing the
- * communicator would free scratch a receive still writes into. Every request left is
+ * communicator would free scratch a receive still writes into. Every receive left is
  * cancelled and then completed; MPI promises that a cancelled request completes without
  * the other side (MPI-4.0 3.8.4), but some MPI libraries cannot cancel a send already
  * started, so the wait is bounded (SETTLE_SECONDS): what is still in flight then is freed
@@ -237,8 +289,13 @@ enum { SETTLE_SECONDS = 1 };
 void executor_abandon(executor_run *run) {
     executor_workspace *w = run->workspace;
     w->spoiled = 1;
-    for (int32_t r = 0; r < run->active; r++) /* a failed wait may have freed some */
-        if (w->requests[r] != MPI_REQUEST_NULL) MPI_Cancel(&w->requests[r]);
+    /* receives only: cancelling a send is deprecated (MPI-4.0 3.8.4) and crashed MPICH's
+     * UCX layer (SIGSEGV in ucp_request_cancel) on a send whose peer had failed; a send is
+     * waited for below and then freed like any request that will not settle. A failed wait
+     * may have freed some requests already. */
+    for (int32_t r = 0; r < run->active; r++)
+        if (w->requests[r] != MPI_REQUEST_NULL && w->request_elements[r] >= 0)
+            MPI_Cancel(&w->requests[r]);
     double deadline = MPI_Wtime() + SETTLE_SECONDS;
     int done = 0;
     while (!done && MPI_Wtime() < deadline) {
@@ -332,8 +389,12 @@ static int collect_completed(executor_run *run, int (*request_is_complete)(MPI_R
     for (int32_t r = 0; r < run->active; r++) {
         if (!request_is_complete(w->requests[r])) continue;
         int flag = 0;
-        int code = MPI_Test(&w->requests[r], &flag, MPI_STATUS_IGNORE);
-        if (code != MPI_SUCCESS) return code;
+        int code = MPI_Test(&w->requests[r], &flag, &w->statuses[*completed]);
+        if (code != MPI_SUCCESS) {
+            w->statuses[*completed].MPI_ERROR = code;
+            w->completed_indices[(*completed)++] = r;
+            return code;
+        }
         if (flag) w->completed_indices[(*completed)++] = r;
     }
     return MPI_SUCCESS;
@@ -348,14 +409,10 @@ int executor_advance(executor_run *run, int (*request_is_complete)(MPI_Request),
         code = request_is_complete != NULL
                    ? collect_completed(run, request_is_complete, &completed)
                    : MPI_Testsome(run->active, w->requests, &completed, w->completed_indices,
-                                  MPI_STATUSES_IGNORE);
-        if (code != MPI_SUCCESS) {
-            code = record_error(code, "papcoll: testing messages failed on rank %d",
-                                run->plan->schedule->rank);
-            break;
-        }
-        if (completed == 0 || completed == MPI_UNDEFINED) break;
-        retire(run, completed);
+                                  w->statuses);
+        int tested = code;
+        if ((code = take_completions(run, code, completed)) != MPI_SUCCESS) break;
+        if (tested != MPI_SUCCESS || completed == 0 || completed == MPI_UNDEFINED) break;
     }
     *done = code == MPI_SUCCESS && run->remaining == 0;
     if (code != MPI_SUCCESS && run->posted_any) executor_abandon(run);

@@ -43,6 +43,10 @@ typedef struct executor_plan {
 typedef struct executor_workspace {
     int32_t *pending, *ready, *outstanding, *request_op, *completed_indices;
     MPI_Request *requests;
+    /* per request in flight: the elements a receive expects (-1: a send); per completion:
+     * its status, which says how many arrived */
+    int32_t *request_elements;
+    MPI_Status *statuses;
     size_t op_capacity, request_capacity;
     void *scratch;             /* every scratch buffer of the plan, back to back */
     size_t scratch_bytes;

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+from test_pmpi import BUILD, run_preloaded
 from test_python_api import PROGRAMS, run_python_mpi
 
 
@@ -20,3 +22,28 @@ def test_every_config_field_is_classified_for_agreement():
     for name in ("max_message_elements", "arrival_source", "grouping", "progress"):
         assert fields["classified"][name]
     assert not fields["classified"]["group_color"]
+
+
+# what the mismatch may end in besides papcoll's own words: MPI's truncation error, or
+# MPICH's assertion on a truncated shared-memory message (its own, after the error)
+MPI_FAILURES = ("Message truncated", "MPI_ERROR field", "Assertion failed")
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+@pytest.mark.parametrize("delta", [7, -7])
+@pytest.mark.parametrize("algorithm", ["ring", "recursive_doubling", "rabenseifner",
+                                       "straggler", "canonical_scatter", "canonical_gather",
+                                       "segmented_ring", "linear_tree"])
+def test_a_count_that_differs_between_ranks_fails_cleanly_under_the_drop_in(
+        algorithm, delta, ranks):
+    """Erroneous, so it may fail, but no worse than MPI itself (which aborts): it ends
+    (the launcher's timeout would say a hang), without a segmentation fault, and no rank
+    returns success from the call."""
+    result = run_preloaded(ranks, [str(BUILD / "pmpi_count_mismatch"), "100000", str(delta)],
+                           {"PAPCOLL_ALGORITHM": algorithm, "PAPCOLL_MIN_BYTES": "0"})
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output[-2000:]
+    assert "Segmentation fault" not in output and "signal 11" not in output, output[-3000:]
+    assert "returned 0" not in result.stdout, output[-2000:]
+    assert "where its schedule expects" in output or any(
+        failure in output for failure in MPI_FAILURES), output[-3000:]

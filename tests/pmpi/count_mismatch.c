@@ -1,0 +1,26 @@
+/* count_mismatch.c - an erroneous MPI program for the drop-in (issue 35's audit): rank 0
+ * passes MPI_Allreduce DELTA more elements than the others (argv: COUNT DELTA). MPI forbids
+ * it, and MPICH itself aborts ("Message truncated"); under libpapcoll_pmpi.so it must fail
+ * no worse: a clear error and an end, never a segmentation fault (papcoll once cancelled
+ * sends, which crashed MPICH's UCX layer) or a silent success with a wrong sum where a
+ * message came short (papcoll checks what each receive got). Prints
+ * "count_mismatch: rank R returned" where a call returned (the default handler is fatal). */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    int base = argc > 1 ? atoi(argv[1]) : 1000, delta = argc > 2 ? atoi(argv[2]) : 7;
+    int count = base + (rank == 0 ? delta : 0);
+    double *input = calloc((size_t)count, sizeof *input);
+    double *output = calloc((size_t)count, sizeof *output);
+    int code = MPI_Allreduce(input, output, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    printf("count_mismatch: rank %d returned %d\n", rank, code);
+    free(input);
+    free(output);
+    MPI_Finalize();
+    return 0;
+}
