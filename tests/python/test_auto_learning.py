@@ -135,18 +135,21 @@ def test_a_real_run_follows_the_pattern_and_respects_the_bound(real_rows):
         wait = row["ebar_lo_ms"] - row["delta_ms"]
         assert row["ebar_ms"] >= wait - 1.0, row
     # The late rank is the one the phase names (most calls: a descheduled rank can be
-    # later still), and it makes the others wait about (P - 1) / P x delay; nobody in C.
+    # later still), and it makes the others wait about (P - 1) / P x delay (a sleep never
+    # ends early; an on-time rank a loaded machine starts late takes some off, so half is
+    # asked); nobody in C, whose waits are only what the machine adds: well below those of
+    # every phase with a late rank, which the same machine disturbs alike.
     late = {"A": 1, "B": 2, "D": 1}
     expected_wait = 3 / 4 * DELAY_MS
+    middles = {}
     for phase in PHASES:
         rows = [row for row in real_rows if row["phase"] == phase]
         waits = sorted(row["ebar_lo_ms"] - row["delta_ms"] for row in rows)
-        middle = waits[len(waits) // 2]
+        middles[phase] = waits[len(waits) // 2]
         if phase in late:
             assert sum(row["last_rank"] == late[phase] for row in rows) > len(rows) / 2
-            assert middle >= 0.8 * expected_wait, (phase, waits)
-        else:
-            assert middle < 0.5 * expected_wait, (phase, waits)
+            assert middles[phase] >= 0.5 * expected_wait, (phase, waits)
+    assert middles["C"] < min(middles[phase] for phase in late) - 0.25 * expected_wait, middles
 
 
 def test_a_real_run_gives_a_recovery_per_change(real_rows):

@@ -67,29 +67,39 @@ def test_bench_rows_cover_every_algorithm_and_delay(bench_run):
 
 
 def test_one_late_rank_makes_the_others_wait(bench_run):
-    # Rank 1 enters 20 ms after the other two, and neither can finish before it enters, so
-    # e-bar >= (P - 1) / P x 20 ms = 13.3 ms whatever the algorithm (less a little slack for
-    # barrier exit skew); without the delay the same 4 KB all-reduce takes well under that.
+    # Rank 1 enters 20 ms after the other two. No rank can finish before the last has
+    # entered, so each row's e-bar is at least the mean wait for the last arrival its
+    # recorded arrivals give (lower_bound_ms less p2p_ms), whatever the load; 1 ms for the
+    # clock offsets and timer reads. A sleep never ends early, so over every iteration of
+    # every algorithm the others wait (P - 1) / P x 20 ms = 13.3 ms on average, less what a
+    # loaded machine takes off by starting the on-time ranks late: half of it is asked, where
+    # without the delay the same 4 KB all-reduce waits well under a millisecond.
     _, json_path, _ = bench_run
     rows = json.loads(json_path.read_text())
     for row in rows:
-        if row["max_delay_ms"] == 20.0:
-            assert row["avg_elapsed_ms"] >= 0.8 * (2 / 3) * 20.0, row
+        assert row["avg_elapsed_ms"] >= row["lower_bound_ms"] - row["p2p_ms"] - 1.0, row
+    waits = [row["lower_bound_ms"] - row["p2p_ms"] for row in rows
+             if row["max_delay_ms"] == 20.0]
+    assert sum(waits) / len(waits) >= 0.5 * (2 / 3) * 20.0, waits
 
 
 def test_arrivals_are_recorded_per_iteration_and_rank(bench_run):
     # the measured arrivals `papcoll validate` replays: one vector of P offsets a timed
     # iteration, the earliest at 0; one-late's rank 1 about max delay after the others
-    # (sleep overshoot makes it a little more, barrier skew a little less)
+    # (sleep overshoot makes it a little more, an on-time rank the loaded machine starts
+    # late makes it less: so the last in most iterations, and at least half the delay after
+    # the first in the middle one)
     _, json_path, _ = bench_run
+    late = []
     for row in json.loads(json_path.read_text()):
         offsets = row["arrival_offsets_ms"]
         assert len(offsets) == row["iterations"], row
         for arrivals in offsets:
             assert len(arrivals) == row["ranks"] and min(arrivals) == 0.0, row
             if row["max_delay_ms"] == 20.0:
-                # a sleep never ends early; how late it ends depends on the machine's load
-                assert arrivals[1] == max(arrivals) and arrivals[1] >= 15.0, row
+                late.append(arrivals)
+    assert sum(arrivals[1] == max(arrivals) for arrivals in late) > len(late) / 2, late
+    assert sorted(arrivals[1] for arrivals in late)[len(late) // 2] >= 10.0, late
 
 
 def _bench_program(ranks: int, *options: str) -> subprocess.CompletedProcess[str]:
@@ -296,15 +306,18 @@ def test_rand_late_gives_every_algorithm_of_an_iteration_the_same_arrivals():
     """The random delays are drawn per rank and iteration, not per algorithm: otherwise one
     algorithm meets kinder arrivals than another and their e-bars are not comparable (the
     draws once differed by algorithm: e-bar_lo 22 against 35 ms at P = 4, 100 ms). With
-    delays up to 200 ms, draws that differed would put ranks ~70 ms apart on average."""
+    delays up to 500 ms, draws that differed would put ranks ~170 ms apart on average and
+    all 6 within a tenth of that range 1 time in 2,000; the same draws differ by what the
+    machine adds, which the tenth (50 ms) leaves to a loaded machine."""
+    max_delay_ms = 500
     argv, environment = mpiexec_command(3, [
         str(bench_program()), "--algorithms", "ring,recursive_doubling", "--counts", "1024",
-        "--mode", "rand-late", "--max-delays-ms", "200", "--iterations", "2", "--warmup", "0",
-        "--compute-ms", "0", "--json", "-"])
+        "--mode", "rand-late", "--max-delays-ms", str(max_delay_ms), "--iterations", "2",
+        "--warmup", "0", "--compute-ms", "0", "--json", "-"])
     result = subprocess.run(argv, env=environment, capture_output=True, text=True,
                             timeout=COMMAND_TIMEOUT_SECONDS)
     assert result.returncode == 0, result.stderr
     first, second = json.loads(result.stdout)
     for mine, theirs in zip(first["arrival_offsets_ms"], second["arrival_offsets_ms"],
                             strict=True):
-        assert max(abs(a - b) for a, b in zip(mine, theirs, strict=True)) < 20.0
+        assert max(abs(a - b) for a, b in zip(mine, theirs, strict=True)) < max_delay_ms / 10

@@ -41,10 +41,19 @@ def test_the_table_names_every_parameter_with_residuals(calibrated):
 def test_fitted_parameters_are_finite_and_not_negative(calibrated):
     model = calibrated["record"]["model"]
     assert all(math.isfinite(value) and value >= 0 for value in model.values())
-    # shared memory may have no wire latency, but a message always costs something
-    assert model["latency"] + 2 * model["overhead"] > 0
-    for name in ("seconds_per_byte", "reduce_seconds_per_byte", "copy_seconds_per_byte"):
+    # measured directly: a time over a byte count
+    for name in ("reduce_seconds_per_byte", "copy_seconds_per_byte"):
         assert model[name] > 0
+    # Shared memory may have no wire latency, but a message always costs something and a
+    # byte too. The fit's slopes are differences of medians, which a loaded machine can
+    # drive to zero (a late 256 KiB sample against an on-time 1 MiB one); the same
+    # measurements' minimums, which noise only ever adds to, must show both costs.
+    by_minimums = fit(calibrated["record"]["calibration"]["measurements"],
+                      statistic="minimum").model
+    # the model's one-way small message: L + o + o_r
+    assert by_minimums.latency + by_minimums.overhead + by_minimums.receive_overhead > 0, \
+        by_minimums
+    assert by_minimums.seconds_per_byte > 0, by_minimums
     speeds = calibrated["record"]["calibration"]["reduce_seconds_per_byte"]
     assert set(speeds) == set(DATATYPES.split(","))
     assert all(math.isfinite(value) and value > 0 for value in speeds.values())

@@ -14,19 +14,23 @@ from rich.table import Table
 
 from ..lab.testbed import (
     MAX_HOSTS,
+    DamagedStateError,
     Plan,
+    StrayStateError,
     Testbed,
     TestbedError,
+    check_state_name,
     down,
-    existing,
     link_bytes,
     load,
     missing_pieces,
     require_support,
+    state_names,
     stream_bandwidth,
+    survey,
     up,
 )
-from .options import EXIT_OK, EXIT_VIOLATION, add_command, integer_in_range
+from .options import EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, add_command, integer_in_range
 from .output_options import add_json, write_json
 
 # a shaped link counts as working when a bulk stream gets this share of its rate (TCP/IP
@@ -93,15 +97,9 @@ def command_testbed(arguments: argparse.Namespace) -> int:
                       f"papcoll testbed down --name {plan.name}", soft_wrap=True)
         return EXIT_OK
     if arguments.action == "down":
-        names = [plan.name for plan in existing()] if arguments.all else [arguments.name]
-        removed = [name for name in names if down(name)]
-        for name in names:
-            console.print(f"testbed {name}: " + ("removed" if name in removed else "not found"))
-        if arguments.json:
-            write_json(removed, arguments.json)
-        return EXIT_OK
+        return _down(arguments, console)
     if arguments.action == "status":
-        plans = existing()
+        plans, problems = survey()
         report = []
         for plan in plans:
             missing = missing_pieces(plan)
@@ -113,12 +111,58 @@ def command_testbed(arguments: argparse.Namespace) -> int:
                            "addresses": plan.addresses, "cores": plan.cores,
                            "missing": missing,
                            "link_bytes": link_bytes(plan) if not missing else None})
-        if not plans:
+        if not plans and not problems:
             console.print("no testbeds")
         if arguments.json:
             write_json(report, arguments.json)
-        return EXIT_OK
+        # a damaged state file is reported as `check` and `up` report it: one line each,
+        # exit 2 (the testbeds that load are listed above)
+        errors = Console(stderr=True, soft_wrap=True, highlight=False)
+        for problem in problems:
+            errors.print(f"papcoll testbed: {problem}", markup=False)
+        return EXIT_USAGE if problems else EXIT_OK
     return _check(load(arguments.name), arguments, console)
+
+
+def _down(arguments: argparse.Namespace, console: Console) -> int:
+    """Removes the named testbed or every one (--all: every state file, damaged or not). A
+    damaged state file is said, since then only what the testbed's own names cover went;
+    pieces `down` refused are errors (exit 2), after --all has gone through the rest."""
+    names = state_names() if arguments.all else [arguments.name]
+    removed: list[str] = []
+    refused: list[TestbedError] = []
+    for name in names:
+        damage = None
+        try:
+            if arguments.all:
+                check_state_name(name)
+            load(name)
+        except DamagedStateError as error:
+            damage = error
+        except StrayStateError as error:
+            refused.append(error)
+            continue
+        except TestbedError:  # no state file: down says "not found"
+            pass
+        try:
+            found = down(name)
+        except TestbedError as error:
+            refused.append(error)
+            continue
+        if found:
+            removed.append(name)
+        outcome = ("not found" if not found else "removed" if damage is None else
+                   f"removed what its own names cover (its state file {damage.path} "
+                   f"{damage.problem})")
+        console.print(f"testbed {name}: {outcome}", soft_wrap=True, markup=False)
+    if arguments.json:
+        write_json(removed, arguments.json)
+    if refused:  # main() says the last, as it says any error
+        errors = Console(stderr=True, soft_wrap=True, highlight=False)
+        for error in refused[:-1]:
+            errors.print(f"papcoll testbed: {error}", markup=False)
+        raise refused[-1]
+    return EXIT_OK
 
 
 def _check(plan: Plan, arguments: argparse.Namespace, console: Console) -> int:

@@ -29,13 +29,17 @@ What is emulated and what is not:
     MPI: the tcp BTL only), so every byte crosses the shaped links, which the links'
     counters prove.
 
-The plan (names, addresses, rates) is written to /run/papcoll/testbeds/<name>.json before
-anything is made, so `down` finds and removes every piece even when `up` died half-way;
-`down` is idempotent. Building needs root (CAP_NET_ADMIN), `ip` and `tc` (iproute2), and
-network namespaces, veth, bridge and tbf support in the kernel; without one of them every
-command stops with a message that names what is missing.
+The plan (names, addresses, rates) is written to /run/papcoll/testbeds/<name>.json
+($PAPCOLL_TESTBED_STATE/<name>.json where that is set) before anything is made, so `down`
+finds and removes every piece even when `up` died half-way; `down` is idempotent, and
+removes only the testbed's own pieces. A state file that cannot be trusted (cut short, not
+a plan, naming what is not the testbed's) is refused with one message that names it, what
+is wrong and how to recover. Building needs root (CAP_NET_ADMIN), `ip` and `tc`
+(iproute2), and network namespaces, veth, bridge and tbf support in the kernel; without one
+of them every command stops with a message that names what is missing.
 
-The parts, each built on the ones before it: planning.py (the Plan, its state file, the
+The parts, each built on the ones before it: state.py (the Plan and its state file, read
+as untrusted input; which names are a testbed's own), planning.py (a network's Plan, the
 checks), links.py (making and removing the namespaces, bridges and shaped links, and the
 launch wrapper enter_host.sh), launch.py (running programs and MPI jobs on a testbed),
 measure.py (link counters, a TCP stream's bandwidth with stream.py, CPU load). This package
@@ -47,27 +51,32 @@ from __future__ import annotations
 from .launch import Testbed, temporary
 from .links import down, missing_pieces, up
 from .measure import CpuMeter, link_bytes, stream_bandwidth
-from .planning import (
+from .planning import bucket_bytes, missing_support, plan, require_support
+from .state import (
     MAX_HOSTS,
-    STATE_DIRECTORY,
+    DamagedStateError,
     Plan,
+    StrayStateError,
     TestbedError,
-    bucket_bytes,
+    check_state_name,
     existing,
     load,
-    missing_support,
-    plan,
-    require_support,
+    state_directory,
+    state_file,
+    state_names,
+    survey,
 )
 
 __all__ = [
     "CpuMeter",
+    "DamagedStateError",
     "MAX_HOSTS",
     "Plan",
-    "STATE_DIRECTORY",
+    "StrayStateError",
     "Testbed",
     "TestbedError",
     "bucket_bytes",
+    "check_state_name",
     "down",
     "existing",
     "link_bytes",
@@ -76,7 +85,11 @@ __all__ = [
     "missing_support",
     "plan",
     "require_support",
+    "state_directory",
+    "state_file",
+    "state_names",
     "stream_bandwidth",
+    "survey",
     "temporary",
     "up",
 ]

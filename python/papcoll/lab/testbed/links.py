@@ -1,7 +1,10 @@
 """Making and removing a testbed (papcoll.lab.testbed): its network namespaces, bridges and
 tbf-shaped veth links, built from its Plan after the state file claims its names, and the
 launch wrapper that lets MPI's launchers start daemons inside the namespaces.
-`down` removes every piece the state file names, also of a testbed `up` left half-made.
+`down` removes every piece the state file names, also of a testbed `up` left half-made, but
+only pieces that are the testbed's own: named as the testbed names them (state.py) and
+being what the testbed makes there (a bridge, a veth end, a network namespace other than
+this machine's own); anything else it leaves alone and says so.
 """
 
 from __future__ import annotations
@@ -10,26 +13,28 @@ import contextlib
 import fcntl
 import json
 import os
-import re
 import shlex
 import shutil
 import signal
 from dataclasses import asdict
 from pathlib import Path
 
-from .planning import (
-    STATE_DIRECTORY,
+from .planning import bucket_bytes, plan, require_support, run_command
+from .state import (
+    DamagedStateError,
     Plan,
     TestbedError,
-    bucket_bytes,
     check_name,
-    existing,
     load,
-    plan,
-    require_support,
-    run_command,
+    own_interface_kind,
+    own_namespace,
+    state_directory,
     state_file,
+    state_names,
 )
+
+# where `ip netns add` mounts the namespaces it names (iproute2's NETNS_RUN_DIR)
+NETNS_DIRECTORY = Path("/run/netns")
 
 
 def _tbf(device: str, namespace: str | None, bits: int) -> None:
@@ -51,13 +56,15 @@ def up(network_name: str, hosts: int = 0, *, name: str | None = None,
     require_support()
     if Path(network_name).suffix in (".json", ".toml"):  # the state outlives the directory
         network_name = str(Path(network_name).resolve())
-    STATE_DIRECTORY.mkdir(parents=True, exist_ok=True)
+    directory = state_directory()
+    directory.mkdir(parents=True, exist_ok=True)
     # Two papcoll processes may make testbeds at once: choosing a name and a subnet and
     # writing the state that claims them happen under one lock.
-    with (STATE_DIRECTORY / ".lock").open("w") as lock:
+    with (directory / ".lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         name = name or _free_name()
-        if state_file(name).exists():
+        if os.path.lexists(state_file(name)):
+            load(name)  # a damaged state file says so, and how to remove it
             raise TestbedError(f"a testbed named '{name}' exists: `papcoll testbed down "
                                f"--name {name}` first, or give another --name")
         testbed = plan(network_name, name, hosts, ranks)
@@ -65,7 +72,7 @@ def up(network_name: str, hosts: int = 0, *, name: str | None = None,
                       testbed.bridges + [link.outer for link in testbed.links]
                       + [link.inner for link in testbed.links if link.namespace is None]
                       if Path(f"/sys/class/net/{device}").exists()]
-        present = set(run_command(["ip", "netns", "list"], check=False).stdout.split())
+        present = _present_namespaces()
         in_the_way += [namespace for namespace in testbed.namespaces if namespace in present]
         if in_the_way:  # not ours: `down` would remove it
             raise TestbedError(f"{in_the_way[0]} exists already (not made by a testbed "
@@ -102,47 +109,115 @@ def up(network_name: str, hosts: int = 0, *, name: str | None = None,
 
 
 def _free_name() -> str:
-    taken = {plan.name for plan in existing()}
+    taken = set(state_names())  # a damaged state file keeps its name too
     return next(f"t{k}" for k in range(1000) if f"t{k}" not in taken)
 
 
 def down(name: str) -> bool:
     """Removes testbed `name` (namespaces, bridges, links, its state); True if it existed.
-    Safe to call again, and on a testbed that `up` left half-made."""
+    Safe to call again, and on a testbed that `up` left half-made. With a damaged state file
+    it removes what the testbed's own names cover. A piece that is not the testbed's own (a
+    foreign name in the state file, an interface of another kind than the testbed makes
+    under its name, this machine's own namespace under a testbed's name) is left alone: then
+    TestbedError names each, after the rest is removed, and the state file is kept."""
     check_name(name)
     state = state_file(name)
-    if not state.exists():
+    if not os.path.lexists(state):
         return False
-    present = set(run_command(["ip", "netns", "list"], check=False).stdout.split())
+    present = _present_namespaces()
+    refused: list[str] = []
     try:
-        testbed = load(name)
+        testbed: Plan | None = load(name)
+    except DamagedStateError as error:
+        testbed = None
+        refused += [f"{piece} (named by the state file, not the testbed's)"
+                    for piece in error.foreign]
+    except TestbedError:  # a state file that went since: only its name is left
+        testbed = None
+    if testbed is not None:
         namespaces = testbed.namespaces
-        devices = [link.inner for link in testbed.links if link.namespace is None] + [
-            link.outer for link in testbed.links] + testbed.bridges
-    except TestbedError:  # a damaged state file: remove what the testbed's names cover
-        namespaces = [n for n in present if n.startswith(f"papcoll-{name}-")]
-        devices = [d.name for d in Path("/sys/class/net").iterdir()
-                   if re.fullmatch(rf"pc{name}[shud]\d+", d.name)]
+        interfaces = testbed.bridges + [link.outer for link in testbed.links] + [
+            link.inner for link in testbed.links if link.namespace is None]
+    else:  # what the testbed's own names cover
+        namespaces = sorted(n for n in present if own_namespace(name, n))
+        interfaces = sorted(_interface_kinds())
     for namespace in namespaces:
-        if namespace in present:
-            # a rank or daemon still inside would keep the namespace (and its links) alive
-            pids = run_command(["ip", "netns", "pids", namespace], check=False).stdout.split()
-            for pid in pids:
-                with contextlib.suppress(ProcessLookupError, ValueError):
-                    os.kill(int(pid), signal.SIGKILL)
-            # Deleting a namespace deletes the veth ends in it, and with them their peers.
-            run_command(["ip", "netns", "delete", namespace], check=False)
-    for device in devices:
-        if Path(f"/sys/class/net/{device}").exists():
-            run_command(["ip", "link", "delete", device], check=False)
+        if namespace not in present or not own_namespace(name, namespace):
+            continue
+        problem = _namespace_problem(namespace)
+        if problem:
+            refused.append(f"namespace {namespace} ({problem})")
+            continue
+        # a rank or daemon still inside would keep the namespace (and its links) alive
+        pids = run_command(["ip", "netns", "pids", namespace], check=False).stdout.split()
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.kill(int(pid), signal.SIGKILL)
+        # Deleting a namespace deletes the veth ends in it, and with them their peers.
+        run_command(["ip", "netns", "delete", namespace], check=False)
+    kinds = _interface_kinds()  # after the namespaces went, with their veth pairs
+    for interface in dict.fromkeys(interfaces):
+        expected = own_interface_kind(name, interface)
+        if interface not in kinds or expected is None:
+            continue
+        if kinds[interface] != expected:
+            refused.append(f"interface {interface} (a {kinds[interface] or 'kindless'} "
+                           f"interface, where the testbed makes a {expected})")
+            continue
+        run_command(["ip", "link", "delete", interface], check=False)
+    if refused:
+        raise TestbedError(
+            f"testbed '{name}': left alone, not the testbed's own: {'; '.join(refused)}. "
+            f"The rest is removed; the state file {state} is kept: check those pieces, "
+            "remove what is stale by hand, then the file")
     shutil.rmtree(wrapper_directory(name), ignore_errors=True)
-    state.unlink(missing_ok=True)
+    try:
+        state.unlink(missing_ok=True)
+    except OSError as error:  # a directory under the state file's name, say
+        raise TestbedError(f"testbed '{name}': cannot remove its state file {state} "
+                           f"({error.strerror or error}): remove it by hand") from None
     return True
+
+
+def _present_namespaces() -> set[str]:
+    """The named network namespaces (`ip netns list`: a name, then maybe `(id: N)`)."""
+    listing = run_command(["ip", "netns", "list"], check=False).stdout
+    return {line.split()[0] for line in listing.splitlines() if line.strip()}
+
+
+def _interface_kinds() -> dict[str, str | None]:
+    """Every interface of the root namespace and its kind (bridge, veth, ...; None for a
+    physical one), from `ip -details -json link`."""
+    text = run_command(["ip", "-details", "-json", "link", "show"]).stdout
+    try:
+        links = json.loads(text)
+    except ValueError as error:
+        raise TestbedError(f"cannot read `ip -details -json link show` ({error})") from None
+    return {link["ifname"]: (link.get("linkinfo") or {}).get("info_kind")
+            for link in links if isinstance(link, dict) and "ifname" in link}
+
+
+def _namespace_problem(namespace: str) -> str | None:
+    """Why the named namespace must not be removed as a testbed's, or None: a name that
+    leads to this process's (or init's) own network namespace would have `down` kill every
+    process of the machine."""
+    try:
+        named = os.stat(NETNS_DIRECTORY / namespace)
+    except OSError as error:
+        return f"cannot be inspected: {error.strerror or error}"
+    machine = []
+    for path in ("/proc/self/ns/net", "/proc/1/ns/net"):
+        with contextlib.suppress(OSError):
+            identity = os.stat(path)
+            machine.append((identity.st_dev, identity.st_ino))
+    if (named.st_dev, named.st_ino) in machine:
+        return "it is this machine's own network namespace, under a testbed's name"
+    return None
 
 
 def missing_pieces(testbed: Plan) -> list[str]:
     """The namespaces and interfaces of the plan that do not exist (empty: complete)."""
-    present = set(run_command(["ip", "netns", "list"], check=False).stdout.split())
+    present = _present_namespaces()
     missing = [n for n in testbed.namespaces if n not in present]
     missing += [d for d in testbed.bridges + [link.outer for link in testbed.links]
                 if not Path(f"/sys/class/net/{d}").exists()]
@@ -156,7 +231,7 @@ ENTER_HOST = Path(__file__).resolve().with_name("enter_host.sh")
 # --- the launch wrapper ------------------------------------------------------------------
 
 def wrapper_directory(name: str) -> Path:
-    return STATE_DIRECTORY / name
+    return state_directory() / name
 
 
 def _write_launch_wrapper(testbed: Plan) -> Path:

@@ -1,30 +1,33 @@
 """A testbed's plan (papcoll.lab.testbed): what it is made of (names, addresses, shaped
-rates, computed from a network's topology before anything exists), the state file that
-records it, and the checks on this machine and on the names and rates a testbed may use. Every
-other part of the testbed starts from a Plan.
+rates), computed from a network's topology before anything exists, and the checks on this
+machine and on the rates a testbed may use. The Plan itself and the state file that records
+it are state.py's. Every other part of the testbed starts from a Plan.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from ...network import Network, load_network
 from ...topology import Topology
+from .state import (
+    ADDRESS_PREFIX,
+    HOST_NAME_PATTERN,
+    MAX_HOSTS,
+    ROOT_ADDRESS_HOST,
+    Link,
+    Plan,
+    TestbedError,
+    check_name,
+    existing,
+)
 
-STATE_DIRECTORY = Path(os.environ.get("PAPCOLL_TESTBED_STATE", "/run/papcoll/testbeds"))
-# namespaces on a 2-core machine; well inside one /24 (hosts .1 .. .64, mpiexec at .254)
-MAX_HOSTS = 64
-ADDRESS_PREFIX = "10.213"   # 10.213.K.0/24 per testbed
-ROOT_ADDRESS_HOST = 254     # the root namespace's address on the root switch
-NAME_PATTERN = re.compile(r"[a-z0-9]{1,6}")
 # tbf's bucket: 1 ms of traffic at the rate, and at least a 64 KiB TCP segment (a veth passes
 # them whole). Measured at 1 Gb/s: a bucket of 4 / 16 / 64.5 KiB cut a TCP stream to 59 / 70 /
 # 86 % of the rate, 125 KB (1 ms) gives 96 %. The price: a message that fits in a full bucket
@@ -33,45 +36,6 @@ NAME_PATTERN = re.compile(r"[a-z0-9]{1,6}")
 MIN_BURST_BYTES = 64 * 1024 + 1514
 MIN_RATE_BITS = 1_000_000          # 1 Mb/s: slower would make a test's 1 MiB take seconds
 MAX_RATE_BITS = 100_000_000_000    # 100 Gb/s: beyond what veth moves on this machine
-
-
-class TestbedError(RuntimeError):
-    """A testbed that cannot be made, found or used; the message says why."""
-
-
-@dataclass(frozen=True)
-class Link:
-    """One shaped veth pair: `inner` in namespace `namespace` (None: the root namespace)
-    joined to bridge `bridge` through `outer`; both ends limited to rate_bits. A host's link
-    gives `inner` an address; a switch's link puts `inner` on the switch's own bridge."""
-
-    inner: str
-    outer: str
-    namespace: str | None
-    bridge: str
-    rate_bits: int
-    address: str | None = None
-    inner_bridge: str | None = None
-
-
-@dataclass(frozen=True)
-class Plan:
-    """Everything a testbed is made of, as written to its state file."""
-
-    name: str
-    network: str
-    subnet: int                  # K of 10.213.K.0/24
-    hosts: list[str]             # the network's host names, in rank order
-    namespaces: list[str]        # one per host
-    addresses: list[str]
-    cores: list[int]             # ranks each host holds
-    bridges: list[str]           # one per switch; bridges[0] is the root
-    links: list[Link]
-    root_address: str
-
-    @property
-    def ranks(self) -> int:
-        return sum(self.cores)
 
 
 def run_command(argv: Sequence[str], *, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -103,13 +67,6 @@ def require_support() -> None:
     why = missing_support()
     if why:
         raise TestbedError(why)
-
-
-def check_name(name: str) -> str:
-    if not NAME_PATTERN.fullmatch(name):
-        raise TestbedError(f"testbed name '{name}' must be 1 to 6 lower-case letters or digits "
-                           "(it goes into interface names, which Linux limits to 15 bytes)")
-    return name
 
 
 def rate_bits(seconds_per_byte: float, where: str) -> int:
@@ -208,7 +165,7 @@ def plan(network_name: str, name: str, hosts: int = 0, ranks: int | None = None)
                                     f"the link of switch {topology.names[vertex]}"),
                           inner_bridge=bridges[i]))
     for vertex in used:  # a host's name becomes a namespace's and a hostname
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}", topology.names[vertex]):
+        if not re.fullmatch(HOST_NAME_PATTERN, topology.names[vertex]):
             raise TestbedError(f"network {network.name}: host name {topology.names[vertex]!r} "
                                "cannot name a namespace (letters, digits, '_', '.', '-', "
                                "at most 40)")
@@ -224,34 +181,3 @@ def plan(network_name: str, name: str, hosts: int = 0, ranks: int | None = None)
     return Plan(name, network_name, subnet, [topology.names[v] for v in used], namespaces,
                 addresses, cores, bridges, links,
                 f"{ADDRESS_PREFIX}.{subnet}.{ROOT_ADDRESS_HOST}")
-
-
-def state_file(name: str) -> Path:
-    return STATE_DIRECTORY / f"{name}.json"
-
-
-def load(name: str) -> Plan:
-    check_name(name)
-    try:
-        data = json.loads(state_file(name).read_text())
-        data["links"] = [Link(**link) for link in data["links"]]
-        return Plan(**data)
-    except FileNotFoundError:
-        raise TestbedError(f"no testbed named '{name}' (papcoll testbed status lists them)") \
-            from None
-    except (ValueError, TypeError, KeyError) as error:
-        raise TestbedError(f"the state file of testbed '{name}' is damaged ({error}); "
-                           f"remove it with `papcoll testbed down --name {name}`") from None
-
-
-def existing() -> list[Plan]:
-    """Every testbed whose state file exists (made by this machine since its last boot)."""
-    if not STATE_DIRECTORY.is_dir():
-        return []
-    plans = []
-    for path in sorted(STATE_DIRECTORY.glob("*.json")):
-        try:
-            plans.append(load(path.stem))
-        except TestbedError:
-            continue
-    return plans

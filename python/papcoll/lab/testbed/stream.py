@@ -3,11 +3,16 @@ measure.stream_bandwidth. Run by path with the standard library only (the namesp
 file, not necessarily the package on sys.path):
 
     python stream.py receive ADDRESS           listens on ADDRESS; prints "listening", then,
-                                               once the sender is done, "BYTES SECONDS"
-    python stream.py send ADDRESS MEBIBYTES    sends MEBIBYTES MiB to the receiver at ADDRESS
+                                               once the sender is done, "BYTES END"
+    python stream.py send ADDRESS MEBIBYTES    sends MEBIBYTES MiB to the receiver at ADDRESS;
+                                               prints "START"
 
-The receiver times the stream from its first byte to its last, so the connection's set-up is
-not counted.
+START is when the connection is up and the sender starts sending, END when the receiver has
+the last byte, both on CLOCK_MONOTONIC (time.monotonic), which every network namespace of
+the machine shares: END - START is the stream's time without the connection's set-up. It is
+never shorter than the transfer took, however busy the machine: a receiver that starts
+reading late finds bytes that arrived while it waited (a receiver timing its own first byte
+to its last once found a rate above the link's), and a late process only adds time.
 """
 
 from __future__ import annotations
@@ -30,23 +35,23 @@ def receive(address: str) -> None:
     server.settimeout(TIMEOUT_SECONDS)
     connection, _ = server.accept()
     connection.settimeout(TIMEOUT_SECONDS)
-    received, first = 0, None
+    received = 0
     while True:
         data = connection.recv(BLOCK_BYTES)
-        if first is None:
-            first = time.perf_counter()
         if not data:
             break
         received += len(data)
-    print(received, time.perf_counter() - first, flush=True)
+    print(received, repr(time.monotonic()), flush=True)
 
 
 def send(address: str, mebibytes: int) -> None:
     connection = socket.create_connection((address, PORT), timeout=TIMEOUT_SECONDS)
     block = bytes(BLOCK_BYTES)
+    start = time.monotonic()
     for _ in range(mebibytes):
         connection.sendall(block)
     connection.close()
+    print(repr(start), flush=True)
 
 
 def main(arguments: list[str]) -> int:
