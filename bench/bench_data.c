@@ -39,7 +39,9 @@ MPI_Op mpi_op(op_code op) {
 static uint64_t random_integer(uint64_t random, int is_signed, size_t size, op_code op,
                                int rank, int ranks, uint64_t *state) {
     int bits = (int)(size * 8);
-    uint64_t unsigned_max = bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+    /* 16-byte integer types (128 bits) hold any 64-bit value: a shift by 64 or more is
+     * undefined (UBSan caught 1 << 128) */
+    uint64_t unsigned_max = bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
     uint64_t top = is_signed ? unsigned_max >> 1 : unsigned_max;
     if (op == OP_SUM || (op == OP_PROD && rank == 0)) {
         uint64_t magnitude = op == OP_SUM ? top / (uint64_t)ranks : top;

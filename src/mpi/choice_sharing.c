@@ -60,14 +60,14 @@ int choice_share(papcoll_comm *pc, const choice_input *input, auto_choice *out) 
         message.report = out->report;
         for (int r = 0; r < pc->size; r++) {
             if (r == decider) continue;
-            code = MPI_Send(&message, (int)sizeof message, MPI_BYTE, r, MONITOR_DECISION_TAG,
-                            comm);
+            code = MPI_Send(&message, (int)sizeof message, MPI_BYTE, r, monitor_tag(&pc->monitor, MONITOR_DECISION_TAG), comm);
             if (code != MPI_SUCCESS)
                 return record_error(code, "papcoll: auto could not send its decision to "
                                           "rank %d", r);
         }
     } else {
-        code = MPI_Recv(&message, (int)sizeof message, MPI_BYTE, decider, MONITOR_DECISION_TAG,
+        code = MPI_Recv(&message, (int)sizeof message, MPI_BYTE, decider,
+                        monitor_tag(&pc->monitor, MONITOR_DECISION_TAG),
                         comm, MPI_STATUS_IGNORE);
         if (code != MPI_SUCCESS)
             return record_error(code, "papcoll: auto could not receive the decision of rank "

@@ -90,7 +90,8 @@ static int compute_groups(papcoll_comm *pc, const papcoll_config *config) {
 
 static void release_communicator(papcoll_comm *pc) {
     if (pc->progress_thread) progress_thread_release();
-    if (pc->nonblocking_comm != MPI_COMM_NULL) MPI_Comm_free(&pc->nonblocking_comm);
+    if (pc->nonblocking_comm != MPI_COMM_NULL && !pc->shares_tag_space)
+        MPI_Comm_free(&pc->nonblocking_comm);
     free(pc->window_owner);
     free(pc->window_turn);
     free(pc->groups);
@@ -137,20 +138,40 @@ static int read_progress(papcoll_progress *progress) {
     return MPI_SUCCESS;
 }
 
-/* The non-blocking calls' duplicate and tag windows (nonblocking.c), and the progress
- * thread where asked for (progress.c). Collective (the duplicate). */
+/* The non-blocking calls' tag windows (nonblocking.c), and the progress thread where asked
+ * for (progress.c).
+ *
+ * Why the private communicator's tag space is shared: each communicator costs the MPI a
+ * context id, of which MPICH has 2048 in all, and papcoll once made three for each of the
+ * program's (a program that never freed its communicators ran out after 511, against 2046
+ * without papcoll). Where MPI_TAG_UB leaves room, pc->comm alone carries everything, in
+ * windows of SCHED_MAX_TAG + 1 tags: window 0 the blocking calls' schedules, window 1 the
+ * monitor's messages (monitor.c), windows 2 and up the non-blocking calls'. Point-to-point
+ * messages match by tag, and papcoll's collectives on pc->comm run on the calling thread in
+ * the same order on every rank. Where it does not (MPI_TAG_UB = 32767, the least MPI
+ * allows), the non-blocking calls and the monitor each get a duplicate, as before.
+ * Collective (the duplicate, where one is made). */
 static int prepare_nonblocking(papcoll_comm *pc) {
-    int code = MPI_Comm_dup(pc->comm, &pc->nonblocking_comm);
-    if (code != MPI_SUCCESS) {
-        pc->nonblocking_comm = MPI_COMM_NULL;
-        return record_error(code, "papcoll_comm_create: MPI_Comm_dup failed (non-blocking)");
-    }
-    MPI_Comm_set_errhandler(pc->nonblocking_comm, MPI_ERRORS_RETURN);
     int *tag_upper_bound = NULL, found = 0;
     MPI_Comm_get_attr(pc->comm, MPI_TAG_UB, &tag_upper_bound, &found);
     long long tags = found ? (long long)*tag_upper_bound + 1 : SCHED_MAX_TAG + 1;
-    pc->tag_windows = (int)(tags / (SCHED_MAX_TAG + 1));
-    if (pc->tag_windows > NONBLOCKING_MOST_WINDOWS) pc->tag_windows = NONBLOCKING_MOST_WINDOWS;
+    long long windows_in_all = tags / (SCHED_MAX_TAG + 1);
+    pc->shares_tag_space = windows_in_all >= 3;
+    if (pc->shares_tag_space) {
+        pc->nonblocking_comm = pc->comm;
+        pc->first_nonblocking_window = 2;
+    } else {
+        int code = MPI_Comm_dup(pc->comm, &pc->nonblocking_comm);
+        if (code != MPI_SUCCESS) {
+            pc->nonblocking_comm = MPI_COMM_NULL;
+            return record_error(code, "papcoll_comm_create: MPI_Comm_dup failed "
+                                      "(non-blocking)");
+        }
+        MPI_Comm_set_errhandler(pc->nonblocking_comm, MPI_ERRORS_RETURN);
+        pc->first_nonblocking_window = 0;
+    }
+    long long usable = windows_in_all - pc->first_nonblocking_window;
+    pc->tag_windows = usable > NONBLOCKING_MOST_WINDOWS ? NONBLOCKING_MOST_WINDOWS : (int)usable;
     /* PAPCOLL_TAG_WINDOWS=N uses fewer (the tests take 2, so that windows are reused) */
     const char *windows = getenv("PAPCOLL_TAG_WINDOWS");
     if (windows != NULL && windows[0] != '\0') {
@@ -171,7 +192,8 @@ static int prepare_nonblocking(papcoll_comm *pc) {
         return record_error(MPI_ERR_ARG, "papcoll_comm_create: progress %d is neither "
                             "PAPCOLL_PROGRESS_CALLS nor PAPCOLL_PROGRESS_THREAD",
                             (int)pc->config.progress);
-    if ((code = read_progress(&pc->config.progress)) != MPI_SUCCESS) return code;
+    int code = read_progress(&pc->config.progress);
+    if (code != MPI_SUCCESS) return code;
     if (pc->config.progress != PAPCOLL_PROGRESS_THREAD) return MPI_SUCCESS;
     int provided = MPI_THREAD_SINGLE;
     MPI_Query_thread(&provided);

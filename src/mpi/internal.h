@@ -43,11 +43,15 @@ struct papcoll_comm {
     double *call_arrivals;     /* per call: its representative arrivals */
     executor_workspace workspace;
     monitor_state monitor;
-    /* Non-blocking all-reduces (nonblocking.c): their own duplicate, on which the k-th
-     * outstanding one's schedule tags are shifted into window k mod tag_windows */
+    /* 1: comm carries the monitor's and the non-blocking calls' messages too, in windows of
+     * SCHED_MAX_TAG + 1 tags (communicator.c: prepare_nonblocking says why) */
+    int shares_tag_space;
+    /* Non-blocking all-reduces (nonblocking.c): comm (or a duplicate), on which the k-th
+     * outstanding one's schedule tags are shifted into window first_nonblocking_window +
+     * (k mod tag_windows) */
     MPI_Comm nonblocking_comm;
-    int tag_windows;           /* (MPI_TAG_UB + 1) / (SCHED_MAX_TAG + 1), at most
-                                  NONBLOCKING_MOST_WINDOWS */
+    int first_nonblocking_window;
+    int tag_windows;           /* the windows left to them, at most NONBLOCKING_MOST_WINDOWS */
     /* the operation that holds each window, NULL when free; guarded by the progress
      * engine's lock (progress.c), which alone claims and frees windows */
     struct papcoll_operation **window_owner;

@@ -48,7 +48,7 @@ const monitor_source *monitor_source_for(papcoll_arrival_source source) {
 
 /* Frees the monitor's memory and communicator without draining any messages. */
 static void monitor_free(monitor_state *m) {
-    if (m->comm != MPI_COMM_NULL) MPI_Comm_free(&m->comm);
+    if (m->comm != MPI_COMM_NULL && !m->shares_communicator) MPI_Comm_free(&m->comm);
     free(m->send_requests);
     free(m->received);
     free(m->average);
@@ -89,12 +89,17 @@ int monitor_create(papcoll_comm *pc) {
         !m->period_waits || !m->period_outgoing || !m->period_incoming ||
         !m->period_requests || !m->lateness || !m->recent_lateness) {
         code = record_error(MPI_ERR_NO_MEM, "papcoll_comm_create: out of memory (monitor)");
+    } else if (pc->shares_tag_space) { /* window 1 of pc->comm (communicator.c) */
+        m->comm = pc->comm;
+        m->shares_communicator = 1;
+        m->tag_base = SCHED_MAX_TAG + 1;
     } else if ((code = MPI_Comm_dup(pc->comm, &m->comm)) != MPI_SUCCESS) {
         m->comm = MPI_COMM_NULL;
         code = record_error(code, "papcoll_comm_create: MPI_Comm_dup failed (monitor)");
-    } else {
+    }
+    if (code == MPI_SUCCESS) {
         MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
-        if ((code = clock_offsets_measure(m->comm, MONITOR_CLOCK_TAG, &m->clock_offset, NULL,
+        if ((code = clock_offsets_measure(m->comm, monitor_tag(m, MONITOR_CLOCK_TAG), &m->clock_offset, NULL,
                                           NULL)) != MPI_SUCCESS)
             code = record_error(code, "papcoll_comm_create: measuring clock offsets failed");
     }

@@ -29,7 +29,12 @@ typedef struct monitor_call_tag {
 
 /* The monitor's state, one per papcoll communicator. */
 typedef struct monitor_state {
-    MPI_Comm comm;             /* its own duplicate: predictions never meet schedule traffic */
+    /* pc->comm, its tags in window 1 (tag_base SCHED_MAX_TAG + 1), where MPI_TAG_UB leaves
+     * room; else its own duplicate (tag_base 0): either way predictions never meet schedule
+     * traffic (communicator.c: prepare_nonblocking) */
+    MPI_Comm comm;
+    int shares_communicator;
+    int tag_base;
     const struct monitor_source *source; /* config.arrival_source's, chosen at creation */
     double clock_offset;       /* MPI_Wtime() + clock_offset = time on rank 0's clock */
     double begin;              /* local time of compute_begin, NAN if none this phase */
@@ -84,8 +89,8 @@ typedef struct monitor_state {
 enum { MONITOR_PERIOD_MOST = MONITOR_PERIOD_MOST_CALLS,
        MONITOR_PERIOD_DOUBLES = 2 * MONITOR_PERIOD_MOST_CALLS + 3 };
 
-/* The monitor's message tags on its own communicator (the warm-up's CALIBRATION tag also
- * travels on the schedule's: monitor_tau.c says why that is safe). */
+/* The monitor's message tags, added to its tag_base (monitor_tag); the warm-up's CALIBRATION
+ * tag also travels on the schedule's communicator: monitor_tau.c says why that is safe. */
 enum {
     MONITOR_PREDICTION_TAG = 1,
     MONITOR_CALIBRATION_TAG = 2,
@@ -93,6 +98,8 @@ enum {
     MONITOR_PERIOD_TAG = 4,
     MONITOR_DECISION_TAG = 5, /* auto's decision, from the rank that made it (choice_sharing.c) */
 };
+
+static inline int monitor_tag(const monitor_state *m, int tag) { return m->tag_base + tag; }
 
 /* Predictions further ahead than this (or spread wider) are taken for nonsense. */
 #define MONITOR_MOST_SECONDS_AHEAD 3600.0

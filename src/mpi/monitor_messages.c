@@ -18,8 +18,8 @@ int monitor_send_to_all(papcoll_comm *pc, double value, double stamp) {
     m->outgoing[1] = stamp;
     for (int peer = 0; peer < pc->size; peer++) {
         if (peer == pc->rank) continue;
-        code = MPI_Isend(m->outgoing, 2, MPI_DOUBLE, peer, MONITOR_PREDICTION_TAG, m->comm,
-                         &m->send_requests[m->sends_in_flight++]);
+        code = MPI_Isend(m->outgoing, 2, MPI_DOUBLE, peer, monitor_tag(m, MONITOR_PREDICTION_TAG),
+                         m->comm, &m->send_requests[m->sends_in_flight++]);
         if (code != MPI_SUCCESS) return record_error(code, "papcoll: monitor send failed");
     }
     return MPI_SUCCESS;
@@ -30,8 +30,8 @@ int monitor_receive_from_all(papcoll_comm *pc, double expected_stamp) {
     for (int peer = 0; peer < pc->size; peer++) {
         if (peer == pc->rank) continue;
         double message[2];
-        int code = MPI_Recv(message, 2, MPI_DOUBLE, peer, MONITOR_PREDICTION_TAG, m->comm,
-                            MPI_STATUS_IGNORE);
+        int code = MPI_Recv(message, 2, MPI_DOUBLE, peer, monitor_tag(m, MONITOR_PREDICTION_TAG),
+                            m->comm, MPI_STATUS_IGNORE);
         if (code != MPI_SUCCESS) return record_error(code, "papcoll: monitor receive failed");
         if (message[1] != expected_stamp)
             return record_error(MPI_ERR_INTERN,

@@ -156,7 +156,7 @@ static int receive_period(papcoll_comm *pc) {
             continue;
         }
         int code = MPI_Recv(message, MONITOR_PERIOD_DOUBLES, MPI_DOUBLE, peer,
-                            MONITOR_PERIOD_TAG, m->comm, MPI_STATUS_IGNORE);
+                            monitor_tag(m, MONITOR_PERIOD_TAG), m->comm, MPI_STATUS_IGNORE);
         if (code != MPI_SUCCESS) return record_error(code, "papcoll: monitor receive failed");
         if (message[PERIOD_NUMBER] != m->period_outgoing[PERIOD_NUMBER] ||
             message[PERIOD_CALLS] != m->period_outgoing[PERIOD_CALLS])
@@ -232,7 +232,8 @@ static int finish_call(papcoll_comm *pc) {
     for (int peer = 0; peer < pc->size; peer++) {
         if (peer == pc->rank) continue;
         int code = MPI_Isend(message, MONITOR_PERIOD_DOUBLES, MPI_DOUBLE, peer,
-                             MONITOR_PERIOD_TAG, m->comm, &m->period_requests[posted++]);
+                             monitor_tag(m, MONITOR_PERIOD_TAG), m->comm,
+                             &m->period_requests[posted++]);
         if (code != MPI_SUCCESS) return record_error(code, "papcoll: monitor send failed");
     }
     m->period_pending = 1;

@@ -38,7 +38,8 @@ static double best_half_round_trip(papcoll_comm *pc, char *buffer, int bytes, in
     double best = INFINITY;
     for (int round = 0; round < rounds; round++) {
         double start = MPI_Wtime();
-        ping_pong(pc->monitor.comm, buffer, bytes, MPI_BYTE, MONITOR_CALIBRATION_TAG, 1);
+        ping_pong(pc->monitor.comm, buffer, bytes, MPI_BYTE,
+                  monitor_tag(&pc->monitor, MONITOR_CALIBRATION_TAG), 1);
         double half = (MPI_Wtime() - start) / 2;
         if (half < best) best = half;
     }
@@ -112,9 +113,11 @@ static int warm_up(papcoll_comm *pc) {
     char empty = 0;
     for (int peer = 0; peer < pc->size; peer++) {
         if (peer == pc->rank) continue;
-        MPI_Irecv(NULL, 0, MPI_BYTE, peer, MONITOR_CALIBRATION_TAG, pc->comm,
+        MPI_Irecv(NULL, 0, MPI_BYTE, peer, monitor_tag(&pc->monitor, MONITOR_CALIBRATION_TAG),
+                  pc->comm,
                   &requests[posted++]);
-        MPI_Isend(&empty, 0, MPI_BYTE, peer, MONITOR_CALIBRATION_TAG, pc->comm,
+        MPI_Isend(&empty, 0, MPI_BYTE, peer, monitor_tag(&pc->monitor, MONITOR_CALIBRATION_TAG),
+                  pc->comm,
                   &requests[posted++]);
     }
     int code = MPI_Waitall(posted, requests, MPI_STATUSES_IGNORE);

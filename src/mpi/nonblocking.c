@@ -121,7 +121,9 @@ int papcoll_iallreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
     __atomic_add_fetch(&pc->nonblocking_outstanding, 1, __ATOMIC_ACQ_REL);
     op->sequence = pc->nonblocking_posted++;
     op->window = (int)(op->sequence % pc->tag_windows);
-    code = operation_start(op, pc->nonblocking_comm, op->window * (SCHED_MAX_TAG + 1), sendbuf,
+    code = operation_start(op, pc->nonblocking_comm,
+                           (pc->first_nonblocking_window + op->window) * (SCHED_MAX_TAG + 1),
+                           sendbuf,
                            recvbuf, count, datatype, mpi_op);
     if (code != MPI_SUCCESS) {
         if (op->request != MPI_REQUEST_NULL) { /* started: MPI frees it at completion */

@@ -253,8 +253,34 @@ static communicator_record *record_of(MPI_Comm comm) {
     return record;
 }
 
-/* As MPI_Allreduce would: through the communicator's error handler. A fatal handler gets
- * papcoll's message on stderr first, since the MPI's would only name the error class. */
+/* An error code of code's class whose MPI_Error_string is papcoll's message: a program with
+ * MPI_ERRORS_RETURN would otherwise read only the class's text ("Invalid argument") where
+ * papcoll knows what disagreed. One added code per class, its string replaced each time
+ * (MPI-4.0 9.5 lets MPI_Add_error_string replace a string it set); the code itself where
+ * MPI cannot add one. */
+static int described(int code) {
+    enum { CLASSES = 64 };
+    static int added[CLASSES];
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    int class = 0;
+    if (PMPI_Error_class(code, &class) != MPI_SUCCESS || class <= 0 || class >= CLASSES)
+        return code;
+    pthread_mutex_lock(&lock);
+    int described = added[class];
+    if (described == 0 && PMPI_Add_error_code(class, &described) != MPI_SUCCESS) described = 0;
+    added[class] = described;
+    if (described != 0) {
+        char text[MPI_MAX_ERROR_STRING];
+        snprintf(text, sizeof text, "papcoll: %s", papcoll_error_string(code));
+        if (PMPI_Add_error_string(described, text) != MPI_SUCCESS) described = 0;
+    }
+    pthread_mutex_unlock(&lock);
+    return described != 0 ? described : code;
+}
+
+/* As MPI_Allreduce would: through the communicator's error handler, with a code whose string
+ * is papcoll's message. A fatal handler gets papcoll's message on stderr first, since the
+ * MPI's would only name the error class. */
 int intercept_raise_error(MPI_Comm comm, int code) {
     MPI_Errhandler handler;
     if (PMPI_Comm_get_errhandler(comm, &handler) == MPI_SUCCESS) {
@@ -265,6 +291,7 @@ int intercept_raise_error(MPI_Comm comm, int code) {
         if (fatal) fprintf(stderr, "papcoll (libpapcoll_pmpi): %s\n", papcoll_error_string(code));
         PMPI_Errhandler_free(&handler);
     }
+    code = described(code);
     PMPI_Comm_call_errhandler(comm, code);
     return code;
 }

@@ -4,7 +4,8 @@
  * no worse: a clear error and an end, never a segmentation fault (papcoll once cancelled
  * sends, which crashed MPICH's UCX layer) or a silent success with a wrong sum where a
  * message came short (papcoll checks what each receive got). Prints
- * "count_mismatch: rank R returned" where a call returned (the default handler is fatal). */
+ * "count_mismatch: rank R returned CODE TEXT" where a call returned (the default handler is
+ * fatal; argv[3] "return" sets MPI_ERRORS_RETURN, and TEXT is the code's MPI_Error_string). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,11 +15,17 @@ int main(int argc, char **argv) {
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     int base = argc > 1 ? atoi(argv[1]) : 1000, delta = argc > 2 ? atoi(argv[2]) : 7;
+    /* "return": MPI_ERRORS_RETURN, and the error's MPI_Error_string printed */
+    int returning = argc > 3 && argv[3][0] == 'r';
+    if (returning) MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int count = base + (rank == 0 ? delta : 0);
     double *input = calloc((size_t)count, sizeof *input);
     double *output = calloc((size_t)count, sizeof *output);
     int code = MPI_Allreduce(input, output, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    printf("count_mismatch: rank %d returned %d\n", rank, code);
+    char text[MPI_MAX_ERROR_STRING] = "";
+    int length = 0;
+    if (code != MPI_SUCCESS) MPI_Error_string(code, text, &length);
+    printf("count_mismatch: rank %d returned %d %s\n", rank, code, text);
     free(input);
     free(output);
     MPI_Finalize();

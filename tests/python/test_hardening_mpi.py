@@ -47,3 +47,31 @@ def test_a_count_that_differs_between_ranks_fails_cleanly_under_the_drop_in(
     assert "returned 0" not in result.stdout, output[-2000:]
     assert "where its schedule expects" in output or any(
         failure in output for failure in MPI_FAILURES), output[-3000:]
+
+
+def test_with_errors_return_the_error_string_says_what_disagreed():
+    """PAPCOLL_CHECK=1 and MPI_ERRORS_RETURN: the code the program gets reads, through
+    MPI_Error_string, papcoll's words (which field differs), not only its class's text."""
+    result = run_preloaded(2, [str(BUILD / "pmpi_count_mismatch"), "100000", "7", "return"],
+                           {"PAPCOLL_CHECK": "1", "PAPCOLL_MIN_BYTES": "0"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = [line for line in result.stdout.splitlines() if line.startswith("count_mismatch:")]
+    assert len(lines) == 2, result.stdout
+    assert all("papcoll: " in line and "disagree on the count" in line for line in lines), lines
+
+
+def communicators_made(preload: bool) -> int:
+    result = run_preloaded(2, [str(BUILD / "pmpi_many_communicators")], preload=preload)
+    lines = [line for line in result.stdout.splitlines()
+             if line.startswith("many_communicators:")]
+    assert lines, result.stdout[-2000:] + result.stderr[-2000:]
+    return int(lines[-1].split()[1])
+
+
+def test_the_drop_in_spends_one_mpi_communicator_for_each_of_the_program():
+    """papcoll's monitor and non-blocking calls share its one private communicator's tag
+    space (communicator.c: prepare_nonblocking), so a program that never frees its
+    communicators runs out no sooner than half as soon as without papcoll (it once ran out
+    after a quarter: three of papcoll's for each of its own)."""
+    natively = communicators_made(preload=False)
+    assert communicators_made(preload=True) >= min(natively // 2 - 2, 3000), natively
