@@ -93,9 +93,11 @@ class Config:
     reproducible: bool = False
 
     def __post_init__(self) -> None:
-        if not isinstance(self.reproducible, bool):
-            raise TypeError(f"Config.reproducible must be True or False, not "
-                            f"{self.reproducible!r}")
+        # a string such as 'no' would be true in C: the switches take only True or False
+        for switch in ("check_agreement", "reproducible"):
+            if not isinstance(getattr(self, switch), bool):
+                raise TypeError(f"Config.{switch} must be True or False, not "
+                                f"{getattr(self, switch)!r}")
         if not isinstance(self.parameters, Parameters):
             raise TypeError("Config.parameters must be a Parameters, not "
                             f"{type(self.parameters).__name__}")
@@ -125,7 +127,7 @@ def _c_config(algorithm: str, config: Config) -> tuple[Any, list[Any]]:
     c_parameters(config.parameters, raw.parameters, keep)
     raw.max_message_elements = config.max_message_elements
     raw.group_color = config.group_color
-    raw.check_agreement = int(bool(config.check_agreement))
+    raw.check_agreement = int(config.check_agreement)
     raw.progress = _PROGRESS[config.progress]
     raw.reproducible = int(config.reproducible)
     return raw, keep

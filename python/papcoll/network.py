@@ -40,6 +40,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -339,8 +341,64 @@ def _read_network_file(path: Path) -> Any:
         raise NetworkError(f"{path}: not UTF-8 text (byte {error.start})") from None
     kind = path.suffix[1:].upper()
     try:
-        return tomllib.loads(text) if kind == "TOML" else json.loads(text)
+        data = tomllib.loads(text) if kind == "TOML" else json.loads(
+            text, parse_int=_integer_or_overlong)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as error:
         raise NetworkError(f"{path}: not valid {kind}: {error}") from None
     except RecursionError:
         raise NetworkError(f"{path}: not valid {kind}: nested too deeply") from None
+    except ValueError:  # tomllib's int() of more digits than Python converts
+        raise NetworkError(f"{path}: {_overlong_toml_number(text)}") from None
+    overlong = _first_overlong(data)
+    if overlong is not None:
+        field, number = overlong
+        raise NetworkError(f"{path}: {field} is a number of {number.digits} digits, far "
+                           "beyond any a network file holds") from None
+    return data
+
+
+@dataclass(frozen=True)
+class _OverlongNumber:
+    """A JSON integer of more digits than int() converts (Python's limit, 4300): kept in
+    its place, so that the message can name its field, where int() named neither it nor
+    the file."""
+
+    digits: int
+
+
+def _integer_or_overlong(text: str) -> int | _OverlongNumber:
+    try:
+        return int(text)
+    except ValueError:
+        return _OverlongNumber(len(text.lstrip("-")))
+
+
+def _first_overlong(document: Any) -> tuple[str, _OverlongNumber] | None:
+    """(its field, e.g. 'topology.hosts[0].count', and the number) of an overlong number in
+    a parsed JSON document; a loop, not recursion: a document nested as deep as json reads
+    would take Python's recursion past its limit."""
+    pending: list[tuple[str, Any]] = [("", document)]
+    while pending:
+        field, value = pending.pop()
+        if isinstance(value, _OverlongNumber):
+            return field or "the file", value
+        if isinstance(value, dict):
+            pending.extend((f"{field}.{key}" if field else str(key), item)
+                           for key, item in value.items())
+        elif isinstance(value, list):
+            pending.extend((f"{field}[{index}]", item) for index, item in enumerate(value))
+    return None
+
+
+def _overlong_toml_number(text: str) -> str:
+    """What tomllib's ValueError was: the line and key of a number longer than int()
+    converts (tomllib names neither)."""
+    limit = sys.get_int_max_str_digits()
+    for number, line in enumerate(text.splitlines(), start=1):
+        found = re.search(rf"\d[\d_]{{{limit},}}", line) if limit else None
+        if found is not None:
+            key = re.match(r"\s*([^=]+?)\s*=", line)
+            where = f"line {number}" + (f" ({key.group(1)})" if key else "")
+            return (f"{where}: a number of {len(found.group().replace('_', ''))} digits, "
+                    "far beyond any a network file holds")
+    return "not valid TOML: a number too long to read"

@@ -9,9 +9,12 @@ world rank 0 writes at MPI_Finalize a JSON report per communicator and call site
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
+
+from .checks import INT64_MAX, read_small_file
 
 # where the build puts the libraries (python/papcoll/_lib), as papcoll._core loads them
 _LIB_DIR = Path(__file__).resolve().parent / "_lib"
@@ -24,12 +27,30 @@ SITE_FIELDS = ("communicator", "communicator_size", "freed", "site", "ranks_repo
                "seconds_per_call", "imbalance_seconds", "estimated_saving_seconds",
                "algorithms", "native_reasons", "probe_calls", "overruled_calls",
                "last_choice")
+TOTALS_FIELDS = ("calls", "papcoll_calls", "native_calls", "seconds_inside",
+                 "estimated_saving_seconds", "native_reasons")
+# a site's "last_choice", where not null: the two sides of auto's last choice and their times
+CHOICE_FIELDS = ("model", "alternative", "model_predicted_seconds", "model_observed_seconds",
+                 "alternative_predicted_seconds", "alternative_observed_seconds")
+# The largest file `papcoll report` reads, some 700,000 call sites: a larger one (/dev/zero,
+# a wrong path) is refused before it fills memory.
+MOST_REPORT_BYTES = 512 << 20
+# A JSON integer of more digits is beyond a float (1.8e308), so beyond any number a report
+# holds; refused before int() refuses it with Python's own limit (4300 digits) as the reason.
+_MOST_INTEGER_DIGITS = 309
 
 
 def preload_library_path() -> Path:
-    """libpapcoll_pmpi.so of this installation ($PAPCOLL_PMPI_LIBRARY if set), for
-    LD_PRELOAD. Raises FileNotFoundError when it was not built."""
-    library = Path(os.environ.get("PAPCOLL_PMPI_LIBRARY", _LIB_DIR / "libpapcoll_pmpi.so"))
+    """libpapcoll_pmpi.so of this installation, or the file $PAPCOLL_PMPI_LIBRARY names, for
+    LD_PRELOAD. Raises FileNotFoundError when it was not built or names no file."""
+    # empty is unset, as `PAPCOLL_PMPI_LIBRARY= cmd` means in a shell: Path("") is ".",
+    # which exists, and was printed as the library
+    chosen = os.environ.get("PAPCOLL_PMPI_LIBRARY")
+    if chosen:
+        if not Path(chosen).is_file():
+            raise FileNotFoundError(2, "PAPCOLL_PMPI_LIBRARY names no file", chosen)
+        return Path(chosen)
+    library = _LIB_DIR / "libpapcoll_pmpi.so"
     if not library.exists():
         raise FileNotFoundError(
             2, "libpapcoll_pmpi.so is not built (`make build` in a checkout, or "
@@ -37,20 +58,154 @@ def preload_library_path() -> Path:
     return library
 
 
+class ReportError(ValueError):
+    """A file that is not a report libpapcoll_pmpi.so writes. The message names the file
+    and the first field that is missing or malformed; `papcoll report` prints it as one
+    line and exits 2."""
+
+
 def load_report(path: str | Path) -> dict[str, Any]:
-    """The report at `path`, checked: ValueError names what is missing or malformed."""
-    report = json.loads(Path(path).read_text())
-    if not isinstance(report, dict) or report.get("papcoll_report") != REPORT_FORMAT:
-        raise ValueError(f"{path}: not a papcoll report (no \"papcoll_report\": "
-                         f"{REPORT_FORMAT})")
+    """The report at `path`, checked by check_report: ReportError names the file and what
+    is missing or malformed."""
+    raw = read_small_file(path, MOST_REPORT_BYTES, f"report {path}", ReportError)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ReportError(f"{path}: not UTF-8 text (byte {error.start})") from None
+    try:
+        # NaN and Infinity are not JSON (Python's json reads them unless told not to), and
+        # an integer too long for int() raises an obscure ValueError: both refused here
+        report = json.loads(text, parse_constant=_refuse_constant, parse_int=_integer)
+        check_report(report)
+    except json.JSONDecodeError as error:
+        raise ReportError(f"{path}: not valid JSON: {error}") from None
+    except RecursionError:
+        raise ReportError(f"{path}: not valid JSON: nested too deeply") from None
+    except ValueError as error:  # what check_report, _integer and _refuse_constant raise
+        raise ReportError(f"{path}: {error}") from None
+    return report
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"not valid JSON: {name} is not a number JSON allows")
+
+
+def _integer(digits: str) -> int:
+    if len(digits.lstrip("-")) > _MOST_INTEGER_DIGITS:
+        raise ValueError(f"not a report: an integer of {len(digits.lstrip('-'))} digits, "
+                         "beyond any number a report holds")
+    return int(digits)
+
+
+def check_report(report: Any) -> None:
+    """Raises ValueError, naming the field, where `report` is not what src/pmpi/report.c
+    writes: every field that the table and its rows read has its type (text, true or
+    false, an object of counts); counts are whole numbers from 0 to 2^63-1; seconds and
+    bytes are finite numbers, >= 0 but for the model's estimated saving (negative where the
+    model expected papcoll to lose) and auto's last choice's times (differences of times).
+    Linear in the size of the report."""
+    version = report.get("papcoll_report") if isinstance(report, dict) else None
+    if not (_is_whole(version) and version == REPORT_FORMAT):  # true == 1 in Python
+        raise ValueError(f"not a papcoll report (no \"papcoll_report\": {REPORT_FORMAT})")
     for key in ("complete", "ranks", "totals", "sites"):
         if key not in report:
-            raise ValueError(f"{path}: the report has no \"{key}\"")
+            raise ValueError(f"the report has no \"{key}\"")
+    _boolean(report["complete"], "complete")
+    _count(report["ranks"], "ranks")
+    totals = _object(report["totals"], "totals", TOTALS_FIELDS)
+    for name in ("calls", "papcoll_calls", "native_calls"):
+        _count(totals[name], f"totals.{name}")
+    _amount(totals["seconds_inside"], "totals.seconds_inside")
+    _amount(totals["estimated_saving_seconds"], "totals.estimated_saving_seconds",
+            signed=True)
+    _counts_by_name(totals["native_reasons"], "totals.native_reasons")
+    if not isinstance(report["sites"], list):
+        raise ValueError(f"sites must be a list, not {_shown(report['sites'])}")
     for index, site in enumerate(report["sites"]):
-        missing = [field for field in SITE_FIELDS if field not in site]
-        if missing:
-            raise ValueError(f"{path}: site {index} lacks {', '.join(missing)}")
-    return report
+        _check_site(site, f"sites[{index}]")
+
+
+def _check_site(site: Any, where: str) -> None:
+    _object(site, where, SITE_FIELDS)
+    for name in ("communicator", "site"):
+        _text(site[name], f"{where}.{name}")
+    _boolean(site["freed"], f"{where}.freed")
+    for name in ("communicator_size", "ranks_reporting", "calls", "papcoll_calls",
+                 "native_calls", "nonblocking_calls", "probe_calls", "overruled_calls"):
+        _count(site[name], f"{where}.{name}")
+    for name in ("bytes_per_call", "seconds_inside", "seconds_per_call", "imbalance_seconds"):
+        _amount(site[name], f"{where}.{name}")
+    _amount(site["estimated_saving_seconds"], f"{where}.estimated_saving_seconds",
+            signed=True)
+    for name in ("algorithms", "native_reasons"):
+        _counts_by_name(site[name], f"{where}.{name}")
+    if site["last_choice"] is not None:
+        choice = _object(site["last_choice"], f"{where}.last_choice", CHOICE_FIELDS)
+        for name in ("model", "alternative"):
+            _text(choice[name], f"{where}.last_choice.{name}")
+        # a time after the last arrival, null where not known: a difference of times (the
+        # predicted ones the model's time less its predicted wait), so either sign
+        for name in CHOICE_FIELDS[2:]:
+            if choice[name] is not None:
+                _amount(choice[name], f"{where}.last_choice.{name}", signed=True)
+
+
+def _shown(value: Any) -> str:
+    """`value` for a one-line message, shortened: a field may hold megabytes."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _is_whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _object(value: Any, where: str, fields: tuple[str, ...]) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ValueError(f"{where} must be an object, not {_shown(value)}")
+    missing = [field for field in fields if field not in value]
+    if missing:
+        raise ValueError(f"{where} lacks {', '.join(missing)}")
+    return value
+
+
+def _text(value: Any, where: str) -> None:
+    if not isinstance(value, str):
+        raise ValueError(f"{where} must be text, not {_shown(value)}")
+
+
+def _boolean(value: Any, where: str) -> None:
+    # "no" or 0 would read as true or false by Python's truth; the writer writes true/false
+    if not isinstance(value, bool):
+        raise ValueError(f"{where} must be true or false, not {_shown(value)}")
+
+
+def _count(value: Any, where: str) -> None:
+    if not _is_whole(value) or not 0 <= value <= INT64_MAX:
+        raise ValueError(f"{where} must be a whole number from 0 to 2^63-1, not "
+                         f"{_shown(value)}")
+
+
+def _amount(value: Any, where: str, signed: bool = False) -> None:
+    """Seconds or bytes: a finite number (>= 0 unless `signed`) that stays finite in the
+    units the table shows (milliseconds: x 1e3)."""
+    shown_units: float | None = None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            shown_units = float(value) * 1e3
+        except OverflowError:  # an integer beyond a float's range
+            shown_units = None
+    if shown_units is None or not math.isfinite(shown_units) or (value < 0 and not signed):
+        raise ValueError(f"{where} must be a finite number{'' if signed else ' >= 0'}, not "
+                         f"{_shown(value)}")
+
+
+def _counts_by_name(value: Any, where: str) -> None:
+    """An object of counts, such as {"ring": 12} (algorithms) or {"op": 3} (why native)."""
+    if not isinstance(value, dict):
+        raise ValueError(f"{where} must be an object of counts, not {_shown(value)}")
+    for name, count in value.items():
+        _count(count, f"{where}[{_shown(name)}]")
 
 
 def _counts(counts: dict[str, int]) -> str:

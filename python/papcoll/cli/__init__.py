@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from importlib import metadata
 
+from .. import __version__
 from ..core import PapcollError
 from ..lab.testbed import TestbedError
 from . import (
@@ -48,9 +50,20 @@ EXPECTED_FAILURES = (PapcollError, ValueError, OverflowError, RecursionError, OS
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports it
 
 
+def papcoll_version() -> str:
+    """The installed distribution's version; in a checkout run from its source tree (no
+    distribution installed), the package's own __version__."""
+    try:
+        return metadata.version("papcoll")
+    except metadata.PackageNotFoundError:
+        return __version__
+
+
 def build_parser() -> Parser:
     """The top-level parser: every subcommand, each with a one-line help."""
     parser = Parser(prog="papcoll", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"papcoll {papcoll_version()}",
+                        help="print papcoll's version and exit")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in SUBCOMMANDS:
         module.add_parser(commands)

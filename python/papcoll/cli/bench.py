@@ -28,6 +28,7 @@ from .options import (
     EXIT_OK,
     EXIT_VIOLATION,
     INT32_MAX,
+    MOST_COMPUTE_MS,
     UsageError,
     add_algorithms,
     add_command,
@@ -38,6 +39,7 @@ from .options import (
     bench_algorithm,
     durations,
     integer_in_range,
+    milliseconds,
 )
 from .output_options import add_csv, add_json, console_for, write_csv, write_json
 from .run_options import add_testbed, add_timeout, launch_for
@@ -74,7 +76,7 @@ def add_parser(commands: Any) -> None:
                        default=20, help="timed iterations (default 20)")
     bench.add_argument("--warmup", type=integer_in_range("warm-up", 0, INT32_MAX), default=2,
                        help="untimed iterations first (default 2)")
-    bench.add_argument("--compute-ms", type=float, default=100.0,
+    bench.add_argument("--compute-ms", type=milliseconds(MOST_COMPUTE_MS), default=100.0,
                        help="emulated compute phase per iteration (default 100, as the paper)")
     add_datatype(bench, tuple(DATATYPES), default="float", metavar="TYPE",
                  why="one of MPI's predefined numeric types, named as MPI names it without "

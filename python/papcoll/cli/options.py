@@ -9,6 +9,7 @@ run_options.py."""
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import sys
 from collections.abc import Callable
@@ -20,6 +21,8 @@ EXIT_OK, EXIT_VIOLATION, EXIT_USAGE = 0, 1, 2
 INT32_MAX, INT64_MAX = 2**31 - 1, 2**63 - 1
 # bytes per element of the element types a datatype option offers
 DATATYPE_SIZES = {"float": 4, "double": 8, "int": 4, "char": 1}
+# papcoll-bench's longest emulated compute phase per iteration (bench/bench_options.c)
+MOST_COMPUTE_MS = 60000.0
 
 Handler = Callable[[argparse.Namespace], int]
 Item = TypeVar("Item")
@@ -82,6 +85,25 @@ def integer_in_range(what: str, low: int, high: int = INT32_MAX) -> Callable[[st
         return value
 
     parse.__name__ = what
+    return parse
+
+
+def milliseconds(most: float) -> Callable[[str], float]:
+    """A checker of a duration in milliseconds, a plain number from 0 to `most`: argparse
+    names the option in the message ("--compute-ms must be ..."), where papcoll-bench, which
+    would refuse it later, said "bad max delay" for any of its durations."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not 0 <= value <= most:  # NaN fails too
+            raise argparse.ArgumentTypeError(
+                f"must be a number of milliseconds from 0 to {most:g}, not '{text}'")
+        return value
+
+    parse.__name__ = "milliseconds"
     return parse
 
 

@@ -19,6 +19,8 @@ from .options import UsageError
 
 # the options whose value is a file papcoll writes ('-': stdout where the option allows it)
 OUTPUT_OPTIONS = ("json", "csv", "plot", "timeline", "export_goal", "output")
+# the ones matplotlib draws, an optional dependency (pyproject.toml's extra "plot")
+PLOT_OPTIONS = ("plot", "timeline")
 
 
 def add_json(parser: argparse.ArgumentParser, what: str = "the rows") -> None:
@@ -73,7 +75,9 @@ def console_for(arguments: argparse.Namespace, width: int) -> Console:
 
 def check_outputs(arguments: argparse.Namespace) -> None:
     """Refuses, before any work, an output option (OUTPUT_OPTIONS) whose file papcoll could
-    not write at the end: a directory, a missing or read-only folder, a read-only file."""
+    not write at the end: a directory, a missing or read-only folder, a read-only file, or
+    a plot without matplotlib (found missing after a long sweep, the sweep was lost)."""
+    check_plotting(arguments)
     for name in OUTPUT_OPTIONS:
         target = getattr(arguments, name, None)
         if not target or target == "-":
@@ -86,6 +90,20 @@ def check_outputs(arguments: argparse.Namespace) -> None:
         if not os.access(path.parent, os.W_OK | os.X_OK) or \
                 path.exists() and not os.access(path, os.W_OK):
             raise UsageError(f"{option} {target}: not writable")
+
+
+def check_plotting(arguments: argparse.Namespace) -> None:
+    """Refuses a PLOT_OPTIONS option where matplotlib cannot be imported, naming the extra
+    that installs it."""
+    wanted = [name for name in PLOT_OPTIONS if getattr(arguments, name, None)]
+    if not wanted:
+        return
+    try:
+        import matplotlib  # noqa: F401 - imported to see that it can be
+    except ImportError as error:
+        option = "--" + wanted[0].replace("_", "-")
+        raise UsageError(f"{option} draws with matplotlib, which cannot be imported "
+                         f"({error}): pip install 'papcoll[plot]'") from None
 
 
 def json_took_stdout(arguments: argparse.Namespace, data: Any) -> bool:

@@ -8,11 +8,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 from ..pmpi import load_report, preload_library_path, report_rows
 from .options import EXIT_OK, add_command
 from .output_options import add_json, console_for, json_took_stdout
+
+# the call sites the table shows, the busiest first (--json writes every one)
+TABLE_SITES = 100
 
 
 def add_parser(commands: Any) -> None:
@@ -24,7 +28,9 @@ def add_parser(commands: Any) -> None:
                     "imbalance, the algorithms papcoll ran, the calls passed to native and "
                     "why, the cost model's estimated saving, and auto's closed loop: its "
                     "probes, the calls where measurements overruled the model, and the "
-                    "last choice's predicted and measured times. docs/pmpi.md.")
+                    "last choice's predicted and measured times. The table shows the "
+                    f"{TABLE_SITES} busiest call sites; --json FILE writes every one. "
+                    "docs/pmpi.md.")
     reporting.add_argument("report", metavar="FILE", help="the JSON report")
     add_json(reporting, "the table's rows")
     preloading = add_command(
@@ -44,6 +50,16 @@ def run_preload(arguments: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def shown_text(text: str) -> str:
+    """Text from the report (a call site, a communicator's name) as the table shows it: its
+    '[' is not rich markup ("f[/]" raised MarkupError), and a control character (an escape
+    sequence would reach the terminal) is shown as its Python escape."""
+    if not text.isprintable():
+        text = "".join(character if character.isprintable() else
+                       repr(character)[1:-1] for character in text)
+    return escape(text)
+
+
 def run_report(arguments: argparse.Namespace) -> int:
     report = load_report(arguments.report)
     rows = report_rows(report)
@@ -51,7 +67,11 @@ def run_report(arguments: argparse.Namespace) -> int:
         return EXIT_OK
     console = console_for(arguments, 210)
     totals = report["totals"]
-    table = Table(title=f"papcoll report: {arguments.report}",
+    # rich renders a table whole, in memory, at some 2 ms a row: 200,000 call sites took
+    # 7 minutes and 2 GB. The busiest TABLE_SITES are what a person reads; --json has all.
+    shown = rows[:TABLE_SITES]
+    left_out = len(rows) - len(shown)
+    table = Table(title=f"papcoll report: {shown_text(str(arguments.report))}",
                   caption="auto: the last choice's two sides (the model's and its "
                           "alternative), each with its time after the last arrival, "
                           "predicted / measured (-: not yet)")
@@ -62,13 +82,17 @@ def run_report(arguments: argparse.Namespace) -> int:
                             ("probes", "right"), ("overruled", "right"),
                             ("auto: predicted/measured ms", "left")):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
-    for row in rows:
-        table.add_row(row["communicator"], row["site"], str(row["calls"]),
-                      f"{row['kib_per_call']:.1f}", f"{row['ms_per_call']:.3f}",
-                      f"{row['imbalance_ms']:.3f}", row["algorithms"], row["native"],
+    for row in shown:
+        table.add_row(shown_text(row["communicator"]), shown_text(row["site"]),
+                      str(row["calls"]), f"{row['kib_per_call']:.1f}",
+                      f"{row['ms_per_call']:.3f}", f"{row['imbalance_ms']:.3f}",
+                      shown_text(row["algorithms"]), shown_text(row["native"]),
                       f"{row['saving_ms']:.3f}", str(row["probe_calls"]),
-                      str(row["overruled_calls"]), row["closed_loop"])
+                      str(row["overruled_calls"]), shown_text(row["closed_loop"]))
     console.print(table)
+    if left_out:
+        console.print(f"{left_out:,} quieter call sites not shown (of {len(rows):,}; "
+                      "--json FILE has every one)")
     incomplete = "" if report["complete"] else \
         " - INCOMPLETE: the program ended without MPI_Finalize, rank 0's calls only"
     console.print(f"{totals['calls']} calls on {report['ranks']} ranks: papcoll ran "

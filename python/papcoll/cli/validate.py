@@ -22,6 +22,7 @@ from ..lab.validate import (
 from .options import (
     EXIT_OK,
     INT32_MAX,
+    MOST_COMPUTE_MS,
     UsageError,
     add_command,
     add_ranks,
@@ -30,9 +31,13 @@ from .options import (
     comma_list,
     durations,
     integer_in_range,
+    milliseconds,
 )
 from .output_options import add_json, console_for, write_json
 from .run_options import add_network, add_testbed, add_timeout, launch_for, network_of
+
+# the simulator's network when --network is not given, without --testbed (command_validate)
+DEFAULT_NETWORK = "hockney"
 
 
 def _mode(text: str) -> str:
@@ -47,8 +52,13 @@ def add_parser(commands: Any) -> None:
         help="the simulator's e-bar against real runs (mpiexec), per case",
         description="Runs every algorithm x size x arrival mode in papcoll-bench and in the "
                     "simulator (replaying the measured arrivals) and prints the relative "
-                    "error per case and its geometric mean per algorithm and overall.")
-    add_network(command, "hockney")
+                    "error per case and its geometric mean per algorithm and overall. "
+                    "With --testbed, give --network too: the network the simulator "
+                    "models, calibrated on that testbed (docs/testbed.md).")
+    add_network(command, DEFAULT_NETWORK)
+    # None: not given. The default stands only without --testbed, where the measured network
+    # is this machine's; command_validate refuses --testbed without --network
+    command.set_defaults(network=None)
     add_ranks(command, 4096, default=2)
     command.add_argument("--algorithms", type=comma_list(bench_algorithm), default=None,
                          help="comma-separated algorithm names (default: every algorithm "
@@ -68,7 +78,7 @@ def add_parser(commands: Any) -> None:
                          default=10, help="timed iterations per case (default 10)")
     command.add_argument("--warmup", type=integer_in_range("warm-up", 0, INT32_MAX),
                          default=2, help="untimed iterations first (default 2)")
-    command.add_argument("--compute-ms", type=float, default=0.0,
+    command.add_argument("--compute-ms", type=milliseconds(MOST_COMPUTE_MS), default=0.0,
                          help="emulated compute phase per iteration (default 0: a rank that "
                               "sleeps pays some 150 us on this VM's first message after "
                               "waking, which no model of the network has; docs/simulator.md)")
@@ -131,6 +141,16 @@ def print_report(report: dict[str, Any], console: Console) -> None:
 
 
 def command_validate(arguments: argparse.Namespace) -> int:
+    if arguments.network is None:
+        if arguments.testbed:
+            # the default would compare the testbed's measurements with the uncalibrated
+            # hockney preset, silently
+            raise UsageError(f"--testbed {arguments.testbed} needs --network: the network "
+                             "the simulator models (for this testbed, --network "
+                             f"{arguments.testbed} or the file `papcoll calibrate --testbed "
+                             f"{arguments.testbed} --output FILE.json` writes), not the "
+                             f"{DEFAULT_NETWORK} preset it would take")
+        arguments.network = DEFAULT_NETWORK
     network = network_of(arguments)
     algorithms = arguments.algorithms or validated_algorithms(arguments.ranks)
     options = ValidateOptions(
