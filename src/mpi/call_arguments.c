@@ -63,7 +63,7 @@ int call_arguments_op(MPI_Op op, int *commutative) {
  * raises it on, which may be fatal, is set to return for the try).
  * User-defined ops are the user's function and are not tried (the element is garbage to
  * them). The last pair found good is remembered, so a loop of calls pays once. */
-static int check_pair(papcoll_comm *pc, MPI_Datatype datatype, MPI_Op op, int64_t extent) {
+int call_arguments_pair(papcoll_comm *pc, MPI_Datatype datatype, MPI_Op op, int64_t extent) {
     if (datatype == pc->checked_datatype && op == pc->checked_op) return MPI_SUCCESS;
     int op_index = predefined_op_index(op);
     if (op_index >= 0) {
@@ -131,7 +131,7 @@ int call_arguments_check(papcoll_comm *pc, const void *sendbuf, const void *recv
                             (long long)count);
     if ((code = call_arguments_datatype(datatype, extent)) != MPI_SUCCESS) return code;
     if ((code = call_arguments_op(op, commutative)) != MPI_SUCCESS) return code;
-    if ((code = check_pair(pc, datatype, op, *extent)) != MPI_SUCCESS) return code;
+    if ((code = call_arguments_pair(pc, datatype, op, *extent)) != MPI_SUCCESS) return code;
     if (count > 0 && (recvbuf == NULL || sendbuf == NULL))
         return record_error(MPI_ERR_BUFFER,
                             "papcoll_allreduce: %s is NULL with count %lld > 0",

@@ -14,6 +14,9 @@ int call_arguments_unknown_algorithm(const char *name);
 int call_arguments_datatype(MPI_Datatype datatype, int64_t *extent);
 /* An op that reduces (not MPI_REPLACE or MPI_NO_OP); says whether it commutes. */
 int call_arguments_op(MPI_Op op, int *commutative);
+/* That MPI_Reduce_local takes op on datatype (a predefined op on a datatype it is not
+ * defined for, MPI_SUM on MPI_C_BOOL say, is refused); the last pair found good is kept. */
+int call_arguments_pair(papcoll_comm *pc, MPI_Datatype datatype, MPI_Op op, int64_t extent);
 /* This rank's checks of a call; on success *chosen is the algorithm to run (NULL: auto,
  * chosen per call), *extent the datatype's and *commutative the op's. */
 int call_arguments_check(papcoll_comm *pc, const void *sendbuf, const void *recvbuf,

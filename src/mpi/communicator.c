@@ -354,8 +354,10 @@ int papcoll_resolve_algorithm(papcoll_comm *pc, int64_t count, MPI_Datatype data
     if (count < 0)
         return record_error(MPI_ERR_COUNT, "papcoll_resolve_algorithm: count %lld is negative",
                             (long long)count);
+    /* refused as the call would refuse it: a resolution names what a call would run */
     if ((code = call_arguments_datatype(datatype, &extent)) != MPI_SUCCESS ||
-        (code = call_arguments_op(op, &commutative)) != MPI_SUCCESS)
+        (code = call_arguments_op(op, &commutative)) != MPI_SUCCESS ||
+        (code = call_arguments_pair(pc, datatype, op, extent)) != MPI_SUCCESS)
         return code;
     if (!call_arguments_is_auto(pc)) { /* refused as the call would be, in reproducible mode */
         const algorithm_entry *set = registry_find(pc->algorithm);

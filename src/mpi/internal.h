@@ -64,7 +64,7 @@ struct papcoll_comm {
     int32_t persistent_alive;        /* persistent requests not yet freed (__atomic) */
     plan_cache nonblocking_plans;
     int progress_thread;       /* this communicator holds the progress thread */
-    /* The last (datatype, op) pair found compatible (communicator.c: check_pair). */
+    /* The last (datatype, op) pair found compatible (call_arguments.c: call_arguments_pair). */
     MPI_Datatype checked_datatype;
     MPI_Op checked_op;
 };

@@ -147,6 +147,11 @@ int main(int argc, char **argv) {
         expect("MPI_SUM on MPI_C_BOOL",
                papcoll_allreduce(pc, input, output, 1, MPI_C_BOOL, MPI_SUM), MPI_ERR_OP,
                "MPI_SUM is not defined on datatype MPI_C_BOOL");
+        /* a resolution is refused where the call would be (it once named an algorithm) */
+        const char *resolved = NULL;
+        expect("resolve MPI_SUM on MPI_C_BOOL",
+               papcoll_resolve_algorithm(pc, 1, MPI_C_BOOL, MPI_SUM, &resolved), MPI_ERR_OP,
+               "MPI_SUM is not defined on datatype MPI_C_BOOL");
     }
 
     MPI_Op op;
