@@ -21,6 +21,7 @@ _LIB_DIR = Path(__file__).resolve().parent / "_lib"
 
 REPORT_FORMAT = 1
 # Every site entry has these (src/pmpi/report.c writes them).
+NODE_FIELDS = ("ranks", "cores", "oversubscribed", "native_tuning")
 SITE_FIELDS = ("communicator", "communicator_size", "freed", "site", "ranks_reporting",
                "calls", "papcoll_calls", "native_calls", "nonblocking_calls", "bytes_per_call",
                "seconds_inside",
@@ -119,6 +120,12 @@ def check_report(report: Any) -> None:
     _amount(totals["estimated_saving_seconds"], "totals.estimated_saving_seconds",
             signed=True)
     _counts_by_name(totals["native_reasons"], "totals.native_reasons")
+    if "node" in report:  # where rank 0 ran (reports before it lack it)
+        node = _object(report["node"], "node", NODE_FIELDS)
+        _count(node["ranks"], "node.ranks")
+        _count(node["cores"], "node.cores")
+        _boolean(node["oversubscribed"], "node.oversubscribed")
+        _text(node["native_tuning"], "node.native_tuning")
     if not isinstance(report["sites"], list):
         raise ValueError(f"sites must be a list, not {_shown(report['sites'])}")
     for index, site in enumerate(report["sites"]):

@@ -198,6 +198,11 @@ static void write_report(FILE *file, const pmpi_settings *settings, int complete
     write_string(file, settings->algorithm);
     fprintf(file, ",\n  \"min_bytes\": %lld,\n  \"mpi\": ", (long long)settings->min_bytes);
     write_string(file, version);
+    fprintf(file, ",\n  \"node\": {\"ranks\": %d, \"cores\": %d, \"oversubscribed\": %s, "
+            "\"native_tuning\": ", settings->ranks_on_node, settings->cores,
+            settings->cores > 0 && settings->ranks_on_node > settings->cores ? "true" : "false");
+    write_string(file, settings->native_settings);
+    fprintf(file, "}");
     fprintf(file, ",\n  \"totals\": {\"calls\": %lld, \"papcoll_calls\": %lld, "
             "\"native_calls\": %lld, \"seconds_inside\": %.9g, "
             "\"estimated_saving_seconds\": %.9g, \"native_reasons\": ",

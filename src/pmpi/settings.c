@@ -160,6 +160,25 @@ void pmpi_settings_agreed(const pmpi_settings *settings, int64_t values[PMPI_AGR
     values[2] = settings->reproducible;
 }
 
+extern char **environ;
+
+void pmpi_settings_native_tuning(pmpi_settings *settings) {
+    size_t used = 0;
+    settings->native_settings[0] = '\0';
+    for (char **entry = environ; entry != NULL && *entry != NULL; entry++) {
+        const char *text = *entry;
+        int tuning = (strncmp(text, "MPIR_CVAR_", 10) == 0 && strstr(text, "ALLREDUCE") != NULL &&
+                      strchr(text, '=') > strstr(text, "ALLREDUCE")) ||
+                     strncmp(text, "OMPI_MCA_coll", 13) == 0;
+        if (!tuning) continue;
+        int wrote = snprintf(settings->native_settings + used,
+                             sizeof settings->native_settings - used, "%s%s",
+                             used > 0 ? ";" : "", text);
+        if (wrote < 0 || (size_t)wrote >= sizeof settings->native_settings - used) break;
+        used += (size_t)wrote;
+    }
+}
+
 int pmpi_settings_read(pmpi_settings *settings, char *error, size_t error_size) {
     memset(settings, 0, sizeof *settings);
     if (read_algorithm(settings, error, error_size) != 0 ||

@@ -21,6 +21,12 @@ typedef struct pmpi_settings {
     /* PAPCOLL_REPORT: the JSON report's path, written by world rank 0 at MPI_Finalize;
      * "" for none. */
     char report_path[4096];
+    /* Where the program ran (MPI_Init, world rank 0's node; the report says it, since a
+     * native MPI_Allreduce on a node with more ranks than cores depends on the MPI's
+     * tuning, docs/pmpi.md): ranks on the node, its cores, and the environment's
+     * MPIR_CVAR_*ALLREDUCE* / OMPI_MCA_coll_* settings, "NAME=VALUE" separated by ";". */
+    int ranks_on_node, cores;
+    char native_settings[1024];
 } pmpi_settings;
 
 /* Calls below this many bytes go to native unless PAPCOLL_MIN_BYTES says otherwise: below
@@ -37,6 +43,10 @@ enum { PMPI_AGREED_SETTINGS = 3 };
 extern const char *const pmpi_agreed_names[PMPI_AGREED_SETTINGS];
 /* Their values, as numbers equal on every rank exactly when the settings are. */
 void pmpi_settings_agreed(const pmpi_settings *settings, int64_t values[PMPI_AGREED_SETTINGS]);
+
+/* The native tuning in the environment (MPIR_CVAR_*ALLREDUCE*, OMPI_MCA_coll_*) into
+ * settings->native_settings. */
+void pmpi_settings_native_tuning(pmpi_settings *settings);
 
 /* Reads the environment into settings. Returns 0, or -1 with a message naming the
  * variable, its value and what it accepts in error. */

@@ -100,4 +100,13 @@ def run_report(arguments: argparse.Namespace) -> int:
                   f"{totals['seconds_inside']:.3f} s inside MPI_Allreduce per rank; the "
                   f"model's estimated saving {totals['estimated_saving_seconds'] * 1e3:.3f} "
                   f"ms{incomplete}")
+    node = report.get("node")
+    if node is not None and node["oversubscribed"]:
+        # MPICH's default MPI_Allreduce on a node with more ranks than cores took 650 ms a
+        # 512 KiB call where its 'mpir' setting took 9.4 ms: papcoll's gains there may be
+        # MPICH's setting's (docs/pmpi.md)
+        tuning = shown_text(node["native_tuning"]) or "none: the MPI's defaults"
+        console.print(f"{node['ranks']} ranks shared {node['cores']} cores on rank 0's node "
+                      f"(oversubscribed): native MPI_Allreduce there depends on the MPI's "
+                      f"tuning, in force: {tuning}")
     return EXIT_OK
