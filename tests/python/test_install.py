@@ -41,7 +41,7 @@ def build_install_and_move(folder: Path, *options: str) -> Path:
     the build and the original prefix: what is left must work on its own."""
     build, prefix, moved = folder / "build", folder / "prefix", folder / "moved"
     run(["cmake", "-S", str(ROOT), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
-         "-DPAPCOLL_TESTS=OFF", f"-DPAPCOLL_LIBRARY_FOLDER={folder / 'lib'}", *options])
+         "-DBUILD_TESTING=OFF", f"-DPAPCOLL_LIBRARY_FOLDER={folder / 'lib'}", *options])
     run(["cmake", "--build", str(build), "--parallel", "2"])
     run(["cmake", "--install", str(build), "--prefix", str(prefix)])
     shutil.copytree(prefix, moved, symlinks=True)
@@ -99,7 +99,12 @@ PRELOAD_EXPORTS = {"MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Allreduce
                    "MPI_Allreduce_c",
                    # issue 33: the non-blocking and persistent all-reduce
                    "MPI_Iallreduce", "MPI_Iallreduce_c", "MPI_Allreduce_init",
-                   "MPI_Allreduce_init_c", "MPI_Start", "MPI_Startall", "MPI_Request_free"}
+                   "MPI_Allreduce_init_c", "MPI_Start", "MPI_Startall", "MPI_Request_free",
+                   # reproducible mode: communicators get their papcoll one as they are made
+                   "MPI_Comm_dup", "MPI_Comm_dup_with_info", "MPI_Comm_split",
+                   "MPI_Comm_split_type", "MPI_Comm_create", "MPI_Comm_create_group",
+                   "MPI_Intercomm_merge", "MPI_Cart_create", "MPI_Cart_sub", "MPI_Graph_create",
+                   "MPI_Dist_graph_create", "MPI_Dist_graph_create_adjacent"}
 
 
 def test_installed_preload_library_serves_an_unmodified_program(installed, tmp_path):
@@ -142,10 +147,27 @@ def test_find_package_builds_the_example(installed, tmp_path):
         f"add_executable(allreduce_example {EXAMPLE})\n"
         "target_link_libraries(allreduce_example PRIVATE papcoll::papcoll)\n")
     build = tmp_path / "build"
-    run(["cmake", "-S", str(tmp_path), "-B", str(build), f"-DCMAKE_PREFIX_PATH={installed}",
-         f"-DMPI_C_COMPILER={MPICC}"])
-    run(["cmake", "--build", str(build)])
+    # no MPI_C_COMPILER, and no mpicc on PATH (pip puts none there): papcollConfig.cmake
+    # names the MPI papcoll was built with, so the project finds that one
+    environment = dict(os.environ)
+    environment["PATH"] = os.pathsep.join(
+        folder for folder in environment.get("PATH", "").split(os.pathsep)
+        if not (Path(folder) / "mpicc").exists())
+    run(["cmake", "-S", str(tmp_path), "-B", str(build), f"-DCMAKE_PREFIX_PATH={installed}"],
+        env=environment)
+    run(["cmake", "--build", str(build)], env=environment)
     assert_example_runs(build / "allreduce_example")
+
+
+def test_configure_without_an_mpi_says_what_to_install_or_set(tmp_path):
+    result = subprocess.run(["cmake", "-S", str(ROOT), "-B", str(tmp_path / "build"),
+                             "-DMPI_C_COMPILER=/nonexistent/mpicc", "-DBUILD_TESTING=OFF",
+                             f"-DPAPCOLL_LIBRARY_FOLDER={tmp_path / 'lib'}"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode != 0
+    message = result.stdout + result.stderr
+    assert "papcoll's MPI library needs an MPI" in message, message[-3000:]
+    assert "pip install mpich" in message and "PAPCOLL_MPI=OFF" in message
 
 
 def test_installed_benchmark_runs_from_the_moved_prefix(installed):
