@@ -287,8 +287,7 @@ static int order_keeping(const char *algorithm) {
     return !reorders;
 }
 
-/* Blocking calls on the communicator that went through the arrival monitor so far. */
-static int monitored_calls;
+static int monitored_calls; /* blocking calls through the arrival monitor so far */
 
 /* One case: returns after recording pass / fail. */
 static void run_case(papcoll_comm *pc, totals *t, const char *algorithm,
@@ -324,12 +323,8 @@ static void run_case(papcoll_comm *pc, totals *t, const char *algorithm,
         fprintf(stderr, "%s %s %s count=%" PRId64 "%s: reference %.1f ms, papcoll %.1f ms\n",
                 algorithm, type->name, op->name, count, in_place ? " in-place" : "",
                 (referenced - started) * 1e3, (MPI_Wtime() - referenced) * 1e3);
-    /* auto and the PAP-aware algorithms gather arrivals (the monitor) in a call that ran */
-    int blocking = strcmp(call_mode, "blocking") == 0;
-    int monitored = (pap_aware || strcmp(algorithm, "auto") == 0) && blocking &&
-                    code == MPI_SUCCESS;
-    int first_monitored = monitored && monitored_calls == 0;
-    monitored_calls += monitored;
+    int blocking = strcmp(call_mode, "blocking") == 0, first_monitored = monitored_calls == 0;
+    monitored_calls += (pap_aware || strcmp(algorithm, "auto") == 0) && blocking && !code;
     if (!op->commutative && !order_keeping(algorithm)) {
         /* must be refused, on every rank, without communicating */
         if (code == MPI_ERR_OP) t->passed++;
@@ -343,11 +338,8 @@ static void run_case(papcoll_comm *pc, totals *t, const char *algorithm,
         char what[96];
         snprintf(what, sizeof what, "differs from MPI_Allreduce at element %" PRId64, at);
         int predicted = 1;
-        /* per-call predictions serve blocking calls only (nonblocking.c, persistent.c), and
-         * not the communicator's first monitored call: the default source (AUTOMATIC) sends
-         * them only in its edge mode, which it enters from what a call taught it, so its
-         * first call runs the fallback by design (once taken for a flake: --random 1000
-         * --seed 1 drew straggler as that first call) */
+        /* per-call predictions serve blocking calls only, and not the first monitored call:
+         * AUTOMATIC sends them in its edge mode, entered from what a call taught it */
         if (pap_aware && blocking && !first_monitored)
             papcoll_last_prediction(pc, &predicted, NULL, NULL);
         if (at >= 0) report_failure(t, algorithm, type->name, op->name, count, in_place, what);

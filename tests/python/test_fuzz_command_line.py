@@ -150,9 +150,10 @@ def test_count_is_parsed_or_refused(text: str) -> None:
         return
     event("parsed")
     assert type(value) is int and 0 <= value <= INT64_MAX
-    match = re.fullmatch(r"\s*[-+]?(\d+)\s*([KMG]?)\s*", text, re.IGNORECASE)
+    # K, M or G, also written KB or KiB, or a bare B (bytes)
+    match = re.fullmatch(r"\s*[-+]?(\d+)\s*(?:([KMG])(?:I?B)?|B)?\s*", text, re.IGNORECASE)
     assert match is not None
-    suffix = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}[match.group(2).upper()]
+    suffix = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}[(match.group(2) or "").upper()]
     assert value == int(match.group(1)) * suffix
 
 
