@@ -48,9 +48,10 @@ static const parameter_row rows[] = {
               .help = "the ranks in ring order, a permutation of 0..P-1"}},
     {.info = {FIELD(schedule), .kind = PAPCOLL_PARAMETER_TEXT, .option = "--schedule",
               .metavar = "STRING",
-              .unset = "seed 004's choice for P (`papcoll schedules --ranks P`)",
+              .unset = "Ruefenacht et al. 2017's choice for P (`papcoll schedules --ranks P`)",
               .algorithms = "recursive_multiplying",
-              .help = "the schedule in seed 004's language, e.g. a4,a3 or c6m2,a2,a2,e6m2"},
+              .help = "the schedule in the language of Ruefenacht et al. 2017, e.g. a4,a3 or "
+                      "c6m2,a2,a2,e6m2"},
      .check_value = check_schedule},
     {.info = {FIELD(inner_algorithm), .kind = PAPCOLL_PARAMETER_ALGORITHM, .option = "--inner",
               .metavar = "ALGORITHM", .unset = "ring", .algorithms = "hr2",

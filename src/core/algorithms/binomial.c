@@ -90,7 +90,7 @@ const algorithm_entry binomial_algorithm = {
         .name = "binomial",
         .description =
             "binomial-tree reduce to rank 0, then binomial-tree broadcast from rank 0",
-        .source = "seed 000 Table 1 (Open MPI nonoverlapping: reduce followed by broadcast)",
+        .source = "Proficz 2018 Table 1 (Open MPI nonoverlapping: reduce followed by broadcast)",
         .limitations =
             "none; count elements of scratch on ranks with children; rank 0 does all the "
             "reductions on the critical path",

@@ -53,7 +53,7 @@ const algorithm_entry canonical_gather_algorithm = {
         .name = "canonical_gather",
         .description = "every rank sends its vector to every other rank and folds all P in "
                        "rank order; reproducible, one round (small vectors)",
-        .source = "issue 34 (reproducible mode)",
+        .source = "papcoll's reproducible mode",
         .limitations = "none; sends (P - 1) x count elements a rank; scratch (P - 1) x count",
         .canonical_order = 1,
     },

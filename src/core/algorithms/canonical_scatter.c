@@ -81,8 +81,8 @@ const algorithm_entry canonical_scatter_algorithm = {
         .name = "canonical_scatter",
         .description = "reduce-scatter whose block owners fold the contributions in rank "
                        "order, then ring all-gather; reproducible, bandwidth optimal",
-        .source = "issue 34 (reproducible mode); ring all-gather of seed 001 S4.1; the "
-                  "bytes of seed 001 Lemma 4's bound",
+        .source = "papcoll's reproducible mode; ring all-gather of Patarasuk & Yuan 2009 "
+                  "S4.1; the bytes of its Lemma 4 bound",
         .limitations = "none; scratch (P - 1) x ceil(count/P) elements; P - 1 messages "
                        "a rank in its first round",
         .canonical_order = 1,

@@ -114,8 +114,8 @@ const algorithm_entry canonical_straggler_algorithm = {
         .description = "the on-time ranks own the blocks and fold them in rank order as "
                        "contributions land; a late rank hands its blocks over and takes the "
                        "finals back; reproducible, PAP-aware",
-        .source = "issue 34 (reproducible mode); straggler's late ranks (seed 000 S3's "
-                  "bound, StragglAR's idea)",
+        .source = "papcoll's reproducible mode; straggler's late ranks (Proficz 2018 "
+                  "S3's bound, StragglAR's idea)",
         .limitations = "needs arrivals and tau > 0; scratch (P - 1) x ceil(count/Q) "
                        "elements on a core rank (Q on-time ranks); every rank sends and "
                        "receives about one vector",

@@ -28,7 +28,7 @@ const algorithm_entry hr1_algorithm = {
         .description =
             "hierarchical: reduce to each group's leader, all-reduce among leaders, broadcast "
             "back",
-        .source = "seed 003 Section 2 (HR1) and Table 1",
+        .source = "Proficz et al. Section 2 (HR1) and Table 1",
         .limitations =
             "needs the group of every rank; the outer algorithm must be flat (not slt/prr, not "
             "hierarchical); scratch: count elements on ranks that receive in the reduce",

@@ -32,7 +32,7 @@ const algorithm_entry hr2_algorithm = {
         .name = "hr2",
         .description =
             "hierarchical: all-reduce inside each group, then across groups index by index",
-        .source = "seed 003 Section 2 (HR2) and Table 1",
+        .source = "Proficz et al. Section 2 (HR2) and Table 1",
         .limitations =
             "needs the group of every rank; inner and outer algorithms must be flat; unequal "
             "groups: indices beyond the smallest group's size get the result from a group mate",

@@ -56,7 +56,7 @@ const algorithm_entry linear_algorithm = {
     .info = {
         .name = "linear",
         .description = "reduce everything at rank 0, then send the result to every rank",
-        .source = "seed 000 Table 1 (Open MPI basic linear)",
+        .source = "Proficz 2018 Table 1 (Open MPI basic linear)",
         .limitations = "none; the root needs 3 x count scratch",
     },
     .build = linear_build,

@@ -133,7 +133,7 @@ const algorithm_entry linear_tree_algorithm = {
             "pipeline segments down the chain 0 -> 1 -> ... -> P-1 reducing, then back to all "
             "ranks",
         .source =
-            "seed 000 Table 1 (segmented linear tree, Open MPI) in the form of seed 000 Fig. 5",
+            "Proficz 2018 Table 1 (segmented linear tree, Open MPI) in the form of its Fig. 5",
         .limitations =
             "none; segment_count (0 = P) sets the segments; scratch 2 x ceil(count/segments) "
             "except rank 0; segments + 2P - 3 steps, so latency grows with P",

@@ -503,8 +503,8 @@ const algorithm_entry pap_hierarchical_algorithm = {
         .description =
             "sites combine their on-time ranks early and across; a site's late ranks, "
             "summed, cross the slow link once",
-        .source = "issue 22: seed 003's open problem (Section 6), hierarchy (HR1/HR2) joined "
-                  "with arrival-awareness (straggler, seed 000)",
+        .source = "papcoll's own: the open problem of Proficz et al. (Section 6), hierarchy "
+                  "(HR1/HR2) joined with arrival-awareness (straggler, Proficz 2018)",
         .limitations =
             "commutative ops only; needs the group (site) of every rank, one arrival "
             "estimate per rank and tau > 0, identical on all ranks; scratch: a leader up to "

@@ -96,7 +96,8 @@ const algorithm_entry priority_rabenseifner_algorithm = {
             "Rabenseifner's all-reduce with the priority-aware reduce-scatter (per-block "
             "messages)",
         .source =
-            "seed 002 Algorithm 2 + Section II.B all-gather; MPICH fold (seed 004 Fig. 2)",
+            "Gavahi Algorithm 2 + Section II.B all-gather; MPICH fold (Ruefenacht et al. "
+            "2017 Fig. 2)",
         .limitations =
             "commutative ops only; exchange ranks <= 16384; scratch: count / 2, or count on "
             "ranks that take in a folded vector",

@@ -31,7 +31,7 @@ const algorithm_entry priority_rs_algorithm = {
         .description =
             "priority-aware reduce-scatter: per-block messages, the blocks needed soonest "
             "reduced first",
-        .source = "seed 002 Section III.C, Algorithm 2, Figs. 4-6",
+        .source = "Gavahi Section III.C, Algorithm 2, Figs. 4-6",
         .limitations =
             "a reduce-scatter (rank r keeps block bitreverse(r)), not an all-reduce; P must be "
             "a power of two; scratch: count / 2 (as rs_halving); P - 1 messages instead of log2"

@@ -133,7 +133,7 @@ const algorithm_entry prr_algorithm = {
         .description =
             "pre-reduced ring: early ranks reduce segments among themselves before late ones "
             "arrive",
-        .source = "seed 000 S4.2, Fig. 7 and Fig. 8b (Proficz 2018)",
+        .source = "Proficz 2018 S4.2, Fig. 7 and Fig. 8b",
         .limitations =
             "commutative ops only; needs one arrival estimate per rank and tau > 0, identical "
             "on all ranks; scratch = count elements; at most 16384 ranks",

@@ -167,8 +167,8 @@ const algorithm_entry rabenseifner_algorithm = {
         .description =
             "reduce-scatter by recursive halving, then all-gather by recursive doubling (MPICH)",
         .source =
-            "seed 002 Section II.B and Algorithm 1, seed 000 Table 1 (Rabenseifner); seed 004 "
-            "Fig. 2 for P not a power of two",
+            "Gavahi Section II.B and Algorithm 1, Proficz 2018 Table 1 (Rabenseifner); "
+            "Ruefenacht et al. 2017 Fig. 2 for P not a power of two",
         .limitations =
             "none; scratch of about count/2 elements (count on ranks that take in a folded "
             "vector)",

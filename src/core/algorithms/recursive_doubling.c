@@ -89,7 +89,8 @@ const algorithm_entry recursive_doubling_algorithm = {
         .description =
             "pairwise exchange of the whole vector in log2 P rounds (MPICH), non-powers of two "
             "folded",
-        .source = "seed 004 Section 2, Algorithm 1 and Fig. 2 (MPICH recursive doubling)",
+        .source = "Ruefenacht et al. 2017 Section 2, Algorithm 1 and Fig. 2 (MPICH recursive "
+                  "doubling)",
         .limitations =
             "none; count elements of scratch per exchanging rank; every round moves the whole "
             "vector",

@@ -350,8 +350,8 @@ const algorithm_entry recursive_multiplying_algorithm = {
             "recursive doubling generalised: stage i exchanges with B_i - 1 peers at once, from"
             " a schedule such as a4,a3 or c6m2,a2,a2,e6m2",
         .source =
-            "seed 004 Section 4 (schedule language of Section 4.2), Table 2, Figs. 5-7 and "
-            "17-22",
+            "Ruefenacht et al. 2017 Section 4 (schedule language of Section 4.2), Table 2, "
+            "Figs. 5-7 and 17-22",
         .limitations =
             "the schedule's bases must multiply to P (see `papcoll schedules`); merge schedules"
             " (mRgGaB / nRgGaB) reorder operands and are refused for a non-commutative op; "

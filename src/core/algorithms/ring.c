@@ -73,7 +73,7 @@ const algorithm_entry ring_algorithm = {
         .name = "ring",
         .description =
             "ring reduce-scatter then ring all-gather; bandwidth optimal, P-1 + P-1 steps",
-        .source = "seed 001 S4.1 (Patarasuk & Yuan ring); seed 000 Table 1",
+        .source = "Patarasuk & Yuan 2009 S4.1; Proficz 2018 Table 1",
         .limitations =
             "commutative ops only (blocks are reduced in different orders); optional rank_order"
             " must be a permutation; scratch 2 x ceil(count/P)",

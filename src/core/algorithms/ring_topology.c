@@ -38,7 +38,7 @@ const algorithm_entry ring_topology_algorithm = {
         .name = "ring_topology",
         .description =
             "ring all-reduce in the contention-free order of a tree of switches (depth-first)",
-        .source = "seed 001 Section 4 (contention-free logical ring, Lemmas 5-6)",
+        .source = "Patarasuk & Yuan 2009 Section 4 (contention-free logical ring, Lemmas 5-6)",
         .limitations = "commutative ops only (a ring); without a tree the rank order is used",
         .commutative_only = 1,
     },

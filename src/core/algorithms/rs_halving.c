@@ -27,7 +27,7 @@ const algorithm_entry rs_halving_algorithm = {
         .description =
             "reduce-scatter by recursive vector halving, one message and one reduction per "
             "round",
-        .source = "seed 002 Section III.C, Algorithm 1 (naive reduce-scatter)",
+        .source = "Gavahi Section III.C, Algorithm 1 (naive reduce-scatter)",
         .limitations =
             "a reduce-scatter (rank r keeps block bitreverse(r)), not an all-reduce; P must be "
             "a power of two; scratch: count / 2",

@@ -47,7 +47,8 @@ const algorithm_entry segmented_ring_algorithm = {
         .name = "segmented_ring",
         .description =
             "ring all-reduce whose blocks are cut into segments that pipeline through the steps",
-        .source = "seed 000 Table 1 (segmented ring, Open MPI); ring of seed 001 S4.1",
+        .source = "Proficz 2018 Table 1 (segmented ring, Open MPI); ring of Patarasuk & Yuan "
+                  "2009 S4.1",
         .limitations =
             "commutative ops only; segment_elements (0 = 65536 bytes' worth) sets the segment; "
             "optional rank_order must be a permutation; scratch 4 segments",

@@ -44,7 +44,7 @@ const algorithm_entry slt_algorithm = {
         .description =
             "sorted linear tree: the linear-tree pipeline along the ranks sorted by predicted "
             "arrival",
-        .source = "seed 000 S4.1, Fig. 5 and Fig. 6b (Proficz 2018)",
+        .source = "Proficz 2018 S4.1, Fig. 5 and Fig. 6b",
         .limitations =
             "commutative ops only (contributions combine in arrival order); needs one arrival "
             "estimate per rank, identical on all ranks; segment_count (0 = P); latency grows "

@@ -19,7 +19,7 @@ const algorithm_entry smp_binomial_algorithm = {
         .name = "smp_binomial",
         .description =
             "node reduce, binomial reduce + broadcast among node leaders, node broadcast",
-        .source = "seed 001 Section 5 (SMP-binomial baseline)",
+        .source = "Patarasuk & Yuan 2009 Section 5 (SMP-binomial baseline)",
         .limitations = "needs the node of every rank (groups)",
         .commutative_only = 1,
         .needs_groups = 1,

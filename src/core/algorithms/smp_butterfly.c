@@ -22,7 +22,7 @@ const algorithm_entry smp_butterfly_algorithm = {
         .name = "smp_butterfly",
         .description =
             "node reduce, butterfly (recursive doubling) among node leaders, node broadcast",
-        .source = "seed 001 Section 5 (SMP-butterfly baseline)",
+        .source = "Patarasuk & Yuan 2009 Section 5 (SMP-butterfly baseline)",
         .limitations = "needs the node of every rank (groups)",
         .commutative_only = 1,
         .needs_groups = 1,

@@ -464,8 +464,8 @@ const algorithm_entry straggler_algorithm = {
         .description =
             "on-time ranks combine while late ones compute; about one transfer after the last "
             "arrival",
-        .source = "issue 20 (ideas of StragglAR, arXiv 2505.23523, and Marendic et al. 2016); "
-                  "the limit of seed 000 S3",
+        .source = "papcoll's own (ideas of StragglAR, arXiv 2505.23523, and Marendic et al. "
+                  "2016); the limit of Proficz 2018 S3",
         .limitations =
             "commutative ops only; needs one arrival estimate per rank and tau > 0, identical "
             "on all ranks; scratch up to (m + 2) x count / (P - m) (m late ranks) or m x "
