@@ -15,7 +15,8 @@ static const char usage[] =
     "[--op sum|prod|min|max|band|bor|bxor]\n"
     "       [--seed S] [--json FILE|-] [--progress]\n"
     "       [--schedule STRING]   (recursive_multiplying's schedule)\n"
-    "       [--group-colors c0,c1,...]   (hierarchical algorithms: every rank's group, >= 0)\n";
+    "       [--group-colors c0,c1,...]   (hierarchical algorithms: every rank's group, >= 0)\n"
+    "   or: papcoll-bench --native-names   (the names native:NAME takes, as JSON; no mpiexec)\n";
 
 /* "1048576", "1M", "512K": K, M, G are powers of 1024 (the paper's K and M of floats). */
 static int64_t parse_count(const char *text) {

@@ -56,6 +56,42 @@ static void write_series_lists(FILE *out, const options *o, int ranks, const res
     }
 }
 
+/* IMB's t_min and t_max of series s: over ranks, of each rank's mean time in the call. */
+static void rank_spread(const results *r, int s, int ranks, int iterations, double *t_min,
+                        double *t_max) {
+    const double *sums = r->rank_sums + (size_t)s * (size_t)ranks;
+    *t_min = *t_max = sums[0] / iterations;
+    for (int k = 1; k < ranks; k++) {
+        double mean = sums[k] / iterations;
+        if (mean < *t_min) *t_min = mean;
+        if (mean > *t_max) *t_max = mean;
+    }
+}
+
+/* e-bar of series s: the mean over its timed calls of each call's mean over ranks. */
+static double series_mean(const options *o, const results *r, int s) {
+    double sum = 0;
+    for (int i = 0; i < o->iterations; i++) sum += r->ebars[(size_t)s * (size_t)o->iterations + (size_t)i];
+    return sum / o->iterations;
+}
+
+void write_finished(const options *o, const char *const *names, int ranks, int element_size,
+                    const results *r, int c, int d) {
+    for (int a = 0; a < o->algorithm_count; a++) {
+        int s = (a * o->count_count + c) * o->max_delay_count + d;
+        double t_min, t_max;
+        rank_spread(r, s, ranks, o->iterations, &t_min, &t_max);
+        fprintf(stderr, "finished {\"algorithm\": ");
+        json_write_string(stderr, names[a]);
+        fprintf(stderr, ", \"bytes\": %lld, \"max_delay_ms\": %g, \"iterations\": %d, "
+                "\"avg_elapsed_ms\": %.6f, \"t_min_ms\": %.6f, \"t_max_ms\": %.6f, "
+                "\"correct\": %s}\n", (long long)o->counts[c] * element_size,
+                o->max_delays_ms[d], o->iterations, series_mean(o, r, s), t_min, t_max,
+                r->correct[s] ? "true" : "false");
+    }
+    fflush(stderr);
+}
+
 void write_results(const options *o, const char *const *names, int ranks, int element_size,
                    const results *r) {
     char library[256];
@@ -81,6 +117,8 @@ void write_results(const options *o, const char *const *names, int ranks, int el
             bound += lower_bound_ms(r->arrivals + ((size_t)s * (size_t)o->iterations + (size_t)i) *
                                                       (size_t)ranks, ranks, r->p2p_ms[c]) / o->iterations;
         long long bytes = (long long)o->counts[c] * element_size;
+        double t_min, t_max;
+        rank_spread(r, s, ranks, o->iterations, &t_min, &t_max);
         if (!o->json_path) {
             fprintf(out, "%-28s %6d %10lld %6g %10.3f %10.3f %10.3f %8s\n", names[a], ranks,
                     bytes, o->max_delays_ms[d], st.mean, 2 * st.standard_deviation, st.median,
@@ -95,13 +133,15 @@ void write_results(const options *o, const char *const *names, int ranks, int el
                 " \"max_delay_ms\": %g, \"compute_ms\": %g,"
                 " \"iterations\": %d, \"avg_elapsed_ms\": %.6f, \"stddev_ms\": %.6f,"
                 " \"median_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f,"
+                " \"t_min_ms\": %.6f, \"t_max_ms\": %.6f,"
                 " \"p2p_ms\": %.6f, \"lower_bound_ms\": %.6f, \"excess_ms\": %.6f,"
                 " \"predicted_calls\": %d,"
                 " \"correct\": %s, \"mpi_library\": ",
                 ranks, (long long)o->counts[c], o->datatype_name, o->op_name, bytes,
                 o->one_late ? "one-late" : "rand-late", o->mispredict ? "true" : "false",
                 o->max_delays_ms[d], o->compute_ms, o->iterations, st.mean,
-                st.standard_deviation, st.median, st.minimum, st.maximum, r->p2p_ms[c],
+                st.standard_deviation, st.median, st.minimum, st.maximum, t_min, t_max,
+                r->p2p_ms[c],
                 bound, st.mean - bound, r->predicted_calls[s],
                 r->correct[s] ? "true" : "false");
         json_write_string(out, library);

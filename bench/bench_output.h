@@ -27,11 +27,21 @@ typedef struct results {
     int series;
     double *ebars;             /* series x iterations: e-bar of every timed call, ms */
     double *arrivals;          /* rank 0: series x iterations x ranks, ms after the earliest */
+    double *rank_sums;         /* rank 0: series x ranks, each rank's time in the timed calls,
+                                * summed, ms: IMB's t_min / t_max over ranks of its mean */
     int *correct;              /* per series: every call's result matched MPI_Allreduce */
     int *predicted_calls;      /* per series: timed calls where every rank had a prediction */
     choice_tally *tallies;     /* per series: auto's choices */
     double p2p_ms[MAX_ITEMS];  /* delta per count */
 } results;
+
+/* Rank 0, with --progress: a line "finished {JSON}" on stderr for each algorithm of count
+ * c and max delay d, as soon as they are timed (`papcoll bench --stream` prints them as OSU
+ * prints a size: one line as each finishes). The object has algorithm, bytes,
+ * max_delay_ms, iterations, avg_elapsed_ms (e-bar, IMB's t_avg), t_min_ms, t_max_ms and
+ * correct, as in the final JSON. */
+void write_finished(const options *o, const char *const *names, int ranks, int element_size,
+                    const results *r, int c, int d);
 
 /* Rank 0: the JSON or the table. names: the algorithms' names in series order. */
 void write_results(const options *o, const char *const *names, int ranks, int element_size,

@@ -42,6 +42,21 @@ static int fail(char *message, size_t size, const char *format, const char *a, c
     return 0;
 }
 
+int native_algorithm_names(char *known, size_t known_size) {
+    known[0] = '\0';
+    if (!mpi_t_ready) {
+        int provided;
+        if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return 0;
+        mpi_t_ready = 1;
+    }
+    int index, value;
+    const char *variable = is_open_mpi() ? NATIVE_OPEN_MPI_VARIABLE : NATIVE_MPICH_VARIABLE;
+    if (MPI_T_cvar_get_index(variable, &index) != MPI_SUCCESS) return 0;
+    /* no algorithm is named "": the lookup fails and lists every name it has */
+    native_algorithm_value(index, "", &value, known, known_size);
+    return known[0] != '\0';
+}
+
 int native_algorithm_open(const char *name, MPI_Comm comm, native_algorithm *out,
                           char *message, size_t message_size) {
     out->comm = MPI_COMM_NULL;

@@ -31,6 +31,13 @@ void native_algorithm_restore(const native_algorithm *algorithm);
 
 void native_algorithm_close(native_algorithm *algorithm);
 
+/* The names "native:NAME" takes in this library, comma separated, into known: what
+ * native_algorithm_open would accept. Works before MPI_Init (MPI_T and the library version
+ * do), so `papcoll bench` checks its --algorithms before it starts a job. Returns 0 where
+ * the library has no control variable that chooses its algorithm, or does not show it
+ * before MPI_Init (known is then empty). */
+int native_algorithm_names(char *known, size_t known_size);
+
 /* "MPICH 5.0.2", "Open MPI v5.0.8", ...: the first line of MPI_Get_library_version. */
 void native_library_name(char *name, size_t size);
 

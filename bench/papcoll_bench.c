@@ -63,7 +63,11 @@
  *
  * Output: rank 0 writes a JSON array (one object per algorithm x count x maxDelay) to
  * --json FILE, or "-" for stdout, and a plain table to stdout otherwise. With --progress it
- * prints "progress DONE TOTAL" lines on stderr, which `papcoll bench` turns into a bar.
+ * prints "progress DONE TOTAL" lines on stderr, which `papcoll bench` turns into a bar, and
+ * as each count and max delay is done a "finished {JSON}" line per algorithm (e-bar and
+ * IMB's t_min / t_max over ranks), which `papcoll bench --stream` prints as OSU prints a
+ * size. `papcoll-bench --native-names` prints the names native:NAME takes, without MPI_Init
+ * (so without mpiexec), for `papcoll bench` to check them before it starts a job.
  *
  * This file runs the loop above; its parts: bench_options.c (the command line),
  * bench_data.c (ops, values, the result check), bench_timing.c (delta, e-bar_lo),
@@ -82,6 +86,7 @@
 #include "bench_output.h"
 #include "bench_timing.h"
 #include "clock_offsets.h"
+#include "common/json.h"
 #include "common/element_values.h"
 #include "common/sleep.h"
 #include "common/usage.h"
@@ -123,6 +128,15 @@ static void mispredict(contender *c, double compute_ms, double max_delay_ms) {
     papcoll_predict_arrival(c->papcoll, remaining_ms / 1e3);
 }
 
+/* A contender the library refuses (an unknown native:NAME, a config papcoll rejects): the
+ * problem alone, from rank 0, without the usage text (the command line was well formed,
+ * and `papcoll bench` users never typed its options), and every rank leaves with exit 2. */
+static _Noreturn void refuse(const char *message) {
+    if (rank == 0) fprintf(stderr, "papcoll-bench: %s\n", message);
+    MPI_Finalize();
+    exit(2);
+}
+
 static void open_contender(const char *name, const options *o, contender *c) {
     memset(c, 0, sizeof *c);
     c->name = name;
@@ -131,7 +145,7 @@ static void open_contender(const char *name, const options *o, contender *c) {
     if (strcmp(name, "native") == 0 || strncmp(name, "native:", 7) == 0) {
         if (!native_algorithm_open(name[6] ? name + 7 : "", MPI_COMM_WORLD, &c->native, message,
                                    sizeof message))
-            usage_error("%s", message);
+            refuse(message);
         return;
     }
     papcoll_config config;
@@ -143,7 +157,7 @@ static void open_contender(const char *name, const options *o, contender *c) {
         config.group_color = o->group_colors[rank];
     }
     int code = papcoll_comm_create(MPI_COMM_WORLD, &config, &c->papcoll);
-    if (code != MPI_SUCCESS) usage_error("%s", papcoll_error_string(code));
+    if (code != MPI_SUCCESS) refuse(papcoll_error_string(code));
 }
 
 static int run_allreduce(contender *c, const void *send, void *receive, int count,
@@ -223,8 +237,10 @@ static void time_call(const workspace *w, contender *contenders, int a, int c, i
         }
     }
     if (rank == 0)
-        for (int k = 0; k < ranks; k++)
+        for (int k = 0; k < ranks; k++) {
             r->arrivals[call * (size_t)ranks + (size_t)k] = (w->all_elapsed[2 * k + 1] - earliest) * 1e3;
+            r->rank_sums[(size_t)s * (size_t)ranks + (size_t)k] += w->all_elapsed[2 * k] * 1e3;
+        }
     r->ebars[call] = mean * 1e3;
     r->correct[s] &= all_ok;
     int predicted = 0;
@@ -242,7 +258,34 @@ static void out_of_memory(const char *what, long long how_many) {
     MPI_Abort(MPI_COMM_WORLD, 3);
 }
 
+/* --native-names, alone: {"library": ..., "names": [...]} on stdout (names null where the
+ * library shows none), the names native:NAME takes. No MPI_Init, so no mpiexec either:
+ * `papcoll bench` runs it to refuse an unknown name before it starts a job. */
+static int print_native_names(void) {
+    char library[256], known[2048];
+    int found = native_algorithm_names(known, sizeof known);
+    native_library_name(library, sizeof library);
+    printf("{\"library\": ");
+    json_write_string(stdout, library);
+    printf(", \"names\": ");
+    if (!found) printf("null");
+    else {
+        const char *separator = "[";
+        for (char *saved = NULL, *name = strtok_r(known, ", ", &saved); name;
+             name = strtok_r(NULL, ", ", &saved)) { /* known is "a, b, c" */
+            printf("%s", separator);
+            json_write_string(stdout, name);
+            separator = ", ";
+        }
+        printf("]");
+    }
+    printf("}\n");
+    MPI_T_finalize();
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc == 2 && strcmp(argv[1], "--native-names") == 0) return print_native_names();
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
@@ -281,8 +324,9 @@ int main(int argc, char **argv) {
     r.tallies = calloc((size_t)r.series, sizeof *r.tallies);
     /* every rank's arrival in every timed call, kept by rank 0, which writes the JSON */
     r.arrivals = rank == 0 ? malloc(calls * (size_t)ranks * sizeof *r.arrivals) : NULL;
+    r.rank_sums = rank == 0 ? calloc((size_t)r.series * (size_t)ranks, sizeof *r.rank_sums) : NULL;
     if (!w.send || !w.receive || !w.expected || !w.all_elapsed || !r.ebars || !r.correct ||
-        !r.predicted_calls || !r.tallies || (rank == 0 && !r.arrivals))
+        !r.predicted_calls || !r.tallies || (rank == 0 && (!r.arrivals || !r.rank_sums)))
         out_of_memory("elements", (long long)largest);
     for (int s = 0; s < r.series; s++) r.correct[s] = 1;
 
@@ -296,7 +340,7 @@ int main(int argc, char **argv) {
 
     int steps = o.count_count * o.max_delay_count * (o.warmup + o.iterations), step = 0;
     for (int c = 0; c < o.count_count; c++)
-        for (int d = 0; d < o.max_delay_count; d++)
+        for (int d = 0; d < o.max_delay_count; d++) {
             for (int iteration = 0; iteration < o.warmup + o.iterations; iteration++) {
                 /* the order turns by one each iteration: the first call after the
                  * barriers measured slower (16 KiB, P = 4, shared memory: auto first 1.20 x
@@ -310,6 +354,9 @@ int main(int argc, char **argv) {
                     fflush(stderr);
                 }
             }
+            if (o.progress && rank == 0)
+                write_finished(&o, names, ranks, w.element_size, &r, c, d);
+        }
 
     if (rank == 0) write_results(&o, names, ranks, w.element_size, &r);
     int all_correct = 1;
@@ -328,6 +375,7 @@ int main(int argc, char **argv) {
     free(r.predicted_calls);
     free(r.tallies);
     free(r.arrivals);
+    free(r.rank_sums);
     free(o.group_colors);
     MPI_Finalize();
     return all_correct ? 0 : 1;

@@ -17,6 +17,10 @@ with papcoll.Communicator(MPI.COMM_WORLD, algorithm="prr") as communicator:
         # ... the rest ...
         total = communicator.allreduce(local)  # a new array: the sum over ranks
     expected = communicator.size * (communicator.size + 1) / 2
-    # one string, so the lines of different ranks cannot interleave word by word
-    print(f"{rank} {communicator.algorithm} {total[0] == expected} "
-          f"{communicator.last_prediction().predicted}", flush=True)
+    line = (f"{rank} {communicator.algorithm} {total[0] == expected} "
+            f"{communicator.last_prediction().predicted}")
+    # rank 0 prints every rank's line, in rank order: lines printed by each rank reach
+    # mpiexec's output in whatever order the ranks get there, and may be cut up
+    lines = MPI.COMM_WORLD.gather(line, root=0)
+    if rank == 0:
+        print("\n".join(lines), flush=True)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Data-parallel SGD through papcoll: seed 000 Section 6 (Table 5) on a small CNN.
+"""Data-parallel SGD through papcoll: Proficz 2018 Section 6 (Table 5) on a small CNN.
 
 Every rank trains the same CNN on its share of each global mini-batch of scikit-learn's
 handwritten digits (1797 8x8 images that ship inside the package: nothing is downloaded);
@@ -16,15 +16,16 @@ the paper calls edge() before its last layer).
     mpiexec -n 4 python examples/train_sgd.py --algorithm ring,prr,slt --straggler random:20
 
 It prints Table 5's columns: the all-reduce's average elapsed time e-bar (per call, from
-a rank's arrival at the all-reduce to its return, averaged over ranks and steps), its
-speedup against ring, the total training time and its speedup, and the accuracy on the
-held-out test images, plus whether every rank ended with bitwise identical weights. Ring
-always runs, as the baseline; "native" is MPI_Allreduce itself (mpi4py's, in a DDP hook
-timed like papcoll's), "auto" papcoll's choice from the arrivals it saw in earlier calls
-(the table's note says what it ran). With --repeats N the algorithms run interleaved (ring, prr,
-ring, prr, ...) and the table gives medians. The straggler sleeps at the start of its
-forward pass, before the layer where edge() is called, so its slowness is in the
-prediction, as a slow rank's longer compute would be.
+a rank's arrival at the all-reduce to its return, averaged over ranks and steps) and the
+total training time, each also relative to ring's (papcoll's ratio convention: the
+algorithm's time / ring's, below 1 is faster; the paper gives the inverse, a speedup), and
+the accuracy on the held-out test images, plus whether every rank ended with bitwise
+identical weights. Ring always runs, as the baseline; "native" is MPI_Allreduce itself
+(mpi4py's, in a DDP hook timed like papcoll's), "auto" papcoll's choice from the arrivals
+it saw in earlier calls (the table's note says what it ran). With --repeats N the
+algorithms run interleaved (ring, prr, ring, prr, ...) and the table gives medians. The
+straggler sleeps at the start of its forward pass, before the layer where edge() is
+called, so its slowness is in the prediction, as a slow rank's longer compute would be.
 
 With --reproducible papcoll runs in reproducible mode (docs/reproducible.md): every
 all-reduce gives the canonical order's bits, so the final weights are the same whatever the
@@ -328,17 +329,18 @@ def print_table(results: list[RunResult], arguments: argparse.Namespace, ranks: 
     mode = ", reproducible mode" if arguments.reproducible else ""
     table = Table(title=f"Data-parallel SGD, digits CNN, P = {ranks}, straggler "
                         f"{arguments.straggler}{mode}, {by_algorithm[baseline][0].steps} "
-                        f"steps, medians of {arguments.repeats} (seed 000 Table 5; speedups "
-                        f"against {baseline})")
-    for column in ("algorithm", "all-reduce e-bar (ms)", "all-reduce speedup",
-                   "training time (s)", "training speedup", "test accuracy",
-                   "identical weights", "weights"):
-        table.add_column(column, justify="left" if column == "algorithm" else "right")
+                        f"steps, medians of {arguments.repeats} (Proficz 2018 Table 5; times "
+                        f"relative to {baseline}: below 1 is faster)")
+    ratios = (f"e-bar / {baseline}", f"time / {baseline}")  # kept whole: a / split is unreadable
+    for column in ("algorithm", "all-reduce e-bar (ms)", ratios[0], "training time (s)",
+                   ratios[1], "test accuracy", "identical weights", "weights"):
+        table.add_column(column, justify="left" if column == "algorithm" else "right",
+                         no_wrap=column in ratios)
     for algorithm, runs in by_algorithm.items():
         ebar = statistics.median(r.ebar_seconds for r in runs)
         total = statistics.median(r.training_seconds for r in runs)
-        table.add_row(algorithm, f"{ebar * 1e3:.2f}", f"{ring_ebar / ebar:.3f}",
-                      f"{total:.2f}", f"{ring_total / total:.3f}",
+        table.add_row(algorithm, f"{ebar * 1e3:.2f}", f"{ebar / ring_ebar:.3f}",
+                      f"{total:.2f}", f"{total / ring_total:.3f}",
                       f"{statistics.median(r.test_accuracy for r in runs):.3f}",
                       "yes" if all(r.identical_weights for r in runs) else "NO",
                       ",".join(sorted({r.weights_digest[:8] for r in runs})))

@@ -287,10 +287,10 @@ _FDR = PRESETS["infiniband-fdr"]
 NETWORKS: dict[str, Network] = {
     **{name: Network(name, model, None, "crossbar") for name, model in PRESETS.items()},
     "geo-2site": Network("geo-2site", _FDR, _geo_two_site,
-                         "seed 003: 10 + 10 hosts, ~10 us local, 13 ms between the sites"),
+                         "Proficz et al.: 10 + 10 hosts, ~10 us local, 13 ms between the sites"),
     "geo-3site": Network("geo-3site", _FDR, _geo_three_site,
-                         "three seed 003 sites of 10 hosts under a WAN vertex, 6.5 ms to it "
-                         "(13 ms, 4 GB/s site to site), ~10 us local"),
+                         "three sites of Proficz et al. (10 hosts each) under a WAN vertex, "
+                         "6.5 ms to it (13 ms, 4 GB/s site to site), ~10 us local"),
 }
 
 

@@ -187,10 +187,17 @@ static int check_received(const executor_run *run, int32_t request, const MPI_St
     const executor_workspace *w = run->workspace;
     int32_t expected = w->request_elements[request];
     int rank = run->plan->schedule->rank;
-    if (failed && status->MPI_ERROR != MPI_SUCCESS && status->MPI_ERROR != MPI_ERR_PENDING) {
-        if (status->MPI_ERROR != MPI_ERR_TRUNCATE)
-            return record_error(status->MPI_ERROR, "papcoll: a message of rank %d failed",
-                                rank);
+    int class = MPI_SUCCESS;
+    if (failed && status->MPI_ERROR != MPI_SUCCESS)
+        MPI_Error_class(status->MPI_ERROR, &class); /* MPI_ERROR holds a code */
+    if (failed && class != MPI_SUCCESS && class != MPI_ERR_PENDING) {
+        if (class != MPI_ERR_TRUNCATE) {
+            char text[MPI_MAX_ERROR_STRING] = "";
+            int length = 0;
+            MPI_Error_string(status->MPI_ERROR, text, &length);
+            return record_error(status->MPI_ERROR, "papcoll: a message of rank %d failed: %s",
+                                rank, text);
+        }
         return record_error(MPI_ERR_TRUNCATE, "papcoll: rank %d received a message longer "
                             "than the %d elements its schedule expects from rank %d: the "
                             "ranks' calls differ in count or datatype, which MPI forbids "

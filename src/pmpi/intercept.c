@@ -284,7 +284,9 @@ static int described(int code) {
     added[class] = described;
     if (described != 0) {
         char text[MPI_MAX_ERROR_STRING];
-        snprintf(text, sizeof text, "papcoll: %s", papcoll_error_string(code));
+        const char *message = papcoll_error_string(code); /* most say "papcoll..." */
+        snprintf(text, sizeof text, "%s%s", strncmp(message, "papcoll", 7) == 0 ? "" :
+                 "papcoll: ", message);
         if (PMPI_Add_error_string(described, text) != MPI_SUCCESS) described = 0;
     }
     pthread_mutex_unlock(&lock);

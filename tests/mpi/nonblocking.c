@@ -211,7 +211,8 @@ static void refusals(papcoll_comm *pc) {
            MPI_SUCCESS, "success");
 }
 
-/* One rank starts 20 ms after the others at every start: always the last rank (moving 0),
+/* One rank starts 200 ms after the others at every start (20 ms once, which a loaded
+ * machine's scheduling swamped: a rank preempted for tens of ms looked as late): always the last rank (moving 0),
  * or rank s mod P at start s (moving 1). A persistent auto request must see a steady late
  * rank in its own history from its second start; a moving one it cannot foretell, and
  * after its first wrong prediction (start 2) it must stop deciding from arrivals, rather
@@ -219,7 +220,7 @@ static void refusals(papcoll_comm *pc) {
 static void persistent_late_rank(papcoll_comm *pc, int moving) {
     enum { COUNT = 1 << 18 };
     const int starts = moving ? 8 : 5;
-    const double late = 0.02;
+    const double late = 0.2;
     long *input = malloc(COUNT * sizeof(long)), *output = malloc(COUNT * sizeof(long));
     fill(input, COUNT);
     papcoll_persistent *persistent = NULL;
@@ -241,7 +242,10 @@ static void persistent_late_rank(papcoll_comm *pc, int moving) {
     expect(moving ? "persistent auto, a moving late rank, eight starts"
                   : "persistent auto, one late rank, five starts",
            code == MPI_SUCCESS && wrong ? MPI_ERR_OTHER : code, MPI_SUCCESS, "success");
-    if (ranks > 1) {
+    /* a moving late rank among two ranks alternates, and a start where scheduling noise
+     * delays the other one makes a prediction hit by chance (seen under Open MPI on a
+     * loaded machine): the moving check needs three ranks */
+    if (ranks > 1 && !(moving && ranks < 3)) {
         int right = moving ? last_seen <= 2 : first_seen == 2;
         expect(moving ? "  ...no start after its first miss decided from arrivals"
                       : "  ...decided from the late rank from its second start",

@@ -11,7 +11,7 @@ import subprocess
 import pytest
 from conftest import COMMAND_TIMEOUT_SECONDS, run_papcoll
 from papcoll.cli.options import parse_sizes
-from papcoll.lab.bench import DATATYPES, bench_program
+from papcoll.lab.bench import DATATYPES, JSON_ONLY_KEYS, bench_program
 from papcoll.lab.launcher import mpiexec_command
 
 ALGORITHMS = ["ring", "recursive_doubling", "prr", "slt", "native",
@@ -41,6 +41,9 @@ def test_bench_rows_cover_every_algorithm_and_delay(bench_run):
         assert row["ranks"] == 3 and row["count"] == 1009 and row["mode"] == "one-late"
         assert row["iterations"] == 3 and row["stddev_ms"] >= 0
         assert row["min_ms"] <= row["median_ms"] <= row["max_ms"]
+        # IMB's t_min / t_max over ranks of a rank's mean: e-bar (their mean) lies between
+        assert row["t_min_ms"] <= row["avg_elapsed_ms"] + 1e-6
+        assert row["avg_elapsed_ms"] <= row["t_max_ms"] + 1e-6
         # the bench calls edge(0.5) as Fig. 9, so slt and prr run on predictions every time
         if row["algorithm"] in ("slt", "prr"):
             assert row["predicted_calls"] == row["iterations"], row
@@ -62,8 +65,17 @@ def test_bench_rows_cover_every_algorithm_and_delay(bench_run):
         assert row["baseline"] == "native"
         if row["algorithm"] == "native":
             assert row["speedup_vs_baseline"] == pytest.approx(1.0)
+            assert row["time_vs_baseline"] == pytest.approx(1.0)
         else:
             assert row["speedup_vs_baseline"] > 0 and row["speedup_2sigma"] >= 0
+            assert row["time_vs_baseline"] > 0 and row["time_2sigma"] >= 0
+        # e-bar / the baseline's (below 1 faster) is the inverse of the speedup kept for
+        # programs, its +-2 sigma the same share of it
+        assert row["time_vs_baseline"] * row["speedup_vs_baseline"] == pytest.approx(1.0)
+        assert row["time_2sigma"] / row["time_vs_baseline"] == pytest.approx(
+            row["speedup_2sigma"] / row["speedup_vs_baseline"])
+        assert row["median_time_vs_baseline"] * row["median_speedup_vs_baseline"] \
+            == pytest.approx(1.0)
 
 
 def test_one_late_rank_makes_the_others_wait(bench_run):
@@ -170,14 +182,17 @@ def test_bench_prints_the_table_and_draws_the_plot(bench_run):
     result, _, plot_path = bench_run
     for name in ALGORITHMS:
         assert name in result.stdout
-    assert "speedup vs native" in result.stdout
+    assert "e-bar / native" in result.stdout
+    # and after it what native ran with: 3 ranks outnumber 2 cores, and the launcher says so
+    assert "native MPI ran with" in result.stdout and "3 ranks on" in result.stdout
     assert plot_path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["--algorithms", "ring,native:no_such_algorithm"], "unknown to this MPI; it knows:"),
+        (["--algorithms", "ring,native:no_such_algorithm"],
+         "native:no_such_algorithm is not one of the all-reduce algorithms of this MPI"),
         (["--algorithms", "bogus"], "unknown algorithm 'bogus'"),
         (["--max-delay", "5parsecs"], "is not a delay"),
         (["--count", "lots"], "is not a count"),
@@ -247,18 +262,22 @@ def test_sizes_give_a_row_per_size_and_only_the_baseline_is_added(sizes_run):
         assert row["count"] * 4 == row["bytes"] and row["datatype"] == "int32"
         assert row["op"] == "sum" and row["correct"] is True
         assert row["min_ms"] <= row["median_ms"] <= row["max_ms"]
-    assert "speedup vs native" in result.stdout
+    assert "e-bar / native" in result.stdout
     assert not any(line.lstrip("│ ").startswith("ring ") for line in result.stdout.splitlines())
 
 
 def test_csv_holds_the_json_rows(sizes_run):
+    # every key of the JSON in its order, but for the lists and objects (JSON_ONLY_KEYS),
+    # which a spreadsheet cell cannot hold
     _, rows, csv_path = sizes_run
     with open(csv_path, newline="") as file:
         table = list(csv.DictReader(file))
-    assert list(table[0]) == list(rows[0])
+    assert list(table[0]) == [key for key in rows[0] if key not in JSON_ONLY_KEYS]
     assert len(table) == len(rows)
     for line, row in zip(table, rows):
         for key, value in row.items():
+            if key in JSON_ONLY_KEYS:
+                continue
             text = "" if value is None else str(value).lower() if isinstance(value, bool) \
                 else str(value)
             assert line[key] == text, (key, line[key], value)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from papcoll.lab.launcher import mpi_flavor, mpiexec_path
 from test_pmpi import BUILD, run_preloaded
 from test_python_api import PROGRAMS, run_python_mpi
 
@@ -45,7 +46,7 @@ def test_a_count_that_differs_between_ranks_fails_cleanly_under_the_drop_in(
     assert result.returncode != 0, output[-2000:]
     assert "Segmentation fault" not in output and "signal 11" not in output, output[-3000:]
     assert "returned 0" not in result.stdout, output[-2000:]
-    assert "where its schedule expects" in output or any(
+    assert "its schedule expects" in output or any(
         failure in output for failure in MPI_FAILURES), output[-3000:]
 
 
@@ -57,21 +58,31 @@ def test_with_errors_return_the_error_string_says_what_disagreed():
     assert result.returncode == 0, result.stderr[-3000:]
     lines = [line for line in result.stdout.splitlines() if line.startswith("count_mismatch:")]
     assert len(lines) == 2, result.stdout
-    assert all("papcoll: " in line and "disagree on the count" in line for line in lines), lines
+    assert all("papcoll_allreduce: the ranks disagree on the count" in line for line in lines), \
+        lines
+
+
+# past MPICH's 2046, so that running out shows; Open MPI runs out later than this
+MOST_COMMUNICATORS = 2100
 
 
 def communicators_made(preload: bool) -> int:
-    result = run_preloaded(2, [str(BUILD / "pmpi_many_communicators")], preload=preload)
+    result = run_preloaded(2, [str(BUILD / "pmpi_many_communicators"),
+                               str(MOST_COMMUNICATORS)], preload=preload)
     lines = [line for line in result.stdout.splitlines()
              if line.startswith("many_communicators:")]
     assert lines, result.stdout[-2000:] + result.stderr[-2000:]
     return int(lines[-1].split()[1])
 
 
+@pytest.mark.skipif(mpi_flavor(str(mpiexec_path())) != "mpich",
+                    reason="Open MPI does not run out of communicators by 2100, and making "
+                           "2100 papcoll communicators there takes minutes")
 def test_the_drop_in_spends_one_mpi_communicator_for_each_of_the_program():
     """papcoll's monitor and non-blocking calls share its one private communicator's tag
     space (communicator.c: prepare_nonblocking), so a program that never frees its
     communicators runs out no sooner than half as soon as without papcoll (it once ran out
     after a quarter: three of papcoll's for each of its own)."""
     natively = communicators_made(preload=False)
-    assert communicators_made(preload=True) >= min(natively // 2 - 2, 3000), natively
+    assert communicators_made(preload=True) >= min(natively // 2 - 2, MOST_COMMUNICATORS), \
+        natively

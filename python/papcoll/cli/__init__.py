@@ -1,7 +1,7 @@
 """The `papcoll` command: list, verify, print, benchmark and simulate all-reduce algorithms.
 
-One module a subcommand (algorithms, parameters, verify, schedule, bench, calibrate, sim,
-validate, search: schedules and search, reproduce, testbed, demo, report: report and
+One module a subcommand (algorithms, parameters, settings, verify, schedule, bench, calibrate,
+sim, validate, search: schedules and search, reproduce, testbed, demo, report: report and
 preload), each with its add_parser(commands) and its handler; options.py and the
 *_options.py beside it hold what they share, by concept. The library (papcoll.core, .sim
 ...) and the lab never import this.
@@ -30,6 +30,7 @@ from . import (
     reproduce,
     schedule,
     search,
+    settings,
     sim,
     testbed,
     validate,
@@ -39,8 +40,8 @@ from .options import EXIT_USAGE, Parser
 from .output_options import check_outputs
 
 # in the order `papcoll --help` lists them
-SUBCOMMANDS = (algorithms, parameters, verify, schedule, bench, calibrate, sim, validate, search,
-               reproduce, testbed, demo, report)
+SUBCOMMANDS = (algorithms, parameters, settings, verify, schedule, bench, calibrate, sim, validate,
+               search, reproduce, testbed, demo, report)
 # What bad input raises (NetworkError, UnicodeDecodeError and options.UsageError are
 # ValueErrors; FileNotFoundError and PermissionError OSErrors): one line and exit 2. Any
 # other exception is a bug in papcoll and keeps its traceback. A TestbedError says what the

@@ -1,26 +1,30 @@
-"""`papcoll bench`: the seed 000 mini-benchmark (Fig. 9) over mpiexec, papcoll's algorithms
+"""`papcoll bench`: the Proficz 2018 mini-benchmark (Fig. 9) over mpiexec, papcoll's algorithms
 against the MPI library's own; the engine is papcoll.lab.bench."""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import Any, TextIO
 
 from rich.console import Console
+from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.table import Table
 
 from ..lab.bench import (
     DATATYPES,
     DEFAULT_BASELINE,
+    JSON_ONLY_KEYS,
+    NO_BASELINE,
     OPS,
     BenchOptions,
     format_bytes,
+    native_algorithm_names,
     plot,
     run_benchmark,
     saving_summary,
 )
-from ..lab.launcher import Launch, mpiexec_command
+from ..lab.launcher import Launch, NativeTuning, mpiexec_command
 from ..lab.testbed import CpuMeter, Testbed, TestbedError, link_bytes
 from ..network import Network, load_network
 from .context_options import add_parameter_option, check_schedule, group_layout, groups_for
@@ -34,48 +38,56 @@ from .options import (
     add_command,
     add_count,
     add_datatype,
+    add_iterations,
+    add_osu_sizes,
     add_ranks,
     add_sizes,
+    add_warmup,
     bench_algorithm,
     durations,
     integer_in_range,
     milliseconds,
+    parse_sizes,
 )
 from .output_options import add_csv, add_json, console_for, write_csv, write_json
 from .run_options import add_testbed, add_timeout, launch_for
+
+# papcoll-bench takes at most this many algorithms, sizes and delays (bench_options.h)
+MOST_ITEMS = 32
 
 
 def add_parser(commands: Any) -> None:
     bench = add_command(
         commands, command_bench, "bench",
-        help="the mini-benchmark (seed 000 Fig. 9) over mpiexec, against native MPI",
+        help="the Proficz 2018 mini-benchmark (Fig. 9) over mpiexec, against native MPI",
         description="Runs papcoll-bench under mpiexec: e-bar of each algorithm when rank 1 "
                     "(one-late) or every rank (rand-late) arrives up to --max-delay late.",
-        # the grid of issue 32 (sizes x arrival patterns x delays in multiples of each
-        # size's own delta, every contender, four figures) is a script over this engine
-        epilog="Issue 32's whole grid (auto against every papcoll algorithm and native "
+        # auto's grid (sizes x arrival patterns x delays in multiples of each size's own
+        # delta, every contender, four figures) is a script over this engine
+        epilog="auto's whole grid (auto against every papcoll algorithm and native "
                "variant, balanced, one-late and rand-late, delays 0-100 x delta) and its "
                "four figures (never slower, right choice, wins when it can, learns fast): "
                "python bench/auto_grid.py --help (in a papcoll checkout; "
                "docs/benchmarks.md).")
     add_ranks(bench, 4096, default=4)
     add_algorithms(bench, "ring,rabenseifner,native", native=True)
-    bench.add_argument("--baseline", type=bench_algorithm, default=DEFAULT_BASELINE,
-                       help="the algorithm speedups are measured against, added to the run "
-                            f"if --algorithms lacks it (default {DEFAULT_BASELINE})")
-    # --sizes (bytes, OSU/IMB style) or --count (elements, as before): one or the other
+    bench.add_argument("--baseline", type=baseline_algorithm, default=DEFAULT_BASELINE,
+                       help="the algorithm the others are compared with, as e-bar / the "
+                            "baseline's e-bar (below 1 is faster), added to the run if "
+                            f"--algorithms lacks it, or {NO_BASELINE} for no comparison "
+                            f"(default {DEFAULT_BASELINE})")
+    # --sizes (bytes, OSU/IMB style), OSU's -m or --count (elements, as before): one of them
     amount = bench.add_mutually_exclusive_group()
     add_sizes(amount)
+    add_osu_sizes(amount)
     add_count(amount, "1M", many=True)
     bench.add_argument("--mode", choices=("one-late", "rand-late"), default="one-late",
                        help="rank 1 late (one-late) or every rank late by a random share "
                             "(rand-late) of the maximum delay (default one-late)")
     bench.add_argument("--max-delay", type=durations, default=durations("0,10,50ms"),
                        help="maximum arrival delays, e.g. 0,1,5,10,50ms (default 0,10,50ms)")
-    bench.add_argument("--iterations", type=integer_in_range("iterations", 1, 1000000),
-                       default=20, help="timed iterations (default 20)")
-    bench.add_argument("--warmup", type=integer_in_range("warm-up", 0, INT32_MAX), default=2,
-                       help="untimed iterations first (default 2)")
+    add_iterations(bench, 20)
+    add_warmup(bench, 2)
     bench.add_argument("--compute-ms", type=milliseconds(MOST_COMPUTE_MS), default=100.0,
                        help="emulated compute phase per iteration (default 100, as the paper)")
     add_datatype(bench, tuple(DATATYPES), default="float", metavar="TYPE",
@@ -105,11 +117,22 @@ def add_parser(commands: Any) -> None:
                             "default is MPI's shared-memory nodes (papcoll-bench "
                             "--group-colors)")
     add_testbed(bench)
+    bench.add_argument("--stream", action="store_true",
+                       help="print a line as each algorithm, size and delay is done, as OSU "
+                            "prints a size: the time in microseconds, t_max (IMB's: the "
+                            "slowest rank's mean) first, then t_min and t_avg (e-bar); the "
+                            "table follows as the summary")
     add_json(bench)
     add_csv(bench)
     bench.add_argument("--plot", metavar="FILE.png",
-                       help="plot the speedup over the baseline against size and max delay")
+                       help="plot e-bar relative to the baseline (e-bar / the baseline's e-bar, "
+                            "below 1 is faster) against size and max delay")
     add_timeout(bench, 3600)
+
+
+def baseline_algorithm(text: str) -> str:
+    """--baseline: an algorithm --algorithms takes, or none."""
+    return text if text == NO_BASELINE else bench_algorithm(text)
 
 
 def _unit(rows: list[dict[str, Any]]) -> tuple[str, float]:
@@ -122,14 +145,20 @@ def print_table(rows: list[dict[str, Any]], console: Console) -> None:
     unit, scale = _unit(rows)
     # the network's bound where a testbed ran the job; in shared memory it is e-bar_lo
     network = [f"net bound {unit}", f"net excess {unit}"] if first.get("testbed") else []
+    # e-bar / the baseline's e-bar, below 1 faster (the one ratio convention of papcoll's
+    # output); no such columns where there is none to show (--baseline none): not a column
+    # of "-"
+    ratios = any(row["time_vs_baseline"] is not None for row in rows)
+    compared = [f"e-bar / {first['baseline']}", "of medians"] if ratios else []
     table = Table(title=f"e-bar of all-reduce ({first['op']}, {first['datatype']}), "
                         f"P = {first['ranks']}, {first['mode']}, compute "
-                        f"{first['compute_ms']:g} ms, {first['iterations']} iterations, "
-                        f"speedup vs {first['baseline']} ({first['mpi_library']})")
+                        f"{first['compute_ms']:g} ms, {first['iterations']} iterations"
+                        + (f", times relative to {first['baseline']}: below 1 is faster"
+                           if ratios else "")
+                        + f" ({first['mpi_library']})")
     for column in ("algorithm", "bytes", "max delay ms", f"e-bar {unit}", f"+-2 sigma {unit}",
                    f"min {unit}", f"median {unit}", f"max {unit}", f"e-bar_lo {unit}",
-                   f"excess {unit}", *network, f"speedup vs {first['baseline']}", "of medians",
-                   "correct"):
+                   f"excess {unit}", *network, *compared, "correct"):
         if column == "algorithm":
             table.add_column(column, no_wrap=True, min_width=12)
         else:
@@ -141,49 +170,157 @@ def print_table(rows: list[dict[str, Any]], console: Console) -> None:
         if previous is not None and key != previous:
             table.add_section()
         previous = key
-        speedup, of_medians = row["speedup_vs_baseline"], row["median_speedup_vs_baseline"]
+        ratio, of_medians = row["time_vs_baseline"], row["median_time_vs_baseline"]
         table.add_row(row["algorithm"], format_bytes(row["bytes"]), f"{row['max_delay_ms']:g}",
                       f"{row['avg_elapsed_ms'] * scale:.3f}",
                       f"{2 * row['stddev_ms'] * scale:.3f}",
                       *(f"{row[field] * scale:.3f}" for field in (
                           "min_ms", "median_ms", "max_ms", "lower_bound_ms", "excess_ms",
                           *(("network_bound_ms", "network_excess_ms") if network else ()))),
-                      "-" if speedup is None else f"{speedup:.2f}",
-                      "-" if of_medians is None else f"{of_medians:.2f}",
+                      *(["-" if ratio is None else f"{ratio:.2f}",
+                         "-" if of_medians is None else f"{of_medians:.2f}"] if ratios
+                        else []),
                       "[green]yes[/]" if row["correct"] else "[red]NO[/]")
+    # as wide as the table wants, so that no header wraps ("e-bar / native" over two lines)
+    # and no cell folds: the widest name and the largest time set it; the lines after it
+    # keep the console's width
+    wanted = Measurement.get(console, console.options.update(width=1 << 16), table).maximum
+    width = console.width
+    console.width = max(width, wanted)
     console.print(table)
+    console.width = width
     for line in saving_summary(rows):
         console.print(line)
 
 
 def element_counts(arguments: argparse.Namespace) -> list[int]:
-    """Elements per rank: --sizes (bytes) divided by the datatype's size, else --count."""
-    if arguments.sizes is None:
-        return list(arguments.count)
+    """Elements per rank: --sizes or -m (bytes) divided by the datatype's size, else
+    --count."""
     size = DATATYPES[arguments.datatype].size
+    if arguments.osu_sizes is not None:
+        option = "-m"
+        low, high = arguments.osu_sizes
+        # OSU's sizes double from MIN, which defaults to the smallest message it can send
+        if high < (low or size):
+            raise UsageError(f"-m: MAX {high} is below the smallest message, "
+                             f"{low or size} bytes" + ("" if low else
+                                                       f" (one {arguments.datatype})"))
+        sizes = parse_sizes(f"{low or size}:{high}")
+    elif arguments.sizes is not None:
+        option, sizes = "--sizes", arguments.sizes
+    else:
+        return list(arguments.count)
     counts = []
-    for total in arguments.sizes:
+    for total in sizes:
         if total % size:
-            raise UsageError(f"--sizes: {total} bytes is not a whole number of "
+            raise UsageError(f"{option}: {total} bytes is not a whole number of "
                              f"{arguments.datatype} elements ({size} bytes each)")
         if total // size > INT32_MAX:
-            raise UsageError(f"--sizes: {total} bytes is more than {INT32_MAX} "
+            raise UsageError(f"{option}: {total} bytes is more than {INT32_MAX} "
                              f"{arguments.datatype} elements, the most one call takes")
         counts.append(total // size)
     return counts
 
 
-def _run(options: BenchOptions, console: Console, launch: Launch = mpiexec_command,
-         network: Network | None = None) -> list[dict[str, Any]]:
-    """papcoll.lab.bench.run_benchmark behind a progress bar."""
+def tuning_line(tuning: NativeTuning) -> str:
+    """What native MPI ran with, for the header of --stream and the line after the table:
+    its settings, who set them, and whether the ranks outnumbered the cores (where MPICH's
+    default shared-memory collectives spin: papcoll.lab.launcher)."""
+    crowd = f"{tuning.ranks} ranks on {tuning.cores} cores" + (
+        ", oversubscribed" if tuning.oversubscribed else "")
+    if not tuning.settings:
+        return f"native MPI ran with the MPI library's defaults ({crowd})"
+    ours = set(tuning.by_papcoll)
+    who = ("set by papcoll's launcher" if ours == set(tuning.settings) else
+           "from your environment" if not ours else "partly set by papcoll's launcher")
+    line = f"native MPI ran with {tuning.summary()} ({who}; {crowd})"
+    if tuning.oversubscribed and any(name.endswith("_POSIX_INTRA_ALGORITHM") for name in ours):
+        line += ("; without it MPICH's default shared-memory collectives spin where ranks "
+                 "outnumber cores (512 KiB at P = 4 on 2 cores: 650 ms a call, with it 9.4 "
+                 "ms): set it in your own such runs too (docs/benchmarks.md)")
+    return line
+
+
+def runs_native(options: BenchOptions) -> bool:
+    """Whether the run calls the MPI's own all-reduce (native, native:NAME, auto where it
+    passes a call on, everything under --preload), whose tuning the run then reports."""
+    return options.preload or any(name == "auto" or name.startswith("native")
+                                  for name in options.algorithms)
+
+
+class StreamPrinter:
+    """--stream: OSU's way of reporting, a line as each algorithm, size and delay is done
+    (flushed at once, so a long sweep shows as it goes), times in microseconds; IMB's
+    t_max (the slowest rank's mean time in the call) first, then t_min and t_avg (e-bar).
+    Lines that are not results start with '#', as OSU's header does."""
+
+    def __init__(self, out: TextIO, options: BenchOptions) -> None:
+        self.out = out
+        self.options = options
+
+    def _print(self, line: str) -> None:
+        print(line, file=self.out, flush=True)
+
+    def started(self, tuning: NativeTuning) -> None:
+        o = self.options
+        self._print(f"# papcoll bench: all-reduce ({o.op}, {o.datatype}), P = {o.ranks}, "
+                    f"{o.mode}, compute {o.compute_ms:g} ms, {o.iterations} iterations after "
+                    f"{o.warmup} warm-up")
+        if runs_native(o):
+            self._print(f"# {tuning_line(tuning)}")
+        self._print(f"# {'algorithm':<24} {'size':>10} {'max delay(ms)':>14} "
+                    f"{'t_max(us)':>12} {'t_min(us)':>12} {'t_avg(us)':>12} {'correct':>8}")
+
+    def finished(self, summary: dict[str, Any]) -> None:
+        self._print(f"{summary['algorithm']:<26} {summary['bytes']:>10} "
+                    f"{summary['max_delay_ms']:>14g} {summary['t_max_ms'] * 1e3:>12.2f} "
+                    f"{summary['t_min_ms'] * 1e3:>12.2f} "
+                    f"{summary['avg_elapsed_ms'] * 1e3:>12.2f} "
+                    f"{'yes' if summary['correct'] else 'NO':>8}")
+
+
+def _run(options: BenchOptions, console: Console, stream: bool, launch: Launch = mpiexec_command,
+         network: Network | None = None) -> tuple[list[dict[str, Any]], NativeTuning]:
+    """papcoll.lab.bench.run_benchmark behind a progress bar, or with --stream its lines
+    (the lines are the progress there); returns its rows and the native tuning it ran
+    with."""
+    tunings: list[NativeTuning] = []
+    if stream:
+        printer = StreamPrinter(console.file, options)
+
+        def started(tuning: NativeTuning) -> None:
+            tunings.append(tuning)
+            printer.started(tuning)
+
+        rows = run_benchmark(options, None, launch, network, started=started,
+                             finished=printer.finished)
+        return rows, tunings[0]
     progress = Progress("[progress.description]{task.description}", BarColumn(),
                         MofNCompleteColumn(), TimeElapsedColumn(), console=console,
                         transient=True)
     with progress:
         task = progress.add_task(f"P = {options.ranks}, {', '.join(options.algorithms)}",
                                  total=None)
-        return run_benchmark(options, lambda done, total: progress.update(
-            task, completed=done, total=total), launch, network)
+        rows = run_benchmark(options, lambda done, total: progress.update(
+            task, completed=done, total=total), launch, network, started=tunings.append)
+    return rows, tunings[0]
+
+
+def check_native_names(algorithms: list[str], baseline: str) -> None:
+    """Refuses, before any job starts, a native:NAME the MPI library does not have, naming
+    the ones it has (papcoll.lab.bench.native_algorithm_names). Where the library does not
+    tell before MPI_Init, the job's own check stays."""
+    wanted = [("--algorithms", name) for name in algorithms if name.startswith("native:")]
+    if baseline.startswith("native:") and baseline not in algorithms:
+        wanted.append(("--baseline", baseline))
+    known = native_algorithm_names() if wanted else None
+    if known is None:
+        return
+    library, names = known
+    for option, name in wanted:
+        if name.removeprefix("native:") not in names:
+            raise UsageError(f"{option}: {name} is not one of the all-reduce algorithms of "
+                             f"this MPI ({library}); native:NAME takes {', '.join(names)}")
 
 
 def group_colors(arguments: argparse.Namespace, network: Network | None) -> list[int] | None:
@@ -227,15 +364,29 @@ def command_bench(arguments: argparse.Namespace) -> int:
                          f"{arguments.datatype} (it takes {', '.join(datatype.ops())})")
     if arguments.mode == "one-late" and arguments.ranks < 2:
         raise UsageError("one-late delays rank 1, so it needs --ranks 2 or more")
+    if arguments.plot and arguments.baseline == NO_BASELINE:
+        raise UsageError("--plot draws e-bar relative to the baseline: it needs one, not "
+                         f"--baseline {NO_BASELINE}")
     counts = element_counts(arguments)
+    algorithms = list(arguments.algorithms)
+    adding = arguments.baseline not in algorithms and arguments.baseline != NO_BASELINE
+    if adding:
+        algorithms.append(arguments.baseline)
+    size_option = "-m" if arguments.osu_sizes else "--sizes" if arguments.sizes else "--count"
+    for option, items in (("--algorithms", algorithms), (size_option, counts),
+                          ("--max-delay", arguments.max_delay)):
+        if len(items) > MOST_ITEMS:
+            raise UsageError(f"{option}: {len(items)} of them; one run takes at most "
+                             f"{MOST_ITEMS}" + (" (with the baseline)" if adding and
+                                                option == "--algorithms" else ""))
+    check_native_names(arguments.algorithms, arguments.baseline)
     network = load_network(arguments.testbed) if arguments.testbed else None
     colors = group_colors(arguments, network)
-    # a testbed adds the network's bound and excess: two columns more
+    # a testbed adds the network's bound and excess: two columns more (print_table widens
+    # the console further where the table needs it)
     console = console_for(arguments, 180 if arguments.testbed else 160)
-    algorithms = list(arguments.algorithms)
-    if arguments.baseline not in algorithms:
-        algorithms.append(arguments.baseline)
-        console.print(f"[dim]adding '{arguments.baseline}', the baseline of the speedups[/]")
+    if adding:
+        console.print(f"[dim]adding '{arguments.baseline}', the reference of the e-bar ratios[/]")
     options = BenchOptions(
         ranks=arguments.ranks, algorithms=algorithms, counts=counts,
         mode=arguments.mode, max_delays_ms=arguments.max_delay,
@@ -250,7 +401,7 @@ def command_bench(arguments: argparse.Namespace) -> int:
             if testbed and network is not None:
                 _check_placement(network, arguments.ranks, testbed)
             before = link_bytes(testbed.plan) if testbed else {}
-            rows = _run(options, console, launch, network)
+            rows, tuning = _run(options, console, arguments.stream, launch, network)
             after = link_bytes(testbed.plan) if testbed else {}
     except RuntimeError as error:  # the MPI job failed: its message says how
         raise UsageError(str(error)) from None
@@ -261,6 +412,8 @@ def command_bench(arguments: argparse.Namespace) -> int:
     console.print(f"CPU busy during the run: {cpu.busy_percent:.0f} % of this machine's "
                   f"{cpu.cores} cores" + (" (near 100 %: the timings measure the CPU, not "
                                           "the network)" if cpu.busy_percent > 90 else ""))
+    if runs_native(options):
+        console.print(tuning_line(tuning), markup=False, highlight=False)
     if testbed:
         moved = sum(after[h][0] - before[h][0] for h in after)
         console.print(f"testbed {testbed.plan.network}: {len(after)} hosts, "
@@ -268,7 +421,7 @@ def command_bench(arguments: argparse.Namespace) -> int:
     if arguments.json:
         write_json(rows, arguments.json)
     if arguments.csv:
-        write_csv(rows, arguments.csv)
+        write_csv(rows, arguments.csv, JSON_ONLY_KEYS)
     if arguments.plot:
         plot(rows, arguments.plot)
         console.print(f"plot written to {arguments.plot}")

@@ -34,10 +34,11 @@ def add_parser(commands: Any) -> None:
     parser = add_command(
         commands, command_calibrate, "calibrate",
         help="measure this machine's simulator parameters with real MPI",
-        description="Runs papcoll-calibrate under mpiexec (ping-pong sweep, seed 004 fan-out, "
-                    "reduction speed per datatype), fits latency, overhead and time per "
-                    "byte, prints them with the fit's residuals and writes a network file "
-                    "for `papcoll sim --network FILE` (docs/simulator.md, Calibration).")
+        description="Runs papcoll-calibrate under mpiexec (ping-pong sweep, the fan-out of "
+                    "Ruefenacht et al. 2017, reduction speed per datatype), fits latency, "
+                    "overhead and time per byte, prints them with the fit's residuals and "
+                    "writes a network file for `papcoll sim --network FILE` "
+                    "(docs/simulator.md, Calibration).")
     add_ranks(parser, 4096, default=2)
     parser.add_argument("--output", "-o", metavar="FILE.json",
                         help="write the calibrated network file here")
@@ -87,9 +88,10 @@ def print_table(calibration: Calibration, console: Console) -> None:
     console.print(speeds)
     model = calibration.model
     ratio = (f"{model.latency / model.overhead:.2f}" if model.overhead > 0 else "-")
-    console.print(f"alpha_p = latency, alpha_r = overhead (seed 004); alpha_p / alpha_r = "
-                  f"{ratio}. Not measured: gap (0), eager limit (all eager). burst_bytes: "
-                  f"{model.burst_bytes:g} (a testbed's token bucket, set when it shapes links).")
+    console.print(f"alpha_p = latency, alpha_r = overhead (Ruefenacht et al. 2017); "
+                  f"alpha_p / alpha_r = {ratio}. Not measured: gap (0), eager limit (all "
+                  f"eager). burst_bytes: {model.burst_bytes:g} (a testbed's token bucket, set "
+                  "when it shapes links).")
     # on a line of its own, never wrapped, so that it can be pasted into a shell
     console.print(f"the arrival monitor (slt, prr) takes this calibration's tau "
                   f"(gamma of {calibration.datatype}) with:")

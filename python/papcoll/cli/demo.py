@@ -2,16 +2,16 @@
 rank arrives late? In four short parts:
 
 1. the verifier proves every algorithm's schedule at P = 4, 13, 64 (one line: how many it
-   proved, and what the busiest rank sends against the bandwidth lower bound of seed 001,
-   Lemma 4);
-2. the mini-benchmark (`papcoll bench`, seed 000 Fig. 9) over real MPI, P = 4, 16 KiB and
+   proved, and what the busiest rank sends against the bandwidth lower bound of Patarasuk &
+   Yuan 2009, Lemma 4);
+2. the mini-benchmark (`papcoll bench`, Proficz 2018 Fig. 9) over real MPI, P = 4, 16 KiB and
    4 MiB per rank, rank 1 on time or 10 ms late: auto, straggler, prr, slt and ring against
    the MPI library's own MPI_Allreduce (native), as a small table;
-3. one line of the simulator on seed 000's cluster (P = 48, 1 Gb/s Ethernet, rank 1 100 ms
+3. one line of the simulator on Proficz 2018's cluster (P = 48, 1 Gb/s Ethernet, rank 1 100 ms
    late): auto and straggler against ring;
-4. one sentence: how much faster than MPI_Allreduce papcoll's auto was with rank 1 late,
-   at each size (e-bar against e-bar, as a ratio and in ms; or plainly that it was not), and
-   how far each stayed above the lower bound e-bar_lo.
+4. one sentence: papcoll's auto's time relative to MPI_Allreduce's with rank 1 late, at
+   each size (e-bar over e-bar, below 1 is faster, and in ms; or plainly that it was not
+   faster), and how far each stayed above the lower bound e-bar_lo.
 
 --json FILE writes the verified schedules' full rows; `papcoll bench` and `papcoll sim` with
 the command lines the demo prints give the full tables of parts 2 and 3."""
@@ -210,34 +210,35 @@ def sim_summary(rows: list[dict[str, Any]]) -> str | None:
     ours, theirs, bound = auto["avg_elapsed_ms"], ring["avg_elapsed_ms"], auto["lower_bound_ms"]
     straggler = by_name.get("straggler")
     also = (f" (straggler alone {straggler['avg_elapsed_ms']:.1f} ms)" if straggler else "")
-    return (f"Simulated seed 000 cluster (P = {auto['ranks']}, {auto['network']}, "
+    return (f"Simulated cluster of Proficz 2018 (P = {auto['ranks']}, {auto['network']}, "
             f"{auto['count'] * auto['elem_size'] / _MIB:g} MiB per rank), rank 1 {delay:g} ms "
             f"late: auto (ran {_ran(auto.get('chosen'))}) e-bar {ours:.1f} ms{also} against "
-            f"ring {theirs:.1f} ms, {theirs / ours:.2f}x faster; {ours - bound:.1f} ms above "
+            f"ring {theirs:.1f} ms, {ours / theirs:.2f} x ring's time; {ours - bound:.1f} ms above "
             f"e-bar_lo against ring's {theirs - bound:.1f} ms.")
 
 
 def _against_native(auto: dict[str, Any], native: dict[str, Any], first: bool) -> str:
-    """One size's clause of the verdict: e-bar as a ratio and in ms, then the excesses."""
+    """One size's clause of the verdict: e-bar as a time relative to MPI_Allreduce's (the
+    one convention of papcoll's output: below 1 is faster) and in ms, then the excesses."""
     ours, theirs = auto["avg_elapsed_ms"], native["avg_elapsed_ms"]
     bound = ("the least possible time (e-bar_lo: the wait for the late rank plus one "
              "transfer)" if first else "e-bar_lo")
     subject = "papcoll's auto" if first else "it"
     if ours < theirs:
-        return (f"at {_size(auto)} {subject} was {theirs / ours:.2f}x faster than "
-                f"MPI_Allreduce ({ours:.2f} against {theirs:.2f} ms a call, "
+        return (f"at {_size(auto)} {subject} took {ours / theirs:.2f} x "
+                f"MPI_Allreduce's time ({ours:.2f} against {theirs:.2f} ms a call, "
                 f"{theirs - ours:.2f} ms less) and stayed {auto['excess_ms']:.2f} ms above "
                 f"{bound} against MPI_Allreduce's {native['excess_ms']:.2f} ms")
-    return (f"at {_size(auto)} {subject} was not faster: {ours / theirs:.2f}x slower than "
-            f"MPI_Allreduce ({ours:.2f} against {theirs:.2f} ms a call, "
+    return (f"at {_size(auto)} {subject} was not faster: it took {ours / theirs:.2f} x "
+            f"MPI_Allreduce's time ({ours:.2f} against {theirs:.2f} ms a call, "
             f"{ours - theirs:.2f} ms more), {auto['excess_ms']:.2f} ms above {bound} against "
             f"MPI_Allreduce's {native['excess_ms']:.2f} ms")
 
 
 def verdict(bench_rows: list[dict[str, Any]]) -> str:
     """The demo's last sentence, from the benchmark's rows: papcoll's auto against
-    MPI_Allreduce (native) at the largest delay, for each size: e-bar (ratio and ms) and
-    the excess over e-bar_lo."""
+    MPI_Allreduce (native) at the largest delay, for each size: e-bar (auto's / native's, and
+    in ms) and the excess over e-bar_lo."""
     if not bench_rows:
         return ("No benchmark ran, so there is no timing to compare with MPI_Allreduce; run "
                 "`papcoll demo` without --no-bench.")

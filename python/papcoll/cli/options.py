@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 
-from ..core import Context, PapcollError, algorithm, estimated_operations
+from ..core import Context, PapcollError, algorithm, algorithms, estimated_operations
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE = 0, 1, 2
 INT32_MAX, INT64_MAX = 2**31 - 1, 2**63 - 1
@@ -58,6 +58,8 @@ class Parser(argparse.ArgumentParser):
             message = f"{match.group(1)} {match.group(2)}"
         elif match and match.group(2).startswith(match.group(1) + " "):
             message = match.group(2)
+        elif match:  # "argument --algorithms: unknown ..." reads as "--algorithms: unknown ..."
+            message = f"{match.group(1)}: {match.group(2)}"
         print(f"{self.prog}: {message} (see `{self.prog} --help`)", file=sys.stderr)
         sys.exit(EXIT_USAGE)
 
@@ -147,6 +149,22 @@ def parse_sizes(text: str) -> list[int]:
     return list(dict.fromkeys(sizes))
 
 
+def osu_sizes(text: str) -> tuple[int | None, int]:
+    """OSU's -m [MIN:]MAX: the sizes doubling from MIN up to MAX, MIN by default the
+    smallest message (one element of the datatype, known only later: None). Each bound a
+    size as --sizes takes it (K, M, G: x1024); MIN at least 1 and at most MAX."""
+    bounds = text.split(":")
+    if len(bounds) > 2 or not all(bound.strip() for bound in bounds):
+        raise argparse.ArgumentTypeError(f"'{text}' is not [MIN:]MAX (e.g. 8:1M, or 1M)")
+    high = parse_count(bounds[-1])
+    low = parse_count(bounds[0]) if len(bounds) == 2 else None
+    if low == 0 or high == 0:
+        raise argparse.ArgumentTypeError(f"sizes must be at least 1 byte, not '{text}'")
+    if low is not None and high < low:
+        raise argparse.ArgumentTypeError(f"'{text}': the range ends below its start")
+    return low, high
+
+
 def comma_list(item: Callable[[str], Item], what: str | None = None) -> Callable[[str], list[Item]]:
     """A checker of a comma-separated list whose items `item` checks. With `what`, an item
     that is not a valid one (ValueError) makes the message "'TEXT' is not WHAT"; without,
@@ -167,20 +185,30 @@ def comma_list(item: Callable[[str], Item], what: str | None = None) -> Callable
     return parse
 
 
-def algorithm_name(text: str) -> str:
-    """A papcoll algorithm name (the registry's spelling)."""
+def algorithm_name(text: str, others: str = "") -> str:
+    """A papcoll algorithm name (the registry's spelling). `others`: the names besides
+    papcoll's that the option takes, listed first where the name is unknown."""
     try:
         return algorithm(text).name
     except PapcollError as error:
-        raise argparse.ArgumentTypeError(error.message) from None
+        if not others:
+            raise argparse.ArgumentTypeError(error.message) from None
+        known = ", ".join(info.name for info in algorithms())
+        raise argparse.ArgumentTypeError(f"unknown algorithm '{text}' (known: {others}; "
+                                         f"papcoll's: {known})") from None
+
+
+# what an option that runs algorithms on MPI takes besides papcoll's own
+NATIVE_NAMES = ("auto, native (MPI_Allreduce as the MPI library chooses), native:NAME (one "
+                "of the MPI library's own algorithms)")
 
 
 def bench_algorithm(text: str) -> str:
-    """A papcoll algorithm or auto (checked here) or native / native:NAME (checked by the
-    MPI)."""
+    """A papcoll algorithm or auto (checked here) or native / native:NAME (NAME checked
+    against the MPI library before the job starts: papcoll.cli.bench.check_native_names)."""
     if text in ("auto", "native") or text.startswith("native:"):
         return text
-    return algorithm_name(text)
+    return algorithm_name(text, NATIVE_NAMES)
 
 
 def durations(text: str) -> list[float]:
@@ -246,6 +274,29 @@ def add_sizes(parser: Any) -> None:
                              "of the datatype's size")
 
 
+def add_osu_sizes(parser: Any) -> None:
+    """-m: OSU's spelling of the message sizes (osu_sizes); beside --sizes and --count in
+    their mutually exclusive group."""
+    parser.add_argument("-m", dest="osu_sizes", type=osu_sizes, default=None,
+                        metavar="[MIN:]MAX",
+                        help="message sizes as OSU's -m takes them: bytes doubling from MIN "
+                             "(default: one element of the datatype) up to MAX, e.g. -m 8:1M")
+
+
+def add_iterations(parser: argparse.ArgumentParser, default: int, what: str = "") -> None:
+    """--iterations, -i as OSU and IMB spell it: timed iterations."""
+    parser.add_argument("--iterations", "-i", type=integer_in_range("iterations", 1, 1000000),
+                        default=default,
+                        help=f"timed iterations{what} (default {default}; OSU's -i)")
+
+
+def add_warmup(parser: argparse.ArgumentParser, default: int) -> None:
+    """--warmup, -x as OSU spells it: untimed iterations before the timed ones."""
+    parser.add_argument("--warmup", "-x", type=integer_in_range("warm-up", 0, INT32_MAX),
+                        default=default,
+                        help=f"untimed iterations first (default {default}; OSU's -x)")
+
+
 def add_element_size(parser: argparse.ArgumentParser, datatype: bool = False) -> None:
     """--elem-size (bytes, where no element type applies); with `datatype`, --datatype as
     the alternative that sets it."""
@@ -279,7 +330,7 @@ def add_algorithm(parser: argparse.ArgumentParser, required: bool = True) -> Non
 
 def simulated_algorithm(text: str) -> str:
     """A papcoll algorithm, or auto (what auto would run, as the MPI library decides)."""
-    return text if text == "auto" else algorithm_name(text)
+    return text if text == "auto" else algorithm_name(text, "auto")
 
 
 def add_algorithms(parser: argparse.ArgumentParser, default: str, native: bool = False) -> None:

@@ -10,6 +10,7 @@ import csv
 import json
 import os
 import sys
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -30,15 +31,25 @@ def add_json(parser: argparse.ArgumentParser, what: str = "the rows") -> None:
 
 def add_csv(parser: argparse.ArgumentParser, what: str = "the rows") -> None:
     parser.add_argument("--csv", metavar="FILE",
-                        help=f"write {what} as CSV to FILE, the JSON keys as the header "
-                             "('-': stdout)")
+                        help=f"write {what} as CSV to FILE, the JSON keys as the header, but "
+                             "for lists and objects, which only the JSON has ('-': stdout)")
 
 
-def write_csv(rows: list[dict[str, Any]], target: str) -> None:
-    """The one CSV writer: one header line (the keys of the rows, in their first order),
-    then a line per row; to the file `target`, or to stdout for '-'. None is an empty cell,
-    booleans are true/false as in the JSON."""
-    fields = list(dict.fromkeys(key for row in rows for key in row))
+def csv_columns(rows: list[dict[str, Any]], json_only: Collection[str] = ()) -> list[str]:
+    """The CSV's header: the keys of the rows in their first order, less `json_only` and
+    any other whose value is a list or an object in some row (a spreadsheet cell holds one
+    value; a 100-element list in one was unreadable, and Python's repr of it no format)."""
+    keys = dict.fromkeys(key for row in rows for key in row)
+    structured = {key for row in rows for key, value in row.items()
+                  if isinstance(value, (list, tuple, dict))}
+    return [key for key in keys if key not in json_only and key not in structured]
+
+
+def write_csv(rows: list[dict[str, Any]], target: str, json_only: Collection[str] = ()) -> None:
+    """The one CSV writer: one header line (csv_columns), then a line per row; to the file
+    `target`, or to stdout for '-'. None is an empty cell, booleans are true/false as in the
+    JSON."""
+    fields = csv_columns(rows, json_only)
 
     def cell(value: Any) -> Any:
         return "" if value is None else str(value).lower() if isinstance(value, bool) else value

@@ -11,6 +11,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
+from ..lab.bench import readable_bytes
 from ..pmpi import load_report, preload_library_path, report_rows
 from .options import EXIT_OK, add_command
 from .output_options import add_json, console_for, json_took_stdout
@@ -76,7 +77,7 @@ def run_report(arguments: argparse.Namespace) -> int:
                           "alternative), each with its time after the last arrival, "
                           "predicted / measured (-: not yet)")
     for column, justify in (("communicator", "left"), ("call site", "left"),
-                            ("calls", "right"), ("KiB/call", "right"), ("ms/call", "right"),
+                            ("calls", "right"), ("size/call", "right"), ("ms/call", "right"),
                             ("imbalance ms", "right"), ("papcoll ran", "left"),
                             ("native (why)", "left"), ("saving ms", "right"),
                             ("probes", "right"), ("overruled", "right"),
@@ -84,7 +85,7 @@ def run_report(arguments: argparse.Namespace) -> int:
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
     for row in shown:
         table.add_row(shown_text(row["communicator"]), shown_text(row["site"]),
-                      str(row["calls"]), f"{row['kib_per_call']:.1f}",
+                      str(row["calls"]), readable_bytes(row["kib_per_call"] * 1024),
                       f"{row['ms_per_call']:.3f}", f"{row['imbalance_ms']:.3f}",
                       shown_text(row["algorithms"]), shown_text(row["native"]),
                       f"{row['saving_ms']:.3f}", str(row["probe_calls"]),

@@ -28,11 +28,14 @@ def add_parser(commands: Any) -> None:
     again = add_command(
         commands, command_reproduce, "reproduce",
         help="a paper's table in the simulator (docs/reproductions.md)",
-        description="seed004-table2 (recursive multiplying), seed003-table1 (hierarchical, "
-                    "two sites), seed001-crossover (contention-free ring vs butterfly on a "
-                    "tree), seed002-tables (priority-aware reduce-scatter); see "
-                    "docs/reproductions.md.")
-    again.add_argument("table", choices=TABLES, help="which table")
+        description="seed004-table2: Ruefenacht et al. 2017, Table 2 (recursive "
+                    "multiplying); seed003-table1: Proficz et al., Table 1 (hierarchical "
+                    "all-reduce across two sites); seed001-crossover: Patarasuk & Yuan 2009, "
+                    "Section 5 (contention-free ring vs butterfly on a tree); "
+                    "seed002-tables: Gavahi, Tables 1-2 (priority-aware reduce-scatter). "
+                    "The names number the papers as docs/references.md does; results and "
+                    "how they compare: docs/reproductions.md.")
+    again.add_argument("table", choices=TABLES, help="which paper's table (above)")
     # None: not given, so that a table on its paper's fixed networks can refuse it
     again.add_argument("--network", default=None,
                        help=f"seed004-table2 only: the network preset or file (default "
@@ -72,7 +75,7 @@ def _size(nbytes: int) -> str:
 
 def _print_seed003(console: Console, found: dict[str, Any]) -> None:
     bound = found["table"][0]["network_bound_ms"]
-    table = Table(title="seed 003 Table 1 (geo-2site, P = 20, 512 K floats, balanced)",
+    table = Table(title="Proficz et al., Table 1 (geo-2site, P = 20, 512 K floats, balanced)",
                   caption=f"net bound: {bound:.1f} ms, the bound that knows the network")
     for column in ("algorithm", "e-bar ms (sim)", "over net bound ms", "paper ms"):
         table.add_column(column, justify="left" if column == "algorithm" else "right")
@@ -85,7 +88,7 @@ def _print_seed003(console: Console, found: dict[str, Any]) -> None:
     for key, first, title in (("scaling", "ranks", "scalability, balanced, e-bar ms"),
                               ("imbalanced", "max_delay_ms",
                                "P = 20, rand-late (mean of 5 seeds), e-bar ms")):
-        curve = Table(title=f"seed 003: {title}")
+        curve = Table(title=f"Proficz et al.: {title}")
         curve.add_column(first.replace("_", " "), justify="right")
         for name in SEED_003_ALGORITHMS:
             curve.add_column(name, justify="right")
@@ -99,7 +102,7 @@ def _print_seed003(console: Console, found: dict[str, Any]) -> None:
 def _print_seed001(console: Console, rows: list[dict[str, Any]]) -> None:
     names = ("ring_topology", "ring", "recursive_doubling", "rabenseifner",
              "ring_topology (interleaved)", "ring (interleaved)")
-    table = Table(title="seed 001: 32 hosts, two switches, 1 Gb/s: e-bar ms")
+    table = Table(title="Patarasuk & Yuan 2009: 32 hosts, two switches, 1 Gb/s: e-bar ms")
     table.add_column("size", justify="right")
     for name in names:
         table.add_column(name, justify="right")
@@ -111,7 +114,7 @@ def _print_seed001(console: Console, rows: list[dict[str, Any]]) -> None:
 
 
 def _print_seed002(console: Console, rows: list[dict[str, Any]]) -> None:
-    table = Table(title="seed 002: priority_rabenseifner vs rabenseifner, P = 128 (8 x 16)")
+    table = Table(title="Gavahi: priority_rabenseifner vs rabenseifner, P = 128 (8 x 16)")
     for column in ("network", "size", "naive us", "priority us", "overhead (sim)",
                    "overhead (paper)"):
         table.add_column(column, justify="left" if column == "network" else "right")
@@ -126,8 +129,9 @@ def _print_seed002(console: Console, rows: list[dict[str, Any]]) -> None:
 def _seed004(console: Console, arguments: argparse.Namespace) -> list[dict[str, Any]]:
     network = arguments.network or SEED004_NETWORK
     rows = seed004_table2(network)
-    table = Table(title=f"seed 004 Table 2 in the simulator ({escape(network)}, 8-byte "
-                        "all-reduce): reduction of e-bar against MPICH recursive doubling")
+    table = Table(title=f"Ruefenacht et al. 2017, Table 2, in the simulator "
+                        f"({escape(network)}, 8-byte all-reduce): reduction of e-bar against "
+                        "MPICH recursive doubling")
     for column in ("P", "RD us", "paper's schedule", "us", "reduction", "best found", "us",
                    "reduction", "paper: min", "paper: median"):
         table.add_column(column, justify="left" if "schedule" in column or column ==

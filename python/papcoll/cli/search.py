@@ -1,5 +1,5 @@
 """`papcoll schedules` (the recursive multiplying schedule space of P) and `papcoll search`
-(simulate every schedule on a network and rank them, seed 004 Section 5.3 done in the
+(simulate every schedule on a network and rank them, Ruefenacht et al. 2017 Section 5.3 done in the
 simulator instead of by exhaustive measurement); the engine is papcoll.multiplying."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def _add_max_base(parser: argparse.ArgumentParser) -> None:
 def add_parser(commands: Any) -> None:
     space = add_command(
         commands, command_schedules, "schedules",
-        help="list the recursive multiplying schedules of P (seed 004)",
+        help="list the recursive multiplying schedules of P (Ruefenacht et al. 2017)",
         description="Every factored, split (collapse/expand) and merged schedule of P.")
     add_ranks(space, 4096, required=True)
     _add_max_base(space)
@@ -60,7 +60,7 @@ def add_parser(commands: Any) -> None:
         help="simulate every recursive multiplying schedule of P and rank them",
         description="Simulates each schedule of `papcoll schedules` on a network (balanced "
                     "arrivals) and ranks them by e-bar, against MPICH's recursive doubling; "
-                    "prints the optimal fan-out of seed 004 Eq. 5 for the network.")
+                    "prints the optimal fan-out of Ruefenacht et al. 2017 Eq. 5 for the network.")
     add_ranks(finder, 4096, required=True)
     add_network(finder, "aries")
     add_count(finder, "2")
@@ -124,7 +124,7 @@ def command_search(arguments: argparse.Namespace) -> int:
         f"recursive doubling ({baseline['schedule'] or 'nothing to do'}): "
         f"{baseline['avg_elapsed_ms'] * 1e3:.3f} us; default ({found['default'] or '-'}); "
         f"best: {best['schedule']} ({best['reduction_vs_recursive_doubling_percent']:.1f} % "
-        f"faster)\nmodel (seed 004 Eq. 5): alpha_p / alpha_r = latency / overhead = "
+        f"faster)\nmodel (Ruefenacht et al. 2017 Eq. 5): alpha_p / alpha_r = latency / overhead = "
         f"{ratio:.3g} -> optimal fan-out b_opt = {fanout:.2f} peers per stage (base "
         f"{fanout + 1:.2f}); the best schedule's largest base is {best['max_base']} "
         f"({best['max_base'] - 1} peers)" if fanout is not None else

@@ -71,8 +71,9 @@ def add_parser(commands: Any) -> None:
     add_algorithms(sim, "ring,rabenseifner,slt,prr")
     sim.add_argument("--baseline", default="ring", type=lambda text: algorithm_name(text)
                      if text != "none" else "",
-                     help="the algorithm speedups are measured against, added to the run "
-                          "(default ring; 'none': no speedups, e.g. where a ring is too big)")
+                     help="the algorithm the others are compared with, as e-bar / the "
+                          "baseline's e-bar (below 1 is faster), added to the run (default "
+                          "ring; 'none': no comparison, e.g. where a ring is too big)")
     sim.add_argument("--max-operations", type=integer_in_range("max operations", 1, 1 << 62),
                      default=200_000_000,
                      help="refuse runs whose schedules hold more operations (about 40 bytes "
@@ -101,7 +102,8 @@ def add_parser(commands: Any) -> None:
     sim.add_argument("--links", action="store_true",
                      help="print the bytes over each link of the topology")
     sim.add_argument("--timeline", metavar="FILE.png",
-                     help="draw every op of every rank (a Gantt chart, seed 004 Figs. 18-23)")
+                     help="draw every op of every rank (a Gantt chart, as Ruefenacht et al. "
+                          "2017 Figs. 18-23)")
     sim.add_argument("--export-goal", metavar="FILE",
                      help="write the (single) algorithm's schedule as LogGOPSim GOAL text "
                           "and stop")
@@ -204,10 +206,12 @@ def _print_rows(arguments: argparse.Namespace, rows: list[dict[str, Any]], elem_
     table = Table(title=f"Simulated all-reduce, {network.name}, P = {arguments.ranks}, "
                         f"{arguments.count} x {elem_size} B, "
                         f"{rows[0]['mode']}" + (f", noise {arguments.noise:g} s"
-                                                if arguments.noise else ""))
-    speedup = "speedup_vs_ring" if arguments.baseline == BASELINE else "speedup_vs_baseline"
+                                                if arguments.noise else ""),
+                  caption=f"e-bar / {arguments.baseline}: below 1 is faster than "
+                          f"{arguments.baseline}" if arguments.baseline else None)
+    relative = "time_vs_ring" if arguments.baseline == BASELINE else "time_vs_baseline"
     for column in ("algorithm", "max delay ms", "e-bar ms", "makespan ms", "e-bar_lo ms",
-                   "net bound ms", "e-bar / net bound", f"speedup vs {arguments.baseline or '-'}"):
+                   "net bound ms", "e-bar / net bound", f"e-bar / {arguments.baseline or '-'}"):
         table.add_column(column, justify="left" if column == "algorithm" else "right",
                          no_wrap=column == "algorithm")
     for row in rows:
@@ -216,7 +220,7 @@ def _print_rows(arguments: argparse.Namespace, rows: list[dict[str, Any]], elem_
                       f"{row['lower_bound_ms']:.3f}", f"{row['network_bound_ms']:.3f}",
                       f"{row['avg_elapsed_ms'] / row['network_bound_ms']:.2f}"
                       if row["network_bound_ms"] > 0 else "-",
-                      f"{row[speedup]:.2f}" if row[speedup] else "-")
+                      f"{row[relative]:.2f}" if row[relative] is not None else "-")
     console.print(table)
     if arguments.per_rank:
         for row in rows:
@@ -318,10 +322,16 @@ def command_sim(arguments: argparse.Namespace) -> int:
                 panels.append((f"{label}, max delay {rows[-1]['max_delay_ms']:g} ms", result))
     base = {row["max_delay_ms"]: row["avg_elapsed_ms"] for row in rows
             if row["algorithm"] == arguments.baseline}
-    for row in rows:  # none where the run takes no time (P = 1, count 0): 0 / 0
-        row["speedup_vs_ring" if arguments.baseline == BASELINE else "speedup_vs_baseline"] = (
-            base[row["max_delay_ms"]] / row["avg_elapsed_ms"]
-            if base and row["avg_elapsed_ms"] > 0 else None)
+    # Printed and in time_vs_*: e-bar / the baseline's, below 1 faster, the one convention of
+    # papcoll's output (docs/benchmarks.md). speedup_vs_*, the inverse, stays in the JSON for
+    # the programs that read it (bench/testbed_table3.py). None where the run takes no time
+    # (P = 1, count 0): 0 / 0.
+    suffix = "ring" if arguments.baseline == BASELINE else "baseline"
+    for row in rows:
+        reference, mine = base.get(row["max_delay_ms"], 0.0), row["avg_elapsed_ms"]
+        usable = bool(base) and mine > 0 and reference > 0
+        row[f"speedup_vs_{suffix}"] = reference / mine if usable else None
+        row[f"time_vs_{suffix}"] = mine / reference if usable else None
     _print_rows(arguments, rows, elem_size, console, network)
     if arguments.timeline:
         draw_timelines(panels, arguments.timeline,

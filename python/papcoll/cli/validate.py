@@ -80,7 +80,7 @@ def add_parser(commands: Any) -> None:
                          default=2, help="untimed iterations first (default 2)")
     command.add_argument("--compute-ms", type=milliseconds(MOST_COMPUTE_MS), default=0.0,
                          help="emulated compute phase per iteration (default 0: a rank that "
-                              "sleeps pays some 150 us on this VM's first message after "
+                              "sleeps pays some 150 us on this machine's first message after "
                               "waking, which no model of the network has; docs/simulator.md)")
     command.add_argument("--seed", type=integer_in_range("seed", 0, INT32_MAX), default=1,
                          help="for rand-late delays (default 1)")

@@ -1,21 +1,27 @@
-"""`papcoll bench`: the seed 000 mini-benchmark (Fig. 9) over real MPI, papcoll's algorithms
+"""`papcoll bench`: the Proficz 2018 mini-benchmark (Fig. 9) over real MPI, papcoll's algorithms
 side by side with the MPI library's own (`native`, `native:NAME`).
 
 It launches `papcoll-bench` (bench/papcoll_bench.c) under mpiexec, reports its progress
-lines, reads its JSON, adds `speedup_vs_baseline` (e-bar of the baseline, `native` unless
-the user names another / e-bar of the algorithm, as seed 000 Tables 3-4 do against ring:
-above 1 means faster than the baseline), sums up the saving of the PAP-aware algorithms
-against ring where ring ran, and plots the speedup against message size and delay. The
-command (options, table, JSON, CSV) is papcoll.cli.bench.
+lines (and, as each size and delay is done, its "finished" lines: what `--stream` prints),
+reads its JSON, adds `time_vs_baseline` (e-bar of the algorithm / e-bar of the baseline,
+`native` unless the user names another or none: below 1 means faster than the baseline, the
+one ratio convention of papcoll's output; `speedup_vs_baseline`, the inverse as Proficz 2018
+Tables 3-4 give it against ring, stays for programs that read it) and the native MPI's
+tuning the job ran with (launcher.native_tuning), sums up the saving of the PAP-aware
+algorithms against ring where ring ran, and plots e-bar relative to the baseline against
+message size and delay. The command (options,
+table, JSON, CSV) is papcoll.cli.bench.
 
 Terms: e-bar is the mean over ranks of the time each rank spends inside the all-reduce,
-averaged over iterations; +-2 sigma is twice the standard deviation of e-bar across
-iterations.
+averaged over iterations (IMB's t_avg); +-2 sigma is twice the standard deviation of e-bar
+across iterations; t_min and t_max are IMB's: the least and the most over ranks of a rank's
+mean time in the call.
 """
 
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import math
 import re
@@ -29,17 +35,25 @@ from typing import TYPE_CHECKING, Any
 
 from ..pmpi import load_report, preload_library_path
 from ..sim import network_lower_bound
-from .launcher import Launch, mpiexec_command, program_path
+from .launcher import Launch, NativeTuning, mpiexec_command, native_tuning, program_path
 
 if TYPE_CHECKING:
     from ..network import Network
     from ..topology import Topology
 
 DEFAULT_BASELINE = "native"
+# --baseline none: no time ratios, no baseline added to the run
+NO_BASELINE = "none"
 # seed 000 S3's saving (saving_summary) is measured against papcoll's ring
 RING = "ring"
 OPS = ("sum", "prod", "min", "max", "band", "bor", "bxor")
 BITWISE_OPS = ("band", "bor", "bxor")
+# The keys of a row a spreadsheet cell cannot hold (lists and objects): the JSON has them,
+# the CSV leaves them out. ebar_ms: e-bar of every timed call; arrival_offsets_ms: every
+# rank's arrival in every timed call; group_colors: every rank's group (null: MPI's
+# shared-memory nodes); chosen (auto): calls per algorithm auto ran; preload_totals
+# (--preload): the drop-in report's totals.
+JSON_ONLY_KEYS = ("ebar_ms", "arrival_offsets_ms", "group_colors", "chosen", "preload_totals")
 
 
 # The MPI library's own all-reduce as a benchmark compares with it: its default choice and
@@ -100,26 +114,37 @@ def bench_program() -> Path:
 
 
 def add_speedups(rows: list[dict[str, Any]], baseline: str = DEFAULT_BASELINE) -> None:
-    """Adds `baseline` (its name), speedup_vs_baseline = e-bar(baseline) / e-bar(algorithm)
-    for the same size and delay, speedup_2sigma, twice the standard deviation of that
-    ratio propagated to first order from both e-bars' spread across iterations:
-    s x sqrt((sigma_b / b)^2 + (sigma_a / a)^2), and median_speedup_vs_baseline, the same
-    ratio of medians, which one slow iteration (a busy machine) does not move. None where
-    the baseline has no row."""
+    """Adds `baseline` (its name; None for NO_BASELINE), time_vs_baseline =
+    e-bar(algorithm) / e-bar(baseline) for the same size and delay (below 1: faster),
+    time_2sigma, twice the standard deviation of that ratio propagated to first order from
+    both e-bars' spread across iterations: r x sqrt((sigma_a / a)^2 + (sigma_b / b)^2), and
+    median_time_vs_baseline, the same ratio of medians, which one slow iteration (a busy
+    machine) does not move. speedup_vs_baseline, speedup_2sigma and
+    median_speedup_vs_baseline are the inverse ratios (above 1: faster), kept for programs
+    that read them. None where the baseline has no row (or there is none)."""
     base = {(row["bytes"], row["max_delay_ms"]): row
-            for row in rows if row["algorithm"] == baseline}
+            for row in rows if row["algorithm"] == baseline and baseline != NO_BASELINE}
     for row in rows:
         reference = base.get((row["bytes"], row["max_delay_ms"]))
-        row["baseline"] = baseline
+        row["baseline"] = None if baseline == NO_BASELINE else baseline
         mean = row["avg_elapsed_ms"]
         if reference is None or mean <= 0 or reference["avg_elapsed_ms"] <= 0:
+            row["time_vs_baseline"] = row["time_2sigma"] = None
+            row["median_time_vs_baseline"] = None
             row["speedup_vs_baseline"] = row["speedup_2sigma"] = None
             row["median_speedup_vs_baseline"] = None
             continue
+        # the same relative spread for a ratio and its inverse, to first order
+        spread = 2 * math.hypot(reference["stddev_ms"] / reference["avg_elapsed_ms"],
+                                row["stddev_ms"] / mean)
+        ratio = mean / reference["avg_elapsed_ms"]
+        row["time_vs_baseline"] = ratio
+        row["time_2sigma"] = ratio * spread
+        row["median_time_vs_baseline"] = (row["median_ms"] / reference["median_ms"]
+                                          if reference["median_ms"] > 0 else None)
         speedup = reference["avg_elapsed_ms"] / mean
         row["speedup_vs_baseline"] = speedup
-        row["speedup_2sigma"] = 2 * speedup * math.hypot(
-            reference["stddev_ms"] / reference["avg_elapsed_ms"], row["stddev_ms"] / mean)
+        row["speedup_2sigma"] = speedup * spread
         row["median_speedup_vs_baseline"] = (reference["median_ms"] / row["median_ms"]
                                               if row["median_ms"] > 0 else None)
 
@@ -165,7 +190,8 @@ class BenchOptions:
     op: str = "sum"
     seed: int = 1
     mispredict: bool = False  # one-late: every rank predicts rank 2 late instead of rank 1
-    baseline: str = DEFAULT_BASELINE  # of the speedups; the caller puts it in `algorithms`
+    # of the time ratios, NO_BASELINE for none; the caller puts it in `algorithms`
+    baseline: str = DEFAULT_BASELINE
     schedule: str | None = None
     # the hierarchical algorithms' group of every rank (papcoll-bench --group-colors); None:
     # MPI's shared-memory nodes
@@ -175,15 +201,48 @@ class BenchOptions:
     timeout: float = 3600.0
 
 
+@functools.cache
+def native_algorithm_names() -> tuple[str, tuple[str, ...]] | None:
+    """(the MPI library's name, the names native:NAME takes in it), from
+    `papcoll-bench --native-names`, which asks the library as the job would
+    (src/mpi/native_names.c) but without MPI_Init or mpiexec: a run with a wrong name is
+    refused before it starts. None where the library does not tell (Open MPI before
+    MPI_Init may not) or the program cannot run: the job's own check remains."""
+    try:
+        result = subprocess.run([str(bench_program()), "--native-names"], capture_output=True,
+                                text=True, timeout=60)
+        answer = json.loads(result.stdout) if result.returncode == 0 else {}
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+    names = answer.get("names")
+    if not isinstance(names, list) or not names:
+        return None
+    return str(answer.get("library", "this MPI")), tuple(str(name) for name in names)
+
+
+def tuning_fields(tuning: NativeTuning) -> dict[str, Any]:
+    """The row keys that say what native MPI_Allreduce ran with, named and written as the
+    drop-in's report names its node's: native_tuning (NAME=VALUE;...; '' for the MPI's
+    defaults), oversubscribed, and the cores that was judged by."""
+    return {"native_tuning": tuning.summary(), "oversubscribed": tuning.oversubscribed,
+            "cores": tuning.cores}
+
+
 def run_benchmark(options: BenchOptions,
                   progress: Callable[[int, int], None] | None = None,
                   launch: Launch = mpiexec_command,
-                  network: Network | None = None) -> list[dict[str, Any]]:
+                  network: Network | None = None, *,
+                  started: Callable[[NativeTuning], None] | None = None,
+                  finished: Callable[[dict[str, Any]], None] | None = None,
+                  ) -> list[dict[str, Any]]:
     """Runs papcoll-bench under mpiexec (`launch`: this machine's, or a testbed's);
-    `progress(done, total)` follows its progress lines. `network`: the testbed's network,
-    for the bound that knows it (add_network_bounds); None: shared memory, a crossbar.
-    Returns its rows with the speedups against options.baseline and the network bounds;
-    RuntimeError when the job fails or times out."""
+    `progress(done, total)` follows its progress lines, `started(tuning)` is told the
+    native MPI's settings as the job starts, and `finished(summary)` gets, as each size and
+    delay is done, an object per algorithm: algorithm, bytes, max_delay_ms, iterations,
+    avg_elapsed_ms, t_min_ms, t_max_ms, correct. `network`: the testbed's network, for the
+    bound that knows it (add_network_bounds); None: shared memory, a crossbar. Returns its
+    rows with the time ratios to options.baseline, the network bounds and the native
+    tuning (tuning_fields); RuntimeError when the job fails or times out."""
     with tempfile.TemporaryDirectory() as directory:
         json_path = Path(directory) / "rows.json"
         program = [str(bench_program()), "--algorithms", ",".join(options.algorithms),
@@ -207,6 +266,9 @@ def run_benchmark(options: BenchOptions,
         # Open MPI's tuned component honours coll_tuned_allreduce_algorithm only with
         # dynamic rules on, and reads that at start-up (bench/native_algorithms.h).
         environment.setdefault("OMPI_MCA_coll_tuned_use_dynamic_rules", "1")
+        tuning = native_tuning(options.ranks, argv, environment)
+        if started is not None:
+            started(tuning)
         stdout_file = open(Path(directory) / "stdout", "w+")  # closed below
         process = subprocess.Popen(argv, env=environment, stdout=stdout_file,
                                    stderr=subprocess.PIPE, text=True)
@@ -218,7 +280,10 @@ def run_benchmark(options: BenchOptions,
         try:
             for line in process.stderr:
                 match = re.fullmatch(r"progress (\d+) (\d+)\s*", line)
-                if match is None:
+                if line.startswith("finished {"):
+                    if finished is not None:
+                        finished(json.loads(line.removeprefix("finished ")))
+                elif match is None:
                     messages.append(line)
                 elif progress is not None:
                     progress(int(match.group(1)), int(match.group(2)))
@@ -243,6 +308,7 @@ def run_benchmark(options: BenchOptions,
         row["preload"] = options.preload
         if preload_totals is not None:
             row["preload_totals"] = preload_totals
+        row.update(tuning_fields(tuning))
     add_speedups(rows, options.baseline)
     add_network_bounds(rows, network)
     return rows
@@ -256,6 +322,17 @@ def stop_job(process: subprocess.Popen[str], grace: float = 10.0) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+
+
+def readable_bytes(size: float) -> str:
+    """A size as people read it: whole bytes below 1 KiB ("8 B", where KiB with one decimal
+    said "0.0 KiB"), else KiB, MiB or GiB with one decimal where it is not zero: "1 KiB",
+    "1.5 KiB", "16 MiB"."""
+    if size < 1024:
+        return f"{size:.0f} B"
+    unit, scale = next((unit, scale) for unit, scale in
+                       (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)) if size >= scale)
+    return f"{size / scale:.1f}".removesuffix(".0") + f" {unit}"
 
 
 def format_bytes(size: int) -> str:
@@ -283,7 +360,7 @@ def saving_summary(rows: list[dict[str, Any]]) -> list[str]:
         if not balanced or delta is None:
             continue
         full = balanced[0]["avg_elapsed_ms"]
-        lines.append(f"{format_bytes(size)} B: Delta (ring, balanced) = {full:.3f} ms, delta "
+        lines.append(f"{readable_bytes(size)}: Delta (ring, balanced) = {full:.3f} ms, delta "
                      f"(one transfer) = {delta:.3f} ms, Delta - delta = {full - delta:.3f} ms")
         ring = {row["max_delay_ms"]: row["avg_elapsed_ms"] for row in of_size
                 if row["algorithm"] == RING}
@@ -298,11 +375,11 @@ def saving_summary(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def _error_bars(series: list[dict[str, Any]]) -> list[list[float]]:
-    """Asymmetric +-2 sigma bars of the speedups, the lower one cut at 0: a speedup is a
-    ratio of times and cannot be negative, however wide its spread."""
-    speedups = [row["speedup_vs_baseline"] for row in series]
-    spreads = [row["speedup_2sigma"] or 0.0 for row in series]
-    return [[min(spread, speedup) for speedup, spread in zip(speedups, spreads)], spreads]
+    """Asymmetric +-2 sigma bars of the time ratios, the lower one cut at 0: a ratio of
+    times cannot be negative, however wide its spread."""
+    ratios = [row["time_vs_baseline"] for row in series]
+    spreads = [row["time_2sigma"] or 0.0 for row in series]
+    return [[min(spread, ratio) for ratio, spread in zip(ratios, spreads)], spreads]
 
 
 def _faint(container: Any) -> None:
@@ -312,9 +389,10 @@ def _faint(container: Any) -> None:
 
 
 def plot(rows: list[dict[str, Any]], path: str) -> None:
-    """Two panels: the speedup over the baseline against message size (log2 axis; a colour
-    per algorithm, a line style per max delay) and against max delay (at the largest size),
-    with +-2 sigma bars that stop at 0. The baseline is the dashed line at 1."""
+    """Two panels: e-bar / the baseline's e-bar (below 1: faster) against message size
+    (log2 axis; a colour per algorithm, a line style per max delay) and against max delay
+    (at the largest size), with +-2 sigma bars that stop at 0. The baseline is the dashed
+    line at 1."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -330,7 +408,7 @@ def plot(rows: list[dict[str, Any]], path: str) -> None:
     styles = ["-", "--", ":", "-."]
     markers = ["o", "s", "^", "D", "v", "P"]
     figure, (by_size, by_delay) = pyplot.subplots(1, 2, figsize=(13, 5))
-    usable = [row for row in rows if row["speedup_vs_baseline"] is not None]
+    usable = [row for row in rows if row["time_vs_baseline"] is not None]
     for index, algorithm in enumerate(algorithms):
         colour = colours[index % len(colours)]
         for number, delay in enumerate(delays):
@@ -342,7 +420,7 @@ def plot(rows: list[dict[str, Any]], path: str) -> None:
             # each series a little to the side (x 2^dodge), so overlapping bars stay apart
             dodge = 2 ** (0.06 * (index * len(delays) + number))
             _faint(by_size.errorbar([row["bytes"] * dodge for row in series],
-                             [row["speedup_vs_baseline"] for row in series],
+                             [row["time_vs_baseline"] for row in series],
                              yerr=_error_bars(series), color=colour,
                              linestyle=styles[number % len(styles)],
                              marker=markers[number % len(markers)], markersize=4, capsize=2,
@@ -352,7 +430,7 @@ def plot(rows: list[dict[str, Any]], path: str) -> None:
         if series:
             shift = 0.01 * index * (delays[-1] - delays[0])
             _faint(by_delay.errorbar([row["max_delay_ms"] + shift for row in series],
-                                     [row["speedup_vs_baseline"] for row in series],
+                                     [row["time_vs_baseline"] for row in series],
                                      yerr=_error_bars(series), color=colour, marker="o",
                                      markersize=4, capsize=3, label=algorithm))
     by_size.set_xscale("log", base=2)
@@ -361,17 +439,18 @@ def plot(rows: list[dict[str, Any]], path: str) -> None:
                             rotation=45 if len(sizes) > 8 else 0, ha="right"
                             if len(sizes) > 8 else "center")
     by_size.set_xlabel("message size per rank (bytes)")
-    by_size.set_title("speedup against size")
+    by_size.set_title("e-bar relative to the baseline against size")
     by_delay.set_xlabel("max delay (ms)")
-    by_delay.set_title(f"speedup against delay, {format_bytes(sizes[-1])} B")
-    # The axes fit the speedups, not the whiskers: one noisy iteration can make a bar ten
+    by_delay.set_title(f"e-bar relative to the baseline against delay, "
+                       f"{readable_bytes(sizes[-1])}")
+    # The axes fit the ratios, not the whiskers: one noisy iteration can make a bar ten
     # times taller than every point, and the points are what the plot is for.
-    points = [row["speedup_vs_baseline"] for row in usable if row["algorithm"] != baseline]
+    points = [row["time_vs_baseline"] for row in usable if row["algorithm"] != baseline]
     top = max([1.5, *(1.15 * point for point in points)])
     for axis in (by_size, by_delay):
         axis.axhline(1.0, color="black", linestyle="--", linewidth=1, label=baseline)
         axis.set_ylim(0, top)
-        axis.set_ylabel(f"speedup over {baseline} (e-bar ratio)")
+        axis.set_ylabel(f"e-bar / {baseline} (below 1: faster)")
         axis.grid(alpha=0.3)
         axis.legend(fontsize="small")
     figure.suptitle(f"all-reduce ({first.get('op', 'sum')}, {first['datatype']}), "

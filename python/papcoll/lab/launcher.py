@@ -8,8 +8,11 @@ asked to oversubscribe; MPICH's Hydra needs neither. CI runs as root on 2 cores 
 MPICH (ch4) switches its intra-node collectives to shared-memory "release/gather" algorithms
 after a few calls; their waits spin on memory flags without yielding, so with more ranks than
 cores a 4 MiB MPI_Allreduce at P = 3 took 3 s instead of 20 ms here (each step waits for
-the spinning rank's time slice to end). Oversubscribed, we select MPICH's portable
-algorithms instead (`MPIR_CVAR_*_POSIX_INTRA_ALGORITHM=mpir`); the caller can override.
+the spinning rank's time slice to end), and at P = 4 on 2 cores a 512 KiB call 650 ms
+instead of 9.4 ms. Oversubscribed, we select MPICH's portable algorithms instead
+(`MPIR_CVAR_*_POSIX_INTRA_ALGORITHM=mpir`); the caller can override. native_tuning says
+what a job ran with, so that every benchmark row can say it: a comparison against native
+MPI is only as fair as the native settings it ran with.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 # How a job is started: (ranks, program argv) -> (mpiexec argv, environment). This machine's
@@ -78,6 +82,17 @@ def mpi_flavor(mpiexec: str | None = None) -> str:
     raise RuntimeError(f"unrecognised MPI launcher {program}: {text.splitlines()[:1]}")
 
 
+def cores() -> int:
+    """This machine's cores, as the launcher counts them to decide oversubscription."""
+    return os.cpu_count() or 1
+
+
+def oversubscribed(ranks: int) -> bool:
+    """More ranks than cores: every job of papcoll runs its ranks on this machine (a
+    testbed's hosts are namespaces of it), so they share its cores."""
+    return ranks > cores()
+
+
 def mpiexec_command(ranks: int, program: Sequence[str]) -> tuple[list[str], dict[str, str]]:
     """The argv and environment that run `program` on `ranks` processes on this machine."""
     if ranks < 1:
@@ -85,8 +100,7 @@ def mpiexec_command(ranks: int, program: Sequence[str]) -> tuple[list[str], dict
     launcher = str(mpiexec_path())
     environment = dict(os.environ)
     argv = [launcher]
-    oversubscribed = ranks > (os.cpu_count() or 1)
-    if mpi_flavor(launcher) == "mpich" and oversubscribed:
+    if mpi_flavor(launcher) == "mpich" and oversubscribed(ranks):
         for collective in _MPICH_SHARED_MEMORY_COLLECTIVES:
             environment.setdefault(f"MPIR_CVAR_{collective}_POSIX_INTRA_ALGORITHM", "mpir")
     if mpi_flavor(launcher) == "openmpi":
@@ -95,3 +109,50 @@ def mpiexec_command(ranks: int, program: Sequence[str]) -> tuple[list[str], dict
         argv.append("--oversubscribe")
     argv += ["-n", str(ranks), *program]
     return argv, environment
+
+
+def _tunes_allreduce(name: str, flavor: str) -> bool:
+    """An MPI setting that tunes MPI_Allreduce in an MPI of `flavor`: MPICH's control
+    variables with ALLREDUCE in their name, Open MPI's collective components' parameters
+    (each MPI ignores the other's). The drop-in's report picks them by the same names
+    (src/pmpi/settings.c), so a bench row and a report say it alike."""
+    if flavor == "mpich":
+        return name.startswith("MPIR_CVAR_") and "ALLREDUCE" in name
+    return name.startswith("OMPI_MCA_coll")
+
+
+@dataclass(frozen=True)
+class NativeTuning:
+    """What native MPI_Allreduce ran with in an MPI job: the settings that tune it
+    (_tunes_allreduce: from the job's environment, and Open MPI's `--mca NAME VALUE` on
+    mpiexec's command line as OMPI_MCA_NAME), `by_papcoll` the names of those papcoll's
+    launchers added (the user's environment did not have them), and the `ranks`, this
+    machine's `cores` and whether the ranks outnumber them (`oversubscribed`), the reason
+    mpiexec_command adds what it adds."""
+
+    settings: dict[str, str]
+    by_papcoll: tuple[str, ...]
+    ranks: int
+    cores: int
+    oversubscribed: bool
+
+    def summary(self) -> str:
+        """NAME=VALUE joined by ';' as the drop-in's report writes its node's native_tuning
+        ('': the MPI's defaults)."""
+        return ";".join(f"{name}={value}" for name, value in self.settings.items())
+
+
+def native_tuning(ranks: int, argv: Sequence[str], environment: dict[str, str]) -> NativeTuning:
+    """What MPI_Allreduce is tuned by in a job started with (argv, environment) from a
+    papcoll.lab Launch (NativeTuning)."""
+    flavor = mpi_flavor()
+    settings = {name: value for name, value in environment.items()
+                if _tunes_allreduce(name, flavor)}
+    added = [name for name, value in settings.items() if os.environ.get(name) != value]
+    for index, word in enumerate(argv[:-2]):
+        name = f"OMPI_MCA_{argv[index + 1]}"
+        if word == "--mca" and _tunes_allreduce(name, flavor):
+            settings[name] = argv[index + 2]
+            added.append(name)
+    return NativeTuning(settings=dict(sorted(settings.items())), by_papcoll=tuple(sorted(added)),
+                        ranks=ranks, cores=cores(), oversubscribed=oversubscribed(ranks))
