@@ -68,12 +68,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+def hang_guard(seconds: float) -> float:
+    """A timeout that catches a hang, not a busy machine: `seconds` where the cores are free,
+    up to 4 x that where the load average says other work shares them (a run beside two busy
+    loops took 2-3 x as long, and 300 s hang guards fired on legitimate runs)."""
+    cores = os.cpu_count() or 1
+    return seconds * min(4.0, max(1.0, os.getloadavg()[0] / cores))
+
+
 def run_papcoll(*arguments: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(VENV_BIN / "papcoll"), *arguments],
         capture_output=True,
         text=True,
-        timeout=COMMAND_TIMEOUT_SECONDS,
+        timeout=hang_guard(COMMAND_TIMEOUT_SECONDS),
     )
 
 
@@ -114,4 +122,4 @@ def run_under_mpiexec(ranks: int, program: list[str],
     """`program` on `ranks` processes through papcoll's launcher, killed after `timeout` s."""
     argv, environment = mpiexec_command(ranks, program)
     return subprocess.run(argv, env=environment, capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=hang_guard(timeout))

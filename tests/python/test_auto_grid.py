@@ -12,7 +12,7 @@ import types
 from pathlib import Path
 
 import pytest
-from conftest import COMMAND_TIMEOUT_SECONDS
+from conftest import COMMAND_TIMEOUT_SECONDS, hang_guard
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
@@ -174,7 +174,8 @@ def test_a_tiny_real_grid_runs_end_to_end(tmp_path):
          "--modes", "one-late", "--iterations", "2", "--warmup", "1",
          "--algorithms", "auto,native,straggler", "--json", str(saved),
          "--plot-folder", str(tmp_path)],
-        capture_output=True, text=True, timeout=COMMAND_TIMEOUT_SECONDS)
+        capture_output=True, text=True,
+        timeout=hang_guard(COMMAND_TIMEOUT_SECONDS))
     assert result.returncode == 0, result.stderr[-3000:]
     assert "shared memory: never slower" in result.stdout
     run = json.loads(saved.read_text())

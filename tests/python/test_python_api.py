@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import passed_failed, run_under_mpiexec
+from conftest import hang_guard, passed_failed, run_under_mpiexec
 from papcoll._core import check_same_mpi
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,7 +113,7 @@ def test_import_papcoll_neither_needs_mpi4py_nor_starts_mpi():
             "assert 'mpi4py' not in sys.modules, 'mpi4py imported'; "
             "assert papcoll.Communicator.__name__ == 'Communicator'")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=TIMEOUT_SECONDS)
+                            timeout=hang_guard(TIMEOUT_SECONDS))
     assert result.returncode == 0, result.stderr
 
 
