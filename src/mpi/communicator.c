@@ -56,6 +56,7 @@ static int store_parameters(papcoll_comm *pc, const papcoll_parameters *paramete
     plan_cache_clear(&pc->nonblocking_plans);
     choice_cache_clear(&pc->choices);
     feedback_clear(&pc->feedback);
+    memset(pc->reproducible_choices, 0, sizeof pc->reproducible_choices);
     return MPI_SUCCESS;
 }
 
@@ -207,9 +208,15 @@ static int prepare_nonblocking(papcoll_comm *pc) {
     return MPI_SUCCESS;
 }
 
-/* This rank's own checks of its config: MPI_SUCCESS, or the error (recorded). */
-static int config_refusal(const papcoll_config *config, const char *algorithm) {
+/* This rank's own checks of its config (for a communicator of `ranks`): MPI_SUCCESS, or the
+ * error (recorded). Everything a rank may refuse alone is here, before the ranks compare
+ * (config_agreement.c): a refusal after the duplicate would leave the others in its
+ * collectives. */
+static int config_refusal(const papcoll_config *config, const char *algorithm, int ranks) {
     if (!valid_algorithm(algorithm)) return call_arguments_unknown_algorithm(algorithm);
+    char error[240];
+    if (papcoll_parameters_check(&config->parameters, ranks, error, sizeof error) != PAPCOLL_OK)
+        return record_error(MPI_ERR_ARG, "papcoll_comm_create: %s", error);
     if (config->max_message_elements < 0)
         return record_error(MPI_ERR_ARG, "papcoll_comm_create: max_message_elements must not "
                                          "be negative");
@@ -242,7 +249,9 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
     papcoll_config effective = *config;
     if (effective.max_message_elements == 0) effective.max_message_elements = 1 << 30;
     if (effective.max_message_elements > INT32_MAX) effective.max_message_elements = INT32_MAX;
-    int refusal = config_refusal(config, algorithm);
+    int ranks = 0;
+    MPI_Comm_size(comm, &ranks);
+    int refusal = config_refusal(config, algorithm, ranks);
     if (refusal == MPI_SUCCESS) refusal = read_progress(&effective.progress);
     /* before anything else collective: a rank that refused, or a field that differs, fails
      * every rank here rather than hang one in what follows */

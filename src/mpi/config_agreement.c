@@ -60,6 +60,12 @@ int papcoll_config_field(int32_t index, const char **name, int32_t *must_agree) 
     return MPI_SUCCESS;
 }
 
+/* field_value reads a field of 8 bytes as int64_t, any other as int32_t */
+_Static_assert(sizeof(papcoll_arrival_source) == 4 && sizeof(papcoll_grouping) == 4 &&
+                   sizeof(papcoll_progress) == 4 &&
+                   sizeof(((papcoll_config *)0)->max_message_elements) == 8,
+               "config_agreement.c reads the agreed fields as 4 or 8 bytes");
+
 static int64_t field_value(const papcoll_config *config, const config_field *field) {
     const char *bytes = (const char *)config + field->offset;
     if (field->size == sizeof(int64_t)) {

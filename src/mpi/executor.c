@@ -402,7 +402,10 @@ static int collect_completed(executor_run *run, int (*request_is_complete)(MPI_R
             w->completed_indices[(*completed)++] = r;
             return code;
         }
-        if (flag) w->completed_indices[(*completed)++] = r;
+        if (flag) { /* a successful MPI_Test leaves MPI_ERROR as it was */
+            w->statuses[*completed].MPI_ERROR = MPI_SUCCESS;
+            w->completed_indices[(*completed)++] = r;
+        }
     }
     return MPI_SUCCESS;
 }

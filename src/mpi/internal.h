@@ -33,7 +33,7 @@ struct papcoll_comm {
     auto_choice last_choice;        /* papcoll_last_choice */
     /* auto's decisions in reproducible mode (reproducible.c), per vector size and model */
     struct reproducible_choice {
-        int64_t bytes;
+        int64_t count, extent;
         double model[3];
         const algorithm_entry *algorithm; /* NULL: empty */
     } reproducible_choices[REPRODUCIBLE_CHOICES];

@@ -106,10 +106,9 @@ static const algorithm_entry *automatic_choice(papcoll_comm *pc, int64_t count,
     double copies = (double)count * (double)extent * (double)(pc->size - 1);
     if (!monitor_model(pc, &model_numbers[0], &model_numbers[1], &model_numbers[2]))
         return registry_find(copies <= 65536.0 ? "canonical_gather" : "canonical_straggler");
-    int64_t bytes = count > INT64_MAX / (extent > 0 ? extent : 1) ? INT64_MAX : count * extent;
     for (int i = 0; i < REPRODUCIBLE_CHOICES; i++) {
         const struct reproducible_choice *kept = &pc->reproducible_choices[i];
-        if (kept->algorithm != NULL && kept->bytes == bytes &&
+        if (kept->algorithm != NULL && kept->count == count && kept->extent == extent &&
             memcmp(kept->model, model_numbers, sizeof model_numbers) == 0)
             return kept->algorithm;
     }
@@ -128,7 +127,8 @@ static const algorithm_entry *automatic_choice(papcoll_comm *pc, int64_t count,
         return registry_find(copies <= 65536.0 ? "canonical_gather" : "canonical_straggler");
     struct reproducible_choice *slot = &pc->reproducible_choices[pc->reproducible_next];
     pc->reproducible_next = (pc->reproducible_next + 1) % REPRODUCIBLE_CHOICES;
-    slot->bytes = bytes;
+    slot->count = count;
+    slot->extent = extent;
     memcpy(slot->model, model_numbers, sizeof model_numbers);
     slot->algorithm = chosen;
     return chosen;

@@ -21,9 +21,10 @@
 
 #include "intercept.h"
 
-/* After the MPI made *made: papcoll's communicator for it, where the mode asks. */
+/* After the MPI made *made: papcoll's communicator for it, where the mode asks (its error,
+ * if making it failed, is the constructor's). */
 static int prepared(int code, MPI_Comm *made) {
-    if (code == MPI_SUCCESS && made != NULL) intercept_prepare_for_posts(*made);
+    if (code == MPI_SUCCESS && made != NULL) code = intercept_prepare_for_posts(*made);
     return code;
 }
 

@@ -313,18 +313,20 @@ int intercept_raise_error(MPI_Comm comm, int code) {
 
 int intercept_reproducible(void) { return settings.reproducible; }
 
-void intercept_prepare_for_posts(MPI_Comm comm) {
+int intercept_prepare_for_posts(MPI_Comm comm) {
+    /* other threads' calls go to MPI under MPI_THREAD_MULTIPLE (intercept_route_to_native) */
     if (!settings.reproducible || !settings.intercept || !running || finalized ||
-        inside_papcoll || comm == MPI_COMM_NULL)
-        return;
+        inside_papcoll || comm == MPI_COMM_NULL ||
+        (thread_level == MPI_THREAD_MULTIPLE && !pthread_equal(pthread_self(), init_thread)))
+        return MPI_SUCCESS;
     pthread_mutex_lock(&records_lock);
     communicator_record *record = record_of(comm);
     pthread_mutex_unlock(&records_lock);
     /* alike on every rank of comm: its kind and size are the same everywhere, and the
      * constructor that made it was collective over it */
-    if (record == NULL || record->intercommunicator || record->size <= 1) return;
+    if (record == NULL || record->intercommunicator || record->size <= 1) return MPI_SUCCESS;
     int code = intercept_make_papcoll_communicator(record, comm);
-    if (code != MPI_SUCCESS) intercept_raise_error(comm, code);
+    return code != MPI_SUCCESS ? intercept_raise_error(comm, code) : MPI_SUCCESS;
 }
 
 int intercept_make_papcoll_communicator(communicator_record *record, MPI_Comm comm) {

@@ -27,8 +27,9 @@ int intercept_make_papcoll_communicator(communicator_record *record, MPI_Comm co
 int intercept_reproducible(void);
 /* Reproducible mode: makes the papcoll communicator of comm, which a collective
  * constructor has just made (collective over comm), so that a non-blocking post on it finds
- * one; nothing outside the mode, for MPI_COMM_NULL, an inter-communicator or one rank. */
-void intercept_prepare_for_posts(MPI_Comm comm);
+ * one; nothing outside the mode, for MPI_COMM_NULL, an inter-communicator, one rank or
+ * another thread than MPI_Init's. Its error, raised on comm's handler, or MPI_SUCCESS. */
+int intercept_prepare_for_posts(MPI_Comm comm);
 /* Frees the record's papcoll communicator (collective, as freeing the user's is). */
 int intercept_free_papcoll_communicator(communicator_record *record);
 /* The records' lock (statistics.c's records are shared by every thread). */

@@ -247,7 +247,8 @@ static int write_file(const pmpi_settings *settings, int complete, int world_siz
         return -1;
     }
     write_report(file, settings, complete, world_size, ranks_reporting, sites, count);
-    int failed = ferror(file) | (fclose(file) != 0);
+    int failed = ferror(file);
+    failed |= fclose(file) != 0;
     if (failed || rename(temporary, path) != 0) {
         fprintf(stderr, "papcoll (libpapcoll_pmpi): cannot write the report %s: %s\n", path,
                 strerror(errno));

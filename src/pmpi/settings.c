@@ -90,7 +90,7 @@ static int read_reproducible(pmpi_settings *settings, char *error, size_t error_
 static int read_report(pmpi_settings *settings, char *error, size_t error_size) {
     const char *text = getenv("PAPCOLL_REPORT");
     settings->report_path[0] = '\0';
-    if (text == NULL) return 0;
+    if (text == NULL || text[0] == '\0') return 0; /* empty: unset, as for every variable */
     if (strlen(text) >= sizeof settings->report_path) {
         snprintf(error, error_size, "PAPCOLL_REPORT is a path of %zu characters; at most "
                  "%zu are accepted", strlen(text), sizeof settings->report_path - 1);

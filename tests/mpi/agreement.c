@@ -149,8 +149,8 @@ int main(int argc, char **argv) {
      * rank: refused at create on every rank, naming the field (each once hung or summed
      * wrong); and a config the last rank itself refuses */
     const char *fields[] = {"max_message_elements", "arrival_source", "grouping", "progress",
-                            "refused"};
-    for (int k = 0; k < 5; k++) {
+                            "refused", "refused parameters"};
+    for (int k = 0; k < 6; k++) {
         papcoll_config_init(&config);
         if (rank == size - 1) {
             if (k == 0) config.max_message_elements = 1000;
@@ -158,12 +158,13 @@ int main(int argc, char **argv) {
             if (k == 2) config.grouping = PAPCOLL_GROUPS_COLOR;
             if (k == 3) config.progress = PAPCOLL_PROGRESS_THREAD;
             if (k == 4) config.max_message_elements = -1;
+            if (k == 5) config.parameters.schedule = "not a schedule";
         }
         char what[96], message[96];
         snprintf(what, sizeof what, "config.%s differs (last rank)", fields[k]);
-        if (k == 4)
-            snprintf(message, sizeof message, "%s", rank == size - 1
-                     ? "max_message_elements must not be negative" : "another rank refused");
+        if (k >= 4)
+            snprintf(message, sizeof message, "%s", rank != size - 1 ? "another rank refused"
+                     : k == 4 ? "max_message_elements must not be negative" : "schedule");
         else
             snprintf(message, sizeof message, "disagree on config.%s", fields[k]);
         code = papcoll_comm_create(MPI_COMM_WORLD, &config, &pc);
