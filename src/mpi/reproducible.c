@@ -104,8 +104,10 @@ static const algorithm_entry *automatic_choice(papcoll_comm *pc, int64_t count,
                                                int64_t extent) {
     double model_numbers[3];
     double copies = (double)count * (double)extent * (double)(pc->size - 1);
+    const algorithm_entry *by_size =
+        registry_find(copies <= 65536.0 ? "canonical_gather" : "canonical_straggler");
     if (!monitor_model(pc, &model_numbers[0], &model_numbers[1], &model_numbers[2]))
-        return registry_find(copies <= 65536.0 ? "canonical_gather" : "canonical_straggler");
+        return by_size;
     for (int i = 0; i < REPRODUCIBLE_CHOICES; i++) {
         const struct reproducible_choice *kept = &pc->reproducible_choices[i];
         if (kept->algorithm != NULL && kept->count == count && kept->extent == extent &&
@@ -124,7 +126,7 @@ static const algorithm_entry *automatic_choice(papcoll_comm *pc, int64_t count,
         PAPCOLL_OK)
         chosen = registry_find(decided.algorithm);
     if (chosen == NULL) /* out of memory, or nothing built: the rule, the same everywhere */
-        return registry_find(copies <= 65536.0 ? "canonical_gather" : "canonical_straggler");
+        return by_size;
     struct reproducible_choice *slot = &pc->reproducible_choices[pc->reproducible_next];
     pc->reproducible_next = (pc->reproducible_next + 1) % REPRODUCIBLE_CHOICES;
     slot->count = count;
