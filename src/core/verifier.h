@@ -97,7 +97,8 @@ typedef struct verifier {
     const char *mode;          /* "" or "with MPI_IN_PLACE: " */
     int failed;
     int out_of_memory;
-    int32_t too_large_rank; /* >= 0: this rank's accesses overlap too much to check for races */
+    int32_t too_large_rank; /* >= 0: this rank's schedule is too large to check for races */
+    const char *too_large_why; /* why, for the error message */
 } verifier;
 
 /* ---- verify_report.c: reporting -------------------------------------------------------- */

@@ -404,6 +404,7 @@ int papcoll_verify_schedules(papcoll_schedule *const *schedules, int32_t ranks,
     }
     int out_of_memory = 0;
     int32_t too_large_rank = -1;
+    const char *too_large_why = "";
     for (int mode = 0; mode < (options->check_in_place ? 2 : 1) && report->ok; mode++) {
         verifier v = {0};
         v.schedules = schedules;
@@ -421,15 +422,17 @@ int papcoll_verify_schedules(papcoll_schedule *const *schedules, int32_t ranks,
         for (int32_t r = 0; r < ranks && !v.failed; r++) check_ordering(&v, r, mode);
         if (!v.failed) run(&v);
         out_of_memory |= v.out_of_memory;
-        if (v.too_large_rank >= 0) too_large_rank = v.too_large_rank;
+        if (v.too_large_rank >= 0) {
+            too_large_rank = v.too_large_rank;
+            too_large_why = v.too_large_why;
+        }
         release(&v);
         if (too_large_rank >= 0) break;
     }
     if (too_large_rank >= 0)
         return message_write(error, error_size, PAPCOLL_ERR_LIMIT,
-                             "rank %d's operations overlap in more than 2^28 (operation, "
-                             "element range) pairs: too many to check for races",
-                             too_large_rank);
+                             "rank %d's schedule is too large to check for races: %s",
+                             too_large_rank, too_large_why);
     if (out_of_memory) {
         copy_message(error, error_size, "out of memory while verifying");
         return PAPCOLL_ERR_NO_MEMORY;

@@ -92,70 +92,93 @@ static int compare_access(const void *a, const void *b) {
  * of a dependency that is still that chain's last op, else starts one), and every op keeps,
  * per chain, the latest op of that chain it waits for: "a before b" is then one lookup. The
  * pipelines of segmented algorithms are a few chains however long (segmented_ring: 12 for
- * 39,000 ops), where searching the DAG per question was quadratic. Schedules with many
- * chains (linear's root receives from P ranks independently) would need n x chains
- * entries: above this many, the search below answers instead. */
+ * 39,000 ops), where searching the DAG per question was quadratic. Only ops that others wait
+ * for take part: an op nobody waits for (the REDUCE that ends each piece, often most of the
+ * ops) would start a chain of its own, and "does it wait for x" is answered from its direct
+ * dependencies' rows instead. Schedules with many chains even so (linear's root receives from
+ * P ranks independently) would need n x chains entries: above this many, the search below
+ * answers instead. */
 #define CHAIN_ENTRIES_LIMIT (1 << 26) /* 256 MiB */
+
+/* The search answers at most this many steps in all for one rank (some seconds): a DAG
+ * whose questions need more is refused as too large to check, never a run of hours (a
+ * hand-written 300,000-op schedule whose every REDUCE asked about a different far op took
+ * 6 minutes before the chains above skipped the ops nobody waits for). */
+#define SEARCH_MAX_STEPS (INT64_C(1) << 30)
 
 /* Answers ancestry questions within one rank's DAG. */
 typedef struct ancestry {
     const papcoll_schedule *schedule;
     uint64_t *bits;           /* bitset per op, or NULL in the other modes */
     int32_t words;
-    int32_t *chain_of;        /* chain mode: each op's chain */
-    int32_t *latest;          /* chain mode: op x chain, the latest op of the chain it waits
-                                 for (itself on its own chain), -1 none */
+    int32_t *chain_of;        /* chain mode: each op's chain, -1: nobody waits for the op */
+    int32_t *row_of;          /* chain mode: each op's row of `latest`, -1: nobody waits */
+    int32_t *latest;          /* chain mode: row x chain, the latest op of the chain the op
+                                 waits for (itself on its own chain), -1 none */
     int32_t chain_count;
     int32_t *stamp, *stack;   /* search mode: visited marks and the DFS stack */
     int32_t query;
     uint8_t *descends;        /* search mode: which ops wait for cached_candidate */
     int32_t cached_candidate;
+    int64_t steps;            /* search mode: steps taken so far */
+    int exhausted;            /* search mode: SEARCH_MAX_STEPS passed; answers are void */
 } ancestry;
 
 /* Chain mode, when the chains fit CHAIN_ENTRIES_LIMIT: 1, or 0 to search instead. */
 static int chains_init(ancestry *a, const papcoll_schedule *schedule) {
     int32_t n = schedule->op_count;
     int32_t *chain_of = malloc((size_t)n * sizeof *chain_of);
+    int32_t *row_of = malloc((size_t)n * sizeof *row_of);
     int32_t *tail = malloc((size_t)n * sizeof *tail); /* per chain: its last op so far */
-    int32_t chains = 0;
-    if (chain_of == NULL || tail == NULL) {
-        free(chain_of);
-        free(tail);
-        return 0;
-    }
+    int32_t chains = 0, rows = 0;
+    int32_t *latest = NULL;
+    if (chain_of == NULL || row_of == NULL || tail == NULL) goto fail;
+    /* who is waited for: dependencies point to earlier ops, so one pass marks them all */
+    for (int32_t op = 0; op < n; op++) row_of[op] = -1;
     for (int32_t op = 0; op < n; op++) {
         int32_t count;
         const int32_t *dependencies = sched_dependencies(schedule, op, &count);
+        for (int32_t d = 0; d < count; d++) row_of[dependencies[d]] = 0;
+    }
+    for (int32_t op = 0; op < n; op++) {
         chain_of[op] = -1;
+        if (row_of[op] < 0) continue;
+        row_of[op] = rows++;
+        int32_t count;
+        const int32_t *dependencies = sched_dependencies(schedule, op, &count);
         for (int32_t d = 0; d < count && chain_of[op] < 0; d++)
             if (tail[chain_of[dependencies[d]]] == dependencies[d])
                 chain_of[op] = chain_of[dependencies[d]];
         if (chain_of[op] < 0) chain_of[op] = chains++;
         tail[chain_of[op]] = op;
     }
-    free(tail);
-    int32_t *latest = (int64_t)n * chains <= CHAIN_ENTRIES_LIMIT
-                          ? malloc((size_t)n * (size_t)chains * sizeof *latest)
-                          : NULL;
-    if (latest == NULL) {
-        free(chain_of);
-        return 0;
-    }
+    if ((int64_t)rows * chains > CHAIN_ENTRIES_LIMIT) goto fail;
+    latest = malloc((size_t)rows * (size_t)chains * sizeof *latest + 1);
+    if (latest == NULL) goto fail;
     for (int32_t op = 0; op < n; op++) {
-        int32_t *mine = latest + (size_t)op * (size_t)chains, count;
+        if (row_of[op] < 0) continue;
+        int32_t *mine = latest + (size_t)row_of[op] * (size_t)chains, count;
         for (int32_t c = 0; c < chains; c++) mine[c] = -1;
         const int32_t *dependencies = sched_dependencies(schedule, op, &count);
         for (int32_t d = 0; d < count; d++) {
-            const int32_t *theirs = latest + (size_t)dependencies[d] * (size_t)chains;
+            const int32_t *theirs = latest + (size_t)row_of[dependencies[d]] * (size_t)chains;
             for (int32_t c = 0; c < chains; c++)
                 if (theirs[c] > mine[c]) mine[c] = theirs[c];
         }
         mine[chain_of[op]] = op;
     }
+    free(tail);
     a->chain_of = chain_of;
+    a->row_of = row_of;
     a->latest = latest;
     a->chain_count = chains;
     return 1;
+fail:
+    free(chain_of);
+    free(row_of);
+    free(tail);
+    free(latest);
+    return 0;
 }
 
 static int ancestry_init(ancestry *a, const papcoll_schedule *schedule) {
@@ -190,6 +213,7 @@ static int ancestry_init(ancestry *a, const papcoll_schedule *schedule) {
 static void ancestry_release(ancestry *a) {
     free(a->bits);
     free(a->chain_of);
+    free(a->row_of);
     free(a->latest);
     free(a->stamp);
     free(a->stack);
@@ -202,9 +226,23 @@ static int is_ancestor(ancestry *a, int32_t of, int32_t candidate) {
     if (a->bits) return (a->bits[(size_t)of * a->words + candidate / 64] >> (candidate % 64)) & 1;
     /* a chain's ops wait for each other in order, so reaching any later op of candidate's
      * chain means reaching candidate */
-    if (a->latest)
-        return a->latest[(size_t)of * (size_t)a->chain_count + (size_t)a->chain_of[candidate]] >=
-               candidate;
+    if (a->latest) {
+        int32_t chain = a->chain_of[candidate];
+        if (chain < 0) return 0; /* nobody waits for candidate */
+        if (a->row_of[of] >= 0)
+            return a->latest[(size_t)a->row_of[of] * (size_t)a->chain_count + (size_t)chain] >=
+                   candidate;
+        /* nobody waits for `of`: it waits for candidate through one of its dependencies */
+        int32_t count;
+        const int32_t *dependencies = sched_dependencies(a->schedule, of, &count);
+        for (int32_t d = 0; d < count; d++)
+            if (dependencies[d] == candidate ||
+                (dependencies[d] > candidate &&
+                 a->latest[(size_t)a->row_of[dependencies[d]] * (size_t)a->chain_count +
+                           (size_t)chain] >= candidate))
+                return 1;
+        return 0;
+    }
     /* Most questions are about a direct dependency (the op that wrote what this one reads):
      * answered from the list, without a pass over the ops between them. */
     int32_t direct_count;
@@ -212,10 +250,16 @@ static int is_ancestor(ancestry *a, int32_t of, int32_t candidate) {
     for (int32_t d = 0; d < direct_count; d++)
         if (direct[d] == candidate) return 1;
     if (a->cached_candidate == candidate) return a->descends[of];
+    if (a->exhausted) return 1; /* void: check_ordering refuses the schedule */
     if (of - candidate > 256) {
         /* A far question: mark every descendant of candidate in one forward pass and keep
          * it, as the race sweep tends to ask about the same op many times in a row. */
         int32_t n = a->schedule->op_count;
+        a->steps += n - candidate;
+        if (a->steps > SEARCH_MAX_STEPS) {
+            a->exhausted = 1;
+            return 1;
+        }
         memset(a->descends + candidate, 0, (size_t)(n - candidate));
         for (int32_t op = candidate + 1; op < n; op++) {
             int32_t count;
@@ -234,6 +278,10 @@ static int is_ancestor(ancestry *a, int32_t of, int32_t candidate) {
     a->stack[depth++] = of;
     a->stamp[of] = a->query;
     while (depth > 0) {
+        if (++a->steps > SEARCH_MAX_STEPS) {
+            a->exhausted = 1;
+            return 1;
+        }
         int32_t op = a->stack[--depth], count;
         const int32_t *dependencies = sched_dependencies(a->schedule, op, &count);
         for (int32_t d = 0; d < count; d++) {
@@ -415,6 +463,8 @@ void check_ordering(verifier *v, int32_t rank, int aliased) {
     int race = may_race(accesses, access_count, &ancestors);
     if (race == MAY_RACE_TOO_MUCH_WORK) {
         v->too_large_rank = rank;
+        v->too_large_why = "its operations overlap in more than 2^28 (operation, element "
+                           "range) pairs";
         v->failed = 1;
         goto done;
     }
@@ -472,6 +522,12 @@ void check_ordering(verifier *v, int32_t rank, int aliased) {
         free(messages);
     }
 done:
+    if (ancestors.exhausted) {
+        v->too_large_rank = rank;
+        v->too_large_why = "its dependencies need more than 2^30 search steps to decide which "
+                           "operations are ordered";
+        v->failed = 1;
+    }
     ancestry_release(&ancestors);
     free(accesses);
 }

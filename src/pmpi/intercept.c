@@ -32,7 +32,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "intercept.h"
 #include "papcoll.h"
@@ -135,17 +134,8 @@ static void start(void) {
         PMPI_Finalize();
         exit(1);
     }
-    /* where it runs, for the report: a node with more ranks than cores runs MPI_Allreduce
-     * at the MPI's tuning's mercy (MPICH's default took 650 ms a 512 KiB call there) */
-    MPI_Comm node;
-    settings.ranks_on_node = 1;
-    if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
-        MPI_SUCCESS) {
-        PMPI_Comm_size(node, &settings.ranks_on_node);
-        PMPI_Comm_free(&node);
-    }
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    settings.cores = cores > 0 ? (int)cores : 0;
+    /* where it runs, for the report (node.c) */
+    pmpi_node_describe(&settings.ranks_on_node, &settings.cores);
     pmpi_settings_native_tuning(&settings);
     papcoll_algorithm_info info;
     forced_commutative_only = papcoll_algorithm_find(settings.algorithm, &info) == PAPCOLL_OK &&

@@ -49,4 +49,8 @@ void intercept_count_call_at(communicator_record *record, const void *caller,
 /* Raises code on comm's error handler, as the MPI call would. */
 int intercept_raise_error(MPI_Comm comm, int code);
 
+/* node.c: the ranks on this rank's node and the cores they may run on (the union of their
+ * affinity masks); collective over MPI_COMM_WORLD, called once at MPI_Init. */
+void pmpi_node_describe(int *ranks_on_node, int *cores);
+
 #endif /* PAPCOLL_PMPI_INTERCEPT_H */

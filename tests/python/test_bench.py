@@ -11,7 +11,8 @@ import subprocess
 import pytest
 from conftest import COMMAND_TIMEOUT_SECONDS, run_papcoll
 from papcoll.cli.options import parse_sizes
-from papcoll.lab.bench import DATATYPES, JSON_ONLY_KEYS, bench_program
+from papcoll.datatypes import DATATYPES
+from papcoll.lab.bench import JSON_ONLY_KEYS, bench_program
 from papcoll.lab.launcher import mpiexec_command
 
 ALGORITHMS = ["ring", "recursive_doubling", "prr", "slt", "native",

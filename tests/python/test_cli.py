@@ -219,6 +219,16 @@ def test_schedule_json_and_datatype_and_arrival_list(papcoll_command, tmp_path):
                                                           for row in rows)
 
 
+@pytest.mark.parametrize("datatype", ["int8", "long_double", "c_double_complex"])
+def test_sim_takes_every_datatype_bench_takes(papcoll_command, datatype):
+    from papcoll.datatypes import DATATYPES
+    result = papcoll_command("sim", "--ranks", "4", "--algorithms", "ring", "--count", "64",
+                             "--datatype", datatype, "--json", "-")
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout[result.stdout.index("["):])
+    assert {row["elem_size"] for row in rows} == {DATATYPES[datatype].size}
+
+
 def _bench_row(name, size, delay, ebar, excess, **more):
     return {"algorithm": name, "bytes": size, "max_delay_ms": delay, "avg_elapsed_ms": ebar,
             "excess_ms": excess, "lower_bound_ms": ebar - excess, "ranks": 4,

@@ -333,15 +333,80 @@ for element in range(elements):
 try:
     papcoll.verify_texts(["\\n".join(lines) + "\\n"])
 except PapcollError as error:
-    assert "too many to check for races" in error.message, error.message
+    assert "too large to check for races" in error.message, error.message
 else:
     raise AssertionError("a schedule past the race check's limit was verified")
 """
 
 
+# A hand-written 300,000-op schedule at P = 2: each REDUCE waits for its piece's RECV and the
+# last of a chain of 100,000 SENDs, and (MPI_IN_PLACE) must be ordered after the SEND of its
+# own piece, a different far op each time. Each such question was a pass over the ops after
+# it: 6 minutes. The REDUCEs wait for nobody; left out of the chains, the rest is two chains.
+FAR_QUESTIONS = """
+import papcoll
+pieces = 100_000
+texts = []
+for rank in range(2):
+    other = 1 - rank
+    lines = [f"schedule ranks=2 rank={rank} count={pieces} elem_size=4 scratch={pieces}",
+             f"0 COPY send[0,{pieces}) -> recv[0,{pieces})"]
+    for piece in range(pieces):
+        lines.append(f"{1 + piece} SEND to={other} tag=0 send[{piece},{piece + 1}) "
+                     f"after {piece}")
+    for piece in range(pieces):
+        after = f" after {pieces + piece}" if piece else ""
+        lines.append(f"{1 + pieces + piece} RECV from={other} tag=0 "
+                     f"scratch0[{piece},{piece + 1}){after}")
+    order = "target-left" if other < rank else "source-left"
+    for piece in range(pieces):
+        lines.append(f"{1 + 2 * pieces + piece} REDUCE scratch0[{piece},{piece + 1}) -> "
+                     f"recv[{piece},{piece + 1}) order={order} "
+                     f"after {1 + pieces + piece},{pieces}")
+    texts.append("\\n".join(lines) + "\\n")
+report = papcoll.verify_texts(texts)
+assert report.ok and report.max_ops == 3 * pieces + 1, report
+"""
+
+
+# 1,000 lanes of SEND then COPY on rank 0, interleaved (300,000 ops): each op waits for the
+# one before it in its lane, so no chain table fits (1,000 chains x 300,000 ops) and each
+# "is this SEND after the lane's last one" is a pass over 2,000 ops and more. The search
+# stops at its step limit: refused as too large, with the reason, in seconds, not hours.
+MANY_LANES = """
+import papcoll
+from papcoll import PapcollError
+lanes, rounds = 1_000, 150
+sender = [f"schedule ranks=2 rank=0 count={lanes} elem_size=4 scratch={lanes}"]
+receiver = [f"schedule ranks=2 rank=1 count={lanes} elem_size=4 scratch={lanes}"]
+last_sender, last_receiver = [None] * lanes, [None] * lanes
+for _ in range(rounds):
+    for lane in range(lanes):
+        at = len(sender) - 1
+        after = "" if last_sender[lane] is None else f" after {last_sender[lane]}"
+        sender.append(f"{at} SEND to=1 tag={lane} send[{lane},{lane + 1}){after}")
+        sender.append(f"{at + 1} COPY send[{lane},{lane + 1}) -> "
+                      f"scratch0[{lane},{lane + 1}) after {at}")
+        last_sender[lane] = at + 1
+        at = len(receiver) - 1
+        after = "" if last_receiver[lane] is None else f" after {last_receiver[lane]}"
+        receiver.append(f"{at} RECV from=0 tag={lane} scratch0[{lane},{lane + 1}){after}")
+        last_receiver[lane] = at
+try:
+    papcoll.verify_texts(["\\n".join(sender) + "\\n", "\\n".join(receiver) + "\\n"])
+except PapcollError as error:
+    assert "too large to check for races" in error.message, error.message
+    assert "search steps" in error.message, error.message
+else:
+    raise AssertionError("a schedule past the search's step limit was verified")
+"""
+
+
 @pytest.mark.parametrize("code", [INDEPENDENT_COPIES, COPIES_ONTO_ONE_REGION,
-                                  SEGMENTED_PIPELINES, OVERLAPPING_EVERYWHERE],
+                                  SEGMENTED_PIPELINES, OVERLAPPING_EVERYWHERE,
+                                  FAR_QUESTIONS, MANY_LANES],
                          ids=["independent-copies", "copies-onto-one-region",
-                              "segmented-pipelines", "overlapping-everywhere"])
+                              "segmented-pipelines", "overlapping-everywhere",
+                              "far-questions", "many-lanes"])
 def test_verifier_is_not_quadratic(code):
     run_python_within(code, seconds=30)

@@ -12,8 +12,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import VENV_BIN
-from test_pmpi import BUILD, run_preloaded
+from conftest import VENV_BIN, hang_guard
+from papcoll.lab.launcher import mpiexec_command
+from papcoll.pmpi import preload_library_path
+from test_pmpi import BUILD, TIMEOUT_SECONDS, run_preloaded
 
 PROGRAM = str(BUILD / "pmpi_reproducible_unmodified")
 FINISHED = "reproducible_unmodified:"
@@ -96,7 +98,7 @@ def test_the_report_says_where_it_ran_and_which_native_tuning_was_in_force(tmp_p
                                           "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "auto"})
     assert result.returncode == 0, result.stderr[-2000:]
     node = json.loads(path.read_text())["node"]
-    cores = os.cpu_count() or 1
+    cores = len(os.sched_getaffinity(0))
     assert node["ranks"] == 4 and node["cores"] == cores
     assert node["oversubscribed"] == (4 > cores)
     assert "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=auto" in node["native_tuning"]
@@ -104,3 +106,18 @@ def test_the_report_says_where_it_ran_and_which_native_tuning_was_in_force(tmp_p
                            capture_output=True, text=True, timeout=120)
     assert shown.returncode == 0, shown.stderr
     assert ("(oversubscribed)" in shown.stdout) == node["oversubscribed"]
+
+
+def test_the_report_counts_the_cores_the_ranks_may_use_not_the_machines(tmp_path):
+    """A cpuset (a container, a batch job) allows fewer cores than the machine has: two ranks
+    started on one allowed core are oversubscribed, whatever sysconf says."""
+    path = tmp_path / "report.json"
+    argv, environment = mpiexec_command(2, [PROGRAM])
+    environment.update(LD_PRELOAD=str(preload_library_path()), PAPCOLL_REPORT=str(path))
+    first_core = min(os.sched_getaffinity(0))
+    result = subprocess.run(argv, env=environment, capture_output=True, text=True,
+                            timeout=hang_guard(TIMEOUT_SECONDS),
+                            preexec_fn=lambda: os.sched_setaffinity(0, {first_core}))
+    assert result.returncode == 0, result.stderr[-2000:]
+    node = json.loads(path.read_text())["node"]
+    assert node["ranks"] == 2 and node["cores"] == 1 and node["oversubscribed"] is True, node

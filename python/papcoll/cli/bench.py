@@ -11,12 +11,11 @@ from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.table import Table
 
+from ..datatypes import DATATYPES, OPS
 from ..lab.bench import (
-    DATATYPES,
     DEFAULT_BASELINE,
     JSON_ONLY_KEYS,
     NO_BASELINE,
-    OPS,
     BenchOptions,
     format_bytes,
     native_algorithm_names,

@@ -10,7 +10,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from ..lab.bench import DATATYPES
+from ..datatypes import DATATYPES
 from ..lab.calibrate import (
     DEFAULT_DATATYPE,
     MONITOR_ENVIRONMENT,

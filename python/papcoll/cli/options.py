@@ -16,11 +16,12 @@ from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 
 from ..core import Context, PapcollError, algorithm, algorithms, estimated_operations
+from ..datatypes import DATATYPES
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE = 0, 1, 2
 INT32_MAX, INT64_MAX = 2**31 - 1, 2**63 - 1
-# bytes per element of the element types a datatype option offers
-DATATYPE_SIZES = {"float": 4, "double": 8, "int": 4, "char": 1}
+# bytes per element of the element types a datatype option offers (bench's own table)
+DATATYPE_SIZES = {name: datatype.size for name, datatype in DATATYPES.items()}
 # papcoll-bench's longest emulated compute phase per iteration (bench/bench_options.c)
 MOST_COMPUTE_MS = 60000.0
 
@@ -304,8 +305,8 @@ def add_element_size(parser: argparse.ArgumentParser, datatype: bool = False) ->
     size.add_argument("--elem-size", type=integer_in_range("element size", 1, 1 << 16),
                       default=4, help="bytes per element (default 4)")
     if datatype:
-        add_datatype(size, tuple(DATATYPE_SIZES), default=None,
-                     why="sets --elem-size")
+        add_datatype(size, tuple(DATATYPE_SIZES), default=None, metavar="TYPE",
+                     why="sets --elem-size; any of `papcoll bench`'s types")
 
 
 def add_datatype(parser: Any, choices: tuple[str, ...], default: str | None,

@@ -62,9 +62,10 @@ from typing import Any
 import numpy
 
 from .._core import ffi, lib
+from ..datatypes import DATATYPES
 from ..errors import PapcollError, c_string
 from ..model import SimModel
-from .bench import DATATYPES, stop_job
+from .bench import stop_job
 from .launcher import Launch, mpiexec_command, program_path
 
 # The datatype whose reduction speed goes into the model's gamma unless the caller names

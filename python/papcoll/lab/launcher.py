@@ -83,7 +83,11 @@ def mpi_flavor(mpiexec: str | None = None) -> str:
 
 
 def cores() -> int:
-    """This machine's cores, as the launcher counts them to decide oversubscription."""
+    """The cores this process may run on (its cpuset: a container or a batch job may allow
+    fewer than the machine has), as the launcher counts them to decide oversubscription.
+    The ranks it starts inherit the same set."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
     return os.cpu_count() or 1
 
 
