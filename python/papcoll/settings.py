@@ -176,7 +176,7 @@ SETTINGS: tuple[Setting, ...] = (
         reader=LIBRARY, when="papcoll_comm_create",
         environment="PAPCOLL_TAG_WINDOWS",
         default="as many as MPI's tag bound leaves, at most 1024",
-        accepted="a whole number >= 1 (only ever lowers the number)",
+        accepted="a whole number >= 1 (only ever lowers the number); the same on every rank",
         meaning="how many non-blocking operations may be in flight on a communicator before "
                 "a later one waits; the tests use 2 so that windows are reused",
         read_in=("src/mpi/communicator.c",), docs="docs/nonblocking.md"),
@@ -201,11 +201,13 @@ SETTINGS: tuple[Setting, ...] = (
                 "a schedule costs",
         read_in=("src/pmpi/settings.c",), docs="docs/pmpi.md"),
     Setting(
-        reader=DROP_IN, when="MPI_Init (checked); written at MPI_Finalize",
+        reader=DROP_IN, when="MPI_Init (checked; set on every rank or on none); written at "
+                             "MPI_Finalize",
         environment="PAPCOLL_REPORT",
         default="unset: no report",
-        accepted="a path: a new file or an existing regular one (not a link, directory, FIFO "
-                 "or device), at most 4095 characters",
+        accepted="a path: a new file in an existing folder, or an existing regular one (not a "
+                 "link, directory, FIFO or device), at most 4095 characters; world rank 0's "
+                 "is used",
         meaning="world rank 0 writes the JSON report there (per communicator and call site: "
                 "what ran and what it saved); `papcoll report FILE` prints it",
         read_in=("src/pmpi/settings.c",), docs="docs/pmpi.md"),

@@ -2,6 +2,7 @@
  * user's communicator, the algorithm choice, the plans kept for reuse (plan_cache.h), and
  * papcoll_allreduce with MPI_Allreduce's semantics and argument checks. */
 #define _POSIX_C_SOURCE 200809L /* sched_yield */
+#include <errno.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,6 +130,40 @@ static int agree_on_checking(papcoll_comm *pc) {
 
 
 /* Who advances non-blocking calls: the config, or PAPCOLL_PROGRESS=calls|thread. */
+/* Where the user's communicator aborts on an error, auto's native route (MPI_Allreduce on
+ * the private duplicate) runs under that handler too, so an erroneous call fails as
+ * MPI_Allreduce itself would, with the MPI's own words (MPI_ERR_TRUNCATE for counts that
+ * differ) rather than "auto chose native failed". Any other handler (MPI_ERRORS_RETURN, the
+ * program's own function) stays papcoll's to call with the user's communicator. The handler
+ * is the one the communicator had when papcoll's was made. */
+static MPI_Errhandler aborting_errhandler(MPI_Comm comm) {
+    MPI_Errhandler handler = MPI_ERRHANDLER_NULL, aborting = MPI_ERRHANDLER_NULL;
+    if (MPI_Comm_get_errhandler(comm, &handler) != MPI_SUCCESS) return MPI_ERRHANDLER_NULL;
+    if (handler == MPI_ERRORS_ARE_FATAL) aborting = MPI_ERRORS_ARE_FATAL;
+#ifdef MPI_ERRORS_ABORT
+    if (handler == MPI_ERRORS_ABORT) aborting = MPI_ERRORS_ABORT;
+#endif
+    MPI_Errhandler_free(&handler);
+    return aborting;
+}
+
+/* PAPCOLL_TAG_WINDOWS, read before the agreement: a post picks its window as its number
+ * modulo the windows, so ranks with different counts would tag the same post differently
+ * and never match. 0: unset. */
+static int read_tag_windows(long *asked) {
+    const char *windows = getenv("PAPCOLL_TAG_WINDOWS");
+    *asked = 0;
+    if (windows == NULL || windows[0] == '\0') return MPI_SUCCESS;
+    char *end = NULL;
+    errno = 0;
+    long value = strtol(windows, &end, 10);
+    if (*end != '\0' || value < 1 || errno == ERANGE)
+        return record_error(MPI_ERR_ARG, "papcoll_comm_create: PAPCOLL_TAG_WINDOWS='%.32s' is "
+                            "not a whole number >= 1", windows);
+    *asked = value;
+    return MPI_SUCCESS;
+}
+
 static int read_progress(papcoll_progress *progress) {
     const char *text = getenv("PAPCOLL_PROGRESS");
     if (text == NULL || text[0] == '\0') return MPI_SUCCESS;
@@ -152,7 +187,7 @@ static int read_progress(papcoll_progress *progress) {
  * the same order on every rank. Where it does not (MPI_TAG_UB = 32767, the least MPI
  * allows), the non-blocking calls and the monitor each get a duplicate, as before.
  * Collective (the duplicate, where one is made). */
-static int prepare_nonblocking(papcoll_comm *pc) {
+static int prepare_nonblocking(papcoll_comm *pc, long asked_windows) {
     int *tag_upper_bound = NULL, found = 0;
     MPI_Comm_get_attr(pc->comm, MPI_TAG_UB, &tag_upper_bound, &found);
     long long tags = found ? (long long)*tag_upper_bound + 1 : SCHED_MAX_TAG + 1;
@@ -174,15 +209,7 @@ static int prepare_nonblocking(papcoll_comm *pc) {
     long long usable = windows_in_all - pc->first_nonblocking_window;
     pc->tag_windows = usable > NONBLOCKING_MOST_WINDOWS ? NONBLOCKING_MOST_WINDOWS : (int)usable;
     /* PAPCOLL_TAG_WINDOWS=N uses fewer (the tests take 2, so that windows are reused) */
-    const char *windows = getenv("PAPCOLL_TAG_WINDOWS");
-    if (windows != NULL && windows[0] != '\0') {
-        char *end = NULL;
-        long asked = strtol(windows, &end, 10);
-        if (*end != '\0' || asked < 1)
-            return record_error(MPI_ERR_ARG, "papcoll_comm_create: PAPCOLL_TAG_WINDOWS='%.32s' "
-                                "is not a whole number >= 1", windows);
-        if (asked < pc->tag_windows) pc->tag_windows = (int)asked;
-    }
+    if (asked_windows > 0 && asked_windows < pc->tag_windows) pc->tag_windows = (int)asked_windows;
     pc->window_owner = calloc((size_t)pc->tag_windows, sizeof *pc->window_owner);
     pc->window_turn = malloc((size_t)pc->tag_windows * sizeof *pc->window_turn);
     if (pc->window_owner == NULL || pc->window_turn == NULL)
@@ -253,9 +280,14 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
     MPI_Comm_size(comm, &ranks);
     int refusal = config_refusal(config, algorithm, ranks);
     if (refusal == MPI_SUCCESS) refusal = read_progress(&effective.progress);
+    long asked_windows = 0;
+    if (refusal == MPI_SUCCESS) refusal = read_tag_windows(&asked_windows);
     /* before anything else collective: a rank that refused, or a field that differs, fails
      * every rank here rather than hang one in what follows */
-    int code = config_agreement_check(comm, &effective, refusal != MPI_SUCCESS);
+    agreed_setting settings[] = {{"PAPCOLL_TAG_WINDOWS", asked_windows}};
+    int code = config_agreement_check(comm, &effective, settings,
+                                      (int)(sizeof settings / sizeof settings[0]),
+                                      refusal != MPI_SUCCESS);
     if (refusal != MPI_SUCCESS) return refusal;
     if (code != MPI_SUCCESS) return code;
     papcoll_comm *pc = calloc(1, sizeof *pc);
@@ -272,6 +304,7 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
         free(pc);
         return record_error(code, "papcoll_comm_create: MPI_Comm_dup failed");
     }
+    pc->native_errhandler = aborting_errhandler(pc->comm); /* the dup has the user's */
     /* Errors come back to us as codes, whatever handler the user's communicator has. */
     MPI_Comm_set_errhandler(pc->comm, MPI_ERRORS_RETURN);
     MPI_Comm_size(pc->comm, &pc->size);
@@ -293,7 +326,7 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
     }
     if ((code = agree_on_checking(pc)) != MPI_SUCCESS ||
         (code = reproducible_setting(pc)) != MPI_SUCCESS ||
-        (code = prepare_nonblocking(pc)) != MPI_SUCCESS ||
+        (code = prepare_nonblocking(pc, asked_windows)) != MPI_SUCCESS ||
         (code = native_variants_open(&pc->natives, pc->comm,
                                      config->arrival_source == PAPCOLL_ARRIVALS_AUTOMATIC)) !=
             MPI_SUCCESS ||
@@ -432,9 +465,13 @@ static int run_with_arrivals(papcoll_comm *pc, const algorithm_entry *algorithm,
         algorithm = pc->last_choice.algorithm;
         pc->last_choice.report.path_seconds = MPI_Wtime() - entered;
         if (algorithm == NULL) {
+            if (pc->native_errhandler != MPI_ERRHANDLER_NULL)
+                MPI_Comm_set_errhandler(pc->comm, pc->native_errhandler);
             code = native_variants_allreduce(&pc->natives, pc->last_choice.native_variant,
                                              sendbuf, recvbuf, (int)count, datatype, op,
                                              pc->comm);
+            if (pc->native_errhandler != MPI_ERRHANDLER_NULL)
+                MPI_Comm_set_errhandler(pc->comm, MPI_ERRORS_RETURN);
             if (code != MPI_SUCCESS)
                 return record_error(code, "papcoll_allreduce: MPI_Allreduce (auto chose "
                                           "%s) failed", pc->last_choice.report.algorithm);

@@ -78,15 +78,21 @@ static int64_t field_value(const papcoll_config *config, const config_field *fie
     return value;
 }
 
-int config_agreement_check(MPI_Comm comm, const papcoll_config *config, int refused) {
+int config_agreement_check(MPI_Comm comm, const papcoll_config *config,
+                           const agreed_setting *settings, int setting_count, int refused) {
     /* [refused, v_1 .. v_n, -v_1 .. -v_n] under MPI_MAX: the values agree where max(v) and
-     * -max(-v) = min(v) are equal */
-    int64_t values[1 + 2 * FIELD_COUNT];
+     * -max(-v) = min(v) are equal; the config's fields first, then the settings */
+    enum { MOST_SETTINGS = 4 };
+    if (setting_count < 0 || setting_count > MOST_SETTINGS)
+        return record_error(MPI_ERR_INTERN, "papcoll_comm_create: %d settings to agree on",
+                            setting_count);
+    int64_t values[1 + 2 * (FIELD_COUNT + MOST_SETTINGS)];
     int used = 0;
     values[used++] = refused != 0;
     for (int k = 0; k < FIELD_COUNT; k++)
         if (config_fields[k].rule == FIELD_AGREED_HERE)
             values[used++] = refused ? 0 : field_value(config, &config_fields[k]);
+    for (int k = 0; k < setting_count; k++) values[used++] = refused ? 0 : settings[k].value;
     int compared = used - 1;
     for (int k = 0; k < compared; k++) values[used++] = -values[1 + k];
     int code = MPI_Allreduce(MPI_IN_PLACE, values, used, MPI_INT64_T, MPI_MAX, comm);
@@ -96,7 +102,8 @@ int config_agreement_check(MPI_Comm comm, const papcoll_config *config, int refu
     if (values[0])
         return record_error(MPI_ERR_ARG, "papcoll_comm_create: another rank refused its "
                                          "config (its error says why); every rank fails");
-    for (int k = 0, slot = 0; k < FIELD_COUNT; k++) {
+    int slot = 0;
+    for (int k = 0; k < FIELD_COUNT; k++) {
         if (config_fields[k].rule != FIELD_AGREED_HERE) continue;
         int64_t highest = values[1 + slot], lowest = -values[1 + compared + slot];
         slot++;
@@ -104,6 +111,14 @@ int config_agreement_check(MPI_Comm comm, const papcoll_config *config, int refu
             return record_error(MPI_ERR_ARG, "papcoll_comm_create: the ranks disagree on "
                                 "config.%s (from %lld to %lld); it must be the same on every "
                                 "rank", config_fields[k].name, (long long)lowest,
+                                (long long)highest);
+    }
+    for (int k = 0; k < setting_count; k++, slot++) {
+        int64_t highest = values[1 + slot], lowest = -values[1 + compared + slot];
+        if (highest != lowest)
+            return record_error(MPI_ERR_ARG, "papcoll_comm_create: %s differs between ranks "
+                                "(from %lld to %lld; 0: unset); it must be the same on every "
+                                "rank", settings[k].name, (long long)lowest,
                                 (long long)highest);
     }
     return MPI_SUCCESS;

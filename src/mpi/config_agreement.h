@@ -7,9 +7,18 @@
 
 #include "papcoll.h"
 
+/* A setting read from the environment that is not a config field but must agree too
+ * (PAPCOLL_TAG_WINDOWS: posts pick their tags by it). */
+typedef struct agreed_setting {
+    const char *name;
+    int64_t value;
+} agreed_setting;
+
 /* Collective over comm: MPI_SUCCESS where every rank's config (as it takes effect) agrees on
- * every field that must; otherwise an error on every rank. refused: this rank's own checks
- * refused its config (it then keeps its own message; the others say another rank refused). */
-int config_agreement_check(MPI_Comm comm, const papcoll_config *config, int refused);
+ * every field that must, and on the `setting_count` settings; otherwise an error on every
+ * rank. refused: this rank's own checks refused its config (it then keeps its own message;
+ * the others say another rank refused). */
+int config_agreement_check(MPI_Comm comm, const papcoll_config *config,
+                           const agreed_setting *settings, int setting_count, int refused);
 
 #endif /* PAPCOLL_MPI_CONFIG_AGREEMENT_H */

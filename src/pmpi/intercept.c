@@ -26,12 +26,14 @@
  *
  * Calls papcoll makes itself (its native choice, agreement checks) come back through this
  * MPI_Allreduce: a per-thread flag sends them straight to PMPI_Allreduce, uncounted. */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <math.h>
 #include <mpi.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "intercept.h"
 #include "papcoll.h"
@@ -118,9 +120,9 @@ static void start(void) {
         for (int k = 0; k < PMPI_AGREED_SETTINGS && first_bad == world_size; k++)
             if (values[k] != -values[PMPI_AGREED_SETTINGS + k]) {
                 first_bad = 0; /* rank 0 says it */
-                snprintf(error, sizeof error, "%s differs between ranks; it decides which "
-                         "calls papcoll takes, so it must be the same on every rank (set it "
-                         "for the whole job, e.g. mpiexec -genv / -x)", pmpi_agreed_names[k]);
+                snprintf(error, sizeof error, "%s differs between ranks; %s, so it must be "
+                         "the same on every rank (set it for the whole job, e.g. mpiexec "
+                         "-genv / -x)", pmpi_agreed_names[k], pmpi_agreed_reasons[k]);
             }
     }
     if (first_bad < world_size) {
@@ -293,7 +295,15 @@ int intercept_raise_error(MPI_Comm comm, int code) {
 #ifdef MPI_ERRORS_ABORT
         fatal |= handler == MPI_ERRORS_ABORT;
 #endif
-        if (fatal) fprintf(stderr, "papcoll (libpapcoll_pmpi): %s\n", papcoll_error_string(code));
+        const char *message = papcoll_error_string(code);
+        if (fatal) fprintf(stderr, "papcoll (libpapcoll_pmpi): %s\n", message);
+        /* "another rank refused ...": the rank that refused prints why as it aborts too, and
+         * the first abort may end the job before its line is out (seen 1 run in 4 at P = 6
+         * under Open MPI); the ranks that only relay it give it a moment first */
+        if (fatal && strstr(message, "another rank refused") != NULL) {
+            struct timespec moment = {0, 300 * 1000 * 1000};
+            nanosleep(&moment, NULL);
+        }
         PMPI_Errhandler_free(&handler);
     }
     code = described(code);

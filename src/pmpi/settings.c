@@ -4,6 +4,7 @@
 #include "settings.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,10 +109,27 @@ static int read_report(pmpi_settings *settings, char *error, size_t error_size) 
 int pmpi_report_path_usable(const char *path, char *why, size_t why_size) {
     struct stat status;
     if (path[0] == '\0') return snprintf(why, why_size, "is empty; name a file"), -1;
+    size_t length = strlen(path);
+    if (path[length - 1] == '/')
+        return snprintf(why, why_size, "ends in '/'; name a file, not a directory"), -1;
     if (lstat(path, &status) != 0) {
-        if (errno == ENOENT) return 0;
-        snprintf(why, why_size, "cannot be examined: %s", strerror(errno));
-        return -1;
+        if (errno != ENOENT) {
+            snprintf(why, why_size, "cannot be examined: %s", strerror(errno));
+            return -1;
+        }
+        /* a new file: its folder must be there now, or the report written at the end of
+         * the run would be lost with one line on stderr */
+        char folder[PATH_MAX];
+        const char *slash = strrchr(path, '/');
+        if (slash == NULL) snprintf(folder, sizeof folder, ".");
+        else if (slash == path) snprintf(folder, sizeof folder, "/");
+        else snprintf(folder, sizeof folder, "%.*s", (int)(slash - path), path);
+        if (stat(folder, &status) != 0)
+            return snprintf(why, why_size, "is in folder '%.200s', which cannot be used: %s",
+                            folder, strerror(errno)), -1;
+        if (!S_ISDIR(status.st_mode))
+            return snprintf(why, why_size, "is in '%.200s', which is not a folder", folder), -1;
+        return 0;
     }
     /* the report replaces the file it names (a rename): a link, a FIFO or a device would be
      * replaced by a plain file, not written through, which is not what its name promised */
@@ -152,12 +170,19 @@ static int64_t text_digest(const char *text) {
 }
 
 const char *const pmpi_agreed_names[PMPI_AGREED_SETTINGS] = {
-    "PAPCOLL_ALGORITHM", "PAPCOLL_MIN_BYTES", "PAPCOLL_REPRODUCIBLE"};
+    "PAPCOLL_ALGORITHM", "PAPCOLL_MIN_BYTES", "PAPCOLL_REPRODUCIBLE",
+    "PAPCOLL_REPORT (set or not)"};
+const char *const pmpi_agreed_reasons[PMPI_AGREED_SETTINGS] = {
+    "it decides which calls papcoll takes", "it decides which calls papcoll takes",
+    "it decides which calls papcoll takes",
+    "every rank sends its counts to world rank 0, which writes the report (the path of "
+    "world rank 0 is used)"};
 
 void pmpi_settings_agreed(const pmpi_settings *settings, int64_t values[PMPI_AGREED_SETTINGS]) {
     values[0] = text_digest(settings->algorithm);
     values[1] = settings->min_bytes;
     values[2] = settings->reproducible;
+    values[3] = settings->report_path[0] != '\0';
 }
 
 extern char **environ;

@@ -37,10 +37,13 @@ enum { PMPI_DEFAULT_MIN_BYTES = 64 * 1024 };
  * device or directory); -1 with the reason (to follow the path's name) in why otherwise. */
 int pmpi_report_path_usable(const char *path, char *why, size_t why_size);
 
-/* The settings every rank must share, since they decide each call's route (papcoll or the
- * MPI) and the algorithm; MPI_Init compares them across ranks (intercept.c). */
-enum { PMPI_AGREED_SETTINGS = 3 };
+/* The settings every rank must share: three decide each call's route (papcoll or the MPI)
+ * and the algorithm; whether PAPCOLL_REPORT is set decides who takes part in writing the
+ * report at MPI_Finalize (a gather to world rank 0). MPI_Init compares them across ranks
+ * (intercept.c) and names the first that differs, with why it must not. */
+enum { PMPI_AGREED_SETTINGS = 4 };
 extern const char *const pmpi_agreed_names[PMPI_AGREED_SETTINGS];
+extern const char *const pmpi_agreed_reasons[PMPI_AGREED_SETTINGS];
 /* Their values, as numbers equal on every rank exactly when the settings are. */
 void pmpi_settings_agreed(const pmpi_settings *settings, int64_t values[PMPI_AGREED_SETTINGS]);
 

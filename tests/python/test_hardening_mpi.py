@@ -32,9 +32,14 @@ MPI_FAILURES = ("Message truncated", "MPI_ERROR field", "Assertion failed")
 
 @pytest.mark.parametrize("ranks", [2, 3])
 @pytest.mark.parametrize("delta", [7, -7])
+# auto: balanced, it runs the MPI's own all-reduce on papcoll's private communicator, under
+# the program's handler where that aborts. Under Open MPI at P = 5 and 6 (not run here: the
+# note and docs/pmpi.md say why) that call still crashes inside Open MPI ("double free or
+# corruption" in its reduce-scatter/allgather's error path) and the crashed rank deadlocks in
+# Open MPI's own signal handler, a hang; PAPCOLL_CHECK=1 turns it into a clear error
 @pytest.mark.parametrize("algorithm", ["ring", "recursive_doubling", "rabenseifner",
                                        "straggler", "canonical_scatter", "canonical_gather",
-                                       "segmented_ring", "linear_tree"])
+                                       "segmented_ring", "linear_tree", "auto"])
 def test_a_count_that_differs_between_ranks_fails_cleanly_under_the_drop_in(
         algorithm, delta, ranks):
     """Erroneous, so it may fail, but no worse than MPI itself (which aborts): it ends
@@ -43,8 +48,13 @@ def test_a_count_that_differs_between_ranks_fails_cleanly_under_the_drop_in(
     result = run_preloaded(ranks, [str(BUILD / "pmpi_count_mismatch"), "100000", str(delta)],
                            {"PAPCOLL_ALGORITHM": algorithm, "PAPCOLL_MIN_BYTES": "0"})
     output = result.stdout + result.stderr
-    assert result.returncode != 0, output[-2000:]
     assert "Segmentation fault" not in output and "signal 11" not in output, output[-3000:]
+    assert "double free" not in output, output[-3000:]
+    if algorithm == "auto":
+        # native runs the MPI's own algorithm, which may not notice (MPICH at P = 2 returns
+        # success); what it must do is end as the MPI does, which the timeout holds it to
+        return
+    assert result.returncode != 0, output[-2000:]
     assert "returned 0" not in result.stdout, output[-2000:]
     assert "its schedule expects" in output or any(
         failure in output for failure in MPI_FAILURES), output[-3000:]

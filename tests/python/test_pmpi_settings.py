@@ -57,6 +57,30 @@ def test_a_report_path_that_is_not_a_regular_file_is_refused_and_left_alone(tmp_
         assert stat.S_ISCHR(path.stat().st_mode)
 
 
+@pytest.mark.parametrize(("kind", "why"), [
+    ("missing folder", "which cannot be used: No such file or directory"),
+    ("folder is a file", "cannot be examined: Not a directory"),
+    ("trailing slash", "ends in '/'")])
+def test_a_report_path_that_cannot_be_created_is_refused_at_mpi_init(tmp_path, kind, why):
+    """Found where a new file's folder was missing: the run went on and its report was lost
+    at MPI_Finalize with one line on stderr and exit 0."""
+    if kind == "missing folder":
+        path = f"{tmp_path}/absent/report.json"
+    elif kind == "folder is a file":
+        (tmp_path / "file").write_text("")
+        path = f"{tmp_path}/file/report.json"
+    else:
+        path = f"{tmp_path}/report.json/"
+    refused(run_preloaded(2, [PROGRAM], {"PAPCOLL_REPORT": path}), why)
+
+
+def test_a_report_asked_for_on_some_ranks_only_stops_every_rank_at_mpi_init(tmp_path):
+    """Rank 0 alone asking for a report hung MPI_Finalize: writing it gathers from every
+    rank, and the ranks without the setting never came."""
+    result = run_preloaded(3, on_rank_zero("PAPCOLL_REPORT", str(tmp_path / "report.json")))
+    refused(result, "PAPCOLL_REPORT (set or not) differs between ranks")
+
+
 def test_a_report_is_written_over_a_regular_file(tmp_path):
     path = tmp_path / "report.json"
     path.write_text("old")
@@ -72,6 +96,20 @@ def test_a_report_is_written_over_a_regular_file(tmp_path):
 def test_settings_that_differ_between_ranks_stop_every_rank_at_mpi_init(variable, value):
     result = run_preloaded(2, on_rank_zero(variable, value))
     refused(result, f"{variable} differs between ranks")
+
+
+@pytest.mark.parametrize(("variable", "value"), [("PAPCOLL_TAG_WINDOWS", "2"),
+                                                ("PAPCOLL_PROGRESS", "thread")])
+def test_settings_read_at_the_first_papcoll_call_that_differ_stop_every_rank(variable, value):
+    """Read where papcoll makes a communicator (not at MPI_Init): a post picks its tags by
+    the number of tag windows, so ranks with different counts hung in their first
+    non-blocking call; now every rank fails there, naming the setting."""
+    result = run_preloaded(3, on_rank_zero(variable, value), {"PAPCOLL_MIN_BYTES": "0"})
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output[-2000:]
+    assert (f"{variable} differs between ranks" in output
+            or "disagree on config.progress" in output), output[-2000:]
+    assert FINISHED not in result.stdout
 
 
 @pytest.mark.parametrize(("variable", "value", "message"), [
