@@ -226,10 +226,13 @@ static void persistent_late_rank(papcoll_comm *pc, int moving) {
     papcoll_persistent *persistent = NULL;
     int code = papcoll_allreduce_init(pc, input, output, COUNT, MPI_LONG, MPI_SUM,
                                       &persistent);
-    int first_seen = -1, last_seen = -1, wrong = 0;
+    int first_seen = -1, last_seen = -1, wrong = 0, disturbed = 0;
+    double *entries = malloc((size_t)ranks * sizeof *entries);
     for (int s = 0; s < starts && code == MPI_SUCCESS; s++) {
         MPI_Barrier(MPI_COMM_WORLD);
-        if (rank == (moving ? s % ranks : ranks - 1)) sleep_seconds(late);
+        int late_rank = moving ? s % ranks : ranks - 1;
+        if (rank == late_rank) sleep_seconds(late);
+        double entered = MPI_Wtime();
         MPI_Request request;
         code = papcoll_start(persistent, &request);
         if (code == MPI_SUCCESS) code = wait_for(&request);
@@ -238,7 +241,15 @@ static void persistent_late_rank(papcoll_comm *pc, int moving) {
         papcoll_persistent_last_choice(persistent, &choice, NULL);
         if (choice.from_arrivals) last_seen = s + 1;
         if (first_seen < 0 && choice.from_arrivals) first_seen = s + 1;
+        /* Was the pattern what the checks below assume, the late rank last by half its
+         * sleep? On a machine loaded beyond its cores (a CPU hog beside the tests, 3 ranks
+         * on 2 cores) a rank descheduled after the barrier arrived later still, and the
+         * moving rank's start then looked on time. (One host: MPI_Wtime is comparable.) */
+        MPI_Allgather(&entered, 1, MPI_DOUBLE, entries, 1, MPI_DOUBLE, MPI_COMM_WORLD);
+        for (int r = 0; r < ranks; r++)
+            if (r != late_rank && entries[r] > entries[late_rank] - late / 2) disturbed = 1;
     }
+    free(entries);
     expect(moving ? "persistent auto, a moving late rank, eight starts"
                   : "persistent auto, one late rank, five starts",
            code == MPI_SUCCESS && wrong ? MPI_ERR_OTHER : code, MPI_SUCCESS, "success");
@@ -246,9 +257,11 @@ static void persistent_late_rank(papcoll_comm *pc, int moving) {
      * delays the other one makes a prediction hit by chance (seen under Open MPI on a
      * loaded machine): the moving check needs three ranks */
     if (ranks > 1 && !(moving && ranks < 3)) {
-        int right = moving ? last_seen <= 2 : first_seen == 2;
-        expect(moving ? "  ...no start after its first miss decided from arrivals"
-                      : "  ...decided from the late rank from its second start",
+        /* a disturbed pattern is reported, not judged: what auto saw was not this one */
+        int right = disturbed || (moving ? last_seen <= 2 : first_seen == 2);
+        expect(disturbed ? "  ...(not judged: load hid the late rank at a start)"
+               : moving  ? "  ...no start after its first miss decided from arrivals"
+                         : "  ...decided from the late rank from its second start",
                right ? MPI_SUCCESS : MPI_ERR_OTHER, MPI_SUCCESS, "success");
         if (!right) printf("     rank %d: starts from arrivals: first %d, last %d\n", rank,
                            first_seen, last_seen);
