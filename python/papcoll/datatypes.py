@@ -2,7 +2,7 @@
 lower case), with their sizes on this platform and the reduction ops MPI defines on each.
 
 One table for every command that takes --datatype: `bench` and `calibrate` run them, `sim`
-and `search` need only their sizes."""
+needs only their sizes."""
 
 from __future__ import annotations
 

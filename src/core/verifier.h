@@ -99,6 +99,8 @@ typedef struct verifier {
     int out_of_memory;
     int32_t too_large_rank; /* >= 0: this rank's schedule is too large to check for races */
     const char *too_large_why; /* why, for the error message */
+    int64_t search_steps;      /* the ancestry search's work so far (verify_checks.c), carried
+                                  from one buffer mode's verifier to the next */
 } verifier;
 
 /* ---- verify_report.c: reporting -------------------------------------------------------- */

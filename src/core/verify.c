@@ -405,6 +405,7 @@ int papcoll_verify_schedules(papcoll_schedule *const *schedules, int32_t ranks,
     int out_of_memory = 0;
     int32_t too_large_rank = -1;
     const char *too_large_why = "";
+    int64_t search_steps = 0; /* one budget for every rank and both modes */
     for (int mode = 0; mode < (options->check_in_place ? 2 : 1) && report->ok; mode++) {
         verifier v = {0};
         v.schedules = schedules;
@@ -418,10 +419,12 @@ int papcoll_verify_schedules(papcoll_schedule *const *schedules, int32_t ranks,
         v.report = report;
         v.mode = mode ? "with MPI_IN_PLACE: " : "";
         v.too_large_rank = -1;
+        v.search_steps = search_steps;
         for (int32_t r = 0; r < ranks && !v.failed; r++) check_bounds(&v, r);
         for (int32_t r = 0; r < ranks && !v.failed; r++) check_ordering(&v, r, mode);
         if (!v.failed) run(&v);
         out_of_memory |= v.out_of_memory;
+        search_steps = v.search_steps;
         if (v.too_large_rank >= 0) {
             too_large_rank = v.too_large_rank;
             too_large_why = v.too_large_why;

@@ -128,25 +128,6 @@ static int agree_on_checking(papcoll_comm *pc) {
     return MPI_SUCCESS;
 }
 
-
-/* Who advances non-blocking calls: the config, or PAPCOLL_PROGRESS=calls|thread. */
-/* Where the user's communicator aborts on an error, auto's native route (MPI_Allreduce on
- * the private duplicate) runs under that handler too, so an erroneous call fails as
- * MPI_Allreduce itself would, with the MPI's own words (MPI_ERR_TRUNCATE for counts that
- * differ) rather than "auto chose native failed". Any other handler (MPI_ERRORS_RETURN, the
- * program's own function) stays papcoll's to call with the user's communicator. The handler
- * is the one the communicator had when papcoll's was made. */
-static MPI_Errhandler aborting_errhandler(MPI_Comm comm) {
-    MPI_Errhandler handler = MPI_ERRHANDLER_NULL, aborting = MPI_ERRHANDLER_NULL;
-    if (MPI_Comm_get_errhandler(comm, &handler) != MPI_SUCCESS) return MPI_ERRHANDLER_NULL;
-    if (handler == MPI_ERRORS_ARE_FATAL) aborting = MPI_ERRORS_ARE_FATAL;
-#ifdef MPI_ERRORS_ABORT
-    if (handler == MPI_ERRORS_ABORT) aborting = MPI_ERRORS_ABORT;
-#endif
-    MPI_Errhandler_free(&handler);
-    return aborting;
-}
-
 /* PAPCOLL_TAG_WINDOWS, read before the agreement: a post picks its window as its number
  * modulo the windows, so ranks with different counts would tag the same post differently
  * and never match. 0: unset. */
@@ -164,6 +145,7 @@ static int read_tag_windows(long *asked) {
     return MPI_SUCCESS;
 }
 
+/* Who advances non-blocking calls: the config, or PAPCOLL_PROGRESS=calls|thread. */
 static int read_progress(papcoll_progress *progress) {
     const char *text = getenv("PAPCOLL_PROGRESS");
     if (text == NULL || text[0] == '\0') return MPI_SUCCESS;
@@ -304,7 +286,6 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
         free(pc);
         return record_error(code, "papcoll_comm_create: MPI_Comm_dup failed");
     }
-    pc->native_errhandler = aborting_errhandler(pc->comm); /* the dup has the user's */
     /* Errors come back to us as codes, whatever handler the user's communicator has. */
     MPI_Comm_set_errhandler(pc->comm, MPI_ERRORS_RETURN);
     MPI_Comm_size(pc->comm, &pc->size);
@@ -465,13 +446,9 @@ static int run_with_arrivals(papcoll_comm *pc, const algorithm_entry *algorithm,
         algorithm = pc->last_choice.algorithm;
         pc->last_choice.report.path_seconds = MPI_Wtime() - entered;
         if (algorithm == NULL) {
-            if (pc->native_errhandler != MPI_ERRHANDLER_NULL)
-                MPI_Comm_set_errhandler(pc->comm, pc->native_errhandler);
             code = native_variants_allreduce(&pc->natives, pc->last_choice.native_variant,
                                              sendbuf, recvbuf, (int)count, datatype, op,
                                              pc->comm);
-            if (pc->native_errhandler != MPI_ERRHANDLER_NULL)
-                MPI_Comm_set_errhandler(pc->comm, MPI_ERRORS_RETURN);
             if (code != MPI_SUCCESS)
                 return record_error(code, "papcoll_allreduce: MPI_Allreduce (auto chose "
                                           "%s) failed", pc->last_choice.report.algorithm);

@@ -30,9 +30,6 @@ struct papcoll_comm {
     choice_cache choices;      /* auto's decisions, per shape and arrival class */
     feedback_table feedback;   /* what auto's decisions were measured to take (issue 32) */
     native_variants natives;   /* the MPI library's algorithms auto may run as native */
-    /* the user's communicator's handler where it aborts (MPI_ERRORS_ARE_FATAL or _ABORT)
-     * when this one was made, else MPI_ERRHANDLER_NULL: auto's native route runs under it */
-    MPI_Errhandler native_errhandler;
     auto_choice last_choice;        /* papcoll_last_choice */
     /* auto's decisions in reproducible mode (reproducible.c), per vector size and model */
     struct reproducible_choice {

@@ -175,8 +175,8 @@ const char *const pmpi_agreed_names[PMPI_AGREED_SETTINGS] = {
 const char *const pmpi_agreed_reasons[PMPI_AGREED_SETTINGS] = {
     "it decides which calls papcoll takes", "it decides which calls papcoll takes",
     "it decides which calls papcoll takes",
-    "every rank sends its counts to world rank 0, which writes the report (the path of "
-    "world rank 0 is used)"};
+    "every rank sends its counts to world rank 0, which writes the report (only whether "
+    "it is set must agree; the path of world rank 0 is used)"};
 
 void pmpi_settings_agreed(const pmpi_settings *settings, int64_t values[PMPI_AGREED_SETTINGS]) {
     values[0] = text_digest(settings->algorithm);

@@ -366,6 +366,15 @@ for rank in range(2):
     texts.append("\\n".join(lines) + "\\n")
 report = papcoll.verify_texts(texts)
 assert report.ok and report.max_ops == 3 * pieces + 1, report
+# the same with one REDUCE no longer waiting for the SENDs (nor, through them, the first
+# COPY): it may overwrite its piece while the COPY writes it or its SEND reads it, and the
+# answers from the rows of what it waits for must say so
+victim = 1 + 2 * pieces + 77_777
+lines = texts[0].split("\\n")
+lines[victim + 1] = lines[victim + 1].replace(f",{pieces}", "")
+report = papcoll.verify_texts(["\\n".join(lines), texts[1]])
+assert not report.ok and report.violation_op == victim, report
+assert "race" in report.reason, report.reason
 """
 
 

@@ -32,11 +32,11 @@ MPI_FAILURES = ("Message truncated", "MPI_ERROR field", "Assertion failed")
 
 @pytest.mark.parametrize("ranks", [2, 3])
 @pytest.mark.parametrize("delta", [7, -7])
-# auto: balanced, it runs the MPI's own all-reduce on papcoll's private communicator, under
-# the program's handler where that aborts. Under Open MPI at P = 5 and 6 (not run here: the
-# note and docs/pmpi.md say why) that call still crashes inside Open MPI ("double free or
-# corruption" in its reduce-scatter/allgather's error path) and the crashed rank deadlocks in
-# Open MPI's own signal handler, a hang; PAPCOLL_CHECK=1 turns it into a clear error
+# auto: balanced, it runs the MPI's own all-reduce on papcoll's private communicator. Under
+# Open MPI at P = 5 and 6 (not run here: docs/pmpi.md says why) that call crashes inside
+# Open MPI ("double free or corruption" in its reduce-scatter/allgather's error path) and the
+# crashed rank deadlocks in Open MPI's own signal handler, a hang; PAPCOLL_CHECK=1 turns it
+# into a clear error
 @pytest.mark.parametrize("algorithm", ["ring", "recursive_doubling", "rabenseifner",
                                        "straggler", "canonical_scatter", "canonical_gather",
                                        "segmented_ring", "linear_tree", "auto"])

@@ -216,7 +216,7 @@ def test_core_only_build_needs_no_mpi(tmp_path):
     program = tmp_path / "core_example"
     run(["cc", str(source), *flags.split(), "-o", str(program)], env=environment)
     printed = run([str(program)], env=environment).stdout
-    # ring at P = 13: 2 (P - 1) rounds, the busiest rank sends exactly the lower bound
+    # ring at P = 13: 2 (P - 1) rounds; the busiest rank sends at least the lower bound
     assert printed.startswith("proved: 24 rounds, the busiest rank sends "), printed
     sent, bound = (int(number) for number in re.findall(r"\d+", printed)[1:])
     assert sent >= bound > 0, printed

@@ -20,8 +20,10 @@ from ..datatypes import DATATYPES
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE = 0, 1, 2
 INT32_MAX, INT64_MAX = 2**31 - 1, 2**63 - 1
-# bytes per element of the element types a datatype option offers (bench's own table)
-DATATYPE_SIZES = {name: datatype.size for name, datatype in DATATYPES.items()}
+# bytes per element of the element types a datatype option offers: bench's own table, and
+# "char" (1 byte), which sim took before it had that table (MPI_CHAR reduces nothing, so
+# bench does not offer it)
+DATATYPE_SIZES = {**{name: datatype.size for name, datatype in DATATYPES.items()}, "char": 1}
 # papcoll-bench's longest emulated compute phase per iteration (bench/bench_options.c)
 MOST_COMPUTE_MS = 60000.0
 
