@@ -27,13 +27,18 @@
  * late. */
 #include "choice_sharing.h"
 
+#include <inttypes.h>
 #include <string.h>
 
 #include "monitor.h"
 
-/* What travels: the call's number, then the decision. */
+/* What travels: the call's number and shape, then the decision. The shape costs nothing
+ * extra (the message goes anyway) and catches an erroneous program whose ranks pass
+ * different counts before it reaches the MPI's own all-reduce: Open MPI 5.0's
+ * reduce-scatter/allgather overruns its own buffer on such a call (docs/pmpi.md). */
 typedef struct shared_decision {
     double call;
+    int64_t count, extent;
     papcoll_choice report;
 } shared_decision;
 
@@ -52,6 +57,8 @@ int choice_share(papcoll_comm *pc, const choice_input *input, auto_choice *out) 
     shared_decision message;
     memset(&message, 0, sizeof message);
     message.call = (double)pc->monitor.calls;
+    message.count = input->count;
+    message.extent = input->extent;
     MPI_Comm comm = pc->monitor.comm;
     int code = MPI_SUCCESS;
     if (pc->rank == decider) {
@@ -78,6 +85,14 @@ int choice_share(papcoll_comm *pc, const choice_input *input, auto_choice *out) 
                                 "(%d) is in call %.0f: the ranks do not make the same "
                                 "sequence of calls on this communicator",
                                 decider, message.call, pc->rank, (double)pc->monitor.calls);
+        if (message.count != input->count || message.extent != input->extent)
+            return record_error(MPI_ERR_ARG,
+                                "papcoll: the ranks disagree on the call: rank %d passed %"
+                                PRId64 " elements of %" PRId64 " bytes, this rank (%d) %"
+                                PRId64 " of %" PRId64 " (MPI requires the same count and type "
+                                "signature on every rank)",
+                                decider, message.count, message.extent, pc->rank, input->count,
+                                input->extent);
         memset(out, 0, sizeof *out);
         out->report = message.report;
         choice_from_report(out);
