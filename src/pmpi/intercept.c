@@ -105,7 +105,7 @@ static void start(void) {
     PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
     char error[1024];
-    int bad = pmpi_settings_read(&settings, error, sizeof error) != 0;
+    int bad = pmpi_settings_read(&settings, world_rank == 0, error, sizeof error) != 0;
     int first_bad = bad ? world_rank : world_size;
     PMPI_Allreduce(MPI_IN_PLACE, &first_bad, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     /* Settings that decide a call's route must agree, or one rank would wait in papcoll

@@ -88,7 +88,11 @@ static int read_reproducible(pmpi_settings *settings, char *error, size_t error_
     return 0;
 }
 
-static int read_report(pmpi_settings *settings, char *error, size_t error_size) {
+/* writes_report: whether this is world rank 0, the one rank that writes the report (the
+ * others only send their counts), and so the one whose path is checked: on a cluster
+ * the folder may exist on rank 0's node alone. */
+static int read_report(pmpi_settings *settings, int writes_report, char *error,
+                       size_t error_size) {
     const char *text = getenv("PAPCOLL_REPORT");
     settings->report_path[0] = '\0';
     if (text == NULL || text[0] == '\0') return 0; /* empty: unset, as for every variable */
@@ -99,7 +103,8 @@ static int read_report(pmpi_settings *settings, char *error, size_t error_size) 
     }
     snprintf(settings->report_path, sizeof settings->report_path, "%s", text);
     char why[256];
-    if (pmpi_report_path_usable(settings->report_path, why, sizeof why) != 0) {
+    if (writes_report &&
+        pmpi_report_path_usable(settings->report_path, why, sizeof why) != 0) {
         snprintf(error, error_size, "PAPCOLL_REPORT='%.200s' %s", text, why);
         return -1;
     }
@@ -203,12 +208,13 @@ void pmpi_settings_native_tuning(pmpi_settings *settings) {
     }
 }
 
-int pmpi_settings_read(pmpi_settings *settings, char *error, size_t error_size) {
+int pmpi_settings_read(pmpi_settings *settings, int writes_report, char *error,
+                       size_t error_size) {
     memset(settings, 0, sizeof *settings);
     if (read_algorithm(settings, error, error_size) != 0 ||
         read_min_bytes(settings, error, error_size) != 0 ||
         read_reproducible(settings, error, error_size) != 0 ||
-        read_report(settings, error, error_size) != 0 ||
+        read_report(settings, writes_report, error, error_size) != 0 ||
         read_tau_model(error, error_size) != 0 || read_check(error, error_size) != 0)
         return -1;
     return 0;

@@ -52,7 +52,9 @@ void pmpi_settings_agreed(const pmpi_settings *settings, int64_t values[PMPI_AGR
 void pmpi_settings_native_tuning(pmpi_settings *settings);
 
 /* Reads the environment into settings. Returns 0, or -1 with a message naming the
- * variable, its value and what it accepts in error. */
-int pmpi_settings_read(pmpi_settings *settings, char *error, size_t error_size);
+ * variable, its value and what it accepts in error. writes_report: this rank writes the
+ * report (world rank 0), so PAPCOLL_REPORT's path is checked here and on no other rank. */
+int pmpi_settings_read(pmpi_settings *settings, int writes_report, char *error,
+                       size_t error_size);
 
 #endif /* PAPCOLL_PMPI_SETTINGS_H */

@@ -81,6 +81,21 @@ def test_a_report_asked_for_on_some_ranks_only_stops_every_rank_at_mpi_init(tmp_
     refused(result, "PAPCOLL_REPORT (set or not) differs between ranks")
 
 
+def test_only_world_rank_zero_checks_the_report_path_it_alone_writes(tmp_path):
+    """Rank 0 writes the report at its own path; on a cluster another node may have no such
+    folder, which once stopped the job at MPI_Init. Here the other ranks' path names a
+    missing folder (as it would there), and the run ends with rank 0's report."""
+    path = tmp_path / "report.json"
+    elsewhere = tmp_path / "absent" / "report.json"
+    script = (f'if [ "${{PMI_RANK:-$OMPI_COMM_WORLD_RANK}}" = 0 ]; then '
+              f'export PAPCOLL_REPORT="{path}"; else export PAPCOLL_REPORT="{elsewhere}"; '
+              f'fi; exec "$0"')
+    result = run_preloaded(3, ["sh", "-c", script, PROGRAM])
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert json.loads(path.read_text())["complete"] is True
+    assert not elsewhere.parent.exists()
+
+
 def test_a_report_is_written_over_a_regular_file(tmp_path):
     path = tmp_path / "report.json"
     path.write_text("old")
