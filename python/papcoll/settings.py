@@ -207,7 +207,7 @@ SETTINGS: tuple[Setting, ...] = (
         default="unset: no report",
         accepted="a path: a new file in an existing folder, or an existing regular one (not a "
                  "link, directory, FIFO or device), at most 4095 characters; world rank 0's "
-                 "is used, and checked there alone",
+                 "is used, and its folder and kind of file are checked there alone",
         meaning="world rank 0 writes the JSON report there (per communicator and call site: "
                 "what ran and what it saved); `papcoll report FILE` prints it",
         read_in=("src/pmpi/settings.c",), docs="docs/pmpi.md"),

@@ -21,7 +21,9 @@
  *
  * Every rank must agree on whether a call misses, so every rank's cache holds the same
  * keys in the same order of use (choose.h says how that is kept); the message carries the
- * call's number, so ranks that disagree anyway are reported, not mixed up. The decider
+ * call's number, so ranks that disagree anyway are reported, not mixed up, and the call's
+ * count and element size, so that a rank whose call differs from the decider's (an
+ * erroneous program) returns an error naming both instead of going on. The decider
  * sends to every other rank itself (P - 1 eager messages of ~350 bytes, about a
  * microsecond each, while it waits); a tree would put forwarding on ranks that may be
  * late. */
@@ -89,8 +91,8 @@ int choice_share(papcoll_comm *pc, const choice_input *input, auto_choice *out) 
             return record_error(MPI_ERR_ARG,
                                 "papcoll: the ranks disagree on the call: rank %d passed %"
                                 PRId64 " elements of %" PRId64 " bytes, this rank (%d) %"
-                                PRId64 " of %" PRId64 " (MPI requires the same count and type "
-                                "signature on every rank)",
+                                PRId64 " of %" PRId64 " (MPI requires the same count and datatype "
+                                "on every rank)",
                                 decider, message.count, message.extent, pc->rank, input->count,
                                 input->extent);
         memset(out, 0, sizeof *out);

@@ -9,7 +9,8 @@
 
 /* The model's decision for a call: from pc's cache, or made by the rank predicted to
  * arrive first and received from it. Every rank of pc must call it, with the same input,
- * in the same call. MPI_SUCCESS or an MPI error (recorded). */
+ * in the same call. MPI_SUCCESS or an MPI error (recorded), MPI_ERR_ARG where the decision
+ * received was made for another count or element size than this rank's. */
 int choice_share(papcoll_comm *pc, const choice_input *input, auto_choice *out);
 
 #endif /* PAPCOLL_MPI_CHOICE_SHARING_H */

@@ -1,5 +1,6 @@
 /* count_mismatch.c - an erroneous MPI program for the drop-in (issue 35's audit): rank 0
- * passes MPI_Allreduce DELTA more elements than the others (argv: COUNT DELTA). MPI forbids
+ * passes MPI_Allreduce DELTA more elements than the others (argv: COUNT DELTA [HANDLER
+ * [ODD_RANK]]; ODD_RANK, default 0, names another rank to pass them instead). MPI forbids
  * it, and MPICH itself aborts ("Message truncated"); under libpapcoll_pmpi.so it must fail
  * no worse: a clear error and an end, never a segmentation fault (papcoll once cancelled
  * sends, which crashed MPICH's UCX layer) or a silent success with a wrong sum where a
@@ -15,10 +16,12 @@ int main(int argc, char **argv) {
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     int base = argc > 1 ? atoi(argv[1]) : 1000, delta = argc > 2 ? atoi(argv[2]) : 7;
-    /* "return": MPI_ERRORS_RETURN, and the error's MPI_Error_string printed */
+    /* "return": MPI_ERRORS_RETURN, and the error's MPI_Error_string printed ("fatal": the
+     * default handler) */
     int returning = argc > 3 && argv[3][0] == 'r';
     if (returning) MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    int count = base + (rank == 0 ? delta : 0);
+    int odd_rank = argc > 4 ? atoi(argv[4]) : 0;
+    int count = base + (rank == odd_rank ? delta : 0);
     double *input = calloc((size_t)count, sizeof *input);
     double *output = calloc((size_t)count, sizeof *output);
     int code = MPI_Allreduce(input, output, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);

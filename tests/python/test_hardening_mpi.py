@@ -53,10 +53,25 @@ def test_a_count_that_differs_between_ranks_fails_cleanly_under_the_drop_in(
     if algorithm == "auto":
         # the first call of a shape is decided by one rank and sent (choice_sharing.c):
         # every rank whose count differs from the decider's says so
-        assert "the ranks disagree on the call" in output, output[-3000:]
+        assert "elements of 8 bytes, this rank (" in output, output[-3000:]
         return
     assert "its schedule expects" in output or any(
         failure in output for failure in MPI_FAILURES), output[-3000:]
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_auto_stops_a_rank_whose_count_differs_from_the_deciding_ranks(ranks):
+    """The other side of the case above: the deciding rank (rank 0, on a first call) has the
+    usual count and the last rank differs; the last rank names both counts and, under the
+    fatal handler, ends the job before the MPI's own all-reduce runs with its count."""
+    last = ranks - 1
+    result = run_preloaded(ranks, [str(BUILD / "pmpi_count_mismatch"), "100000", "7", "fatal",
+                                   str(last)], {"PAPCOLL_MIN_BYTES": "0"})
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output[-2000:]
+    assert (f"rank 0 passed 100000 elements of 8 bytes, this rank ({last}) 100007 of 8"
+            in output), output[-3000:]
+    assert "returned 0" not in result.stdout, output[-2000:]
 
 
 def test_with_errors_return_the_error_string_says_what_disagreed():

@@ -21,11 +21,12 @@ PROGRAM = str(BUILD / "pmpi_reproducible_unmodified")
 FINISHED = "reproducible_unmodified:"
 
 
-def on_rank_zero(variable: str, value: str) -> list[str]:
-    """The program, with variable=value on world rank 0 only (MPICH's hydra sets PMI_RANK,
-    Open MPI OMPI_COMM_WORLD_RANK)."""
+def on_rank_zero(variable: str, value: str, elsewhere: str | None = None) -> list[str]:
+    """The program, with variable=value on world rank 0 only, and =elsewhere on the other
+    ranks where given (MPICH's hydra sets PMI_RANK, Open MPI OMPI_COMM_WORLD_RANK)."""
+    otherwise = f'else export {variable}="{elsewhere}"; ' if elsewhere is not None else ""
     script = (f'if [ "${{PMI_RANK:-$OMPI_COMM_WORLD_RANK}}" = 0 ]; then '
-              f'export {variable}="{value}"; fi; exec "$0"')
+              f'export {variable}="{value}"; {otherwise}fi; exec "$0"')
     return ["sh", "-c", script, PROGRAM]
 
 
@@ -87,10 +88,7 @@ def test_only_world_rank_zero_checks_the_report_path_it_alone_writes(tmp_path):
     missing folder (as it would there), and the run ends with rank 0's report."""
     path = tmp_path / "report.json"
     elsewhere = tmp_path / "absent" / "report.json"
-    script = (f'if [ "${{PMI_RANK:-$OMPI_COMM_WORLD_RANK}}" = 0 ]; then '
-              f'export PAPCOLL_REPORT="{path}"; else export PAPCOLL_REPORT="{elsewhere}"; '
-              f'fi; exec "$0"')
-    result = run_preloaded(3, ["sh", "-c", script, PROGRAM])
+    result = run_preloaded(3, on_rank_zero("PAPCOLL_REPORT", str(path), str(elsewhere)))
     assert result.returncode == 0, result.stderr[-2000:]
     assert json.loads(path.read_text())["complete"] is True
     assert not elsewhere.parent.exists()
