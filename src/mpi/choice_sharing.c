@@ -91,8 +91,8 @@ int choice_share(papcoll_comm *pc, const choice_input *input, auto_choice *out) 
             return record_error(MPI_ERR_ARG,
                                 "papcoll: the ranks disagree on the call: rank %d passed %"
                                 PRId64 " elements of %" PRId64 " bytes, this rank (%d) %"
-                                PRId64 " of %" PRId64 " (MPI requires the same count and datatype "
-                                "on every rank)",
+                                PRId64 " of %" PRId64 " (MPI requires the same count and "
+                                "datatype on every rank)",
                                 decider, message.count, message.extent, pc->rank, input->count,
                                 input->extent);
         memset(out, 0, sizeof *out);

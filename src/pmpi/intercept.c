@@ -16,8 +16,9 @@
  * match across ranks - the communicator, the op, the bytes - and on the kind of datatype
  * (predefined ops take predefined datatypes only). What can differ between ranks and is not
  * checked: with a user-defined op, a derived datatype on one rank and another of the same
- * type signature on another (MPI asks for the same datatype; rare), and, under MPI_THREAD_MULTIPLE, one
- * communicator used from MPI_Init's thread on some ranks and from other threads on others.
+ * type signature on another (MPI asks for the same datatype; rare), and, under
+ * MPI_THREAD_MULTIPLE, one communicator used from MPI_Init's thread on some ranks and from
+ * other threads on others.
  *
  * Predictions are per communicator, not per call site: a rank cannot know which site the
  * others are calling from without a message per call, and two ranks predicting from two
