@@ -399,7 +399,9 @@ typedef struct papcoll_choice {
     /* The rank whose simulation made this decision: where the MPI library had not decided
      * this shape and arrival profile before, the rank predicted to arrive first decided
      * while it waited, and sent the decision to the others, so that it costs a late rank
-     * one receive, not a simulation; -1: a decision kept from an earlier call, or made by
+     * one receive, not a simulation (a non-blocking post or a persistent start, which may
+     * wait for no message, decides on every rank: this rank); -1: a decision kept from an
+     * earlier call (of any kind: a post finds a blocking call's), or made by
      * papcoll_choose. */
     int32_t decided_by;
     /* This rank's time on the decision in this call: simulating (the decider), waiting for

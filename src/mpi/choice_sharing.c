@@ -53,8 +53,9 @@ static int first_predicted(const choice_input *input) {
     return first;
 }
 
-int choice_share(papcoll_comm *pc, const choice_input *input, auto_choice *out) {
-    if (choice_cache_find(input, &pc->choices, 1, out)) return MPI_SUCCESS;
+int choice_share(papcoll_comm *pc, choice_cache *cache, const choice_input *input,
+                 auto_choice *out) {
+    if (choice_cache_find(input, cache, 1, out)) return MPI_SUCCESS;
     int decider = first_predicted(input);
     shared_decision message;
     memset(&message, 0, sizeof message);
@@ -99,6 +100,6 @@ int choice_share(papcoll_comm *pc, const choice_input *input, auto_choice *out) 
         out->report = message.report;
         choice_from_report(out);
     }
-    choice_cache_keep(input, &pc->choices, out);
+    choice_cache_keep(input, cache, out);
     return MPI_SUCCESS;
 }

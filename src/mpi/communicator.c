@@ -55,8 +55,7 @@ static int store_parameters(papcoll_comm *pc, const papcoll_parameters *paramete
     if (status != PAPCOLL_OK) return record_error(MPI_ERR_ARG, "%s: %s", caller, error);
     plan_cache_clear(&pc->plans);
     plan_cache_clear(&pc->nonblocking_plans);
-    choice_cache_clear(&pc->choices);
-    feedback_clear(&pc->feedback);
+    decision_site_clear(&pc->decisions);
     memset(pc->reproducible_choices, 0, sizeof pc->reproducible_choices);
     return MPI_SUCCESS;
 }
@@ -98,9 +97,8 @@ static void release_communicator(papcoll_comm *pc) {
     free(pc->window_turn);
     free(pc->groups);
     free(pc->call_classes);
-    free(pc->call_profile);
     free(pc->call_arrivals);
-    choice_cache_release(&pc->choices);
+    decision_site_release(&pc->decisions);
     native_variants_close(&pc->natives);
     owned_parameters_release(&pc->parameters);
     if (pc->comm != MPI_COMM_NULL) MPI_Comm_free(&pc->comm);
@@ -291,10 +289,9 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
     MPI_Comm_size(pc->comm, &pc->size);
     MPI_Comm_rank(pc->comm, &pc->rank);
     pc->call_classes = malloc((size_t)pc->size);
-    pc->call_profile = malloc((size_t)pc->size);
     pc->call_arrivals = malloc((size_t)pc->size * sizeof *pc->call_arrivals);
-    if (pc->call_classes == NULL || pc->call_profile == NULL || pc->call_arrivals == NULL ||
-        choice_cache_init(&pc->choices, pc->size) != MPI_SUCCESS) {
+    if (pc->call_classes == NULL || pc->call_arrivals == NULL ||
+        decision_site_init(&pc->decisions, pc->size) != MPI_SUCCESS) {
         MPI_Comm_free(&pc->comm);
         release_communicator(pc);
         return record_error(MPI_ERR_NO_MEM, "papcoll_comm_create: out of memory");
@@ -398,18 +395,16 @@ int papcoll_resolve_algorithm(papcoll_comm *pc, int64_t count, MPI_Datatype data
         *name = reproducing->info.name;
         return MPI_SUCCESS;
     }
-    /* the pattern the next call without per-call predictions would see; auto_choose_for_call
-     * rounds it in place into call_arrivals (element by element) */
-    const double *arrivals = NULL;
-    double tau = 0;
+    /* auto's question as a post would ask it: on the pattern the monitor learnt between
+     * calls (auto_call.h) */
+    auto_call call = {.kind = AUTO_CALL_ASKED, .count = count, .extent = extent,
+                      .commutative = commutative};
     if (monitor_learnt_arrivals(pc, pc->call_arrivals)) {
-        arrivals = pc->call_arrivals;
-        tau = monitor_tau(pc, (double)((count + pc->size - 1) / pc->size) * (double)extent);
+        call.arrivals = pc->call_arrivals;
+        call.tau = monitor_tau(pc, (double)((count + pc->size - 1) / pc->size) * (double)extent);
     }
     auto_choice decided;
-    if ((code = auto_choose_for_call(pc, count, extent, commutative, arrivals, tau, 0,
-                                     &decided)) != MPI_SUCCESS)
-        return code;
+    if ((code = auto_decide(pc, &call, &decided, NULL)) != MPI_SUCCESS) return code;
     *name = decided.algorithm ? decided.algorithm->info.name
                               : pc->natives.names[decided.native_variant];
     return MPI_SUCCESS;
@@ -440,8 +435,10 @@ static int run_with_arrivals(papcoll_comm *pc, const algorithm_entry *algorithm,
     const void *source = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     int choosing = algorithm == NULL;
     if (choosing) { /* auto */
-        code = auto_choose_for_call(pc, count, extent, commutative, usable ? arrivals : NULL,
-                                    tau, 1, &pc->last_choice);
+        auto_call call = {.kind = AUTO_CALL_BLOCKING, .count = count, .extent = extent,
+                          .commutative = commutative, .arrivals = usable ? arrivals : NULL,
+                          .tau = tau};
+        code = auto_decide(pc, &call, &pc->last_choice, NULL);
         if (code != MPI_SUCCESS) return code;
         algorithm = pc->last_choice.algorithm;
         pc->last_choice.report.path_seconds = MPI_Wtime() - entered;

@@ -4,8 +4,7 @@
 #ifndef PAPCOLL_MPI_INTERNAL_H
 #define PAPCOLL_MPI_INTERNAL_H
 
-#include "auto_feedback.h"
-#include "choose.h"
+#include "decision_site.h"
 #include "errors.h"
 #include "executor.h"
 #include "monitor.h"
@@ -27,8 +26,9 @@ struct papcoll_comm {
     int32_t *groups;           /* the group of every rank (hierarchical algorithms) */
     papcoll_config config;     /* the rest of the config (its parameters zeroed: see above) */
     plan_cache plans;          /* schedules built once per shape and arrival class */
-    choice_cache choices;      /* auto's decisions, per shape and arrival class */
-    feedback_table feedback;   /* what auto's decisions were measured to take (issue 32) */
+    /* auto's decisions per shape and arrival class, and what they were measured to take,
+     * for the blocking and non-blocking calls (auto_call.h) */
+    decision_site decisions;
     native_variants natives;   /* the MPI library's algorithms auto may run as native */
     auto_choice last_choice;        /* papcoll_last_choice */
     /* auto's decisions in reproducible mode (reproducible.c), per vector size and model */
@@ -39,8 +39,7 @@ struct papcoll_comm {
     } reproducible_choices[REPRODUCIBLE_CHOICES];
     int reproducible_next;     /* the entry the next decision replaces */
     uint8_t *call_classes;     /* per call: the predicted arrival class of every rank */
-    uint8_t *call_profile;     /* per call: those classes sorted (auto's decision key) */
-    double *call_arrivals;     /* per call: its representative arrivals */
+    double *call_arrivals;     /* per call: its representative arrivals (call_plan.c) */
     executor_workspace workspace;
     monitor_state monitor;
     /* 1: comm carries the monitor's and the non-blocking calls' messages too, in windows of

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "arrival_class.h"
+#include "median.h"
 #include "monitor_messages.h"
 #include "monitor_source.h"
 
@@ -83,13 +84,10 @@ static void period_lateness(const papcoll_comm *pc, int first, int end, double *
     }
     for (int r = 0; r < pc->size; r++) {
         double late[MONITOR_PERIOD_MOST_CALLS];
-        for (int k = first; k < end; k++) { /* insertion sort: 8 calls at most */
-            int at = k - first;
-            double value = longest[at] - incoming[(size_t)r * MONITOR_PERIOD_DOUBLES + k];
-            for (; at > 0 && late[at - 1] > value; at--) late[at] = late[at - 1];
-            late[at] = value;
-        }
-        lateness[r] = calls % 2 ? late[calls / 2] : (late[calls / 2 - 1] + late[calls / 2]) / 2;
+        for (int k = first; k < end; k++)
+            late[k - first] =
+                longest[k - first] - incoming[(size_t)r * MONITOR_PERIOD_DOUBLES + k];
+        lateness[r] = median_of(late, calls);
     }
     if (spread) *spread = spread_sum / calls;
     if (call_seconds) *call_seconds = call_sum / calls;

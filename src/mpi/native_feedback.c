@@ -32,6 +32,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "median.h"
+
 /* The margin that overrules: relative and absolute. 15 %: calls on ranks that share cores
  * scatter 10-20 % (docs/benchmarks.md), and with a margin of 5 % the loop followed that
  * noise (1 MiB, balanced: straggler in 46 of 200 calls, auto 1.12 x native); the model
@@ -39,17 +41,7 @@
 static const double switch_share = 0.15, switch_seconds = 1e-6;
 
 double feedback_median(const feedback_samples *samples) {
-    double sorted[FEEDBACK_SAMPLES];
-    int n = samples->filled;
-    memcpy(sorted, samples->seconds, (size_t)n * sizeof *sorted);
-    for (int i = 1; i < n; i++) /* insertion sort: five numbers at most */
-        for (int j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
-            double swap = sorted[j];
-            sorted[j] = sorted[j - 1];
-            sorted[j - 1] = swap;
-        }
-    if (n == 0) return 0;
-    return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    return median_of(samples->seconds, samples->filled);
 }
 
 void feedback_samples_add(feedback_samples *samples, double seconds) {

@@ -27,23 +27,17 @@
 #include "operation.h"
 
 int operation_choose(papcoll_comm *pc, const algorithm_entry *algorithm, plan_cache *plans,
-                     int64_t count, int64_t extent, int commutative, const double *arrivals,
-                     double tau, auto_choice *choice, executor_plan **plan) {
+                     const auto_call *call, auto_choice *choice, monitor_call_tag *tag,
+                     executor_plan **plan) {
     *plan = NULL;
-    if (algorithm == NULL) {
-        int code = auto_choose_for_call(pc, count, extent, commutative, arrivals, tau, 0,
-                                        choice);
-        if (code != MPI_SUCCESS) return code;
-        /* MPI_Iallreduce has no variants to choose (native_variants.h sets the blocking
-         * call's), so native runs as the library's default */
-        if ((algorithm = choice->algorithm) == NULL) {
-            choice->native_variant = 0;
-            strcpy(choice->report.algorithm, "native");
-            return MPI_SUCCESS;
-        }
+    if (tag != NULL) *tag = MONITOR_NO_TAG;
+    if (call->count == 0) return MPI_SUCCESS; /* nothing runs */
+    if (algorithm == NULL) { /* auto: native runs as MPI_Iallreduce (auto_call.h) */
+        int code = auto_decide(pc, call, choice, tag);
+        if (code != MPI_SUCCESS || (algorithm = choice->algorithm) == NULL) return code;
     }
-    return call_plan_for_call(pc, plans, algorithm, count, extent, commutative,
-                                      arrivals, tau, plan);
+    return call_plan_for_call(pc, plans, algorithm, call->count, call->extent,
+                              call->commutative, call->arrivals, call->tau, plan);
 }
 
 int operation_start(papcoll_operation *op, MPI_Comm comm, int tag_offset, const void *sendbuf,
@@ -101,16 +95,15 @@ int papcoll_iallreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
     }
     op->pc = pc;
     op->request = MPI_REQUEST_NULL;
-    const double *arrivals = NULL;
-    double tau = 0;
+    auto_call call = {.kind = AUTO_CALL_POSTED, .count = count, .extent = extent,
+                      .commutative = commutative};
     if ((algorithm == NULL || algorithm->info.needs_arrivals) &&
         monitor_learnt_arrivals(pc, learnt)) {
-        arrivals = learnt;
-        tau = monitor_tau(pc, (double)((count + pc->size - 1) / pc->size) * (double)extent);
+        call.arrivals = learnt;
+        call.tau = monitor_tau(pc, (double)((count + pc->size - 1) / pc->size) * (double)extent);
     }
-    if (count > 0)
-        code = operation_choose(pc, algorithm, &pc->nonblocking_plans, count, extent,
-                                commutative, arrivals, tau, &pc->last_choice, &op->plan);
+    code = operation_choose(pc, algorithm, &pc->nonblocking_plans, &call, &pc->last_choice,
+                            NULL, &op->plan);
     free(learnt);
     if (code != MPI_SUCCESS) {
         free(op);

@@ -30,6 +30,7 @@ void operation_finished(papcoll_operation *op) {
         op->window_held = 0;
         __atomic_sub_fetch(&pc->nonblocking_outstanding, 1, __ATOMIC_ACQ_REL);
     }
+    op->finished_at = MPI_Wtime();
     __atomic_store_n(&op->running, 0, __ATOMIC_RELEASE);
     if (op->finished != NULL) op->finished(op->finished_argument, op->error);
 }

@@ -6,6 +6,7 @@
 #ifndef PAPCOLL_MPI_OPERATION_H
 #define PAPCOLL_MPI_OPERATION_H
 
+#include "auto_call.h"
 #include "internal.h"
 
 typedef struct papcoll_operation {
@@ -38,6 +39,9 @@ typedef struct papcoll_operation {
      * the program may do next (start again, free the communicator) depends on running,
      * and only the operation's memory waits for held_by_mpi. */
     int32_t running, held_by_mpi;
+    /* MPI_Wtime() when the engine finished the operation on this rank: a persistent start's
+     * completion, which the next start sends to the others (auto's closed loop) */
+    double finished_at;
     /* papcoll_start_notifying: called when the engine finishes the operation */
     void (*finished)(void *argument, int error);
     void *finished_argument;
@@ -77,12 +81,12 @@ void operation_finished(papcoll_operation *op);
 void operation_released(papcoll_operation *op);
 
 /* nonblocking.c */
-/* What a post or start runs: algorithm, or for auto (NULL) the model's choice (*choice)
- * from arrivals (P seconds after the earliest, or NULL) and tau; *plan from plans, or NULL
- * where native runs. Local and alike on every rank given alike arguments. */
+/* What a post or start runs: algorithm, or for auto (NULL) auto's decision for call
+ * (auto_call.h) into *choice and *tag (may be NULL); *plan from plans, or NULL where native
+ * runs or count is 0. Local and alike on every rank given alike arguments. */
 int operation_choose(papcoll_comm *pc, const algorithm_entry *algorithm, plan_cache *plans,
-                     int64_t count, int64_t extent, int commutative, const double *arrivals,
-                     double tau, auto_choice *choice, executor_plan **plan);
+                     const auto_call *call, auto_choice *choice, monitor_call_tag *tag,
+                     executor_plan **plan);
 /* Starts op (its plan chosen; op->arrival_requests already posted) on comm with tags
  * shifted by tag_offset: MPI_Iallreduce where op->plan is NULL and count > 0, else the
  * plan; then hands it to the engine. On an error before progress_begin, op->request stays

@@ -1,5 +1,5 @@
-/* persistent.c - papcoll_allreduce_init / papcoll_start (issue 33): MPI_Allreduce_init's
- * semantics, with the arrival history kept per request.
+/* persistent.c - papcoll_allreduce_init / papcoll_start: MPI_Allreduce_init's semantics,
+ * with the arrival history kept per request.
  *
  * A persistent request is one call site that every rank agrees on, which a blocking call
  * in a preloaded program is not (the drop-in cannot tell two MPI_Allreduce call sites
@@ -7,21 +7,22 @@
  * to every other rank, receiving theirs, as part of the operation. A start can begin only
  * after the previous start's request completed, and that needed every rank's contribution,
  * so every rank had made that start and sent its time: at start k every rank holds the
- * times of starts 1 .. k-1, the same on all, and decides start k from them without waiting.
- * The prediction for each rank is its median lateness (after the earliest) over the last
- * PERSISTENT_HISTORY starts: one odd start does not move it, and a lasting change shows
- * after PERSISTENT_HISTORY / 2 + 1 starts. Requests of a fixed, not PAP-aware, algorithm
- * send nothing.
+ * times of starts 1 .. k-1, the same on all, and predicts start k from them without
+ * waiting (arrival_history.h says how, and when a prediction is not trusted). auto decides
+ * each start through the one decision every call kind goes through (auto_call.h, kind
+ * STARTED), with the request's own decisions and measurements. Requests of a fixed, not
+ * PAP-aware, algorithm send nothing.
  *
- * A prediction is used only while it has been right (second session of issue 33): each
- * start's times also judge the prediction that start ran on: did the rank it named as last
- * come last (within an on-time unit), or, where it named none, did none. When most of the
- * last PERSISTENT_HISTORY judged predictions missed, the pattern is one the history does
- * not foretell (a late rank drawn at random each call: the median names a
- * rank that was late twice, and straggler then waits for the wrong one), and the start is
- * decided as balanced; predictions are still made and judged, and trusted again once most
- * are right. A one-late pattern is never affected: its predictions hit from the first.
- * Judgments come from the same history on every rank, so they agree.
+ * auto's closed loop is measured by the same messages: each start's message also carries
+ * the moment this rank completed the start before (rank 0's clock). At start k every rank
+ * so holds starts k-1's start times and start k-2's completions, and so start k-2's time
+ * from its last arrival to its completion (the latest completion less the latest start),
+ * which goes to the request's loop under the tag start k-2 ran with: the same number on
+ * every rank, two starts late.
+ *
+ *   start        1        2        3                       4
+ *   sends        t1, -    t2, c1   t3, c2                  t4, c3
+ *   observes     -        -        start 1: max c1 - max t1  start 2: max c2 - max t2
  *
  * Init is collective (as MPI's is): it duplicates the communicator, since starts of several
  * persistent requests may come in different orders on different ranks (MPI-4.1 6.13), and
@@ -33,13 +34,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrival_history.h"
 #include "call_arguments.h"
-#include "arrival_class.h"
 #include "call_plan.h"
 #include "monitor_tau.h"
 #include "operation.h"
 
-enum { PERSISTENT_HISTORY = 3, ARRIVAL_TAG = SCHED_MAX_TAG + 1 };
+enum { ARRIVAL_TAG = SCHED_MAX_TAG + 1 };
 /* How long papcoll_persistent_free waits for MPI to let go of the last request. */
 #define RELEASE_SECONDS 1.0
 
@@ -58,17 +59,15 @@ struct papcoll_persistent {
     plan_cache plans;
     papcoll_operation operation;
     int64_t starts;
-    double *times;             /* P: the current start's times, rank 0's clock */
-    double *history;           /* PERSISTENT_HISTORY x P latenesses, oldest overwritten */
-    double *predicted;         /* P */
-    uint8_t missed[PERSISTENT_HISTORY]; /* per judged start: its prediction missed */
-    int64_t judged;            /* starts whose prediction was judged */
+    /* 2 P, rank 0's clock: per rank its time at this start and its completion of the start
+     * before (NaN: none); the last start's, once received */
+    double *times;
+    double latest_start[2];    /* the last two starts' latest start time (auto's loop) */
+    monitor_call_tag start_tags[2]; /* and what each ran, for the loop */
+    arrival_history history;   /* the starts before: what a start is predicted from */
     MPI_Request *arrival_requests; /* 2 (P - 1) */
     auto_choice last_choice;
-    /* auto's decision for the last arrival class (persistent_decide), and its scratch */
-    uint8_t *classes, *decided_classes, *profile;
-    double *class_arrivals;
-    int decided;               /* decided_classes and last_choice hold a decision */
+    decision_site *decisions;  /* auto: the request's own decisions (auto_call.h says why) */
 };
 
 static void release(papcoll_persistent *p) {
@@ -76,13 +75,10 @@ static void release(papcoll_persistent *p) {
     executor_workspace_release(&p->operation.workspace);
     if (p->comm != MPI_COMM_NULL) MPI_Comm_free(&p->comm);
     free(p->times);
-    free(p->history);
-    free(p->predicted);
+    arrival_history_release(&p->history);
     free(p->arrival_requests);
-    free(p->classes);
-    free(p->decided_classes);
-    free(p->profile);
-    free(p->class_arrivals);
+    if (p->decisions != NULL) decision_site_release(p->decisions);
+    free(p->decisions);
     free(p);
 }
 
@@ -103,17 +99,15 @@ int papcoll_allreduce_init(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
     papcoll_persistent *p = calloc(1, sizeof *p);
     if (p == NULL) return record_error(MPI_ERR_NO_MEM, "papcoll_allreduce_init: out of memory");
     size_t ranks = (size_t)pc->size;
-    p->times = calloc(ranks, sizeof *p->times);
-    p->history = calloc(PERSISTENT_HISTORY * ranks, sizeof *p->history);
-    p->predicted = calloc(ranks, sizeof *p->predicted);
+    p->times = calloc(2 * ranks, sizeof *p->times);
+    int history_made = arrival_history_init(&p->history, pc->size);
     p->arrival_requests = malloc(2 * ranks * sizeof *p->arrival_requests);
-    p->classes = malloc(ranks);
-    p->decided_classes = malloc(ranks);
-    p->profile = malloc(ranks);
-    p->class_arrivals = malloc(ranks * sizeof *p->class_arrivals);
     p->comm = MPI_COMM_NULL;
-    if (!p->times || !p->history || !p->predicted || !p->arrival_requests || !p->classes ||
-        !p->decided_classes || !p->profile || !p->class_arrivals) {
+    if (algorithm == NULL && (p->decisions = malloc(sizeof *p->decisions)) != NULL &&
+        decision_site_init(p->decisions, pc->size) != MPI_SUCCESS)
+        history_made = 0; /* released below with the rest */
+    if (!p->times || !history_made || !p->arrival_requests ||
+        (algorithm == NULL && p->decisions == NULL)) {
         release(p);
         return record_error(MPI_ERR_NO_MEM, "papcoll_allreduce_init: out of memory");
     }
@@ -165,66 +159,6 @@ static int released_by_mpi(papcoll_operation *op) {
     return !__atomic_load_n(&op->held_by_mpi, __ATOMIC_ACQUIRE);
 }
 
-static int compare_doubles(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The last start's times (all received: its request completed) into the history, and the
- * prediction for the next: each rank's median lateness over the history. 0: no history. */
-/* Judges the prediction the last start ran on (p->predicted still holds it) against row,
- * what happened, on what auto's choice rests: which rank comes last. A prediction that
- * named a late rank hit when that rank arrived within one on-time unit of the last
- * arrival; a balanced one (no rank an on-time unit late) hit when no rank was. The unit is
- * arrival_class.h's (the larger of P tau and the jitter of ranks sharing cores), so the
- * scheduling noise among on-time ranks never counts as a miss. */
-static void judge_prediction(papcoll_persistent *p, const double *row, double tau) {
-    int32_t ranks = p->pc->size;
-    double unit = fmax(tau * ranks, ARRIVAL_JITTER_SECONDS);
-    int32_t named = 0;
-    double latest = 0;
-    for (int32_t r = 0; r < ranks; r++) {
-        if (p->predicted[r] > p->predicted[named]) named = r;
-        if (row[r] > latest) latest = row[r];
-    }
-    int hit = p->predicted[named] < unit ? latest < unit : row[named] >= latest - unit;
-    p->missed[p->judged % PERSISTENT_HISTORY] = !hit;
-    p->judged++;
-}
-
-/* 1 while most of the last judged predictions were right (or none was judged yet). */
-static int prediction_trusted(const papcoll_persistent *p) {
-    int64_t kept = p->judged < PERSISTENT_HISTORY ? p->judged : PERSISTENT_HISTORY;
-    int misses = 0;
-    for (int64_t k = 0; k < kept; k++) misses += p->missed[k];
-    return 2 * misses <= kept;
-}
-
-/* Takes the last start's times into the history and predicts this start's arrivals into
- * p->predicted; 1 when that prediction is to be used (there is one, and it is trusted). */
-static int predict(papcoll_persistent *p, double tau) {
-    int32_t ranks = p->pc->size;
-    if (p->starts == 0) return 0;
-    double earliest = INFINITY;
-    for (int32_t r = 0; r < ranks; r++)
-        if (p->times[r] < earliest) earliest = p->times[r];
-    double *row = &p->history[((p->starts - 1) % PERSISTENT_HISTORY) * ranks];
-    for (int32_t r = 0; r < ranks; r++) row[r] = p->times[r] - earliest;
-    if (p->starts >= 2) judge_prediction(p, row, tau);
-    int64_t kept = p->starts < PERSISTENT_HISTORY ? p->starts : PERSISTENT_HISTORY;
-    double values[PERSISTENT_HISTORY];
-    for (int32_t r = 0; r < ranks; r++) {
-        for (int64_t k = 0; k < kept; k++) values[k] = p->history[k * ranks + r];
-        qsort(values, (size_t)kept, sizeof values[0], compare_doubles);
-        p->predicted[r] = values[kept / 2];
-    }
-    double least = INFINITY; /* medians need not keep a zero: relative to the earliest again */
-    for (int32_t r = 0; r < ranks; r++)
-        if (p->predicted[r] < least) least = p->predicted[r];
-    for (int32_t r = 0; r < ranks; r++) p->predicted[r] -= least;
-    return prediction_trusted(p);
-}
-
 /* After a start failed before its post: the start times already in flight must not write
  * into p->times later, or stay posted. Cancelled, then waited for a bounded time; what MPI
  * could not settle is freed (MPI completes it in the background; p->times then stays
@@ -247,23 +181,26 @@ static void settle_start_times(papcoll_operation *op) {
         }
     op->arrival_count = 0;
     if (abandoned) { /* MPI may still write into the old array: leaked on purpose */
-        p->times = calloc((size_t)p->pc->size, sizeof *p->times);
+        p->times = calloc(2 * (size_t)p->pc->size, sizeof *p->times);
         if (p->times == NULL) p->exchanges = 0;
     }
 }
 
-/* This start's time to every other rank, and theirs into p->times. */
+/* This start's time and the previous start's completion (NaN: none) to every other rank,
+ * and theirs into p->times. */
 static int exchange_times(papcoll_persistent *p, double now) {
     papcoll_comm *pc = p->pc;
     int posted = 0;
-    p->times[pc->rank] = now;
+    p->times[2 * pc->rank] = now;
+    p->times[2 * pc->rank + 1] =
+        p->starts > 0 ? p->operation.finished_at + pc->monitor.clock_offset : NAN;
     for (int peer = 0; peer < pc->size; peer++) {
         if (peer == pc->rank) continue;
-        int code = MPI_Irecv(&p->times[peer], 1, MPI_DOUBLE, peer, ARRIVAL_TAG, p->comm,
+        int code = MPI_Irecv(&p->times[2 * peer], 2, MPI_DOUBLE, peer, ARRIVAL_TAG, p->comm,
                              &p->arrival_requests[posted++]);
         if (code == MPI_SUCCESS)
-            code = MPI_Isend(&p->times[pc->rank], 1, MPI_DOUBLE, peer, ARRIVAL_TAG, p->comm,
-                             &p->arrival_requests[posted++]);
+            code = MPI_Isend(&p->times[2 * pc->rank], 2, MPI_DOUBLE, peer, ARRIVAL_TAG,
+                             p->comm, &p->arrival_requests[posted++]);
         if (code != MPI_SUCCESS) { /* the failed call's slot holds no request */
             p->operation.arrival_count = posted - 1;
             return record_error(code, "papcoll_start: sending the start time failed");
@@ -273,38 +210,22 @@ static int exchange_times(papcoll_persistent *p, double now) {
     return MPI_SUCCESS;
 }
 
-/* auto's decision for a start: the cost model's alone (choose.h: choice_decide), on this
- * request's own predictions, never the communicator's decision cache or closed loop, which
- * blocking calls change: MPI lets ranks order starts differently from the communicator's
- * other collectives (MPI-4.1 6.13), so only what the request itself holds is the same on
- * every rank at a start. Kept per arrival class: a start of the class before decides
- * nothing. */
-static void persistent_decide(papcoll_persistent *p, const double *arrivals, double tau) {
-    papcoll_comm *pc = p->pc;
-    choice_input input;
-    memset(&input, 0, sizeof input);
-    input.ranks = pc->size;
-    input.count = p->count;
-    input.extent = p->extent;
-    input.commutative = p->commutative;
-    input.parameters = &pc->parameters.parameters;
-    input.calibrated = monitor_model(pc, &input.latency, &input.seconds_per_byte,
-                                     &input.reduce_seconds_per_byte);
-    if (arrivals != NULL) {
-        arrival_class_of(arrivals, pc->size, tau * pc->size, p->classes, p->class_arrivals);
-        input.arrival_class = p->classes;
-        input.profile = p->profile;
-        input.arrivals = p->class_arrivals;
-        input.tau = tau;
-    } else {
-        memset(p->classes, 0, (size_t)pc->size);
+/* At start s (p->starts, from 0; s >= 1): the latest start time of start s - 1 is kept, and
+ * start s - 2's time from its last arrival to its latest completion returned (NaN where
+ * there is none: s < 2, or a rank had no completion to send). */
+static double observe_start(papcoll_persistent *p) {
+    double latest = -INFINITY, completed = -INFINITY;
+    for (int32_t r = 0; r < p->pc->size; r++) {
+        latest = fmax(latest, p->times[2 * r]);
+        completed = fmax(completed, p->times[2 * r + 1]); /* fmax skips a NaN */
     }
-    if (p->decided && memcmp(p->classes, p->decided_classes, (size_t)pc->size) == 0) return;
-    choice_decide(&input, &p->last_choice);
-    p->last_choice.native_variant = 0;
-    if (p->last_choice.algorithm == NULL) strcpy(p->last_choice.report.algorithm, "native");
-    memcpy(p->decided_classes, p->classes, (size_t)pc->size);
-    p->decided = 1;
+    int64_t s = p->starts;
+    double seconds = NAN;
+    for (int32_t r = 0; s >= 2 && r < p->pc->size; r++)
+        if (isnan(p->times[2 * r + 1])) completed = NAN;
+    if (s >= 2 && isfinite(completed)) seconds = fmax(0, completed - p->latest_start[s % 2]);
+    p->latest_start[(s - 1) % 2] = latest;
+    return seconds;
 }
 
 int papcoll_start(papcoll_persistent *p, MPI_Request *request) {
@@ -325,31 +246,37 @@ int papcoll_start_notifying(papcoll_persistent *p, MPI_Request *request,
                             "failed with messages in flight; free it and create another");
     papcoll_comm *pc = p->pc;
     double now = MPI_Wtime() + pc->monitor.clock_offset;
-    const double *arrivals = NULL;
-    double tau = 0;
+    auto_call call = {.kind = AUTO_CALL_STARTED, .count = p->count, .extent = p->extent,
+                      .commutative = p->commutative, .site = p->decisions,
+                      .measured = p->exchanges};
+    double observed = NAN;
     if (p->exchanges) {
-        tau = monitor_tau(pc, (double)((p->count + pc->size - 1) / pc->size) *
-                                  (double)p->extent);
-        if (predict(p, tau)) arrivals = p->predicted;
+        call.tau = monitor_tau(pc, (double)((p->count + pc->size - 1) / pc->size) *
+                                       (double)p->extent);
+        if (p->starts > 0) {
+            arrival_history_record(&p->history, p->times, 2, call.tau);
+            observed = observe_start(p);
+        }
+        if (arrival_history_predict(&p->history)) call.arrivals = p->history.predicted;
+    }
+    if (isfinite(observed)) { /* start starts - 2's time after its last arrival */
+        call.observed_tags = &p->start_tags[p->starts % 2];
+        call.observed_seconds = &observed;
+        call.observed_count = 1;
     }
     papcoll_operation *op = &p->operation;
-    op->plan = NULL;
     op->arrival_count = 0;
     op->finished = NULL; /* set only once the start cannot fail before its post */
-    int code = MPI_SUCCESS;
-    const algorithm_entry *algorithm = p->algorithm;
-    if (algorithm == NULL && p->count > 0) { /* auto */
-        persistent_decide(p, arrivals, tau);
-        algorithm = p->last_choice.algorithm;
-    }
-    if (algorithm != NULL && p->count > 0) /* else native: MPI_Iallreduce, or count 0 */
-        code = call_plan_for_call(pc, &p->plans, algorithm, p->count, p->extent,
-                                  p->commutative, arrivals, tau, &op->plan);
+    /* auto or the request's algorithm; native (op->plan NULL): MPI_Iallreduce */
+    monitor_call_tag tag;
+    int code = operation_choose(pc, p->algorithm, &p->plans, &call, &p->last_choice, &tag,
+                                &op->plan);
     if (code == MPI_SUCCESS && p->exchanges) code = exchange_times(p, now);
     if (code != MPI_SUCCESS) {
         settle_start_times(op);
         return code;
     }
+    p->start_tags[p->starts % 2] = tag;
     p->starts++;
     op->request = MPI_REQUEST_NULL;
     op->finished = finished;
