@@ -57,6 +57,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "recency.h"
+
 enum {
     PROBE_EVERY = FEEDBACK_PROBE_EVERY,
     PROBE_PHASE = FEEDBACK_PROBE_PHASE,
@@ -130,13 +132,13 @@ static const feedback_entry *neighbour_of(const feedback_table *table,
 
 static feedback_entry *entry_for(feedback_table *table, const feedback_key *key,
                                  int native_variant, int create) {
-    feedback_entry *oldest = &table->entries[0];
     for (int i = 0; i < FEEDBACK_ENTRIES; i++) {
         feedback_entry *entry = &table->entries[i];
         if (entry->serial != 0 && key_equal(&entry->key, key)) return entry;
-        if (entry->last_used < oldest->last_used) oldest = entry;
     }
     if (!create) return NULL;
+    feedback_entry *oldest = &table->entries[least_recently_used(
+        &table->entries[0].last_used, sizeof table->entries[0], FEEDBACK_ENTRIES, NULL, NULL)];
     const feedback_entry *neighbour = neighbour_of(table, key, native_variant);
     feedback_entry inherited;
     memset(&inherited, 0, sizeof inherited);

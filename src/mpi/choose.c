@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "recency.h"
 #include "select.h"
 
 static int ascending(const void *a, const void *b) {
@@ -154,10 +155,8 @@ void choice_from_report(auto_choice *choice) {
 void choice_cache_keep(const choice_input *input, choice_cache *cache,
                        const auto_choice *decided) {
     const uint8_t *profile = sorted_profile(input);
-    int oldest = 0;
-    for (int i = 1; i < CHOICE_CACHE_SIZE; i++)
-        if (cache->entries[i].last_used < cache->entries[oldest].last_used) oldest = i;
-    choice_entry *entry = &cache->entries[oldest];
+    choice_entry *entry = &cache->entries[least_recently_used(
+        &cache->entries[0].last_used, sizeof cache->entries[0], CHOICE_CACHE_SIZE, NULL, NULL)];
     uint8_t *kept = entry->arrival_class; /* the cache's own P bytes, made at init */
     memset(entry, 0, sizeof *entry);
     entry->arrival_class = kept;

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "median.h"
+#include "recency.h"
 
 /* The margin that overrules: relative and absolute. 15 %: calls on ranks that share cores
  * scatter 10-20 % (docs/benchmarks.md), and with a margin of 5 % the loop followed that
@@ -56,16 +57,17 @@ int feedback_clearly_faster(double candidate, double incumbent) {
 
 native_shape *native_shape_for(native_feedback *table, int64_t count, int64_t extent,
                                int create) {
-    native_shape *oldest = &table->shapes[0];
     for (int i = 0; i < NATIVE_FEEDBACK_SHAPES; i++) {
         native_shape *shape = &table->shapes[i];
         if (shape->serial != 0 && shape->count == count && shape->extent == extent) {
             if (create) shape->last_used = ++table->clock;
             return shape;
         }
-        if (shape->last_used < oldest->last_used) oldest = shape;
     }
     if (!create) return NULL;
+    native_shape *oldest = &table->shapes[least_recently_used(
+        &table->shapes[0].last_used, sizeof table->shapes[0], NATIVE_FEEDBACK_SHAPES, NULL,
+        NULL)];
     memset(oldest, 0, sizeof *oldest);
     oldest->count = count;
     oldest->extent = extent;

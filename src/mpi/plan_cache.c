@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "recency.h"
+
 int plan_key_equal(const plan_key *a, const plan_key *b) {
     if (a->algorithm != b->algorithm || a->count != b->count || a->extent != b->extent ||
         a->keep_order != b->keep_order)
@@ -24,16 +26,18 @@ executor_plan *plan_cache_find(plan_cache *cache, const plan_key *key) {
     return NULL;
 }
 
+/* A plan an operation in flight runs (executor_plan.users) is never dropped. */
+static int plan_in_use(const void *context, int index) {
+    const plan_cache *cache = context;
+    return __atomic_load_n(&cache->plans[index].users, __ATOMIC_ACQUIRE) > 0;
+}
+
 executor_plan *plan_cache_free_slot(plan_cache *cache) {
-    int oldest = -1;
-    for (int i = 0; i < PLAN_CACHE_SIZE; i++) {
-        if (cache->plans[i].schedule == NULL) {
-            oldest = i;
-            break;
-        }
-        if (__atomic_load_n(&cache->plans[i].users, __ATOMIC_ACQUIRE) > 0) continue;
-        if (oldest < 0 || cache->last_used[i] < cache->last_used[oldest]) oldest = i;
-    }
+    /* an empty slot first (one whose build failed keeps a recent stamp) */
+    for (int i = 0; i < PLAN_CACHE_SIZE; i++)
+        if (cache->plans[i].schedule == NULL) cache->last_used[i] = 0;
+    int oldest = least_recently_used(&cache->last_used[0], sizeof cache->last_used[0],
+                                     PLAN_CACHE_SIZE, plan_in_use, cache);
     if (oldest < 0) return NULL;
     executor_plan_release(&cache->plans[oldest]);
     cache->last_used[oldest] = ++cache->clock;
