@@ -1,7 +1,7 @@
-"""Issue 32's grid in one command: is `auto` never slower than the MPI library, right in its
+"""auto's grid in one command: is `auto` never slower than the MPI library, right in its
 choice, ahead when a process is late, and quick to learn a changed pattern?
 
-Why one command: the four figures of issue 32's "Done means" must be re-checkable by anyone
+Why one command: the four figures of auto's targets must be re-checkable by anyone
 from one run, and docs/benchmarks.md's tables and plots regenerated from the same rows.
 
 For each vector size (floats, bytes per rank), a balanced papcoll-bench job measures delta
@@ -173,7 +173,7 @@ def recovery_by_setting(learning: list[dict[str, Any]]) -> dict[str, list[Row]]:
 
 
 def print_figures(all_figures: dict[str, dict[str, Any]], console: Console) -> None:
-    table = Table(title="auto against issue 32's targets (medians over the timed calls)")
+    table = Table(title="auto against its targets (medians over the timed calls)")
     for column in ("setting", "figure", "met", "of", "target", "misses"):
         table.add_column(column, overflow="fold")
     names = {"never_slower": "never slower", "right_choice": "right choice",

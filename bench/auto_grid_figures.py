@@ -1,4 +1,4 @@
-"""The figures of issue 32's "Done means" from the rows of bench/auto_grid.py: which grid
+"""The figures of auto's targets from the rows of bench/auto_grid.py: which grid
 point met which target, the counts per setting, the plain summary lines and the markdown
 tables of docs/benchmarks.md.
 
@@ -20,7 +20,7 @@ from typing import Any
 Row = dict[str, Any]
 Point = dict[str, Any]
 
-# "Done means", issue 32
+# auto's targets (docs/benchmarks.md)
 NEVER_SLOWER_RATIO = 1.03  # auto's e-bar against the best native variant's
 RIGHT_CHOICE_RATIO = 1.05  # auto's e-bar against the best contender's
 RIGHT_CHOICE_SHARE = 0.90  # of the points
@@ -253,7 +253,7 @@ def markdown(grid: Sequence[Point], setting: str, mode: str) -> str:
              "Excess over e-bar_lo in ms (medians over the timed calls); ratio = auto's excess "
              "/ the least excess of any native variant; auto/native and auto/papcoll = auto's "
              "e-bar over the best native variant's and over the best of papcoll's other "
-             "algorithms'; never slower, right choice, wins: the targets of issue 32 (wins n/a: "
+             "algorithms'; never slower, right choice, wins: auto's targets (wins n/a: "
              "no native variant had a positive excess).", "",
              "| size | delay | auto | " + " | ".join(shown) + (" | " if shown else "")
              + "best native | ratio | auto/native | auto/papcoll | auto chose | "

@@ -1,4 +1,4 @@
-"""Issue 32's "Scales" target in the simulator: auto never above native, decision < 1 % of a call.
+"""auto's "Scales" target in the simulator: auto never above native, decision < 1 % of a call.
 
 For every network, P, arrival pattern (balanced, one-late: rank 1 late; rand-late: every rank
 late by a seeded uniform share), size per rank and delay (a multiple of delta, one transfer
@@ -45,7 +45,7 @@ COUNTS = "16K,256K,4M"  # x 4 B: 64 KiB, 1 MiB, 16 MiB per rank
 PATTERNS = "balanced,one-late,rand-late"
 DELAYS = "0,3,30"  # x delta; balanced runs once, at 0
 # OS noise per network (mean delay of every op): a few % of one message's latency and
-# overheads, the order seed 004 and LogGOPSim report for a quiet cluster
+# overheads, the order Ruefenacht et al. 2017 and LogGOPSim report for a quiet cluster
 NOISE = {"ethernet-1g": 2e-6, "infiniband-fdr": 0.2e-6}
 CALLS_PER_DECISION = 100  # as src/core/select.c's budget counts them
 TARGET_SHARE = 0.01

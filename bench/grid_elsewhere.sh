@@ -1,7 +1,7 @@
 #!/bin/bash
 # auto's shared-memory grid (bench/auto_grid.py) on another x86-64 Linux machine that has
 # python3 with numpy, rich and matplotlib but no network, no MPI and no build tools: the
-# way issue 32's fourth session measured the grid with a core per rank (docs/benchmarks.md,
+# way docs/benchmarks.md measured the grid with a core per rank (docs/benchmarks.md,
 # "the grid with a core per rank"). Where 4 ranks share 2 cores, a rank waits for a core
 # as often as for a message, and the grid's targets (3 - 5 %) drown in the scatter.
 #
@@ -71,7 +71,7 @@ run() {
     done
 }
 
-# Issue 33's overlap table (docs/nonblocking.md) at P = 4, each progress setting, and the
+# The overlap table (docs/nonblocking.md) at P = 4, each progress setting, and the
 # non-blocking correctness programs with a core per rank. Carries what `run` carries.
 overlap() {
     [ -d "$KIT/bin" ] || { echo "no $KIT: run 'prepare' here first and carry it" >&2; exit 2; }
@@ -102,7 +102,7 @@ overlap() {
     } 2>&1 | tee "$out/overlap.log"
 }
 
-# Issue 33's persistent table: papcoll-persistent-late at P = 4, 1 and 16 MiB, one-late and
+# The persistent requests' table: papcoll-persistent-late at P = 4, 1 and 16 MiB, one-late and
 # rand-late (docs/nonblocking.md). Carries what `run` carries.
 persistent() {
     [ -d "$KIT/bin" ] || { echo "no $KIT: run 'prepare' here first and carry it" >&2; exit 2; }

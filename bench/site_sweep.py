@@ -1,13 +1,13 @@
-"""Issue 22's simulator target: pap_hierarchical against both families on sites.
+"""The simulator target: pap_hierarchical against both families on sites.
 
-Seed 003 (Fig. 8-9) measured all-reduce between InfiniBand sites joined by a 13 ms link;
+Proficz et al. (Fig. 8-9) measured all-reduce between InfiniBand sites joined by a 13 ms link;
 this sweep repeats its grid in the simulator on geo-2site and geo-3site (papcoll.network),
 512 K floats, P = 20 to 1024, balanced, one-late (rank 1 late) and rand-late (every rank late
 by a seeded uniform share) with delays up to 500 ms, and compares
 
-    pap_hierarchical    the PAP-aware hierarchical all-reduce (issue 22)
-    hr1, hr2            seed 003's hierarchical algorithms (groups: the sites)
-    prr, straggler      the arrival-aware ones (seed 000, issue 20)
+    pap_hierarchical    the PAP-aware hierarchical all-reduce (papcoll's)
+    hr1, hr2            Proficz et al.'s hierarchical algorithms (groups: the sites)
+    prr, straggler      the arrival-aware ones (Proficz 2018; straggler)
     best native         the least of ring, rabenseifner, recursive_doubling (what
                         MPI_Allreduce chooses between)
     auto                what `auto` chooses (papcoll.sim.choose, on the network's tree, with
@@ -16,7 +16,7 @@ by a seeded uniform share) with delays up to 500 ms, and compares
 by their excess over e-bar_lo (papcoll.sim.lower_bound: the mean wait for the last arrival
 plus one transfer on the fastest path) and over the bound that knows the network
 (papcoll.sim.network_lower_bound: per rank, the last rank's data must reach it over the
-narrowest link of its path). The figures of merit, from the issue:
+narrowest link of its path). The figures of merit:
 
     late ratio      = excess(pap_hierarchical) / min excess(hr1, hr2, prr, straggler)
                       target <= 0.5, one-late and rand-late

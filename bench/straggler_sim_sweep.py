@@ -1,6 +1,6 @@
-"""Issue 20's simulator target: auto's and straggler's excess over e-bar_lo, late ranks.
+"""The simulator target: auto's and straggler's excess over e-bar_lo, late ranks.
 
-How close straggler and `auto` come to seed 000's lower bound e-bar_lo when ranks arrive
+How close straggler and `auto` come to Proficz 2018's lower bound e-bar_lo when ranks arrive
 late, against the algorithms MPI_Allreduce chooses between (ring, rabenseifner,
 recursive_doubling).
 
@@ -13,7 +13,7 @@ figure of merit is
 
     ratio = excess(auto) / min(excess(ring), excess(rabenseifner), excess(recursive_doubling))
 
-which the issue wants <= 0.3 for one-late with a delay of 3 delta or more. auto decides as
+which the target wants <= 0.3 for one-late with a delay of 3 delta or more. auto decides as
 the MPI library does (papcoll.sim.choose: src/core/select.c simulates every candidate with
 the arrivals as its prediction, native unless the best is 5 % better after the last
 arrival); its e-bar is that of what it chose, native being the best of the three stand-ins,
@@ -71,7 +71,7 @@ DELAYS = "3,10,30,100"  # x delta
 STRAGGLER = "straggler"
 SHOWN = ("auto", STRAGGLER, "ring", "rabenseifner", "recursive_doubling")  # the last 3: native
 TARGET_RATIO = 0.3
-TARGET_DELAY = 3.0  # the issue's target holds for one-late delays from 3 delta up
+TARGET_DELAY = 3.0  # the target holds for one-late delays from 3 delta up
 # src/core/select.c's most_simulated_operations: auto does not simulate larger candidates
 AUTO_OPERATION_CAP = 4_000_000
 

@@ -28,7 +28,7 @@ struct papcoll_comm {
     papcoll_config config;     /* the rest of the config (its parameters zeroed: see above) */
     plan_cache plans;          /* schedules built once per shape and arrival class */
     choice_cache choices;      /* auto's decisions, per shape and arrival class */
-    feedback_table feedback;   /* what auto's decisions were measured to take (issue 32) */
+    feedback_table feedback;   /* what auto's decisions were measured to take */
     native_variants natives;   /* the MPI library's algorithms auto may run as native */
     auto_choice last_choice;        /* papcoll_last_choice */
     /* auto's decisions in reproducible mode (reproducible.c), per vector size and model */

@@ -1,4 +1,4 @@
-/* persistent.c - papcoll_allreduce_init / papcoll_start (issue 33): MPI_Allreduce_init's
+/* persistent.c - papcoll_allreduce_init / papcoll_start: MPI_Allreduce_init's
  * semantics, with the arrival history kept per request.
  *
  * A persistent request is one call site that every rank agrees on, which a blocking call
@@ -13,7 +13,7 @@
  * after PERSISTENT_HISTORY / 2 + 1 starts. Requests of a fixed, not PAP-aware, algorithm
  * send nothing.
  *
- * A prediction is used only while it has been right (second session of issue 33): each
+ * A prediction is used only while it has been right: each
  * start's times also judge the prediction that start ran on: did the rank it named as last
  * come last (within an on-time unit), or, where it named none, did none. When most of the
  * last PERSISTENT_HISTORY judged predictions missed, the pattern is one the history does

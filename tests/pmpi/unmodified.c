@@ -192,7 +192,7 @@ int main(int argc, char **argv) {
         MPI_Barrier(MPI_COMM_WORLD);
         /* and rank 0 exits first: Open MPI's launcher kills the job when a rank exits
          * without MPI_Finalize, which took rank 0 down before its report was written at
-         * exit in 2 of 3 runs (issue 32's CI) */
+         * exit in 2 of 3 runs in CI) */
         if (rank != 0) {
             struct timespec pause = {2, 0};
             nanosleep(&pause, NULL);

@@ -1,4 +1,4 @@
-"""Non-blocking and persistent all-reduce (issue 33; docs/nonblocking.md), under mpiexec.
+"""Non-blocking and persistent all-reduce (docs/nonblocking.md), under mpiexec.
 
 The differential program (tests/mpi/differential.c) with `--call nonblocking` posts every
 case with papcoll_iallreduce beside the program's own point-to-point messages and completes
