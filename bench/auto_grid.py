@@ -43,12 +43,11 @@ from auto_grid_figures import (
     learning_markdown,
     markdown,
     points,
-    size_label,
     summary_lines,
 )
 from papcoll.cli.options import parse_sizes
 from papcoll.core import algorithms
-from papcoll.lab.bench import NATIVE_CONTENDERS, BenchOptions, run_benchmark
+from papcoll.lab.bench import NATIVE_CONTENDERS, BenchOptions, readable_bytes, run_benchmark
 from papcoll.lab.launcher import mpi_flavor
 from papcoll.lab.testbed import CpuMeter, temporary
 from papcoll.network import load_network
@@ -125,7 +124,7 @@ def measure_size(size: int, arguments: argparse.Namespace,
         for row in rows:
             row.update(setting=setting, grid_mode=mode, delta_ms=delta_ms,
                        delay_multiple=delays[row["max_delay_ms"]])
-        print(f"measured {size_label(size)} {mode} in {rows[0]['job_seconds']:.1f} s",
+        print(f"measured {readable_bytes(size)} {mode} in {rows[0]['job_seconds']:.1f} s",
               file=sys.stderr)
         return rows
 
@@ -235,7 +234,7 @@ def plot(grid: list[Point], folder: Path) -> list[Path]:
                 axis.set_xscale("log")
                 axis.set_xlabel("delay / delta")
                 axis.set_ylabel("excess over e-bar_lo (ms, median)")
-                axis.set_title(size_label(size))
+                axis.set_title(readable_bytes(size))
             axes[0][0].legend(fontsize=7)
             figure.suptitle(f"{setting}, {mode}")
             figure.tight_layout()

@@ -17,6 +17,8 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
+from papcoll.lab.bench import readable_bytes
+
 Row = dict[str, Any]
 Point = dict[str, Any]
 
@@ -66,18 +68,13 @@ def close_enough(value: float, reference: float, ratio: float, floor: float) -> 
     return value <= ratio * reference or value - reference <= floor
 
 
-def size_label(size: int) -> str:
-    if size >= 1 << 20:
-        return f"{size >> 20} MiB"
-    return f"{size >> 10} KiB" if size >= 1 << 10 else f"{size} B"
-
-
 def delay_label(multiple: float) -> str:
     return f"{multiple:g} delta" if multiple else "0"
 
 
 def point_label(point: Point) -> str:
-    return f"{size_label(point['bytes'])} {point['mode']} {delay_label(point['delay_multiple'])}"
+    return (f"{readable_bytes(point['bytes'])} {point['mode']} "
+            f"{delay_label(point['delay_multiple'])}")
 
 
 def _point(setting: str, mode: str, size: int, multiple: float, here: dict[str, Row]) -> Point:
@@ -265,7 +262,7 @@ def markdown(grid: Sequence[Point], setting: str, mode: str) -> str:
         ratio = point["excess_ratio"]
         papcoll = point["auto_over_best_papcoll"]
         chose = ", ".join(f"{name} {calls}" for name, calls in point["auto_chose"].items())
-        cells = [size_label(point["bytes"]), delay_label(point["delay_multiple"]),
+        cells = [readable_bytes(point["bytes"]), delay_label(point["delay_multiple"]),
                  f"{excess['auto']:.3f}", *(f"{excess[name]:.3f}" if name in excess else "-"
                                            for name in shown),
                  f"{native} {excess[native]:.3f}", "-" if ratio is None else f"{ratio:.2f}",

@@ -54,7 +54,7 @@ from papcoll.sim import (
     transfer_time,
 )
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from sim_sweep import markdown_head, progress_bar
 
 NEW = "pap_hierarchical"
 FAMILIES = ("hr1", "hr2", "prr", "straggler")
@@ -116,9 +116,9 @@ def markdown(rows: list[dict[str, Any]]) -> str:
              " / the least of hr1, hr2 (target <= 1.05); at bound: the late ratio of an "
              "algorithm that met the network bound (the least possible). pap_h. net: "
              "pap_hierarchical's e-bar - the network bound.", "",
-             "| network | P | mode | delay ms | e-bar_lo | net bound | "
-             + " | ".join(SHOWN) + " | ratio | at bound | pap_h. net | auto chose |",
-             "|---|---:|---|---:|---:|---:|" + "---:|" * len(SHOWN) + "---:|---:|---:|---|"]
+             *markdown_head(["network", "P>", "mode", "delay ms>", "e-bar_lo>", "net bound>",
+                             *(f"{name}>" for name in SHOWN), "ratio>", "at bound>",
+                             "pap_h. net>", "auto chose"])]
     for row in rows:
         balanced = row["mode"] == "balanced"
         values = row["avg_elapsed_ms"] if balanced else row["excess_ms"]
@@ -173,8 +173,7 @@ def main(argv: list[str] | None = None) -> int:
              for ranks in arguments.ranks for mode, delay in CASES]
     rows = []
     console = Console(stderr=True)
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=console) as progress:
+    with progress_bar(console) as progress:
         task = progress.add_task("site sweep", total=len(cells))
         for network, ranks, mode, delay in cells:
             progress.update(task, description=f"{network} P={ranks} {mode} {delay:g} ms")

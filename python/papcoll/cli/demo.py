@@ -31,7 +31,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..core import Context, algorithms, verify
-from ..lab.bench import format_bytes
+from ..lab.bench import format_bytes, readable_bytes
 from . import bench, sim
 from .options import (
     EXIT_OK,
@@ -159,7 +159,7 @@ def _ran(chosen: Any) -> str:
 
 
 def _size(row: dict[str, Any]) -> str:
-    return format_bytes(row["bytes"]).replace("K", " KiB").replace("M", " MiB") + " per rank"
+    return readable_bytes(row["bytes"]) + " per rank"
 
 
 def bench_table(rows: list[dict[str, Any]]) -> Table:
