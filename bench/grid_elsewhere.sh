@@ -39,8 +39,16 @@ prepare() {
     du -sh "$KIT"
 }
 
-run() {
+# The kit `prepare` made, first on PATH and on the loader's path; exit 2 where it was not
+# carried here.
+use_kit() {
     [ -d "$KIT/bin" ] || { echo "no $KIT: run 'prepare' here first and carry it" >&2; exit 2; }
+    export PATH="$KIT/bin:$PATH" \
+        LD_LIBRARY_PATH="$KIT/lib:$KIT/lib/mpich:$ROOT/python/papcoll/_lib"
+}
+
+run() {
+    use_kit
     local out=${OUT:-/tmp/grid-out} site=/tmp/papcoll-grid-site venv=/tmp/papcoll-grid-venv
     mkdir -p "$out"
     python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target "$site" \
@@ -52,9 +60,7 @@ run() {
     # a venv made from a venv's python sees the base's packages, not that venv's: add them
     local system_site
     system_site=$(python3 -c 'import site; print(":".join(site.getsitepackages()))')
-    export PATH="$KIT/bin:$PATH" PYTHONUNBUFFERED=1 \
-        PYTHONPATH="$site:$system_site:$ROOT/python:$ROOT/bench" \
-        LD_LIBRARY_PATH="$KIT/lib:$KIT/lib/mpich:$ROOT/python/papcoll/_lib"
+    export PYTHONUNBUFFERED=1 PYTHONPATH="$site:$system_site:$ROOT/python:$ROOT/bench"
     { nproc; "$venv/bin/python" -c 'import sys, numpy, rich, cffi; print(sys.version)'
       mpiexec --version | head -2; } 2>&1 | tee "$out/grid.log"
     local algorithms=auto,straggler,slt,prr,ring,recursive_doubling,rabenseifner,native
@@ -74,11 +80,9 @@ run() {
 # The overlap table (docs/nonblocking.md) at P = 4, each progress setting, and the
 # non-blocking correctness programs with a core per rank. Carries what `run` carries.
 overlap() {
-    [ -d "$KIT/bin" ] || { echo "no $KIT: run 'prepare' here first and carry it" >&2; exit 2; }
+    use_kit
     local out=${OUT:-/tmp/overlap-out} program="$ROOT/build/mpich/papcoll-overlap"
     mkdir -p "$out"
-    export PATH="$KIT/bin:$PATH" \
-        LD_LIBRARY_PATH="$KIT/lib:$KIT/lib/mpich:$ROOT/python/papcoll/_lib"
     local common=(--sizes 65536,1048576,16777216 --contenders native,auto,ring,rabenseifner
                   --iterations "${ITERATIONS:-15}" --warmup 3)
     { nproc; mpiexec --version | head -2
@@ -105,11 +109,9 @@ overlap() {
 # The persistent requests' table: papcoll-persistent-late at P = 4, 1 and 16 MiB, one-late and
 # rand-late (docs/nonblocking.md). Carries what `run` carries.
 persistent() {
-    [ -d "$KIT/bin" ] || { echo "no $KIT: run 'prepare' here first and carry it" >&2; exit 2; }
+    use_kit
     local out=${OUT:-/tmp/persistent-out} program="$ROOT/build/mpich/papcoll-persistent-late"
     mkdir -p "$out"
-    export PATH="$KIT/bin:$PATH" \
-        LD_LIBRARY_PATH="$KIT/lib:$KIT/lib/mpich:$ROOT/python/papcoll/_lib"
     { for size in 1048576:3 16777216:30; do
         for mode in one-late rand-late; do
             timeout 120 mpiexec -n 4 "$program" --bytes "${size%%:*}" --mode "$mode" \
