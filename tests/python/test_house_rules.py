@@ -111,7 +111,7 @@ def test_numbers_cited_finds_the_project_numbers_and_only_them():
     cited = numbers_cited("/* the monitor of seed" " 000 S3, and the loop of\n * Issue"
                           "\n * 32's table */\n# as in issues" "-19 and seeds 101..105\n")
     assert cited == [(1, "seed" " 000"), (2, "Issue * 32"), (4, "issues" "-19")]
-    assert numbers_cited("papcoll reproduce seed004-table2; seed = 7; a tissue 3") == []
+    assert numbers_cited("papcoll reproduce seed004-table2; seed = 7; a tissue" " 3") == []
 
 
 def test_no_source_cites_the_tracker_or_the_paper_folder_by_number():
