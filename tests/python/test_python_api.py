@@ -33,7 +33,7 @@ def test_communicator_agrees_with_mpi4py_allreduce(ranks):
 @pytest.mark.parametrize(("ranks", "progress"), [(1, "calls"), (2, "calls"), (3, "calls"),
                                                  (2, "thread")])
 def test_iallreduce_and_allreduce_init_agree_with_mpi4py(ranks, progress, monkeypatch):
-    # non-blocking calls: completed by wait(), test() and MPI.Request.Waitall beside mpi4py's own
+    # completed by wait(), test() and MPI.Request.Waitall beside mpi4py's own
     # requests; persistent starts; two outstanding completed in opposite orders; refusals
     monkeypatch.setenv("PAPCOLL_PROGRESS", progress)
     result = run_python_mpi(ranks, PROGRAMS / "nonblocking_check.py")
