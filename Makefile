@@ -130,7 +130,7 @@ fuzz-sanitizers: build $(TESTING_INSTALLED)
 demo: build
 	$(PAPCOLL) demo
 
-# seed 000 Table 5: data-parallel SGD with one slow rank (rank 1, 10 ms a step), the
+# Proficz 2018, Table 5: data-parallel SGD with one slow rank (rank 1, 10 ms a step), the
 # gradients averaged by ring, prr, straggler, auto and MPI_Allreduce itself (native); speedups
 # against ring (examples/). 4 epochs x 3 interleaved repeats: about a minute on 2 cores.
 # one slow rank, then none: the overlapping hook (auto+overlap) beside the blocking one,

@@ -1,7 +1,7 @@
-"""Issue 32's grid in one command: is `auto` never slower than the MPI library, right in its
+"""auto's grid in one command: is `auto` never slower than the MPI library, right in its
 choice, ahead when a process is late, and quick to learn a changed pattern?
 
-Why one command: the four figures of issue 32's "Done means" must be re-checkable by anyone
+Why one command: the four figures of auto's targets must be re-checkable by anyone
 from one run, and docs/benchmarks.md's tables and plots regenerated from the same rows.
 
 For each vector size (floats, bytes per rank), a balanced papcoll-bench job measures delta
@@ -43,12 +43,11 @@ from auto_grid_figures import (
     learning_markdown,
     markdown,
     points,
-    size_label,
     summary_lines,
 )
 from papcoll.cli.options import parse_sizes
 from papcoll.core import algorithms
-from papcoll.lab.bench import NATIVE_CONTENDERS, BenchOptions, run_benchmark
+from papcoll.lab.bench import NATIVE_CONTENDERS, BenchOptions, readable_bytes, run_benchmark
 from papcoll.lab.launcher import mpi_flavor
 from papcoll.lab.testbed import CpuMeter, temporary
 from papcoll.network import load_network
@@ -125,7 +124,7 @@ def measure_size(size: int, arguments: argparse.Namespace,
         for row in rows:
             row.update(setting=setting, grid_mode=mode, delta_ms=delta_ms,
                        delay_multiple=delays[row["max_delay_ms"]])
-        print(f"measured {size_label(size)} {mode} in {rows[0]['job_seconds']:.1f} s",
+        print(f"measured {readable_bytes(size)} {mode} in {rows[0]['job_seconds']:.1f} s",
               file=sys.stderr)
         return rows
 
@@ -173,7 +172,7 @@ def recovery_by_setting(learning: list[dict[str, Any]]) -> dict[str, list[Row]]:
 
 
 def print_figures(all_figures: dict[str, dict[str, Any]], console: Console) -> None:
-    table = Table(title="auto against issue 32's targets (medians over the timed calls)")
+    table = Table(title="auto against its targets (medians over the timed calls)")
     for column in ("setting", "figure", "met", "of", "target", "misses"):
         table.add_column(column, overflow="fold")
     names = {"never_slower": "never slower", "right_choice": "right choice",
@@ -235,7 +234,7 @@ def plot(grid: list[Point], folder: Path) -> list[Path]:
                 axis.set_xscale("log")
                 axis.set_xlabel("delay / delta")
                 axis.set_ylabel("excess over e-bar_lo (ms, median)")
-                axis.set_title(size_label(size))
+                axis.set_title(readable_bytes(size))
             axes[0][0].legend(fontsize=7)
             figure.suptitle(f"{setting}, {mode}")
             figure.tight_layout()

@@ -1,4 +1,4 @@
-"""The figures of issue 32's "Done means" from the rows of bench/auto_grid.py: which grid
+"""The figures of auto's targets from the rows of bench/auto_grid.py: which grid
 point met which target, the counts per setting, the plain summary lines and the markdown
 tables of docs/benchmarks.md.
 
@@ -17,10 +17,12 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
+from papcoll.lab.bench import readable_bytes
+
 Row = dict[str, Any]
 Point = dict[str, Any]
 
-# "Done means", issue 32
+# auto's targets (docs/benchmarks.md)
 NEVER_SLOWER_RATIO = 1.03  # auto's e-bar against the best native variant's
 RIGHT_CHOICE_RATIO = 1.05  # auto's e-bar against the best contender's
 RIGHT_CHOICE_SHARE = 0.90  # of the points
@@ -66,18 +68,13 @@ def close_enough(value: float, reference: float, ratio: float, floor: float) -> 
     return value <= ratio * reference or value - reference <= floor
 
 
-def size_label(size: int) -> str:
-    if size >= 1 << 20:
-        return f"{size >> 20} MiB"
-    return f"{size >> 10} KiB" if size >= 1 << 10 else f"{size} B"
-
-
 def delay_label(multiple: float) -> str:
     return f"{multiple:g} delta" if multiple else "0"
 
 
 def point_label(point: Point) -> str:
-    return f"{size_label(point['bytes'])} {point['mode']} {delay_label(point['delay_multiple'])}"
+    return (f"{readable_bytes(point['bytes'])} {point['mode']} "
+            f"{delay_label(point['delay_multiple'])}")
 
 
 def _point(setting: str, mode: str, size: int, multiple: float, here: dict[str, Row]) -> Point:
@@ -253,7 +250,7 @@ def markdown(grid: Sequence[Point], setting: str, mode: str) -> str:
              "Excess over e-bar_lo in ms (medians over the timed calls); ratio = auto's excess "
              "/ the least excess of any native variant; auto/native and auto/papcoll = auto's "
              "e-bar over the best native variant's and over the best of papcoll's other "
-             "algorithms'; never slower, right choice, wins: the targets of issue 32 (wins n/a: "
+             "algorithms'; never slower, right choice, wins: auto's targets (wins n/a: "
              "no native variant had a positive excess).", "",
              "| size | delay | auto | " + " | ".join(shown) + (" | " if shown else "")
              + "best native | ratio | auto/native | auto/papcoll | auto chose | "
@@ -265,7 +262,7 @@ def markdown(grid: Sequence[Point], setting: str, mode: str) -> str:
         ratio = point["excess_ratio"]
         papcoll = point["auto_over_best_papcoll"]
         chose = ", ".join(f"{name} {calls}" for name, calls in point["auto_chose"].items())
-        cells = [size_label(point["bytes"]), delay_label(point["delay_multiple"]),
+        cells = [readable_bytes(point["bytes"]), delay_label(point["delay_multiple"]),
                  f"{excess['auto']:.3f}", *(f"{excess[name]:.3f}" if name in excess else "-"
                                            for name in shown),
                  f"{native} {excess[native]:.3f}", "-" if ratio is None else f"{ratio:.2f}",

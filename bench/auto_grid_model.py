@@ -1,4 +1,4 @@
-"""Issue 32, item 3: what auto's cost model predicts for each contender of the grid, beside
+"""What auto's cost model predicts for each contender of the grid, beside
 what the grid measured.
 
 auto chooses with a model (the simulator on a crossbar, src/mpi/choose.c); the closed loop

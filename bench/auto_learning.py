@@ -1,4 +1,4 @@
-"""Issue 32's "Learns fast": how many calls `auto` needs after the arrival pattern changes
+"""auto's "Learns fast": how many calls `auto` needs after the arrival pattern changes
 before it is as fast as the best contender again.
 
 papcoll-pattern-change (bench/pattern_change.c) runs four phases of N calls: A rank 1 late,
@@ -10,13 +10,13 @@ testbed (papcoll.lab.testbed), and turns the rows into a table per phase change:
 
     calls_to_recover: how many calls after the change pass before auto's e-bar is within
     5 % of the best contender's at the same call index, or within an absolute floor (20 us
-    shared memory, 100 us testbed: the issue's floors), and stays so to the end of the
+    shared memory, 100 us testbed: the floors below), and stays so to the end of the
     phase; None when it never settles there.
 
 Each contender's e-bar series is first smoothed by a running median of 3 calls (a call and
 its neighbours in the same phase; at a phase's first and last call the two there are), so
 that one call slowed by the busy machine counts neither as a recovery nor as a relapse.
-The target (issue 32, Done means): within 8 calls after every change.
+The target (docs/benchmarks.md): within 8 calls after every change.
 
     calls_to_recover_in_windows: the same question asked of medians over windows of 8
     calls (WINDOW_CALLS): the first call from which, in every window of 8 consecutive calls
@@ -57,7 +57,7 @@ from rich.table import Table
 # What each phase after the first changes (bench/pattern_change.c's phases).
 CHANGES = {"B": "late rank moves", "C": "lateness stops", "D": "lateness returns"}
 TOLERANCE = 0.05
-# The issue's absolute floors, in ms: below them a difference is noise, not a wrong choice.
+# The absolute floors, in ms: below them a difference is noise, not a wrong choice.
 FLOOR_MS = {"shared memory": 0.02, "testbed": 0.1}
 TARGET_CALLS = 8
 WINDOW_CALLS = 8

@@ -1,4 +1,4 @@
-"""Issue 32's "Scales" target in the simulator: auto never above native, decision < 1 % of a call.
+"""auto's "Scales" target in the simulator: auto never above native, decision < 1 % of a call.
 
 For every network, P, arrival pattern (balanced, one-late: rank 1 late; rand-late: every rank
 late by a seeded uniform share), size per rank and delay (a multiple of delta, one transfer
@@ -32,12 +32,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from papcoll import Context, Parameters
-from papcoll.cli.options import comma_list, integer_in_range, parse_count
+from papcoll.cli.options import comma_list
+from papcoll.lab.bench import readable_bytes
 from papcoll.network import Network, load_network
-from papcoll.sim import NATIVE_STAND_INS, arrival_pattern, choose, simulate, tau, transfer_time
+from papcoll.sim import NATIVE_STAND_INS, choose, simulate
 from rich.console import Console
 from rich.table import Table
+from sim_sweep import add_grid_options, add_run_options, cell_of
 
 NETWORKS = "ethernet-1g,infiniband-fdr"
 RANKS = "16,32,64,128,256,512,1024"
@@ -45,7 +46,7 @@ COUNTS = "16K,256K,4M"  # x 4 B: 64 KiB, 1 MiB, 16 MiB per rank
 PATTERNS = "balanced,one-late,rand-late"
 DELAYS = "0,3,30"  # x delta; balanced runs once, at 0
 # OS noise per network (mean delay of every op): a few % of one message's latency and
-# overheads, the order seed 004 and LogGOPSim report for a quiet cluster
+# overheads, the order Ruefenacht et al. 2017 and LogGOPSim report for a quiet cluster
 NOISE = {"ethernet-1g": 2e-6, "infiniband-fdr": 0.2e-6}
 CALLS_PER_DECISION = 100  # as src/core/select.c's budget counts them
 TARGET_SHARE = 0.01
@@ -59,13 +60,6 @@ class Point:
     count: int
     pattern: str
     delay_deltas: float
-
-
-def size_text(nbytes: int) -> str:
-    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if nbytes >= scale and nbytes % scale == 0:
-            return f"{nbytes // scale} {unit}"
-    return f"{nbytes} B"
 
 
 def pattern_name(text: str) -> str:
@@ -101,12 +95,10 @@ def points_of(arguments: argparse.Namespace) -> list[Point]:
 
 def run_point(point: Point, network: Network, elem_size: int, seed: int, noise: float,
               max_operations: int) -> dict[str, Any]:
-    model, topology = network.model, network.topology(point.ranks)
-    nbytes = point.count * elem_size
-    delta = transfer_time(model, topology, nbytes)
-    arrivals = arrival_pattern(point.pattern, point.ranks, point.delay_deltas * delta, seed)
-    context = Context(parameters=Parameters(tree=topology), arrivals=arrivals,
-                      tau=tau(model, point.ranks, point.count, elem_size))
+    made = cell_of(network, point.ranks, point.count, elem_size, point.pattern,
+                   point.delay_deltas, seed)
+    model, topology, nbytes, delta = made.model, made.topology, made.nbytes, made.delta
+    arrivals, context = made.arrivals, made.context
     began = time.perf_counter()
     decided = choose(point.ranks, point.count, elem_size, model, context)
     decision_seconds = time.perf_counter() - began
@@ -153,7 +145,7 @@ def table(rows: list[dict[str, Any]]) -> Table:
         ratio = f"{row['auto_over_native']:.3f}"
         if row["auto_over_native"] > 1 + SLACK:
             ratio = f"[red]{ratio}[/]"
-        shown.add_row(row["network"], str(row["ranks"]), size_text(row["bytes"]),
+        shown.add_row(row["network"], str(row["ranks"]), readable_bytes(row["bytes"]),
                       row["pattern"], f"{row['delay_deltas']:g}", f"{row['auto_ms']:.4g}",
                       f"{row['native_ms']:.4g}", ratio,
                       row["chosen"] + (f" ({row['simulated']})" if row["chosen"] == "native"
@@ -166,14 +158,14 @@ def figures(rows: list[dict[str, Any]]) -> list[str]:
     losses = [row for row in rows if row["auto_over_native"] > 1 + SLACK]
     worst = max(rows, key=lambda row: row["decision_over_call"])
     lines = [f"auto > native at {len(losses)} of {len(rows)} points"]
-    lines += [f"  {row['network']} P={row['ranks']} {size_text(row['bytes'])} "
+    lines += [f"  {row['network']} P={row['ranks']} {readable_bytes(row['bytes'])} "
               f"{row['pattern']} {row['delay_deltas']:g} delta: auto/native "
               f"{row['auto_over_native']:.3f} ({row['chosen']})" for row in losses]
     over = sum(row["decision_over_call"] > TARGET_SHARE for row in rows)
     amortized = sum(row["decision_over_call"] / CALLS_PER_DECISION > TARGET_SHARE
                     for row in rows)
     lines.append(f"worst decision time / call time: {worst['decision_over_call']:.3g} "
-                 f"({worst['network']} P={worst['ranks']} {size_text(worst['bytes'])} "
+                 f"({worst['network']} P={worst['ranks']} {readable_bytes(worst['bytes'])} "
                  f"{worst['pattern']}); over {TARGET_SHARE:g} at {over} of {len(rows)} "
                  f"points, over {TARGET_SHARE:g} of {CALLS_PER_DECISION} calls at "
                  f"{amortized}")
@@ -182,17 +174,8 @@ def figures(rows: list[dict[str, Any]]) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--network", type=comma_list(str), default=NETWORKS.split(","),
-                        help=f"networks, comma-separated (default {NETWORKS})")
-    parser.add_argument("--ranks", type=comma_list(integer_in_range("ranks", 2, 1 << 16)),
-                        default=[int(p) for p in RANKS.split(",")],
-                        help=f"numbers of ranks P, comma-separated (default {RANKS})")
-    parser.add_argument("--count", type=comma_list(parse_count),
-                        default=comma_list(parse_count)(COUNTS),
-                        help=f"elements per rank, comma-separated; K/M multiply by 1024 "
-                             f"(default {COUNTS}: 64 KiB, 1 MiB, 16 MiB of 4-byte elements)")
-    parser.add_argument("--elem-size", type=integer_in_range("element size", 1, 1 << 16),
-                        default=4, help="bytes per element (default 4)")
+    add_grid_options(parser, networks=NETWORKS, ranks=RANKS, ranks_note="", counts=COUNTS,
+                     counts_note="64 KiB, 1 MiB, 16 MiB of 4-byte elements")
     parser.add_argument("--patterns", type=comma_list(pattern_name),
                         default=PATTERNS.split(","),
                         help=f"arrival patterns, comma-separated (default {PATTERNS})")
@@ -204,12 +187,9 @@ def main() -> int:
                         help="multiplies each network's noise mean (" + ", ".join(
                             f"{name} {mean * 1e6:g} us" for name, mean in NOISE.items())
                         + "; 0: no noise)")
-    parser.add_argument("--seed", type=integer_in_range("seed", 0, 2**31 - 1), default=1,
-                        help="for rand-late arrivals and the noise (default 1)")
-    parser.add_argument("--max-operations", type=integer_in_range("max operations", 1, 1 << 62),
-                        default=20_000_000,
-                        help="simulate no schedules holding more operations (default 2e7)")
-    parser.add_argument("--json", metavar="FILE", help="write every row here")
+    add_run_options(parser, seed_use="rand-late arrivals and the noise",
+                    max_operations_help="simulate no schedules holding more operations "
+                                        "(default 2e7)")
     arguments = parser.parse_args()
     networks = {name: load_network(name) for name in arguments.network}
     errors = Console(stderr=True)

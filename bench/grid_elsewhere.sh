@@ -1,7 +1,7 @@
 #!/bin/bash
 # auto's shared-memory grid (bench/auto_grid.py) on another x86-64 Linux machine that has
 # python3 with numpy, rich and matplotlib but no network, no MPI and no build tools: the
-# way issue 32's fourth session measured the grid with a core per rank (docs/benchmarks.md,
+# way docs/benchmarks.md measured the grid with a core per rank (docs/benchmarks.md,
 # "the grid with a core per rank"). Where 4 ranks share 2 cores, a rank waits for a core
 # as often as for a message, and the grid's targets (3 - 5 %) drown in the scatter.
 #
@@ -39,8 +39,16 @@ prepare() {
     du -sh "$KIT"
 }
 
-run() {
+# The kit `prepare` made, first on PATH and on the loader's path; exit 2 where it was not
+# carried here.
+use_kit() {
     [ -d "$KIT/bin" ] || { echo "no $KIT: run 'prepare' here first and carry it" >&2; exit 2; }
+    export PATH="$KIT/bin:$PATH" \
+        LD_LIBRARY_PATH="$KIT/lib:$KIT/lib/mpich:$ROOT/python/papcoll/_lib"
+}
+
+run() {
+    use_kit
     local out=${OUT:-/tmp/grid-out} site=/tmp/papcoll-grid-site venv=/tmp/papcoll-grid-venv
     mkdir -p "$out"
     python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target "$site" \
@@ -52,9 +60,7 @@ run() {
     # a venv made from a venv's python sees the base's packages, not that venv's: add them
     local system_site
     system_site=$(python3 -c 'import site; print(":".join(site.getsitepackages()))')
-    export PATH="$KIT/bin:$PATH" PYTHONUNBUFFERED=1 \
-        PYTHONPATH="$site:$system_site:$ROOT/python:$ROOT/bench" \
-        LD_LIBRARY_PATH="$KIT/lib:$KIT/lib/mpich:$ROOT/python/papcoll/_lib"
+    export PYTHONUNBUFFERED=1 PYTHONPATH="$site:$system_site:$ROOT/python:$ROOT/bench"
     { nproc; "$venv/bin/python" -c 'import sys, numpy, rich, cffi; print(sys.version)'
       mpiexec --version | head -2; } 2>&1 | tee "$out/grid.log"
     local algorithms=auto,straggler,slt,prr,ring,recursive_doubling,rabenseifner,native
@@ -71,14 +77,12 @@ run() {
     done
 }
 
-# Issue 33's overlap table (docs/nonblocking.md) at P = 4, each progress setting, and the
+# The overlap table (docs/nonblocking.md) at P = 4, each progress setting, and the
 # non-blocking correctness programs with a core per rank. Carries what `run` carries.
 overlap() {
-    [ -d "$KIT/bin" ] || { echo "no $KIT: run 'prepare' here first and carry it" >&2; exit 2; }
+    use_kit
     local out=${OUT:-/tmp/overlap-out} program="$ROOT/build/mpich/papcoll-overlap"
     mkdir -p "$out"
-    export PATH="$KIT/bin:$PATH" \
-        LD_LIBRARY_PATH="$KIT/lib:$KIT/lib/mpich:$ROOT/python/papcoll/_lib"
     local common=(--sizes 65536,1048576,16777216 --contenders native,auto,ring,rabenseifner
                   --iterations "${ITERATIONS:-15}" --warmup 3)
     { nproc; mpiexec --version | head -2
@@ -102,14 +106,12 @@ overlap() {
     } 2>&1 | tee "$out/overlap.log"
 }
 
-# Issue 33's persistent table: papcoll-persistent-late at P = 4, 1 and 16 MiB, one-late and
+# The persistent requests' table: papcoll-persistent-late at P = 4, 1 and 16 MiB, one-late and
 # rand-late (docs/nonblocking.md). Carries what `run` carries.
 persistent() {
-    [ -d "$KIT/bin" ] || { echo "no $KIT: run 'prepare' here first and carry it" >&2; exit 2; }
+    use_kit
     local out=${OUT:-/tmp/persistent-out} program="$ROOT/build/mpich/papcoll-persistent-late"
     mkdir -p "$out"
-    export PATH="$KIT/bin:$PATH" \
-        LD_LIBRARY_PATH="$KIT/lib:$KIT/lib/mpich:$ROOT/python/papcoll/_lib"
     { for size in 1048576:3 16777216:30; do
         for mode in one-late rand-late; do
             timeout 120 mpiexec -n 4 "$program" --bytes "${size%%:*}" --mode "$mode" \

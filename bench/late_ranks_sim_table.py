@@ -1,6 +1,6 @@
-"""Issue 32, item 4: two late ranks and rand-late in the simulator, excess over e-bar_lo.
+"""Two late ranks and rand-late in the simulator, excess over e-bar_lo.
 
-How far the arrival-aware algorithms stay above seed 000's lower bound e-bar_lo (mean over
+How far the arrival-aware algorithms stay above Proficz 2018's lower bound e-bar_lo (mean over
 ranks of a_last - a_i, plus delta: papcoll.sim.lower_bound) when more than one rank is late,
 measured against the best stand-in for MPI_Allreduce (ring, rabenseifner):
 

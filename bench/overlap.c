@@ -1,5 +1,5 @@
 /* overlap.c - papcoll-overlap: how much of a non-blocking all-reduce hides behind
- * computation (issue 33), measured the way OSU's osu_iallreduce does, with papcoll's
+ * computation, measured the way OSU's osu_iallreduce does, with papcoll's
  * non-blocking all-reduce beside the MPI library's own MPI_Iallreduce in the same run.
  *
  * Per size and contender, interleaved (every iteration runs every contender in turn, so

@@ -1,4 +1,4 @@
-/* papcoll_bench.c - the mini-benchmark of seed 000 (Proficz 2018, Sect. 5.1, Fig. 9): the
+/* papcoll_bench.c - the mini-benchmark of Proficz 2018 (Sect. 5.1, Fig. 9): the
  * average elapsed time e-bar of an all-reduce when the processes arrive at it at different
  * times.
  *
@@ -16,7 +16,7 @@
  *   7. check the result against MPI_Allreduce of the same data (integer types and min/max
  *      bit for bit, floating-point sums and products within a rounding bound);
  *   8. e_i = t1 - t0 on every rank; MPI_Allgather; e-bar = mean of the e_i.
- * e-bar_lo, the lower bound (seed 000 S3), is computed per iteration from the arrivals
+ * e-bar_lo, the lower bound (Proficz 2018, Sect. 3), is computed per iteration from the arrivals
  * that happened: mean over ranks of (a_last - a_i) + delta, delta a point-to-point transfer
  * of the whole vector measured at the start; the JSON gives its mean over iterations
  * ("lower_bound_ms") and the excess e-bar - e-bar_lo ("excess_ms"), what an algorithm
@@ -107,7 +107,7 @@ static int rank, ranks;
 
 /* ---- the emulated application ------------------------------------------------------- */
 
-/* Where the PAP monitor learns that `progress` of the compute phase is done (seed 000,
+/* Where the PAP monitor learns that `progress` of the compute phase is done (Proficz 2018,
  * Sect. 3): papcoll's auto and PAP-aware algorithms (slt, prr, straggler) get their
  * arrival predictions from it. */
 static void edge(contender *c, double progress) {
@@ -345,7 +345,7 @@ int main(int argc, char **argv) {
                 /* the order turns by one each iteration: the first call after the
                  * barriers measured slower (16 KiB, P = 4, shared memory: auto first 1.20 x
                  * native, native first 1.01 x, both running MPI_Allreduce), and a fixed
-                 * order charged that to whoever came first (issue 32) */
+                 * order charged that to whoever came first */
                 for (int turn = 0; turn < o.algorithm_count; turn++)
                     time_call(&w, contenders, (turn + iteration) % o.algorithm_count, c, d,
                               iteration, &r);

@@ -14,16 +14,16 @@
  *      The simulator's one message costs latency + overhead + receive_overhead + bytes x
  *      seconds_per_byte (with a shaped link's bucket, fewer of the bytes pay the rate).
  *
- *   2. Fan-out (seed 004 S5.1, "multicast"): rank 0 posts b messages of 8 bytes with
- *      MPI_Isend back to back, to ranks 1, 2, ..., P-1, 1, 2, ... (round robin, so P = 2
- *      works: then all go to rank 1), and waits for them. The peer that got the last
+ *   2. Fan-out (Ruefenacht et al. 2017, Sect. 5.1, "multicast"): rank 0 posts b messages
+ *      of 8 bytes with MPI_Isend back to back, to ranks 1, 2, ..., P-1, 1, 2, ... (round
+ *      robin, so P = 2 works: then all go to rank 1), and waits for them. The peer that got the last
  *      message answers it with 8 bytes. Two times on rank 0, for b = 1 .. --fan-out:
- *        post: from before the first MPI_Isend to after the last (seed 004: "the timing
+ *        post: from before the first MPI_Isend to after the last (the paper: "the timing
  *              routines are issued directly before and after the message initiation");
  *        done: from the same start until the answer is in.
- *      Seed 004's Eq. 3 (lost in our copy of the paper) gives a stage of b pipelined
+ *      The paper's Eq. 3 (lost in our copy) gives a stage of b pipelined
  *      messages the cost alpha_p + b alpha_r, found by linear regression over b = 1..8.
- *      Choice: the seed times DMAPP puts, whose completion is remote; MPI's Isend
+ *      Choice: the paper times DMAPP puts, whose completion is remote; MPI's Isend
  *      completes locally, so we add the answer to see the message arrive. In the
  *      simulator's model (latency L = alpha_p, the sender's overhead o = alpha_r, the
  *      receiver's o_r) done(b) = 2 L + (b + 1) o + 2 o_r + 16 G: the b sends' o, L, o_r to

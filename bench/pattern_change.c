@@ -1,5 +1,5 @@
 /* pattern_change.c - papcoll-pattern-change: how fast `auto` recovers when the arrival
- * pattern changes (issue 32, "Learns fast"). papcoll-bench keeps one pattern per series, so
+ * pattern changes (auto's "Learns fast"). papcoll-bench keeps one pattern per series, so
  * it cannot show what auto does in the calls right after a change; this program changes the
  * pattern mid-run and records every call.
  *

@@ -1,5 +1,5 @@
-/* persistent_late.c - papcoll-persistent-late: a persistent all-reduce with late ranks
- * (issue 33): papcoll's persistent auto, which learns the pattern from its own starts,
+/* persistent_late.c - papcoll-persistent-late: a persistent all-reduce with late ranks:
+ * papcoll's persistent auto, which learns the pattern from its own starts,
  * against blocking auto (the communicator's monitor) and MPI's own MPI_Allreduce_init.
  *
  * Each call: two barriers, then the late rank sleeps --delay-ms (one-late: the last rank

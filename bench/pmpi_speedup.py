@@ -1,4 +1,4 @@
-"""Issue 21: what an unmodified program gains from libpapcoll_pmpi.so.
+"""The drop-in: what an unmodified program gains from libpapcoll_pmpi.so.
 
 The program is the mini-benchmark's loop with no papcoll call in it: `papcoll-bench`'s
 "native" contender, a plain MPI_Allreduce (on a duplicate of MPI_COMM_WORLD) after an

@@ -1,13 +1,13 @@
-"""Issue 22's simulator target: pap_hierarchical against both families on sites.
+"""The simulator target: pap_hierarchical against both families on sites.
 
-Seed 003 (Fig. 8-9) measured all-reduce between InfiniBand sites joined by a 13 ms link;
+Proficz et al. (Fig. 8-9) measured all-reduce between InfiniBand sites joined by a 13 ms link;
 this sweep repeats its grid in the simulator on geo-2site and geo-3site (papcoll.network),
 512 K floats, P = 20 to 1024, balanced, one-late (rank 1 late) and rand-late (every rank late
 by a seeded uniform share) with delays up to 500 ms, and compares
 
-    pap_hierarchical    the PAP-aware hierarchical all-reduce (issue 22)
-    hr1, hr2            seed 003's hierarchical algorithms (groups: the sites)
-    prr, straggler      the arrival-aware ones (seed 000, issue 20)
+    pap_hierarchical    the PAP-aware hierarchical all-reduce (papcoll's)
+    hr1, hr2            Proficz et al.'s hierarchical algorithms (groups: the sites)
+    prr, straggler      the arrival-aware ones (Proficz 2018; straggler)
     best native         the least of ring, rabenseifner, recursive_doubling (what
                         MPI_Allreduce chooses between)
     auto                what `auto` chooses (papcoll.sim.choose, on the network's tree, with
@@ -16,7 +16,7 @@ by a seeded uniform share) with delays up to 500 ms, and compares
 by their excess over e-bar_lo (papcoll.sim.lower_bound: the mean wait for the last arrival
 plus one transfer on the fastest path) and over the bound that knows the network
 (papcoll.sim.network_lower_bound: per rank, the last rank's data must reach it over the
-narrowest link of its path). The figures of merit, from the issue:
+narrowest link of its path). The figures of merit:
 
     late ratio      = excess(pap_hierarchical) / min excess(hr1, hr2, prr, straggler)
                       target <= 0.5, one-late and rand-late
@@ -54,7 +54,7 @@ from papcoll.sim import (
     transfer_time,
 )
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from sim_sweep import markdown_head, progress_bar
 
 NEW = "pap_hierarchical"
 FAMILIES = ("hr1", "hr2", "prr", "straggler")
@@ -116,9 +116,9 @@ def markdown(rows: list[dict[str, Any]]) -> str:
              " / the least of hr1, hr2 (target <= 1.05); at bound: the late ratio of an "
              "algorithm that met the network bound (the least possible). pap_h. net: "
              "pap_hierarchical's e-bar - the network bound.", "",
-             "| network | P | mode | delay ms | e-bar_lo | net bound | "
-             + " | ".join(SHOWN) + " | ratio | at bound | pap_h. net | auto chose |",
-             "|---|---:|---|---:|---:|---:|" + "---:|" * len(SHOWN) + "---:|---:|---:|---|"]
+             *markdown_head(["network", "P>", "mode", "delay ms>", "e-bar_lo>", "net bound>",
+                             *(f"{name}>" for name in SHOWN), "ratio>", "at bound>",
+                             "pap_h. net>", "auto chose"])]
     for row in rows:
         balanced = row["mode"] == "balanced"
         values = row["avg_elapsed_ms"] if balanced else row["excess_ms"]
@@ -173,8 +173,7 @@ def main(argv: list[str] | None = None) -> int:
              for ranks in arguments.ranks for mode, delay in CASES]
     rows = []
     console = Console(stderr=True)
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=console) as progress:
+    with progress_bar(console) as progress:
         task = progress.add_task("site sweep", total=len(cells))
         for network, ranks, mode, delay in cells:
             progress.update(task, description=f"{network} P={ranks} {mode} {delay:g} ms")

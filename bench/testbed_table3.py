@@ -1,4 +1,4 @@
-"""Seed 000 Table 3 on the testbed (issue 19, part 4): 1 M floats on P emulated hosts joined
+"""Proficz 2018, Table 3 on the testbed: 1 M floats on P emulated hosts joined
 by 1 Gb/s links (papcoll.lab.testbed), one-late and rand-late, the paper's delays up to 100 ms;
 papcoll's ring, rabenseifner, slt and prr beside the MPI's own all-reduce (its default
 choice and its algorithms one by one), each measured e-bar with +-2 sigma, the lower bound

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reproducible training (issue 34, docs/reproducible.md): the same data-parallel SGD run
+"""Reproducible training (docs/reproducible.md): the same data-parallel SGD run
 with different all-reduce algorithms and the slow rank moved between runs, with and without
 papcoll's reproducible mode, compared by the SHA-256 of the final weights.
 

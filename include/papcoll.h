@@ -33,7 +33,7 @@ typedef struct papcoll_persistent papcoll_persistent; /* papcoll_allreduce_init 
  * arrival time. */
 typedef enum papcoll_arrival_source {
     /* From papcoll_compute_begin + papcoll_edge (or papcoll_predict_arrival) during the
-     * compute phase before each call (seed 000 S3). A call where some rank gave no valid
+     * compute phase before each call (Proficz 2018, Sect. 3). A call where some rank gave no valid
      * prediction runs the plain ring (auto: MPI_Allreduce) on every rank. */
     PAPCOLL_ARRIVALS_EDGE = 0,
     /* From the arrival times seen in earlier calls (a moving average per rank), for
@@ -98,7 +98,7 @@ typedef struct papcoll_config {
     /* Non-blocking and persistent calls: who advances them (above). PAPCOLL_PROGRESS=calls or
      * thread in the environment overrides it; it must be the same on every rank. */
     papcoll_progress progress;
-    /* 1: reproducible mode (issue 34, docs/reproducible.md): every result is the canonical
+    /* 1: reproducible mode (docs/reproducible.md): every result is the canonical
      * order's value, the rank-order left fold ((x0 op x1) op x2) ... op x(P-1), bit for bit
      * whatever the algorithm, the arrivals or auto's choice (for a given communicator
      * size). Algorithms that do not keep that order are refused for floating-point data and
@@ -162,7 +162,7 @@ int papcoll_allreduce(papcoll_comm *pc, const void *sendbuf, void *recvbuf, int 
 int papcoll_allreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf, MPI_Count count,
                         MPI_Datatype datatype, MPI_Op op);
 
-/* ---- non-blocking and persistent all-reduce (issue 33; docs/nonblocking.md) -------------
+/* ---- non-blocking and persistent all-reduce (docs/nonblocking.md) -----------------------
  * MPI_Iallreduce's semantics: the call returns at once with an MPI request; sendbuf and
  * recvbuf belong to papcoll until the request completes. The request is a generalized MPI
  * request (MPI_Grequest_start), so it completes through MPI_Wait, MPI_Test, MPI_Waitall,
@@ -217,7 +217,7 @@ int papcoll_progress_poll(void);
  * running progress thread;
  * 0 where only papcoll_wait / papcoll_test / papcoll_progress_poll do. */
 int papcoll_mpi_advances_requests(void);
-/* ---- the arrival monitor (seed 000 S3): predictions for auto, slt, prr, straggler ------
+/* ---- the arrival monitor (Proficz 2018, Sect. 3): predictions for auto, slt, prr, straggler
  * In a loop of compute phases each followed by an all-reduce on pc:
  *   papcoll_compute_begin(pc);  ...half the work...  papcoll_edge(pc, 0.5);  ...rest...
  *   papcoll_allreduce(pc, ...);

@@ -74,8 +74,8 @@ typedef struct papcoll_parameters {
     const int32_t *rank_order;    /* ring, segmented_ring: the ranks in ring order (a
                                      permutation), or NULL */
     int32_t rank_order_count;     /* entries in rank_order: 0 or P */
-    const char *schedule;         /* recursive_multiplying: the schedule in seed 004's
-                                     language, e.g. "a4,a3"; NULL or "": the default for P */
+    const char *schedule;         /* recursive_multiplying: the schedule in Ruefenacht
+                                     et al. 2017's language, e.g. "a4,a3"; NULL or "": the default for P */
     const char *inner_algorithm;  /* hr2: the all-reduce inside groups (NULL: ring) */
     const char *outer_algorithm;  /* hr1, hr2: the all-reduce across groups (NULL:
                                      recursive_doubling) */
@@ -148,7 +148,7 @@ typedef struct papcoll_algorithm_info {
                                      papcoll_allreduce refuses it */
     /* 1: every result element is the canonical order's value, the rank-order left fold
      * ((x0 op x1) op x2) ... op x(P-1), whatever the count, segmentation and arrivals: the
-     * algorithm keeps reproducible mode (issue 34; the verifier proves it per schedule) */
+     * algorithm keeps reproducible mode (the verifier proves it per schedule) */
     int32_t canonical_order;
 } papcoll_algorithm_info;
 
@@ -160,7 +160,7 @@ int papcoll_algorithm_find(const char *name, papcoll_algorithm_info *info);
 
 typedef struct papcoll_schedule papcoll_schedule;
 
-/* The model of tau, the time to move and reduce one segment (seed 000 S4), which the arrival
+/* The model of tau, the time to move and reduce one segment (Proficz 2018, Sect. 4), which the arrival
  * monitor measures or reads from PAPCOLL_TAU_MODEL: three numbers, latency,
  * seconds_per_byte, reduce_seconds_per_byte (seconds; in this order in model[]). Parses
  * PAPCOLL_TAU_MODEL's text, "latency=S,seconds_per_byte=S,reduce_seconds_per_byte=S" (each
@@ -200,7 +200,7 @@ typedef struct papcoll_verify_options {
     int64_t eager_limit_bytes;
     /* Also run every schedule with the send and receive buffers aliased (MPI_IN_PLACE). */
     int32_t check_in_place;
-    /* 1: reproducible mode (issue 34, docs/reproducible.md): every result element must be
+    /* 1: reproducible mode (docs/reproducible.md): every result element must be
      * the rank-order left fold ((x0 op x1) op x2) ... op x(P-1); a schedule that forms one
      * otherwise fails, its reason naming the element and the REDUCE's operands. */
     int32_t require_canonical_order;
@@ -220,10 +220,10 @@ typedef struct papcoll_verify_report {
     int64_t max_bytes_sent;       /* by the busiest rank */
     int64_t max_bytes_received;
     int64_t total_bytes_sent;     /* over all ranks */
-    int64_t lower_bound_bytes;    /* ceil(2 (P-1)/P x count) x elem_size, seed 001 Lemma 4 */
+    int64_t lower_bound_bytes;    /* ceil(2 (P-1)/P x count) x elem_size, Patarasuk & Yuan 2009, Lemma 4 */
     int64_t max_ops;              /* operations in the longest schedule */
     int64_t max_scratch_elements; /* scratch the hungriest rank declares */
-    /* Issue 34 (appended): every result element is the rank-order left fold
+    /* Reproducible mode (appended): every result element is the rank-order left fold
      * ((x0 op x1) op x2) ... op x(P-1), bit for bit the same whatever the algorithm, so
      * the algorithm keeps reproducible mode; else canonical_break says where it is not. */
     int32_t canonical_order;
@@ -256,7 +256,7 @@ const char *papcoll_select_default(int32_t ranks, int64_t count, int64_t elem_si
                                    int32_t commutative);
 
 
-/* The contention-free logical ring of seed 001 S4 on a tree: the ranks in depth-first order of
+/* The contention-free logical ring of Patarasuk & Yuan 2009, Sect. 4 on a tree: the ranks in depth-first order of
  * their vertices (children in index order, a vertex's own ranks first, in rank order), so
  * every link carries at most one ring message in each direction. order gets
  * tree->rank_count entries. PAPCOLL_OK, or PAPCOLL_ERR_ARGUMENT naming what is wrong. */
@@ -264,7 +264,7 @@ int papcoll_tree_ring_order(const papcoll_sim_topology *tree, int32_t *order, ch
                             size_t error_size);
 
 /* ---- recursive multiplying schedules (src/core/algorithms/recursive_multiplying.c) -------
- * Checks a schedule string of seed 004's language for P ranks: PAPCOLL_OK, or
+ * Checks a schedule string of Ruefenacht et al. 2017's language for P ranks: PAPCOLL_OK, or
  * PAPCOLL_ERR_ARGUMENT with a message naming the stage at fault. reorders (may be NULL) is
  * set to 1 when the schedule merges (mRgGaB / nRgGaB), which needs a commutative op. */
 int papcoll_rm_check(const char *schedule, int32_t ranks, int32_t *reorders, char *error,
@@ -281,8 +281,8 @@ enum { PAPCOLL_RM_MAX_BASE = 1024 };
 /* ---- the discrete-event simulator (src/core/sim/simulate.c) ------------------------------
  * Runs the schedules of all P ranks against a LogGP-family cost model, on a crossbar or on a
  * tree of switches and hosts. Hockney (alpha, beta, gamma) is latency = alpha,
- * seconds_per_byte = beta, reduce_seconds_per_byte = gamma, the rest 0; seed 004's
- * pipelining postal model is latency = alpha_p, overhead = alpha_r. */
+ * seconds_per_byte = beta, reduce_seconds_per_byte = gamma, the rest 0; Ruefenacht et al.
+ * 2017's pipelining postal model is latency = alpha_p, overhead = alpha_r. */
 typedef struct papcoll_sim_model {
     double latency;                 /* L: wire time of a message; overlaps with everything */
     double overhead;                /* o (o_s): the sender's CPU time per message, not
@@ -373,7 +373,7 @@ typedef struct papcoll_choice {
      * more) on a tree it gave (parameters.tree), and the cost model weighed the hierarchical
      * algorithms too, balanced or not (appended last: the fields before keep their offsets) */
     int32_t from_groups;
-    /* Issue 32, the closed loop (appended: the fields before keep their offsets). The
+    /* The closed loop (appended: the fields before keep their offsets). The
      * model's time "after the last arrival" is its e-bar less wait_seconds, the mean wait
      * for the last arrival, which no algorithm changes; the measured one is from the last
      * arrival to completion (the latest exit less the latest entry). */

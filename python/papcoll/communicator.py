@@ -9,7 +9,7 @@ communicator, on numpy arrays, buffer-protocol objects and CPU DLPack tensors (t
         for step in range(steps):
             communicator.compute_begin()
             ...half of the step's work...
-            communicator.edge(0.5)           # predicts this rank's arrival (seed 000 S3)
+            communicator.edge(0.5)   # predicts this rank's arrival (Proficz 2018, Sect. 3)
             ...the rest...
             total = communicator.allreduce(np.asarray(local), op=MPI.SUM)
 
@@ -202,7 +202,7 @@ class Choice:
     from_groups: bool          # the groups formed a hierarchy: hierarchical ones weighed too
     predicted_seconds: float   # the model's e-bar for its choice (model_algorithm)
     native_seconds: float      # the model's e-bar for MPI_Allreduce
-    # auto's closed loop (issue 32; docs/mpi.md): the model's time after the last arrival is
+    # auto's closed loop (docs/mpi.md): the model's time after the last arrival is
     # its e-bar less wait_seconds; the measured one is from the last arrival to completion
     wait_seconds: float = 0.0          # the model's mean wait for the last arrival
     model_algorithm: str = ""          # the model's choice (algorithm may be the alternative)
@@ -365,7 +365,7 @@ class Communicator:
         result = receive if recvbuf is None else recvbuf
         return PersistentRequest(out[0], result, (sendbuf, receive))
 
-    # ---- the arrival monitor (seed 000 S3) ------------------------------------------------
+    # ---- the arrival monitor (Proficz 2018, Sect. 3) ----------------------------------------
 
     def compute_begin(self) -> None:
         """Marks the start of a compute phase (before edge() and the next all-reduce)."""

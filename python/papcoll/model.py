@@ -63,8 +63,8 @@ class SimModel:
 
 
 # Named networks. hockney: alpha-beta-gamma with alpha 1 us, 10 GB/s, reduce 4 GB/s.
-# ethernet-1g: seed 000's testbed class (1 Gb/s, ~50 us latency). infiniband-fdr: 56 Gb/s.
-# aries: seed 004 Table 1 (alpha_p = 1.34 us, alpha_r = 0.34 us).
+# ethernet-1g: Proficz 2018's testbed class (1 Gb/s, ~50 us latency). infiniband-fdr: 56 Gb/s.
+# aries: Ruefenacht et al. 2017, Table 1 (alpha_p = 1.34 us, alpha_r = 0.34 us).
 PRESETS: dict[str, SimModel] = {
     "hockney": SimModel(latency=1e-6, seconds_per_byte=1e-10, reduce_seconds_per_byte=2.5e-10),
     "ethernet-1g": SimModel(latency=50e-6, overhead=5e-6, seconds_per_byte=8e-9,

@@ -1,5 +1,5 @@
-"""Recursive multiplying schedules (seed 004): checking, the schedule space of a process
-count, the model's optimal fan-out, and the search that simulates every schedule.
+"""Recursive multiplying schedules (Ruefenacht et al. 2017): checking, the schedule space of a
+process count, the model's optimal fan-out, and the search that simulates every schedule.
 
 The language and its semantics are documented in src/core/algorithms/recursive_multiplying.c.
 The enumeration follows the paper's generator ("factored, split and merged schedules"):
@@ -126,9 +126,9 @@ def lambert_w(z: float) -> float:
 
 
 def optimal_fanout(ratio: float) -> float:
-    """seed 004 Eq. (5): the b (peers per stage) minimising (alpha_p + b alpha_r) log_(b+1) N,
-    for ratio = alpha_p / alpha_r. Setting the derivative to zero gives x (ln x - 1) = ratio - 1
-    with x = b + 1, so x = (ratio - 1) / W((ratio - 1) / e), and b = e - 1 at ratio 1."""
+    """Ruefenacht et al. 2017, Eq. (5): the b (peers per stage) minimising (alpha_p + b alpha_r)
+    log_(b+1) N, for ratio = alpha_p / alpha_r. Setting the derivative to zero gives x (ln x - 1) =
+    ratio - 1 with x = b + 1, so x = (ratio - 1) / W((ratio - 1) / e), and b = e - 1 at ratio 1."""
     if not ratio >= 1:
         raise ValueError(f"the overlap ratio alpha_p / alpha_r must be >= 1, not {ratio}")
     if math.isinf(ratio):
@@ -169,8 +169,8 @@ def search_schedules(ranks: int, network: Network, count: int, elem_size: int,
                      max_base: int = DEFAULT_MAX_BASE,
                      progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Simulates every schedule of P on the network (balanced arrivals) and ranks them by
-    e-bar against MPICH's recursive doubling; with the model's optimal fan-out (seed 004
-    Eq. 5). `progress(done, total)` is called after each schedule."""
+    e-bar against MPICH's recursive doubling; with the model's optimal fan-out (the
+    paper's Eq. 5). `progress(done, total)` is called after each schedule."""
     topology = network.topology(ranks)
     candidates = list(enumerate_schedules(ranks, max_base))
     rows: list[dict[str, Any]] = []

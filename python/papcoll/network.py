@@ -31,9 +31,9 @@ the root, and site-b, below it, is a site of its own). When any switch is a site
 host must belong to one, and every site must hold a host: a site switch all of whose hosts
 belong to sites below it (a "wan" root marked as a site over its sites) would nest them.
 Placement `block` fills each host's cores in order (consecutive ranks share a host, the
-layout seed 001 Lemma 6 assumes); `cyclic` deals ranks to hosts round-robin. Without a
-"link" entry, links take half the model's latency (host -> switch -> host is then L) and its
-seconds_per_byte; without "local", ranks on one host use the model's L and G.
+layout Patarasuk & Yuan 2009, Lemma 6 assumes); `cyclic` deals ranks to hosts round-robin.
+Without a "link" entry, links take half the model's latency (host -> switch -> host is then L)
+and its seconds_per_byte; without "local", ranks on one host use the model's L and G.
 """
 
 from __future__ import annotations
@@ -237,10 +237,10 @@ GEO_HOSTS_PER_SITE = 10
 
 
 def _site_hosts(ranks: int, sites: str) -> tuple[list[int], list[str]]:
-    """The hosts of seed 003's sites (10 a site, named a0 .. a9, b0 ..) with the ranks split
-    as evenly as the count allows, the first sites taking the extra ranks, and placed in
-    blocks within a site: the cores of every host, site by site, and the host of every
-    rank. More than 10 ranks in a site share its hosts."""
+    """The hosts of Proficz et al.'s sites (10 a site, named a0 .. a9, b0 ..) with the ranks
+    split as evenly as the count allows, the first sites taking the extra ranks, and placed in
+    blocks within a site: the cores of every host, site by site, and the host of every rank. More
+    than 10 ranks in a site share its hosts."""
     per_site = [ranks // len(sites) + (index < ranks % len(sites))
                 for index in range(len(sites))]
     per_host = [max(1, math.ceil(count / GEO_HOSTS_PER_SITE)) for count in per_site]
@@ -251,10 +251,10 @@ def _site_hosts(ranks: int, sites: str) -> tuple[list[int], list[str]]:
 
 
 def _geo_two_site(ranks: int) -> TreeLayout:
-    """Seed 003's testbed: two sites of 10 hosts (InfiniBand FDR, ~10 us between local hosts)
-    joined by a long WAN circuit (~13 ms one way with MPI overheads, about the same bandwidth).
-    Ranks are split equally between the sites, as in the paper; more than 10 per site share
-    hosts (block placement within a site). Site-a's switch is the root and site-b's hangs
+    """Proficz et al.'s testbed: two sites of 10 hosts (InfiniBand FDR, ~10 us between local
+    hosts) joined by a long WAN circuit (~13 ms one way with MPI overheads, about the same
+    bandwidth). Ranks are split equally between the sites, as in the paper; more than 10 per site
+    share hosts (block placement within a site). Site-a's switch is the root and site-b's hangs
     below it by the WAN link: both are sites."""
     hosts = GEO_HOSTS_PER_SITE
     names = ["site-a", "site-b"] + [f"{site}{k}" for site in "ab" for k in range(hosts)]
@@ -268,7 +268,7 @@ def _geo_two_site(ranks: int) -> TreeLayout:
 
 
 def _geo_three_site(ranks: int) -> TreeLayout:
-    """Three of seed 003's sites (10 hosts each, the host links and local numbers of
+    """Three of Proficz et al.'s sites (10 hosts each, the host links and local numbers of
     geo-2site) below a WAN vertex, each 6.5 ms and 4 GB/s from it: site to site is 13 ms at
     4 GB/s, as in geo-2site. Ranks split as evenly as possible (the first sites take the
     extra ones), blocks within a site."""

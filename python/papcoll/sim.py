@@ -95,9 +95,9 @@ def _path_time(model: SimModel, topology: Topology | None, first: int, second: i
 
 
 def transfer_time(model: SimModel, topology: Topology | None, nbytes: int) -> float:
-    """delta of seed 000 S3: one point-to-point transfer of the whole vector. With a topology,
-    the fastest pair of ranks (all pairs of the vertices used when there are at most 64 of
-    them, else the pairs with rank 0), so that e-bar_lo stays a lower bound."""
+    """delta of Proficz 2018, Sect. 3: one point-to-point transfer of the whole vector. With a
+    topology, the fastest pair of ranks (all pairs of the vertices used when there are at most 64
+    of them, else the pairs with rank 0), so that e-bar_lo stays a lower bound."""
     if topology is None:
         return _path_time(model, None, 0, 0, nbytes)
     used = sorted(set(topology.rank_vertex))
@@ -111,8 +111,9 @@ def transfer_time(model: SimModel, topology: Topology | None, nbytes: int) -> fl
 
 
 def lower_bound(arrivals: Sequence[float], delta: float) -> float:
-    """e-bar_lo of seed 000 S3: every rank waits for the last arrival, then one transfer.
-    Mean over ranks of (last arrival - a_i) + delta; for one-late that is (P-1)/P D + delta."""
+    """e-bar_lo of Proficz 2018, Sect. 3: every rank waits for the last arrival, then one
+    transfer. Mean over ranks of (last arrival - a_i) + delta; for one-late that is (P-1)/P D +
+    delta."""
     last = max(arrivals)
     return sum(last - a for a in arrivals) / len(arrivals) + delta
 
@@ -131,7 +132,7 @@ def network_lower_bound(arrivals: Sequence[float], model: SimModel, topology: To
     Why it is a lower bound: every element of r's result depends on the same element of
     every rank's vector, and the vector of s exists only from a_s on, so each of its bytes,
     reduced with others or not, crosses every link of the tree path from s to r after a_s:
-    f_r >= a_s + T(s, r). The second term is seed 000's e-bar_lo convention: the last rank
+    f_r >= a_s + T(s, r). The second term is Proficz 2018's e-bar_lo convention: the last rank
     still needs one transfer after it arrives. That holds for vectors above the eager limit,
     whose messages wait for the receive; with eager messages sent to it before it arrives,
     an algorithm could save the last rank part of that transfer, as against e-bar_lo.

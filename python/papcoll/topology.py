@@ -92,7 +92,8 @@ class Topology:
         return raw
 
     def ring_order(self) -> list[int]:
-        """seed 001's contention-free ring on this tree (C: papcoll_tree_ring_order)."""
+        """Patarasuk & Yuan 2009's contention-free ring on this tree (C:
+        papcoll_tree_ring_order)."""
         keep: list[Any] = []
         raw = self.c_struct(keep)
         order = ffi.new("int32_t[]", max(1, len(self.rank_vertex)))
@@ -120,7 +121,7 @@ class Topology:
     def groups(self, layout: str | None = None) -> list[int]:
         """The group of every rank by the tree: "host" (the vertex it runs on), "switch"
         (the vertex above it), "site" (its site; NetworkError when none is marked). None:
-        the sites where the network marks some (the groups seed 003's hierarchical
+        the sites where the network marks some (the groups Proficz et al.'s hierarchical
         algorithms are about), else the host when some host runs several ranks, else the
         switch."""
         if layout is None:

@@ -3,7 +3,7 @@
 DDP averages each bucket of gradients with an all-reduce after the backward pass reaches it;
 a communication hook replaces that all-reduce (PyTorch's own `allreduce_hook` calls the
 process group's). Ours calls papcoll, so a data-parallel training loop whose ranks do not
-arrive together (one slow rank stalls every step: seed 000 S6) can run PRR or SLT:
+arrive together (one slow rank stalls every step: Proficz 2018, Sect. 6) can run PRR or SLT:
 
     import papcoll, papcoll.torch
     papcoll.torch.init_process_group()              # gloo, only for DDP's own set-up
@@ -17,17 +17,17 @@ arrive together (one slow rank stalls every step: seed 000 S6) can run PRR or SL
         loss_function(model(inputs), labels).backward()   # edge() at net.fc1, then the hook
         optimizer.step(); optimizer.zero_grad()
 
-The PAP-aware algorithms need each rank's predicted arrival before the all-reduce (seed
-000 S3): `ArrivalPredictor` calls `compute_begin()` when a step begins and `edge(fraction)`
-when the backward pass reaches a chosen layer (the paper does it before the last layer, at
-about 44 % of an iteration). The fraction is given, or measured: the share of the step this
-rank had done at that layer in its recent steps. Measuring it per rank is our choice (the
-paper fixes 44 %): a slow rank's share differs from a fast one's, and a fraction f used
-where the true share is s misplaces the prediction by (time spent) x |1/f - 1/s|.
+The PAP-aware algorithms need each rank's predicted arrival before the all-reduce
+(Proficz 2018, Sect. 3): `ArrivalPredictor` calls `compute_begin()` when a step begins and
+`edge(fraction)` when the backward pass reaches a chosen layer (the paper does it before the
+last layer, at about 44 % of an iteration). The fraction is given, or measured: the share of
+the step this rank had done at that layer in its recent steps. Measuring it per rank is our
+choice (the paper fixes 44 %): a slow rank's share differs from a fast one's, and a fraction f
+used where the true share is s misplaces the prediction by (time spent) x |1/f - 1/s|.
 
 `allreduce_hook` runs the all-reduce to completion before it returns an already-completed
 Future, as the paper's blocking all-reduce does: DDP then cannot overlap the bucket's
-communication with the rest of the backward pass. `overlapping_allreduce_hook` (issue 33)
+communication with the rest of the backward pass. `overlapping_allreduce_hook`
 posts papcoll's non-blocking all-reduce instead and returns at once; one completer thread
 per HookState waits for the posted all-reduces in order (papcoll_wait, which advances every
 papcoll operation while it waits, so it is also their progress thread) and completes each
@@ -167,7 +167,7 @@ for _hook in (allreduce_hook, overlapping_allreduce_hook):
 
 
 class ArrivalPredictor:
-    """Feeds papcoll's arrival monitor from a training loop (seed 000 S3).
+    """Feeds papcoll's arrival monitor from a training loop (Proficz 2018, Sect. 3).
 
     For auto and the PAP-aware algorithms (slt, prr, straggler; it refuses a communicator
     running anything else, which would leave the predictions unreceived). step_begin() at

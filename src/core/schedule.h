@@ -162,11 +162,11 @@ static inline int32_t sched_floor_power_of_two(int32_t n) {
     return power;
 }
 
-/* MPICH's fold for P not a power of two (seed 004 Fig. 2), shared by recursive_doubling,
- * rabenseifner and priority_rabenseifner: with surplus = P - (largest power of two <= P),
- * ranks below 2 x surplus pair up as (2i, 2i+1), the odd one taking part as exchange rank i
- * and the even one waiting; ranks from 2 x surplus on are exchange rank rank - surplus. Both
- * maps are increasing, which is what keeps the operand order. */
+/* MPICH's fold for P not a power of two (Ruefenacht et al. 2017, Fig. 2), shared by
+ * recursive_doubling, rabenseifner and priority_rabenseifner: with surplus = P - (largest power
+ * of two <= P), ranks below 2 x surplus pair up as (2i, 2i+1), the odd one taking part as
+ * exchange rank i and the even one waiting; ranks from 2 x surplus on are exchange rank rank -
+ * surplus. Both maps are increasing, which is what keeps the operand order. */
 static inline int32_t sched_fold_exchange_rank(int32_t rank, int32_t surplus) {
     return rank < 2 * surplus ? rank / 2 : rank - surplus;
 }

@@ -1,4 +1,4 @@
-/* select.c - `auto` (issue 20): what it runs for a call, from predicted arrivals and a
+/* select.c - `auto`: what it runs for a call, from predicted arrivals and a
  * cost model. The MPI library (src/mpi/choose.c, with its cache and arrival classes) and the
  * simulator (`papcoll sim --algorithms auto`) both decide here, so they decide alike.
  *
@@ -6,7 +6,7 @@
  *   and no groups forming a hierarchy       tuned choice; what auto runs without arrivals, so
  *                                           a balanced call never loses to it
  *   groups forming a hierarchy (sites,   -> also every hierarchical algorithm (needs_groups:
- *   nodes; issue 22) and a tree the ranks   hr1, hr2, smp_*, pap_hierarchical) is simulated
+ *   nodes) and a tree the ranks            hr1, hr2, smp_*, pap_hierarchical) is simulated
  *   run on (parameters.tree: the            on that tree, balanced or not, and the least
  *   network's topology)                     e-bar runs by the rule below; without a tree
  *                                           the model is a crossbar, where a hierarchy
@@ -33,7 +33,7 @@
  * Candidates whose schedules hold more than 4 million operations in all are skipped (the
  * decision must stay cheap; it is made once per shape and arrival class, and cached by the
  * caller).
- * Shortcuts (issue 32; on a crossbar without a token bucket, where select_bounds.c's closed
+ * Shortcuts (the closed loop's; on a crossbar without a token bucket, where select_bounds.c's closed
  * forms and bound hold): native's stand-ins go first; where native's e-bar less the wait is
  * within 1 / (1 - margin) of the lower bound no algorithm beats, no candidate can win by the
  * margin and none is simulated (the same decision, cheaper). And a decision spends at most a
@@ -47,7 +47,7 @@
  * MPI_Allreduce cannot be called (counts beyond INT_MAX), and what the MPI library's closed
  * loop measures native against where this model names nothing (src/mpi/choose.c).
  *   vector <= 2 KiB, or fewer elements than ranks  -> recursive_doubling (log2 P rounds)
- *   commutative op and vector >= 1 MiB and P >= 3  -> ring (bandwidth optimal, seed 001)
+ *   commutative op and vector >= 1 MiB and P >= 3  -> ring (bandwidth optimal, Patarasuk & Yuan 2009)
  *   otherwise                                      -> rabenseifner
  * recursive_doubling and rabenseifner keep rank order, so only ring needs a commutative op.
  */

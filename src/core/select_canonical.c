@@ -1,4 +1,4 @@
-/* select_canonical.c - `auto` in reproducible mode (issue 34, docs/reproducible.md): the
+/* select_canonical.c - `auto` in reproducible mode (docs/reproducible.md): the
  * candidates are the algorithms that keep the canonical order (papcoll_algorithm_info.
  * canonical_order), and native is never one (MPI_Allreduce promises no order), so there is
  * no margin to beat: the least predicted e-bar runs.

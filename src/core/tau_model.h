@@ -1,5 +1,5 @@
-/* tau_model.h - the model behind tau, the time to move and reduce one segment (seed 000
- * S4): three numbers and the one formula every use of tau goes through, and the parser of
+/* tau_model.h - the model behind tau, the time to move and reduce one segment (Proficz 2018,
+ * Sect. 4): three numbers and the one formula every use of tau goes through, and the parser of
  * PAPCOLL_TAU_MODEL's text, which `papcoll calibrate` prints. Pure (no MPI, no printing),
  * so it lives in the core and is unit-tested there (tests/c/test_tau_model.c); the arrival
  * monitor (src/mpi/monitor_tau.c) measures or reads the numbers and shares them between ranks. */

@@ -1,12 +1,12 @@
 /* tree.c - checking trees of switches and hosts, and the contention-free logical ring of
- * seed 001 S4 on them (papcoll_tree_ring_order).
+ * Patarasuk & Yuan 2009, Sect. 4 on them (papcoll_tree_ring_order).
  *
- * Why a depth-first order is contention-free (seed 001 Lemma 5's argument): the ring visits
- * the hosts in the order of a depth-first walk, so the walk from one ring neighbour to the
- * next, concatenated over the whole ring, is one closed tour of the tree that goes down and
- * up each link exactly once. Every ring message follows its piece of that tour, so each link
- * carries at most one message in each direction. Ranks on the same vertex sit next to each
- * other in the ring and talk without crossing any link (seed 001 Lemma 6).
+ * Why a depth-first order is contention-free (Patarasuk & Yuan 2009, Lemma 5's argument): the
+ * ring visits the hosts in the order of a depth-first walk, so the walk from one ring neighbour
+ * to the next, concatenated over the whole ring, is one closed tour of the tree that goes down
+ * and up each link exactly once. Every ring message follows its piece of that tour, so each link
+ * carries at most one message in each direction. Ranks on the same vertex sit next to each other
+ * in the ring and talk without crossing any link (Patarasuk & Yuan 2009, Lemma 6).
  *
  * Example: root with switches L and R; hosts a0, a1 under L and b0, b1 under R, one rank
  * each (ranks 0..3 on a0, b0, a1, b1): the order is 0 2 1 3 (a0 a1 b0 b1). Ring messages

@@ -23,7 +23,7 @@ typedef struct segment {
 /* A buffer's map is a sorted run of segments covering [0, size) without gaps, adjacent
  * segments holding different values. It is cut into blocks of at most MAP_BLOCK_SEGMENTS,
  * so that replacing a region moves one or two blocks' segments instead of all of them:
- * with one flat array, n writes to distinct elements cost O(n^2) (issue 17). */
+ * with one flat array, n writes to distinct elements cost O(n^2). */
 #define MAP_BLOCK_SEGMENTS 128
 typedef struct segment_block {
     int32_t count, capacity;
@@ -77,7 +77,7 @@ typedef struct verifier {
     uint64_t *bits;
     int32_t *low, *high;
     uint8_t *ordered;
-    /* reproducible mode (issue 34): fold_end[v] = k when v is the rank-order left fold
+    /* reproducible mode: fold_end[v] = k when v is the rank-order left fold
      * ((x0 op x1) op ...) op xk, else -1 (rank 0's own contribution is the fold up to 0);
      * left_operand / right_operand: what a REDUCE combined into v (0 for contributions),
      * to name the operands where a result breaks the fold */

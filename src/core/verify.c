@@ -15,8 +15,8 @@
  *  5. every element of every rank's result holds every rank's contribution exactly once
  *     (a REDUCE of two values that share a contribution is reported at once), and whether
  *     operands were combined in rank order (needed for non-commutative ops).
- * It also counts bytes per rank, the bandwidth lower bound of seed 001 Lemma 4, and the
- * communication rounds on the critical path.
+ * It also counts bytes per rank, the bandwidth lower bound of Patarasuk & Yuan 2009, Lemma 4, and
+ * the communication rounds on the critical path.
  *
  * Buffers are maps from element intervals to values, so the cost grows with the number of
  * distinct intervals, not with count: 2^20 + 3 elements cost what 1009 do.

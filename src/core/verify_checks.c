@@ -302,7 +302,7 @@ static int is_ancestor(ancestry *a, int32_t of, int32_t candidate) {
 
 /* Whether any two of the accesses (in op order) overlap, one writing, without being ordered
  * by the DAG. Pairwise that is quadratic in ops on one region (linear's root reduces P
- * times into one accumulator: issue 17). As ancestry is transitive it suffices, op by op,
+ * times into one accumulator). As ancestry is transitive it suffices, op by op,
  * to check each element's last writer and the readers since: when every op is ordered after
  * those, every earlier op on the element is ordered before it too. Each buffer's elements
  * are cut at every region boundary; the cost is the number of (access, stretch) pairs.

@@ -1,7 +1,7 @@
 /* verify_values.c - the verifier's symbolic data (verifier.h): a value is the set of ranks
  * whose contributions an element holds (a bitset), plus whether they were combined in rank
- * order, and whether as the rank-order left fold ((x0 op x1) op x2) ... (reproducible mode,
- * issue 34); a buffer is a map from element intervals to values, so the cost grows with the
+ * order, and whether as the rank-order left fold ((x0 op x1) op x2) ... (reproducible mode);
+ * a buffer is a map from element intervals to values, so the cost grows with the
  * number of distinct intervals, not with count.
  *
  * The fold is judged on grouping and operand order: a REDUCE extends the fold so far only
@@ -46,7 +46,7 @@ int32_t new_value(verifier *v) {
 }
 
 int32_t first_missing_contribution(const verifier *v, int32_t value) {
-    /* a word at a time: asking rank by rank made checking P results cost P^2 (issue 17) */
+    /* a word at a time: asking rank by rank made checking P results cost P^2 */
     const uint64_t *bits = v->bits + (size_t)value * v->words;
     for (int32_t w = 0; w < v->words; w++) {
         int32_t ranks_here = v->ranks - 64 * w < 64 ? v->ranks - 64 * w : 64;

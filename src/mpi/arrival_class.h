@@ -1,4 +1,4 @@
-/* arrival_class.h - predicted arrivals rounded into classes (issue 20: no per-call tax).
+/* arrival_class.h - predicted arrivals rounded into classes (no per-call tax).
  * Predictions differ a little from call to call; a schedule built from them, and auto's
  * choice, would then be redone on every call. Rounded to a class they repeat, so the plan
  * and the choice made for a class are reused while it holds.

@@ -1,4 +1,4 @@
-/* auto_feedback.c - auto's closed loop (issue 32): a model decision is measured, and where
+/* auto_feedback.c - auto's closed loop: a model decision is measured, and where
  * the measurements contradict the model, they win.
  *
  * The cost model (src/core/select.c) picks an algorithm and names the one it compared it

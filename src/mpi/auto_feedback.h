@@ -1,4 +1,4 @@
-/* auto_feedback.h - auto's closed loop (issue 32): what auto ran is measured, and where the
+/* auto_feedback.h - auto's closed loop: what auto ran is measured, and where the
  * measurements contradict the cost model, they win (auto_feedback.c says how). */
 #ifndef PAPCOLL_MPI_AUTO_FEEDBACK_H
 #define PAPCOLL_MPI_AUTO_FEEDBACK_H

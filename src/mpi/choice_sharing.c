@@ -1,4 +1,4 @@
-/* choice_sharing.c - auto's decision off the late rank's path (issue 32, "decisions made
+/* choice_sharing.c - auto's decision off the late rank's path ("decisions made
  * ahead, not on the late rank's path").
  *
  * Why. A decision that is not cached simulates every candidate: about 0.1 ms at P = 4, and

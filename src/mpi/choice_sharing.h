@@ -1,4 +1,4 @@
-/* choice_sharing.h - auto's decision off the late rank's path (issue 32): where no rank has
+/* choice_sharing.h - auto's decision off the late rank's path: where no rank has
  * decided a call's shape and arrival profile before, one rank decides and tells the others
  * (choice_sharing.c says which and why). */
 #ifndef PAPCOLL_MPI_CHOICE_SHARING_H

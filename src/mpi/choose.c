@@ -1,4 +1,4 @@
-/* choose.c - `auto` in the MPI library (issue 20): the decision of src/core/select.c
+/* choose.c - `auto` in the MPI library: the decision of src/core/select.c
  * (papcoll_choose) on the predicted arrivals rounded to their class (arrival_class.h), with
  * the monitor's cost model, kept per (shape, op commutativity, arrival class).
  *

@@ -1,4 +1,4 @@
-/* choose.h - what `auto` runs for a call (issue 20): the cost model's fastest algorithm for
+/* choose.h - what `auto` runs for a call: the cost model's fastest algorithm for
  * the predicted arrivals, or MPI_Allreduce itself (src/core/select.c decides; choose.c
  * caches). */
 #ifndef PAPCOLL_MPI_CHOOSE_H

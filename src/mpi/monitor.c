@@ -1,4 +1,4 @@
-/* monitor.c - the arrival monitor of seed 000 S3 (Fig. 3-4), its owner: each rank predicts
+/* monitor.c - the arrival monitor of Proficz 2018, Sect. 3 (Fig. 3-4), its owner: each rank predicts
  * when it will reach the next all-reduce and tells the others while they all still compute,
  * so auto and the PAP-aware algorithms (slt, prr, straggler) can lay out their schedules by
  * arrival. This file makes and frees the monitor, takes the program's predictions

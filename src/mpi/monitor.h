@@ -1,4 +1,4 @@
-/* monitor.h - the arrival monitor of seed 000 S3 (monitor.c and its parts): predictions
+/* monitor.h - the arrival monitor of Proficz 2018, Sect. 3 (monitor.c and its parts): predictions
  * exchanged during the compute phase, from one of three sources (monitor_source.h), put on
  * rank 0's clock (clock_offsets.h), and the calibration behind tau (monitor_tau.c). Its
  * public entry points (papcoll_compute_begin, papcoll_edge, ...) are in include/papcoll.h. */
@@ -72,7 +72,7 @@ typedef struct monitor_state {
     int have_lateness;
     double spread;             /* the latest period: mean of (latest - earliest arrival) */
     double call_seconds;       /* the latest period: mean of the shortest wait (the call) */
-    /* auto's closed loop (issue 32): what each call ran, and what it was measured to take */
+    /* auto's closed loop: what each call ran, and what it was measured to take */
     monitor_call_tag call_tag; /* the current call's tags (monitor_tag_call), -1: none */
     double period_entries[MONITOR_PERIOD_MOST_CALLS]; /* this rank's entries, rank 0's clock */
     monitor_call_tag period_tags[MONITOR_PERIOD_MOST_CALLS];   /* each call's tag in this period */

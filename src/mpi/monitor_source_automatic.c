@@ -31,7 +31,7 @@ enum {
  * (ARRIVAL_JITTER_SECONDS): below it a prediction could gain little, and its message round
  * would be a tax on every call; and only after a period in which some call ran a schedule
  * built on the arrivals (monitor_call_built_on_arrivals): where auto runs native, exact
- * predictions change nothing, and their round was auto's tax on small calls (issue 32). */
+ * predictions change nothing, and their round was auto's tax on small calls. */
 static const double edge_worth_spread = 0.25;
 
 /* auto's closed loop: each tagged call's time from its last arrival to its completion (the
@@ -100,7 +100,7 @@ static int alike(const double *a, const double *b, int ranks, double tolerance) 
     return 1;
 }
 
-/* A pattern that changed within the period (issue 32: "a changed pattern detected within a
+/* A pattern that changed within the period ("a changed pattern detected within a
  * few calls"). The period's median mixes the old pattern with the new, and at worst gives a
  * lateness level neither had, which auto's closed loop has not measured. Where the
  * period's last RECENT_CALLS calls agree with each other and not with the period's median,

@@ -1,7 +1,7 @@
 /* monitor_source_edge.c - PAPCOLL_ARRIVALS_EDGE: the program says when it will arrive
- * (papcoll_edge, papcoll_predict_arrival) and the prediction travels at once (seed 000 S3,
- * Fig. 3-4). The protocol: before each call, every rank sends exactly one message to every
- * other rank: at its first edge() of the compute phase, else on entering the call; a
+ * (papcoll_edge, papcoll_predict_arrival) and the prediction travels at once (Proficz 2018,
+ * Sect. 3, Fig. 3-4). The protocol: before each call, every rank sends exactly one message to
+ * every other rank: at its first edge() of the compute phase, else on entering the call; a
  * refused or missing prediction travels as NaN. Everyone then holds the same P values and
  * takes the same decision: all finite and within an hour of each other -> predictions;
  * else the ring (prr and slt with equal arrivals are the ring and the linear tree; the plain

@@ -1,4 +1,4 @@
-/* monitor_tau.c - tau (time to move and reduce one segment, seed 000 S4) comes from a
+/* monitor_tau.c - tau (time to move and reduce one segment, Proficz 2018, Sect. 4) comes from a
  * calibration made at the monitor's first call, of auto or of any PAP-aware algorithm
  * (collective): ranks 0 and 1 ping-pong 8 bytes (latency, best of 20) and 1 MiB (best of
  * 5), and rank 0 times MPI_Reduce_local on 1 MiB of floats; rank 0 broadcasts the three
@@ -6,7 +6,7 @@
  *   tau = latency + segment_bytes x (seconds_per_byte + reduce_seconds_per_byte),
  * segment_bytes = ceil(count / P) x the datatype's extent (src/core/tau_model.h).
  *
- * PAPCOLL_TAU_MODEL (issue 19): the same three numbers from `papcoll calibrate`, which
+ * PAPCOLL_TAU_MODEL: the same three numbers from `papcoll calibrate`, which
  * prints them from its fitted model (latency = L + o + o_r, the model's one-way small
  * message, which is what the half round trip measures; seconds_per_byte = G;
  * reduce_seconds_per_byte = gamma of its datatype), e.g.
@@ -20,7 +20,7 @@
  * MPI_Allreduce agrees on it: a rank that failed alone would leave the others waiting in
  * the warm-up). The warm-up is still done: the connections need opening whatever gave tau.
  *
- * Warm-up (seed 000 S3): MPI libraries may open a connection at the first message between
+ * Warm-up (Proficz 2018, Sect. 3): MPI libraries may open a connection at the first message between
  * two processes (TCP between nodes). The PAP-aware algorithms use links that depend on the
  * arrival order, which changes from call to call, so at the calibration every rank
  * exchanges an empty message with every other rank on the schedule's communicator: every

@@ -1,5 +1,5 @@
-/* native_feedback.c - which of the MPI library's algorithms native runs as (issue 32:
- * "never slower than the best native variant"; native_variants.h says why there is a
+/* native_feedback.c - which of the MPI library's algorithms native runs as (the closed
+ * loop: "never slower than the best native variant"; native_variants.h says why there is a
  * choice).
  *
  * The cost model knows papcoll's schedules, not the MPI library's, so this is measured

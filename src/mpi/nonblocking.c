@@ -1,4 +1,4 @@
-/* nonblocking.c - papcoll_iallreduce (issue 33): MPI_Iallreduce's semantics over a
+/* nonblocking.c - papcoll_iallreduce: MPI_Iallreduce's semantics over a
  * papcoll schedule that the progress engine (progress.c) advances.
  *
  * A post never waits for a message: a rank may legally post, then block in a send that

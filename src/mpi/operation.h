@@ -1,4 +1,4 @@
-/* operation.h - one non-blocking all-reduce in flight (issue 33): what it runs, where, and
+/* operation.h - one non-blocking all-reduce in flight: what it runs, where, and
  * the generalized MPI request the program holds for it. papcoll_iallreduce (nonblocking.c)
  * makes one per post and frees it when the program completes its request; a persistent
  * request (persistent.c) owns one and reuses it at every start. The progress engine

@@ -1,4 +1,4 @@
-/* plan_cache.h - the plans of one papcoll communicator (issue 20: no per-call tax): a
+/* plan_cache.h - the plans of one papcoll communicator (no per-call tax): a
  * schedule, with everything the executor derives from it, is built once per key (algorithm,
  * shape, operand order, predicted arrival class) and reused by every call with that key.
  * A few keys are kept, least recently used out, so a program alternating between shapes

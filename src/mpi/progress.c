@@ -1,6 +1,6 @@
-/* progress.c - the progress engine of the non-blocking and persistent all-reduce (issue
- * 33): every operation in flight in the process sits in one list, and whoever holds the
- * engine's lock advances all of them, never only the one it waits for. Why all: rank 0 may
+/* progress.c - the progress engine of the non-blocking and persistent all-reduce: every
+ * operation in flight in the process sits in one list, and whoever holds the engine's lock
+ * advances all of them, never only the one it waits for. Why all: rank 0 may
  * wait for operation A while rank 1 waits for B, and each needs the other to forward its
  * messages of the other operation.
  *
@@ -189,12 +189,16 @@ int papcoll_wait(MPI_Request *request, MPI_Status *status) {
 
 /* ---- the progress thread ----------------------------------------------------------------- */
 
+/* PAPCOLL_PROGRESS_CPU as progress_thread_acquire read and checked it when it started the
+ * thread, which pins itself there: one parser, so the core checked is the core pinned; -1:
+ * not pinned */
+static long chosen_core = -1;
+
 static void pin_to_chosen_core(void) {
-    const char *text = getenv("PAPCOLL_PROGRESS_CPU");
-    if (text == NULL || text[0] == '\0') return;
+    if (chosen_core < 0) return;
     cpu_set_t cores;
     CPU_ZERO(&cores);
-    CPU_SET(atoi(text), &cores);
+    CPU_SET(chosen_core, &cores);
     pthread_setaffinity_np(pthread_self(), sizeof cores, &cores);
 }
 
@@ -218,9 +222,10 @@ static void *progress_main(void *unused) {
 
 int progress_thread_acquire(void) {
     const char *cpu = getenv("PAPCOLL_PROGRESS_CPU");
+    long core = -1;
     if (cpu != NULL && cpu[0] != '\0') {
         char *end = NULL;
-        long core = strtol(cpu, &end, 10);
+        core = strtol(cpu, &end, 10);
         if (*end != '\0' || core < 0 || core >= CPU_SETSIZE)
             return record_error(MPI_ERR_ARG, "PAPCOLL_PROGRESS_CPU='%.32s' is not a core "
                                 "number (0 to %d)", cpu, CPU_SETSIZE - 1);
@@ -229,6 +234,7 @@ int progress_thread_acquire(void) {
     int code = MPI_SUCCESS;
     if (thread_users == 0) {
         thread_stop = 0;
+        chosen_core = core; /* the thread reads it once it runs, after pthread_create */
         if (pthread_create(&thread, NULL, progress_main, NULL) != 0)
             code = record_error(MPI_ERR_OTHER, "papcoll: could not start the progress thread");
     }

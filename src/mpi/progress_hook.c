@@ -1,7 +1,7 @@
 /* progress_hook.c - how the MPI library's own calls advance papcoll's progress engine
  * (progress.c), so that a program's MPI_Wait, MPI_Test or MPI_Waitall on a papcoll request,
- * or on any request at all, moves papcoll's operations too (issue 33,
- * docs/nonblocking.md "Progress"). One route per MPI:
+ * or on any request at all, moves papcoll's operations too
+ * (docs/nonblocking.md "Progress"). One route per MPI:
  *
  *   - MPICH >= 4.3: MPIX_Async_start, a documented extension. MPICH calls the hook from its
  *     progress engine until it answers DONE, so the hook is registered while operations are

@@ -1,4 +1,4 @@
-/* reproducible.h - reproducible mode (issue 34, docs/reproducible.md): the result is the
+/* reproducible.h - reproducible mode (docs/reproducible.md): the result is the
  * canonical order's value, the rank-order left fold ((x0 op x1) op x2) ... op x(P-1), bit
  * for bit, whatever the algorithm, the arrivals or auto's choice, on a given communicator
  * size. Set by papcoll_config.reproducible or PAPCOLL_REPRODUCIBLE=1. */

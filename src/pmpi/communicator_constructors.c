@@ -1,6 +1,5 @@
-/* communicator_constructors.c - the drop-in in reproducible mode (issue 34,
- * docs/reproducible.md): the communicators a program makes get their papcoll communicator
- * as they are made.
+/* communicator_constructors.c - the communicators a program makes get their papcoll
+ * communicator as they are made.
  *
  * Why: an MPI_Iallreduce on a communicator needs its papcoll communicator to exist
  * (nonblocking_calls.c), and making one is collective: inside a post it could deadlock

@@ -1,4 +1,4 @@
-/* nonblocking_calls.c - the drop-in's non-blocking and persistent all-reduce (issue 33):
+/* nonblocking_calls.c - the drop-in's non-blocking and persistent all-reduce:
  * MPI_Iallreduce, MPI_Allreduce_init and the calls a persistent request lives by
  * (MPI_Start, MPI_Startall, MPI_Request_free); everything else passes to the MPI.
  *

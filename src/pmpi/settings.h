@@ -30,7 +30,7 @@ typedef struct pmpi_settings {
 } pmpi_settings;
 
 /* Calls below this many bytes go to native unless PAPCOLL_MIN_BYTES says otherwise: below
- * 64 KiB issue 20's measurements never saw auto beat MPI_Allreduce (docs/pmpi.md). */
+ * 64 KiB the measurements of docs/pmpi.md never saw auto beat MPI_Allreduce (docs/pmpi.md). */
 enum { PMPI_DEFAULT_MIN_BYTES = 64 * 1024 };
 
 /* Whether the report may be written at path: absent, or a regular file (not a link, FIFO,

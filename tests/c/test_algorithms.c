@@ -126,7 +126,7 @@ int main(int argc, char **argv) {
                     int64_t count = counts[c];
                     int32_t elem_size = elem_sizes[e];
                     /* an algorithm that claims the canonical order must keep it in every
-                     * case: the verifier then fails it where it does not (issue 34) */
+                     * case: the verifier then fails it where it does not */
                     papcoll_verify_options options = {
                         .eager_limit_bytes = 0, .check_in_place = 1,
                         .require_canonical_order = info.canonical_order};

@@ -152,7 +152,7 @@ static const two_rank_case cases[] = {
 };
 
 /* Texts whose numbers would overflow 64-bit arithmetic in the parser or the verifier, or
- * wrap when narrowed (issue 17): each must be refused with its line and field named. */
+ * wrap when narrowed: each must be refused with its line and field named. */
 #define ONE_RANK(count, elem_size, scratch) \
     "schedule ranks=1 rank=0 count=" count " elem_size=" elem_size " scratch=" scratch "\n"
 #define INT64_MAX_TEXT "9223372036854775807"
@@ -210,7 +210,7 @@ static const parse_error_case overflow_cases[] = {
      "line 2: expected peer and tag within 0 .. 2^31-1"},
 };
 
-/* Byte counts past 2^63-1 in the report saturate (issue 17): two sends of ~2^63 bytes each. */
+/* Byte counts past 2^63-1 in the report saturate: two sends of ~2^63 bytes each. */
 static void check_saturated_report(void) {
 #define HUGE_COUNT "2305843009213693951" /* x 4 bytes = 2^63 - 4 */
     const char *texts[] = {

@@ -117,7 +117,7 @@ int main(int argc, char **argv) {
          "one-sided accumulates only"},
         {"sendbuf == recvbuf without MPI_IN_PLACE", output, output, 4, MPI_INT, MPI_SUM,
          MPI_ERR_BUFFER, "MPI_IN_PLACE"},
-        /* issue 17: these were a SIGSEGV and a silent success */
+        /* these were once a SIGSEGV and a silent success */
         {"MPI_IN_PLACE as the receive buffer", input, MPI_IN_PLACE, 4, MPI_INT, MPI_SUM,
          MPI_ERR_BUFFER, "recvbuf must be a buffer"},
         {"partly overlapping buffers", wide, wide + 2, 4, MPI_INT, MPI_SUM, MPI_ERR_BUFFER,

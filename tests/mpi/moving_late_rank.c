@@ -6,7 +6,7 @@
  * the middle of a period: that period's mean still names rank 1 the later, and before the
  * source looked at a period's last calls it did so for a whole period more (11 calls after
  * the change at P = 4). The prediction must name the new late rank, and no other rank
- * late, from at most 8 calls after the change to the end (issue 32's "learns fast"); every
+ * late, from at most 8 calls after the change to the end (auto's "learns fast"); every
  * result is checked against MPI_Allreduce. Prints "N passed, M failed". */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>

@@ -1,6 +1,6 @@
 #define _POSIX_C_SOURCE 200809L /* nanosleep, setenv */
-/* nonblocking.c - the semantics of papcoll's non-blocking and persistent all-reduce (issue
- * 33) that the differential test (differential.c --call) does not reach: several
+/* nonblocking.c - the semantics of papcoll's non-blocking and persistent all-reduce
+ * that the differential test (differential.c --call) does not reach: several
  * operations outstanding on one communicator and completed in different orders on
  * different ranks, a post that must not wait for other ranks (a program that is legal for
  * MPI_Iallreduce would hang), count 0, refusals with a clear error, and a persistent

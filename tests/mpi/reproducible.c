@@ -1,5 +1,5 @@
 #define _POSIX_C_SOURCE 200809L /* nanosleep, setenv */
-/* reproducible.c - reproducible mode under real MPI (issue 34, docs/reproducible.md): float
+/* reproducible.c - reproducible mode under real MPI (docs/reproducible.md): float
  * and double sums of data with wildly different magnitudes and signed zeros, every rank
  * arriving after a random delay, through every algorithm that keeps the canonical order and
  * auto, in blocking, non-blocking and persistent calls: the result must be bit for bit the

@@ -1,4 +1,4 @@
-/* count_mismatch.c - an erroneous MPI program for the drop-in (issue 35's audit): rank 0
+/* count_mismatch.c - an erroneous MPI program for the drop-in: rank 0
  * passes MPI_Allreduce DELTA more elements than the others (argv: COUNT DELTA [HANDLER
  * [ODD_RANK]]; ODD_RANK, default 0, names another rank to pass them instead). MPI forbids
  * it, and MPICH itself aborts ("Message truncated"); under libpapcoll_pmpi.so it must fail

@@ -4,7 +4,7 @@
  * communicators made before the MPI ran out of context ids (at most argv[1], default 3000).
  * Natively MPICH
  * makes 2046; the drop-in once made three communicators of its own for each and ran out
- * after 511 (issue 35's audit); test_hardening_mpi.py holds it to one. */
+ * after 511; test_hardening_mpi.py holds it to one. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -24,6 +24,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "../mpi/common/same_bytes.h"
+
 static int rank, size, checks;
 
 static void fail(const char *what, long index, long got, long want) {
@@ -42,14 +44,8 @@ static void check(const int64_t *data, int count, const char *what) {
         int64_t want = (int64_t)size * (size + 1) / 2 * (i % 7 + 1);
         if (data[i] != want) fail(what, i, (long)data[i], (long)want);
     }
-    int bytes = count * (int)sizeof *data;
-    char *all = rank == 0 ? malloc((size_t)bytes * size + 1) : NULL;
-    MPI_Gather(data, bytes, MPI_BYTE, all, bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
-    if (rank == 0)
-        for (int r = 1; r < size; r++)
-            if (memcmp(all, all + (size_t)r * bytes, (size_t)bytes) != 0)
-                fail(what, -1, r, 0);
-    free(all);
+    require_same_bytes(data, count * (int)sizeof *data, MPI_COMM_WORLD,
+                       "nonblocking_unmodified", what);
     checks++;
 }
 

@@ -1,5 +1,5 @@
 /* reproducible_unmodified.c - an MPI program that knows nothing of papcoll, for the drop-in
- * in reproducible mode (issue 34; tests/python/test_reproducible.py runs it under
+ * in reproducible mode (tests/python/test_reproducible.py runs it under
  * libpapcoll_pmpi.so with PAPCOLL_REPRODUCIBLE=1): MPI_Iallreduce, then MPI_Allreduce,
  * float and double sums of data with wildly different magnitudes and signed zeros, every
  * rank arriving after a random delay, compared bit for bit with the canonical order's

@@ -159,7 +159,7 @@ def _either(valid: st.SearchStrategy[str], fuzzed: st.SearchStrategy[str]) -> An
 
 @st.composite
 def rm_stage(draw: st.DrawFn) -> str:
-    """One stage of seed 004's language: aB, cTmB, eTmB, mRgGaB, nRgGaB."""
+    """One stage of Ruefenacht et al. 2017's language: aB, cTmB, eTmB, mRgGaB, nRgGaB."""
     kind = draw(st.sampled_from("acemn"))
     number = draw(st.one_of(st.integers(1, 9), numbers))
     if kind == "a":

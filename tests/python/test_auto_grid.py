@@ -1,4 +1,4 @@
-"""bench/auto_grid.py, issue 32's grid command: its figures on hand-made rows whose answers
+"""bench/auto_grid.py, auto's grid command: its figures on hand-made rows whose answers
 are known (so a wrong threshold or a wrong "best" fails here, not in a long measured run),
 the saved-run path (--from-json), and one tiny real run that proves the plumbing."""
 

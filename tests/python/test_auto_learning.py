@@ -1,4 +1,4 @@
-"""Issue 32's learning experiment (bench/auto_learning.py over bench/pattern_change.c):
+"""auto's learning experiment (bench/auto_learning.py over bench/pattern_change.c):
 calls-to-recover on hand-made rows whose answer is known (recovery, a spike the running
 median hides, a relapse, the absolute floor), and one tiny real run whose JSON must hold
 every phase and contender, the pattern that was asked for and e-bars that respect the

@@ -1,4 +1,4 @@
-"""`papcoll bench` as users of OSU and IMB expect it (issue 35): --stream prints a line as
+"""`papcoll bench` as users of OSU and IMB expect it: --stream prints a line as
 each size is done, OSU's -m / -i / -x, IMB's t_min / t_max; the CSV a spreadsheet opens and
 the README's list of row keys checked against a run; errors said before a job starts
 (native:NAME, unknown names, --baseline none); and what native MPI ran with in every row."""

@@ -1,4 +1,4 @@
-"""`papcoll calibrate` (issue 19): a real, quick calibration under mpiexec, the fit checked
+"""`papcoll calibrate`: a real, quick calibration under mpiexec, the fit checked
 against its own measurements and against data made from a known model, the network file
 read back and simulated with, and bad input refused."""
 

@@ -1,5 +1,5 @@
 """papcoll.Choice reads every field of the C papcoll_choice, each into its own name: auto's
-closed loop added eleven (issue 32), read by position in Choice.from_c."""
+closed loop added eleven, read by position in Choice.from_c."""
 
 from __future__ import annotations
 

@@ -139,7 +139,7 @@ def test_pap_aware_algorithms_verify_for_arrival_vectors(papcoll_command, name, 
 def test_prr_follows_fig_8b(papcoll_command):
     # P = 4, the rank at position 3 (here rank 3) late by 2 tau: k = (2, 1, 0, 0), so
     # segments 0, 1, 2 start at position 0 and are finished by the late rank, which only
-    # starts segment 3 itself (seed 000 Fig. 8b).
+    # starts segment 3 itself (Proficz 2018, Fig. 8b).
     def schedule(rank: int) -> str:
         result = papcoll_command("schedule", "--algorithm", "prr", "--ranks", "4", "--rank",
                                  str(rank), "--count", "4", "--arrivals", "0,0,0,0.002",

@@ -96,7 +96,7 @@ def test_linear_tree_any_segment_count(segments, ranks):
 
 @pytest.mark.parametrize("algorithm", ["linear_tree", "slt"])
 def test_a_segment_holds_at_least_one_element(algorithm):
-    # issue 17: --segment-count 50000000 ran for minutes; now more segments than elements
+    # --segment-count 50000000 once ran for minutes; now more segments than elements
     # is refused by name, and count 0 (nothing to cut) still runs.
     arrivals = [0.0, 0.0, 0.0]
     def context(segments: int) -> Context:
@@ -252,7 +252,7 @@ def test_good_parameters_pass_the_check():
                                         inner_algorithm="ring", segment_count=7), 4)
 
 
-# Issue 17: the verifier was quadratic in independent ops (each write rebuilt its buffer's
+# The verifier was once quadratic in independent ops (each write rebuilt its buffer's
 # map) and in ops on one region (races were checked pair by pair). At these sizes the old
 # engine took minutes (measured: 135 s at a quarter of the first, 18 s at a fifth of the
 # second); now about 1.5 s and 0.3 s. The limit is some 20 times that, so only a return of

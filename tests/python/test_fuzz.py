@@ -1,4 +1,4 @@
-"""Property tests of every parser of papcoll (issue 17): recursive multiplying schedule
+"""Property tests of every parser of papcoll: recursive multiplying schedule
 strings, the schedule text format, network files, arrival times, sizes, and the command
 line end to end. Each property says what any input may lead to: a valid result or the
 documented error; another exception, a crash or a hang fails.
@@ -284,7 +284,7 @@ def test_network_name_is_a_preset_or_refused(text: str) -> None:
             pass
 
 
-# --- what the fuzzing found (issue 17), kept fixed -----------------------------------------
+# --- what the fuzzing found, kept fixed ----------------------------------------------------
 
 @pytest.mark.parametrize("call", [
     lambda: multiplying.check("a4\x00zz", 4),

@@ -13,6 +13,7 @@ import math
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,20 @@ def _assert_arrivals(times: Any, ranks: int | None) -> None:
         assert math.isfinite(max(times) - min(times))
 
 
+def _read_or_refused(read: Callable[[], Any], refusals: tuple[type[Exception], ...],
+                     ranks: int) -> None:
+    """The command line's arrivals, read (then as _assert_arrivals holds them) or refused
+    with one of `refusals`: nothing else may come out."""
+    try:
+        times = read()
+    except refusals:
+        event("refused")
+        return
+    event("read")
+    assert times is not None
+    _assert_arrivals(times, ranks)
+
+
 @fuzz
 @given(values=st.none() | st.lists(arrival_items, max_size=6) | json_leaves
        | st.lists(st.floats(), max_size=6).map(tuple),
@@ -85,15 +100,9 @@ def test_arrivals_option(text: str, ranks: int) -> None:
     """--arrivals a0,a1,... | random:SEED[:MAX] | FILE, as the command line reads it (a text
     that is no list names a file, here one that does not exist)."""
     with watchdog(), tempfile.TemporaryDirectory() as folder, contextlib.chdir(folder):
-        try:
-            value = context_options.arrivals(text)
-            times = context_options.arrival_times(value, ranks)
-        except (argparse.ArgumentTypeError, ValueError):
-            event("refused")
-            return
-        event("read")
-        assert times is not None
-        _assert_arrivals(times, ranks)
+        _read_or_refused(
+            lambda: context_options.arrival_times(context_options.arrivals(text), ranks),
+            (argparse.ArgumentTypeError, ValueError), ranks)
 
 
 arrival_files = st.one_of(
@@ -114,14 +123,8 @@ def test_arrivals_file(content: bytes, ranks: int) -> None:
     with watchdog(), tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "arrivals"
         path.write_bytes(content)
-        try:
-            times = context_options.arrival_times(str(path), ranks)
-        except ValueError:  # options.UsageError
-            event("refused")
-            return
-        event("read")
-        assert times is not None
-        _assert_arrivals(times, ranks)
+        _read_or_refused(lambda: context_options.arrival_times(str(path), ranks),
+                         (ValueError,), ranks)  # options.UsageError
 
 
 # --- sizes -------------------------------------------------------------------------------

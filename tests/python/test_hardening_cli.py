@@ -1,4 +1,4 @@
-"""Issue 35's findings in the command line and the Python API, each kept fixed: `papcoll
+"""The front doors' audit in the command line and the Python API, each kept fixed: `papcoll
 report` on a hostile or huge report, --compute-ms, an empty PAPCOLL_PMPI_LIBRARY,
 Config.check_agreement, `reproduce --network`, a 5,000-digit number in a network file,
 --plot and --timeline without matplotlib, --version, and `validate --testbed` without

@@ -1,4 +1,4 @@
-"""Settings that must agree across ranks (issue 35's audit): papcoll_comm_create checks
+"""Settings that must agree across ranks (the front doors' audit): papcoll_comm_create checks
 every papcoll_config field that must (src/mpi/config_agreement.c; tests/mpi/agreement.c
 shows each one refused on every rank where it differs). Here: the table that says which
 fields must agree names every field the struct declares, so a field added later cannot be

@@ -1,7 +1,7 @@
-"""Topology-aware, hierarchical and priority-aware algorithms (seeds 001, 002, 003): the
-contention-free ring proved link by link, hr1 / hr2 under many group layouts and inner /
-outer algorithms, the priority-aware reduce-scatter's memory, and the papers' shapes in the
-simulator."""
+"""Topology-aware, hierarchical and priority-aware algorithms (Patarasuk & Yuan 2009,
+Gavahi, Proficz et al.): the contention-free ring proved link by link, hr1 / hr2 under many
+group layouts and inner / outer algorithms, the priority-aware reduce-scatter's memory, and
+the papers' shapes in the simulator."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def ring_messages_per_link(topology, order: list[int]) -> Counter[int]:
 
 @pytest.mark.parametrize("seed", range(40))
 def test_the_depth_first_ring_is_contention_free(seed):
-    # seed 001 S4: every directed link carries at most one ring message per step
+    # Patarasuk & Yuan 2009, Sect. 4: each directed link carries at most one ring message per step
     generator = random.Random(seed)
     ranks = generator.randint(2, 40)
     topology = random_tree(generator, ranks)
@@ -131,7 +131,7 @@ def test_priority_reduce_scatter_needs_no_more_memory(ranks):
 def test_seed_003_shape():
     found = seed003_table1()
     time = {row["algorithm"]: row["avg_elapsed_ms"] for row in found["table"]}
-    # the hierarchical algorithms cross the WAN least, the ring most (seed 003 Table 1)
+    # the hierarchical algorithms cross the WAN least, the ring most (Proficz et al., Table 1)
     assert max(time["hr1"], time["hr2"]) < time["recursive_doubling"] < time["rabenseifner"]
     assert time["rabenseifner"] < time["ring"]
     assert all(row["hr2"] < row["ring"] for row in found["imbalanced"])
@@ -140,7 +140,7 @@ def test_seed_003_shape():
     assert all(row["avg_elapsed_ms"] >= row["network_bound_ms"] - 1e-9 for row in found["table"])
     for row in found["scaling"] + found["imbalanced"]:
         assert all(row[name] >= row["network_bound_ms"] - 1e-9 for name in names), row
-    # pap_hierarchical (issue 22): balanced, no worse than the better of hr1 / hr2 (15.2
+    # pap_hierarchical: balanced, no worse than the better of hr1 / hr2 (15.2
     # against 18.3 ms at P = 20; within 1 % at P = 2, one rank a site)
     assert found["table"][-1]["paper_ms"] is None
     assert time["pap_hierarchical"] <= 1.05 * min(time["hr1"], time["hr2"])

@@ -1,4 +1,4 @@
-"""Issue 17's hostile inputs to the command line, one row each: every one exits 2 with one
+"""Hostile inputs to the command line, one row each: every one exits 2 with one
 line that names the input, no traceback, and within the command timeout (a hang or a
 memory blow-up fails). The C and Python API cases live beside their code's tests
 (test_core.py, test_topology.py, test_python_api.py, tests/mpi/errors.c)."""
@@ -106,7 +106,7 @@ def test_hostile_input_exits_2_with_one_line(papcoll_command, tmp_path, argument
 
 @pytest.mark.long
 def test_four_million_ranks_are_refused_before_their_schedules_are_built(papcoll_command):
-    # issue 17: this built 6.4 GB of schedules before --max-operations refused it; the
+    # this once built 6.4 GB of schedules before --max-operations refused it; the
     # estimate now builds three ranks' schedules (4-13 s here) and refuses.
     result = papcoll_command("sim", "--network", "hockney", "--ranks", "4194304",
                              "--algorithms", "ring", "--count", "1K")

@@ -1,7 +1,9 @@
 """The house rules the code is held to (docs/architecture.md), checked on the tree itself
 so they cannot drift: no source file over 600 lines; no circle between the C units of any
 library or program (unit A calls into B and B, through any path, back into A), read from
-the object files the build made; the core never includes mpi.h and never prints."""
+the object files the build made; the core never includes mpi.h and never prints; no source cites
+the tracker's or the paper folder's numbers (citations.py) where a reader needs a paper's
+author and year or a feature's name."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from citations import numbers_cited
 from papcoll.lab.launcher import mpi_flavor
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,14 +22,15 @@ BUILD = ROOT / "build" / os.environ.get("PAPCOLL_MPI", mpi_flavor())
 MOST_LINES = 600
 SOURCE_FOLDERS = ("src", "include", "python", "bench", "tests", "examples")
 SOURCE_ENDINGS = (".c", ".h", ".py")
+SCRIPT_ENDINGS = (".sh",)
 # every target the build made: the three libraries, the bench programs, the test programs
 TARGETS = sorted(path for path in (BUILD / "CMakeFiles").glob("*.dir")) \
     if (BUILD / "CMakeFiles").is_dir() else []
 
 
-def _sources() -> list[Path]:
+def _sources(endings: tuple[str, ...] = SOURCE_ENDINGS) -> list[Path]:
     return sorted(path for folder in SOURCE_FOLDERS for path in (ROOT / folder).rglob("*")
-                  if path.suffix in SOURCE_ENDINGS and "_lib" not in path.parts)
+                  if path.suffix in endings and "_lib" not in path.parts)
 
 
 def test_no_source_file_is_over_600_lines():
@@ -100,3 +104,19 @@ def test_the_core_never_includes_mpi_h_and_never_prints():
         text = re.sub(r"/\*.*?\*/|//[^\n]*", "", path.read_text(), flags=re.DOTALL)
         assert not re.search(r"#\s*include\s*[<\"]mpi\.h", text), f"{path} includes mpi.h"
         assert not printing.search(text), f"{path} prints"
+
+
+def test_numbers_cited_finds_the_project_numbers_and_only_them():
+    # each example is split into two literals, so that this file passes its own check below
+    cited = numbers_cited("/* the monitor of seed" " 000 S3, and the loop of\n * Issue"
+                          "\n * 32's table */\n# as in issues" "-19 and seeds 101..105\n")
+    assert cited == [(1, "seed" " 000"), (2, "Issue * 32"), (4, "issues" "-19")]
+    assert numbers_cited("papcoll reproduce seed004-table2; seed = 7; a tissue" " 3") == []
+
+
+def test_no_source_cites_the_tracker_or_the_paper_folder_by_number():
+    offending = [f"{path.relative_to(ROOT)}:{line}: {words}"
+                 for path in _sources(SOURCE_ENDINGS + SCRIPT_ENDINGS)
+                 for line, words in numbers_cited(path.read_text())]
+    assert not offending, ("cite papers by author and year (docs/references.md) and features "
+                           "by name:\n" + "\n".join(offending))

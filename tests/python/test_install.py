@@ -98,7 +98,7 @@ def test_installed_libraries_are_versioned_relocatable_and_export_only_papcoll(i
 # What libpapcoll_pmpi.so exports (cmake/pmpi_exports.map): the MPI calls it stands in for.
 PRELOAD_EXPORTS = {"MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Allreduce",
                    "MPI_Allreduce_c",
-                   # issue 33: the non-blocking and persistent all-reduce
+                   # the non-blocking and persistent all-reduce
                    "MPI_Iallreduce", "MPI_Iallreduce_c", "MPI_Allreduce_init",
                    "MPI_Allreduce_init_c", "MPI_Start", "MPI_Startall", "MPI_Request_free",
                    # reproducible mode: communicators get their papcoll one as they are made

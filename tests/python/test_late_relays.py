@@ -1,4 +1,4 @@
-"""Several late ranks (issue 32): straggler's relay chain, in which late ranks that arrive
+"""Several late ranks: straggler's relay chain, in which late ranks that arrive
 well before the last forward the finals to the next one (src/core/algorithms/straggler.c,
 step 4), and what every algorithm that declares needs_arrivals must do with spread-out or
 wrong predictions: verify, and finish no rank before the last one arrives."""

@@ -1,4 +1,4 @@
-"""Recursive multiplying (seed 004): the schedule language's parser (precise errors, fuzzed),
+"""Recursive multiplying: the schedule language's parser (precise errors, fuzzed),
 every schedule of the space verified, MPICH's recursive doubling as a schedule, the model's
 optimal fan-out, and the search."""
 
@@ -65,7 +65,7 @@ def test_the_parser_names_the_problem(schedule, ranks, message):
         verify(NAME, ranks, 10, 4, Context(parameters=Parameters(schedule=schedule)))
 
 
-# Numbers near and past 2^31 (issue 17): refused with the stage named, or checked without
+# Numbers near and past 2^31: refused with the stage named, or checked without
 # signed overflow (the sanitizer build runs these through the same C code). P is too large
 # for verify(), which builds every rank; check() and one rank's schedule suffice.
 INT32_MAX = 2**31 - 1

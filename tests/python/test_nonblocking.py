@@ -1,4 +1,4 @@
-"""Non-blocking and persistent all-reduce (issue 33; docs/nonblocking.md), under mpiexec.
+"""Non-blocking and persistent all-reduce (docs/nonblocking.md), under mpiexec.
 
 The differential program (tests/mpi/differential.c) with `--call nonblocking` posts every
 case with papcoll_iallreduce beside the program's own point-to-point messages and completes
@@ -14,9 +14,11 @@ learns its late rank. Both run with each progress setting (PAPCOLL_PROGRESS): `c
 P = 4 oversubscribes the 2-core test machine (every message waits for a time slice), so the
 differential runs at P <= 3 here and at P = 4 under `make test-long`.
 """
+import sys
+
 import pytest
-from conftest import passed_failed
-from test_mpi import checks_passed, run_mpi
+from conftest import passed_failed, run_under_mpiexec
+from test_mpi import TIMEOUT_SECONDS, checks_passed, run_mpi
 
 
 @pytest.mark.parametrize("call", ["nonblocking", "persistent"])
@@ -70,3 +72,33 @@ def test_nonblocking_semantics(ranks, progress, windows, monkeypatch):
     # the thread is not asked for
     per_rank = {1: 28, 2: 29}.get(ranks, 30) - (progress == "thread")
     assert checks_passed(ranks, "mpi_nonblocking") == per_rank * ranks
+
+
+PINNED_PROGRAM = """
+import numpy as np
+import papcoll
+from mpi4py import MPI
+try:
+    communicator = papcoll.Communicator(MPI.COMM_WORLD)
+except papcoll.PapcollError as error:
+    print(error)
+else:
+    data = np.arange(1009, dtype=np.float64) * (MPI.COMM_WORLD.rank + 1)
+    result = communicator.iallreduce(data).wait()
+    print("equal" if np.array_equal(result, MPI.COMM_WORLD.allreduce(data)) else "differ")
+"""
+
+
+@pytest.mark.parametrize(("cpu", "printed"), [
+    ("0", "equal"), ("1x", "PAPCOLL_PROGRESS_CPU='1x' is not a core number (0 to 1023)"),
+    ("-1", "PAPCOLL_PROGRESS_CPU='-1' is not a core number (0 to 1023)")])
+def test_the_progress_thread_runs_on_the_core_papcoll_progress_cpu_names(cpu, printed,
+                                                                         monkeypatch):
+    # the variable is read and checked once, where the thread starts, and the thread pins
+    # itself to the core that was checked; a value that is not a core is refused by name
+    monkeypatch.setenv("PAPCOLL_PROGRESS", "thread")
+    monkeypatch.setenv("PAPCOLL_PROGRESS_CPU", cpu)
+    result = run_under_mpiexec(2, [sys.executable, "-c", PINNED_PROGRAM], TIMEOUT_SECONDS)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    # each rank prints one line; mpiexec may interleave the two
+    assert result.stdout.count(printed) == 2 and not result.stdout.replace(printed, "").strip()

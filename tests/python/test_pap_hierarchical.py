@@ -1,4 +1,4 @@
-"""pap_hierarchical (issue 22): the PAP-aware hierarchical all-reduce over sites. Its
+"""pap_hierarchical: the PAP-aware hierarchical all-reduce over sites. Its
 schedules verified under site layouts x arrival patterns x counts; what crosses the slow
 links counted byte for byte against the closed form (each site's on-time partial once, a
 late rank's vector once, nothing else); wrong predictions still complete; auto weighing

@@ -85,7 +85,7 @@ def test_unmodified_program_same_with_and_without_preload(tmp_path, ranks, mode)
 NONBLOCKING_PROGRAM = BUILD / "pmpi_nonblocking_unmodified"
 
 
-# issue 33: MPI_Iallreduce, MPI_Allreduce_init, MPI_Start(all), MPI_Request_free
+# MPI_Iallreduce, MPI_Allreduce_init, MPI_Start(all), MPI_Request_free
 @pytest.mark.parametrize("mode", ["single", "multiple"])
 @pytest.mark.parametrize("ranks", [2, 3])
 def test_nonblocking_program_same_with_and_without_preload(tmp_path, ranks, mode):

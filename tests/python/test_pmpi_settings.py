@@ -1,4 +1,4 @@
-"""The drop-in's settings at MPI_Init (issue 35's audit): a report path that is not a
+"""The drop-in's settings at MPI_Init (the front doors' audit): a report path that is not a
 regular file, settings that differ between ranks, a malformed PAPCOLL_TAU_MODEL or
 PAPCOLL_CHECK: each stops every rank at MPI_Init with a message naming it, never a hang, a
 clobbered file or a failure at every later call (src/pmpi/settings.c, intercept.c)."""

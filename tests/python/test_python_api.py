@@ -33,7 +33,7 @@ def test_communicator_agrees_with_mpi4py_allreduce(ranks):
 @pytest.mark.parametrize(("ranks", "progress"), [(1, "calls"), (2, "calls"), (3, "calls"),
                                                  (2, "thread")])
 def test_iallreduce_and_allreduce_init_agree_with_mpi4py(ranks, progress, monkeypatch):
-    # issue 33: completed by wait(), test() and MPI.Request.Waitall beside mpi4py's own
+    # completed by wait(), test() and MPI.Request.Waitall beside mpi4py's own
     # requests; persistent starts; two outstanding completed in opposite orders; refusals
     monkeypatch.setenv("PAPCOLL_PROGRESS", progress)
     result = run_python_mpi(ranks, PROGRAMS / "nonblocking_check.py")
@@ -44,7 +44,7 @@ def test_iallreduce_and_allreduce_init_agree_with_mpi4py(ranks, progress, monkey
 
 @pytest.mark.parametrize("ranks", [1, 2, 3])
 def test_the_monitor_takes_tau_from_papcoll_tau_model(ranks):
-    # issue 19: rank 0's PAPCOLL_TAU_MODEL on every rank (tau = latency + segment x
+    # rank 0's PAPCOLL_TAU_MODEL on every rank (tau = latency + segment x
     # (G + gamma), to the bit of papcoll.lab.calibrate.MonitorModel.tau); malformed text on any
     # rank fails every rank's slt/prr call with MPI_ERR_ARG naming the problem
     result = run_python_mpi(ranks, PROGRAMS / "tau_model_check.py")

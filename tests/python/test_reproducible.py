@@ -1,4 +1,4 @@
-"""Reproducible mode (issue 34): the canonical order, the rank-order left fold
+"""Reproducible mode: the canonical order, the rank-order left fold
 ((x0 op x1) op x2) ... op x(P-1), as the verifier proves it per schedule.
 
 tests/c/test_algorithms.c verifies every algorithm that claims the canonical order with the
@@ -63,7 +63,8 @@ def test_a_schedule_that_breaks_the_order_fails_naming_element_and_operands(name
 
 
 def test_the_canonical_algorithms_send_what_they_should():
-    # canonical_scatter: exactly the bandwidth lower bound (seed 001 Lemma 4), P | count
+    # canonical_scatter: exactly the bandwidth lower bound (Patarasuk & Yuan 2009,
+    # Lemma 4), P | count
     for ranks in (2, 3, 4, 8, 16):
         report = papcoll.verify("canonical_scatter", ranks, 64 * ranks, 8, reproducible=True)
         assert report.ok and report.canonical_order

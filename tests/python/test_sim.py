@@ -1,4 +1,4 @@
-"""The simulator against closed forms (Hockney on a crossbar), seed 000's worked examples in
+"""The simulator against closed forms (Hockney on a crossbar), Proficz 2018's worked examples in
 a unit model, and its command line."""
 
 from __future__ import annotations
@@ -156,7 +156,7 @@ def test_seed_000_fig_6_linear_tree_and_slt_in_tau():
 
 @pytest.mark.parametrize("name", ["ring", "rabenseifner", "slt", "prr", "recursive_doubling"])
 def test_one_late_rank_costs_at_least_the_lower_bound(name):
-    # e-bar >= (P-1)/P x D + delta, delta = one transfer of the vector (seed 000 S3)
+    # e-bar >= (P-1)/P x D + delta, delta = one transfer of the vector (Proficz 2018, Sect. 3)
     model = preset("ethernet-1g")
     ranks, count, delay = 8, 65536, 0.02
     arrivals = arrival_pattern("one-late", ranks, delay)
@@ -220,7 +220,7 @@ def test_sim_command_bad_input(papcoll_command, arguments, message):
     assert message in result.stderr
 
 
-# Issue 17: messages were matched by searching the destination's lists, so linear (rank 0
+# Messages were once matched by searching the destination's lists, so linear (rank 0
 # receives from P - 1 down while the sends arrive from 1 up) was quadratic: 26 s at
 # P = 100,000, some 7 minutes at this P; now 1.2 to 2.5 s. The limit is some 20 times that.
 LINEAR_AT_400K = """
@@ -235,7 +235,7 @@ def test_simulator_is_not_quadratic_for_linear():
     run_python_within(LINEAR_AT_400K, seconds=40)
 
 
-# --- the bound that knows the network (issue 22) ---------------------------------------------
+# --- the bound that knows the network ----------------------------------------------------------
 
 # geo-2site's and geo-3site's numbers (network.py): infiniband-fdr's o = o_r = 0.5 us, host
 # links 5 us and 2e-10 s/B, between the sites 13 ms (one link, or two of 6.5 ms) and 2.5e-10

@@ -1,4 +1,4 @@
-"""straggler and auto in the simulator (issue 20): with one rank late, straggler comes close
+"""straggler and auto in the simulator: with one rank late, straggler comes close
 to e-bar_lo where the ring does not, and auto (papcoll.sim.choose, src/core/select.c) runs
 native for balanced arrivals and a papcoll algorithm for the late case."""
 

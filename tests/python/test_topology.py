@@ -171,7 +171,7 @@ def test_bad_topologies_are_named(tmp_path):
     check({"topology": {"switches": [{"name": "s"}], "hosts": hosts,
                         "placement": ["h0", "h1", "h2", "z"]}}, "unknown host 'z'")
     check({"base": "token-ring"}, "not a crossbar preset")
-    # issue 17: each of these was a traceback, a silent misreading or a memory blow-up
+    # each of these was once a traceback, a silent misreading or a memory blow-up
     check({"base": []}, "base \\[\\] is not a crossbar preset")
     check({"topology": {"switches": [{"name": "s"}],
                         "hosts": [{"name": "h", "parent": ["r"]}]}}, "must be a name")
@@ -296,7 +296,7 @@ def test_placement_fills_hosts_of_unequal_cores(placement, expected):
     assert len(big.rank_vertex) == 4
 
 
-# --- sites (issue 22) -----------------------------------------------------------------------
+# --- sites ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("network", "ranks", "sizes", "names"), [
     ("geo-2site", 20, [10, 10], ["site-a", "site-b"]),

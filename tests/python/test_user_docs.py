@@ -1,6 +1,6 @@
 """What a new reader meets, held so it cannot drift: docs/README.md lists every page of docs/;
 README, docs/*.md and every `--help` of the command line speak of papers by name, not by the
-project's numbers ("seed 000", "issue 20"), and every paper number that remains as a name
+project's numbers (citations.py), and every paper number that remains as a name
 (`papcoll reproduce seed003-table1`, `seed004_figs18_19.png`) is one docs/references.md
 defines; every link into a page's section points at a heading that exists."""
 
@@ -10,15 +10,12 @@ import re
 from pathlib import Path
 
 import pytest
+from citations import ISSUE_NUMBER, PAPER_NUMBER
 from papcoll.cli import SUBCOMMANDS, build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 USER_PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
-# the tracker's numbers, which mean nothing to a reader: "issue 20", "issues 19", "issue-32"
-ISSUE_NUMBER = re.compile(r"\bissues?[ -]\d+", re.IGNORECASE)
-# a paper by its number in prose ("seed 000", "Seed 003's"); what references.md defines
-PAPER_IN_PROSE = re.compile(r"\bseeds? \d{3}\b", re.IGNORECASE)
 # a paper number inside a name: seed003-table1, sim_seed003.json, seed004_figs18_19.png
 PAPER_IN_NAME = re.compile(r"seed(\d{3})", re.IGNORECASE)
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
@@ -63,7 +60,7 @@ def test_no_page_cites_the_tracker_or_a_paper_by_number(page):
     text = page.read_text()
     assert ISSUE_NUMBER.findall(text) == []
     if page.name != "references.md":
-        assert PAPER_IN_PROSE.findall(text) == []
+        assert PAPER_NUMBER.findall(text) == []
 
 
 def test_no_help_cites_the_tracker_or_a_paper_by_number():
@@ -73,7 +70,7 @@ def test_no_help_cites_the_tracker_or_a_paper_by_number():
     for command, text in texts.items():
         flat = " ".join(text.split())  # argparse wraps lines: "issue\n 32" is still one
         assert ISSUE_NUMBER.findall(flat) == [], command
-        assert PAPER_IN_PROSE.findall(flat) == [], command
+        assert PAPER_NUMBER.findall(flat) == [], command
         assert re.findall(r"\bVMs?\b", flat) == [], command  # "this machine", not "this VM"
 
 
@@ -81,7 +78,7 @@ def test_papcoll_algorithms_names_the_papers():
     from papcoll import algorithms
     for info in algorithms():
         text = f"{info.description} {info.source} {info.limitations}"
-        assert ISSUE_NUMBER.findall(text) == [] and PAPER_IN_PROSE.findall(text) == [], \
+        assert ISSUE_NUMBER.findall(text) == [] and PAPER_NUMBER.findall(text) == [], \
             info.name
 
 

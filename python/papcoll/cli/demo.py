@@ -31,7 +31,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..core import Context, algorithms, verify
-from ..lab.bench import format_bytes
+from ..lab.bench import format_bytes, readable_bytes
 from . import bench, sim
 from .options import (
     EXIT_OK,
@@ -58,13 +58,13 @@ DEMO_MAX_RANKS = 256
 # - 1 Mi floats (4 MiB a rank): bandwidth-bound; the ring with every rank on time takes about
 #   10 ms here (Delta), one transfer of the vector about 1.7 ms (delta). MPI_Allreduce starts
 #   its whole all-reduce when rank 1 arrives; straggler has the on-time ranks reduce-scatter
-#   while rank 1 computes and leaves about one transfer for after it (seed 000 S3: at most
+#   while rank 1 computes and leaves about one transfer for after it (Proficz 2018, Sect. 3: at most
 #   Delta - delta to save), which is what the simulated cluster of the next part shows.
 # A 10 ms delay is about Delta: long enough for the on-time ranks' work to finish during it,
 # short enough that the wait no algorithm avoids (in e-bar_lo) does not drown the difference;
 # 0 ms is the balanced case, where auto should run native. A 20 ms compute phase and 10
 # iterations keep the part near 25 s. On this shared 2-core machine the outcome varies from
-# run to run (issue 20 runs: auto 1.4-1.6x faster than MPI_Allreduce at 16 KiB in two runs,
+# run to run (earlier runs: auto 1.4-1.6x faster than MPI_Allreduce at 16 KiB in two runs,
 # even in a third; 1.5-1.8x slower at 4 MiB in four), so the verdict reports the run it saw.
 DEMO_BENCH = ["bench", "--ranks", "4", "--count", "4K,1M", "--mode", "one-late",
               "--algorithms", "auto,straggler,prr,slt,ring,native",
@@ -159,7 +159,7 @@ def _ran(chosen: Any) -> str:
 
 
 def _size(row: dict[str, Any]) -> str:
-    return format_bytes(row["bytes"]).replace("K", " KiB").replace("M", " MiB") + " per rank"
+    return readable_bytes(row["bytes"]) + " per rank"
 
 
 def bench_table(rows: list[dict[str, Any]]) -> Table:

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ..lab.bench import readable_bytes
 from ..lab.reproduce import (
     SEED_003_ALGORITHMS,
     seed001_crossover,
@@ -66,13 +67,6 @@ def command_reproduce(arguments: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _size(nbytes: int) -> str:
-    for unit, scale in (("MB", 1 << 20), ("KB", 1 << 10)):
-        if nbytes >= scale:
-            return f"{nbytes // scale} {unit}"
-    return f"{nbytes} B"
-
-
 def _print_seed003(console: Console, found: dict[str, Any]) -> None:
     bound = found["table"][0]["network_bound_ms"]
     table = Table(title="Proficz et al., Table 1 (geo-2site, P = 20, 512 K floats, balanced)",
@@ -109,7 +103,7 @@ def _print_seed001(console: Console, rows: list[dict[str, Any]]) -> None:
     table.add_column("fastest (block)", justify="left")
     for row in rows:
         best = min(names[:4], key=lambda name: row[name])
-        table.add_row(_size(row["bytes"]), *(f"{row[name]:.3f}" for name in names), best)
+        table.add_row(readable_bytes(row["bytes"]), *(f"{row[name]:.3f}" for name in names), best)
     console.print(table)
 
 
@@ -120,7 +114,7 @@ def _print_seed002(console: Console, rows: list[dict[str, Any]]) -> None:
         table.add_column(column, justify="left" if column == "network" else "right")
     for row in rows:
         paper = row["paper_overhead_percent"]
-        table.add_row(row["network"], _size(row["bytes"]), f"{row['naive_us']:.1f}",
+        table.add_row(row["network"], readable_bytes(row["bytes"]), f"{row['naive_us']:.1f}",
                       f"{row['priority_us']:.1f}", f"{row['overhead_percent']:+.1f} %",
                       "-" if paper is None else f"{paper:+.1f} %")
     console.print(table)

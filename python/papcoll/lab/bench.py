@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 DEFAULT_BASELINE = "native"
 # --baseline none: no time ratios, no baseline added to the run
 NO_BASELINE = "none"
-# seed 000 S3's saving (saving_summary) is measured against papcoll's ring
+# Proficz 2018, Sect. 3's saving (saving_summary) is measured against papcoll's ring
 RING = "ring"
 # The keys of a row a spreadsheet cell cannot hold (lists and objects): the JSON has them,
 # the CSV leaves them out. ebar_ms: e-bar of every timed call; arrival_offsets_ms: every
@@ -302,8 +302,8 @@ def format_bytes(size: int) -> str:
 
 
 def saving_summary(rows: list[dict[str, Any]]) -> list[str]:
-    """Seed 000 S3: a PAP-aware algorithm can save at most Delta - delta against the ring,
-    Delta = the ring's e-bar with balanced arrivals, delta = one transfer of the vector.
+    """Proficz 2018, Sect. 3: a PAP-aware algorithm can save at most Delta - delta against the
+    ring, Delta = the ring's e-bar with balanced arrivals, delta = one transfer of the vector.
     Nothing where ring or the PAP-aware algorithms did not run (ring runs only when asked
     for)."""
     lines: list[str] = []

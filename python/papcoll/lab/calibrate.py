@@ -1,4 +1,4 @@
-"""Calibration (issue 19): this machine's simulator parameters, measured with real MPI by
+"""Calibration: this machine's simulator parameters, measured with real MPI by
 papcoll-calibrate (bench/papcoll_calibrate.c) and fitted to the simulator's model
 (papcoll.model.SimModel), written as a network file that `papcoll sim --network FILE` and
 `papcoll search --network FILE` read. The command is papcoll.cli.calibrate.
@@ -25,8 +25,8 @@ determine it:
      finds the message in the socket pays a poll and a read, while in a ping-pong the
      receiver is already polling and pays ~1 us; L + o_r = 1.3 us is what the ping-pong
      leaves, so o_r = 1.3 us and L = 0 on the testbed.
-Seed 004's pipelining postal parameters are the same numbers under the project's mapping
-(model.py): alpha_p = L, alpha_r = o.
+Ruefenacht et al. 2017's pipelining postal parameters are the same numbers under the project's
+mapping (model.py): alpha_p = L, alpha_r = o.
 
 Residuals: for each set of measurements, (model - measured) / measured at every point; the
 table reports their root mean square and the largest magnitude. The reduction and copy
@@ -232,7 +232,7 @@ class Calibration:
         return self.monitor_model(datatype).text()
 
     def tau(self, ranks: int, count: int, datatype: str | None = None) -> float:
-        """The arrival monitor's tau (seed 000 S4: seconds to move and reduce one of P
+        """The arrival monitor's tau (Proficz 2018, Sect. 4: seconds to move and reduce one of P
         segments) for an all-reduce of `count` elements of `datatype` on `ranks` ranks,
         from this calibration: L + o + o_r + segment bytes x (G + gamma), the half round
         trip the monitor measures itself plus the segment's transfer and reduction. The
@@ -301,8 +301,8 @@ def fit(measurements: dict[str, Any], datatype: str | None = None,
     """The simulator's model fitted to papcoll-calibrate's measurements (see the module's
     docstring); `datatype` picks the model's reduction speed (default float, else the first
     one measured). `statistic`: fit the medians of the samples, or their minimums, which a
-    machine busy with other work disturbs far less (noise only ever adds time; seed 004
-    Table 1 gives both)."""
+    machine busy with other work disturbs far less (noise only ever adds time;
+    Ruefenacht et al. 2017, Table 1 gives both)."""
     if statistic not in STATISTICS:
         raise ValueError(f"unknown statistic '{statistic}' ({', '.join(STATISTICS)})")
     one_way, done = STATISTICS[statistic]
@@ -359,8 +359,8 @@ def fit(measurements: dict[str, Any], datatype: str | None = None,
     split = len(ping_pong)
     ping_pong_residuals = Residuals.of(predicted_ping_pong, measured[:split])
     fan_out_residuals = Residuals.of(predicted_fan_out, measured[split:])
-    # Seed 004's own reading, reported beside the model: the slope of the time to post b
-    # sends (LogP's send overhead), from the same fan-out.
+    # Ruefenacht et al. 2017's own reading, reported beside the model: the slope of the time to
+    # post b sends (LogP's send overhead), from the same fan-out.
     post_intercept, post_slope = _line([row["messages"] for row in fan_out],
                                        [row["post_seconds"] for row in fan_out])
     post_residuals = Residuals.of(

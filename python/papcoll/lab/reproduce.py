@@ -1,24 +1,24 @@
 """The papers' tables that take more than one `papcoll sim` run, computed in the simulator
 (printed by `papcoll reproduce NAME`, papcoll.cli.reproduce).
 
-seed003-table1: seed 003 Table 1 on the geo-2site preset (10 + 10 hosts, 13 ms between the
+seed003-table1: Proficz et al., Table 1 on the geo-2site preset (10 + 10 hosts, 13 ms between the
 sites), P = 20, 512 K floats, balanced; its scalability curve P = 2..20; and the imbalanced
 case (rand-late, maximum delay 0..500 ms, mean over seeds). Groups for hr1 / hr2 /
-pap_hierarchical (issue 22's answer to the paper's open problem, no paper number): the
+pap_hierarchical (papcoll's answer to the paper's open problem, no paper number): the
 sites. Beside each row the bound that knows the network (sim.network_lower_bound), so the
 tables say how far each algorithm stays from what the network allows.
 
-seed001-crossover: seed 001 Section 5 on 32 hosts under two leaf switches (1 Gb/s):
+seed001-crossover: Patarasuk & Yuan 2009, Sect. 5 on 32 hosts under two leaf switches (1 Gb/s):
 ring_topology against recursive_doubling (the butterfly) and rabenseifner, 1 KB to 4 MB.
 
-seed002-tables: seed 002 Tables 1-2: priority_rabenseifner against rabenseifner (the naive
+seed002-tables: Gavahi, Tables 1-2: priority_rabenseifner against rabenseifner (the naive
 reduce-scatter + all-gather), 4 B to 64 MB, P = 128 on 8 nodes x 16 cores, over 10 Gb/s
 Ethernet (MPICH's table) and 100 Gb/s InfiniBand (MVAPICH's table).
 
-seed004-table2: seed 004 Table 2 in the simulator: for each process count, MPICH's recursive
-doubling, the paper's recursive multiplying schedule and the best schedule the search finds,
-8-byte all-reduce on the `aries` preset (alpha_p 1.34 us, alpha_r 0.34 us, seed 004 Table 1),
-with the reduction next to the paper's (measured on ARCHER, minimum and median).
+seed004-table2: Ruefenacht et al. 2017, Table 2 in the simulator: for each process count, MPICH's
+recursive doubling, the paper's recursive multiplying schedule and the best schedule the search
+finds, 8-byte all-reduce on the `aries` preset (alpha_p 1.34 us, alpha_r 0.34 us, the paper's
+Table 1), with the reduction next to the paper's (measured on ARCHER, minimum and median).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from ..sim import arrival_pattern, network_lower_bound, simulate, tau
 
 _NETWORKS = Path(__file__).resolve().parents[3] / "docs" / "networks"  # python/papcoll/lab/
 
-# seed 004 Table 2: P, schedule, min RD/RM (us), min %, median RD/RM (us), median %
+# Ruefenacht et al. 2017, Table 2: P, schedule, min RD/RM (us), min %, median RD/RM (us), median %
 SEED_004_TABLE_2 = [
     (4, "a4", 2.36, 1.87, 21.1, 4.55, 3.65, 19.7),
     (6, "a6", 4.76, 2.87, 40.0, 8.72, 5.75, 34.1),
@@ -76,7 +76,7 @@ def seed004_table2(network_name: str = "aries", count: int = 2) -> list[dict[str
 
 SEED_003_ALGORITHMS = ["ring", "prr", "rabenseifner", "recursive_doubling", "hr1", "hr2",
                        "pap_hierarchical"]
-# pap_hierarchical is issue 22's (the paper's Section 6 asks for it): no paper number
+# pap_hierarchical is papcoll's (the paper's Section 6 asks for it): no paper number
 SEED_003_TABLE_1_MS: dict[str, int | None] = {
     "ring": 468, "prr": 339, "rabenseifner": 162, "recursive_doubling": 91, "hr1": 44,
     "hr2": 47, "pap_hierarchical": None}

@@ -1,5 +1,5 @@
 """Timelines of simulated all-reduces (`papcoll sim --timeline FILE.png`): one row per rank,
-one bar per op, like the timelines of seed 004 Figs. 18-23.
+one bar per op, like the timelines of Ruefenacht et al. 2017, Figs. 18-23.
 
 Each rank's row shows its CPU work (reduce, copy) as full-height bars and its messages as
 thin bars: sends in the upper half of the row, receives in the lower half, from when the op

@@ -1,4 +1,4 @@
-"""`papcoll validate` (issue 19): how far the simulator's e-bar is from the e-bar measured
+"""`papcoll validate`: how far the simulator's e-bar is from the e-bar measured
 on a real machine, case by case.
 
 A case is (algorithm, message size, arrival mode, max delay). Every case runs for real in

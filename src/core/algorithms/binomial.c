@@ -1,5 +1,5 @@
 /* binomial.c - binomial-tree reduce to rank 0, then binomial-tree broadcast from rank 0,
- * one after the other (Open MPI's "nonoverlapping", seed 000 Table 1 and its description of
+ * one after the other (Open MPI's "nonoverlapping", Proficz 2018, Table 1 and its description of
  * the algorithms). Open MPI's choice for non-commutative ops: this one keeps operand order.
  *
  * Worked example, P = 6 (x_r is rank r's vector, "op" the reduction). Rank r's parent is r

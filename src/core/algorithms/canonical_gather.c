@@ -1,5 +1,5 @@
-/* canonical_gather.c - the small-vector all-reduce of reproducible mode (issue 34,
- * docs/reproducible.md): every rank sends its whole vector to every other rank and folds
+/* canonical_gather.c - the small-vector all-reduce of reproducible mode
+ * (docs/reproducible.md): every rank sends its whole vector to every other rank and folds
  * the P vectors itself in the canonical order ((x0 op x1) op x2) ... op x(P-1). One round:
  * where a vector costs less to send than a message's latency, that beats every log P
  * exchange, whose combining order differs from rank to rank (recursive doubling forms

@@ -1,10 +1,10 @@
-/* canonical_scatter.c - the bandwidth-optimal all-reduce of reproducible mode (issue 34,
- * docs/reproducible.md): a reduce-scatter in which the owner of each block folds the P
+/* canonical_scatter.c - the bandwidth-optimal all-reduce of reproducible mode
+ * (docs/reproducible.md): a reduce-scatter in which the owner of each block folds the P
  * contributions in the canonical order ((x0 op x1) op x2) ... op x(P-1), then the ring
- * all-gather (parts/ring_phases, seed 001 S4.1). Every rank sends and receives the bytes of
- * a ring all-reduce, 2 (P-1)/P x count elements (seed 001 Lemma 4's lower bound), and every
- * element's value is the same bits whatever the arrival order or the segmentation, since one
- * rank forms it in one fixed order.
+ * all-gather (parts/ring_phases, Patarasuk & Yuan 2009, Sect. 4.1). Every rank sends and
+ * receives the bytes of a ring all-reduce, 2 (P-1)/P x count elements (Patarasuk & Yuan 2009,
+ * Lemma 4's lower bound), and every element's value is the same bits whatever the arrival
+ * order or the segmentation, since one rank forms it in one fixed order.
  *
  * Worked example, P = 3, the vector cut into blocks B0 B1 B2 (x_r[b]: rank r's block b;
  * "->" a message; the fold runs at the block's owner, in rank order, as contributions land):

@@ -1,5 +1,5 @@
-/* canonical_straggler.c - the PAP-aware all-reduce of reproducible mode (issue 34,
- * docs/reproducible.md): the on-time ranks (the core) own the blocks and fold each one in
+/* canonical_straggler.c - the PAP-aware all-reduce of reproducible mode
+ * (docs/reproducible.md): the on-time ranks (the core) own the blocks and fold each one in
  * the canonical order ((x0 op x1) op x2) ... op x(P-1) as the contributions land; a late
  * rank owns nothing, so when it arrives it only hands its blocks over and takes the finals
  * back: about one vector out and one in, the straggler algorithm's budget (straggler.c),

@@ -1,11 +1,11 @@
-/* hr1.c - hierarchical all-reduce HR1 (seed 003 Section 2: "reduce to a root in each group,
+/* hr1.c - hierarchical all-reduce HR1 (Proficz et al., Sect. 2: "reduce to a root in each group,
  * all-reduce among the roots, broadcast within each group"), for clusters whose groups
  * (sites, nodes) are joined by slow links: only one message per group pair crosses them.
  *
  * Groups come from context->groups (the topology, MPI_Comm_split_type, or a user's color);
  * unequal sizes are fine. Inside a group: binomial reduce to the leader (its lowest rank),
  * binomial broadcast back; across: context->parameters.outer_algorithm among the leaders (default
- * recursive_doubling, seed 003's butterfly).
+ * recursive_doubling, Proficz et al.'s butterfly).
  *
  * Worked example, P = 6, groups {0,1,2} and {3,4,5} (x_r: rank r's vector):
  *   reduce    1 -> 0 (x0+x1), 2 -> 0 (x0+x1+x2)     4 -> 3, 5 -> 3 (x3+x4+x5)

@@ -1,11 +1,11 @@
-/* hr2.c - hierarchical all-reduce HR2 (seed 003 Section 2: "all-reduce within each group,
+/* hr2.c - hierarchical all-reduce HR2 (Proficz et al., Sect. 2: "all-reduce within each group,
  * then all-reduce across the groups without a single root: each process with its
  * counterparts"): every rank works in both phases, so the slow links carry one message per
  * column instead of one per group, in parallel.
  *
  * Inside: the parameters' inner_algorithm (default ring); across: their outer_algorithm
  * (default recursive_doubling) among the ranks with the same index in their groups.
- * Unequal groups (choice: seed 003 used equal ones): with m the smallest group's size,
+ * Unequal groups (choice: Proficz et al. used equal ones): with m the smallest group's size,
  * indices 0..m-1 form the columns; a member with index j >= m receives the result from
  * member j mod m of its own group afterwards.
  *

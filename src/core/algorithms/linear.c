@@ -1,6 +1,6 @@
 /* linear.c - basic linear all-reduce: every rank sends its vector to rank 0, which reduces
- * them one by one, then sends the result to every rank (Open MPI's "basic linear", seed 000
- * Table 1). A baseline: the root moves (P-1) x count elements each way.
+ * them one by one, then sends the result to every rank (Open MPI's "basic linear", Proficz
+ * 2018, Table 1). A baseline: the root moves (P-1) x count elements each way.
  *
  * Worked example, P = 4 (x_r is rank r's vector, "op" the reduction):
  *

@@ -1,5 +1,5 @@
-/* linear_tree.c - segmented linear tree all-reduce (seed 000 Table 1, after Open MPI),
- * written as seed 000 Fig. 5 (the SLT pseudo-code, whose chain order here is a parameter):
+/* linear_tree.c - segmented linear tree all-reduce (Proficz 2018, Table 1, after Open MPI),
+ * written as Proficz 2018, Fig. 5 (the SLT pseudo-code, whose chain order here is a parameter):
  * segments flow down the chain 0 -> 1 -> ... -> P-1 being reduced, then back to the front.
  *
  * Worked example, P = 3, 3 segments d0 d1 d2 ("+" = received and reduced, "=" = received
@@ -54,7 +54,7 @@ int linear_tree_build_with_order(int32_t ranks, int32_t rank, int64_t count,
         return sched_fail(out, PAPCOLL_ERR_ARGUMENT,
                           "segment_count %d is more than the %lld elements of the vector: a "
                           "segment holds at least one element", segments, (long long)count);
-    if (segments == 0) segments = ranks; /* seed 000 S4.1: "we assume P segments" */
+    if (segments == 0) segments = ranks; /* Proficz 2018, Sect. 4.1: "we assume P segments" */
     int32_t copied =
         sched_copy(out, SCHED_SEND_REGION(0, count), SCHED_RECV_REGION(0, count), SCHED_FIRST);
     if (ranks == 1) return sched_finish(out);

@@ -1,6 +1,6 @@
-/* linear_tree.h - the segmented linear tree (seed 000 Table 1, in the form of Fig. 5) laid
- * out along a given chain of ranks; linear_tree uses 0, 1, ..., P-1 and slt (seed 000
- * S4.1) the ranks sorted by predicted arrival. */
+/* linear_tree.h - the segmented linear tree (Proficz 2018, Table 1, in the form of Fig. 5) laid
+ * out along a given chain of ranks; linear_tree uses 0, 1, ..., P-1 and slt (Proficz 2018,
+ * Sect. 4.1) the ranks sorted by predicted arrival. */
 #ifndef PAPCOLL_ALGORITHMS_LINEAR_TREE_H
 #define PAPCOLL_ALGORITHMS_LINEAR_TREE_H
 

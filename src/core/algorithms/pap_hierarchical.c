@@ -1,9 +1,9 @@
-/* pap_hierarchical.c - the PAP-aware hierarchical all-reduce (issue 22): the answer to seed
- * 003's open problem ("new hybrid algorithms combining advantages of the hierarchical and
- * PAP-aware solutions", Section 6). Seed 003 found that on sites joined by a slow link the
+/* pap_hierarchical.c - the PAP-aware hierarchical all-reduce: the answer to Proficz et al.'s
+ * open problem ("new hybrid algorithms combining advantages of the hierarchical and
+ * PAP-aware solutions", Section 6). Proficz et al. found that on sites joined by a slow link the
  * hierarchical HR1 / HR2 win by far and that the arrival-aware PRR beats the ring; neither
  * uses what the other knows. HR1 and HR2 make every rank wait for the slowest rank anywhere
- * before the slow link is crossed; PRR and straggler (issue 20) cross it on many hops.
+ * before the slow link is crossed; PRR and straggler cross it on many hops.
  *
  * Idea: each site (group) combines what its on-time ranks hold while late ones compute
  * (straggler's idea, per site) and sends its partial across the slow link as soon as it is
@@ -72,7 +72,7 @@
  * Choices: ops must be commutative (operands are reordered). Sites of any sizes; one site
  * is a PAP-aware reduce-scatter + all-gather among its members. Across, each leader sends
  * its partial to every other site directly: one round, (G - 1) slices over the slow links
- * per leader, which for the 2-3 sites of seed 003 a latency-bound link hardly notices. A
+ * per leader, which for the 2-3 sites of Proficz et al. a latency-bound link hardly notices. A
  * site's last late rank sends its crossings from the late partial in scratch (a copy of its
  * vector when it is the site's only late rank), so that its finals (MPI_IN_PLACE: where its
  * sends read) need not wait for a send across the slow link to complete; the rank that

@@ -1,7 +1,7 @@
-/* priority_rabenseifner.c - all-reduce = priority-aware reduce-scatter (priority_rs, seed 002
- * Algorithm 2) + all-gather by recursive vector doubling (seed 002 Section II.B), with
- * MPICH's fold of the surplus ranks when P is not a power of two (seed 004 Fig. 2): the
- * priority version of a Rabenseifner all-reduce.
+/* priority_rabenseifner.c - all-reduce = priority-aware reduce-scatter (priority_rs, Gavahi,
+ * Algorithm 2) + all-gather by recursive vector doubling (Gavahi, Sect. II.B), with
+ * MPICH's fold of the surplus ranks when P is not a power of two (Ruefenacht et al. 2017,
+ * Fig. 2): the priority version of a Rabenseifner all-reduce.
  *
  * Worked example, P = 4 (blocks B0..B3, as priority_rs): after the reduce-scatter ranks
  * 0, 1, 2, 3 hold blocks B0, B2, B1, B3 of the sum; the all-gather replays the rounds

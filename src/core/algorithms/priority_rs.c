@@ -1,9 +1,9 @@
-/* priority_rs.c - priority-aware reduce-scatter (seed 002 Section III.C, Algorithm 2 and
+/* priority_rs.c - priority-aware reduce-scatter (Gavahi, Sect. III.C, Algorithm 2 and
  * Figs. 4-6): the pairs and rounds of rs_halving, but every block travels as its own
  * non-blocking message and is reduced as soon as it arrives, the blocks that leave again
  * soonest first, so a partner waiting for a block waits only for that block's reduction
  * and the reductions of the rest overlap the communication. More messages: a loss for small
- * vectors (latency), a gain for large ones (seed 002 Tables 1-2).
+ * vectors (latency), a gain for large ones (Gavahi, Tables 1-2).
  *
  * Priority (halving.c): block c held by rank x moves at the rounds of the set bits of
  * x ^ bitreverse(c), lowest first, so the largest c ^ bitreverse(x) goes first. Worked

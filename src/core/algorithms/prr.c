@@ -1,4 +1,4 @@
-/* prr.c - pre-reduced ring, PRR (seed 000 S4.2, Fig. 7 and Fig. 8b). The ring's P segments
+/* prr.c - pre-reduced ring, PRR (Proficz 2018, Sect. 4.2, Fig. 7 and Fig. 8b). The ring's P segments
  * each travel once around the ranks sorted by predicted arrival (earliest first, ties by
  * rank) being reduced, then once more being copied ("override"). What PRR changes is where
  * each segment starts: segments that would wait for the late processes start instead at

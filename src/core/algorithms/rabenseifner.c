@@ -1,7 +1,7 @@
 /* rabenseifner.c - Rabenseifner's all-reduce (MPICH's reduce_scatter_allgather): a
- * reduce-scatter by recursive vector halving and distance doubling (seed 002 Section II.B and
+ * reduce-scatter by recursive vector halving and distance doubling (Gavahi, Sect. II.B and
  * Algorithm 1), then an all-gather by vector doubling and distance halving, with MPICH's fold
- * of the surplus ranks when P is not a power of two (seed 004 Fig. 2).
+ * of the surplus ranks when P is not a power of two (Ruefenacht et al. 2017, Fig. 2).
  *
  * Worked example, P = 6: pof2 = 4, surplus = 2; the vector is cut into blocks B0..B3; ranks 0
  * and 2 fold into 1 and 3, which with 4 and 5 are exchange ranks 0..3:

@@ -1,6 +1,7 @@
 /* recursive_doubling.c - recursive doubling all-reduce with pairwise exchange (MPICH's
- * algorithm, seed 004 Section 2, Algorithm 1), with MPICH's fix for P not a power of two
- * (seed 004 Fig. 2): surplus ranks fold into a neighbour first and get the result back last.
+ * algorithm, Ruefenacht et al. 2017, Sect. 2, Algorithm 1), with MPICH's fix for P not a power
+ * of two (Ruefenacht et al. 2017, Fig. 2): surplus ranks fold into a neighbour first and get the
+ * result back last.
  *
  * Worked example, P = 6: pof2 = 4, surplus = 2; ranks 0 and 2 fold into 1 and 3, which
  * join 4 and 5 as exchange ranks 0..3 (x_r is rank r's vector, "op" the reduction):

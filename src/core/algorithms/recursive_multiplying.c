@@ -1,20 +1,20 @@
-/* recursive_multiplying.c - recursive multiplying all-reduce (seed 004 Section 4): recursive
- * doubling generalised so that stage i exchanges with B_i - 1 peers at once (message
- * pipelining makes the extra messages of a stage nearly free), driven by a schedule string
- * in the paper's language (Section 4.2). The language (stages aB, cTmB, eTmB, mRgGaB,
- * nRgGaB, with worked examples), its checks and the default schedule are in
- * parts/rm_language.h; this file builds one rank's schedule from a parsed one.
+/* recursive_multiplying.c - recursive multiplying all-reduce (Ruefenacht et al. 2017, Sect. 4):
+ * recursive doubling generalised so that stage i exchanges with B_i - 1 peers at once (message
+ * pipelining makes the extra messages of a stage nearly free), driven by a schedule string in the
+ * paper's language (Section 4.2). The language (stages aB, cTmB, eTmB, mRgGaB, nRgGaB, with
+ * worked examples), its checks and the default schedule are in parts/rm_language.h; this file
+ * builds one rank's schedule from a parsed one.
  *
  * Operand order: every reduction combines the values of a stage in virtual-rank order,
  * associated the same way on every rank (v_0 op (v_1 op (... op v_{B-1})), built with
- * source-left reductions), so results are bitwise identical on all ranks (seed 004 asks for
- * this). Factored and collapse schedules keep the rank order (a block covers consecutive
- * ranks); merges do not (the extras' vectors join a block in the middle): with a
- * non-commutative op (context->keep_order) a merge schedule is refused.
- * Scratch: (largest number of vectors a rank receives in one stage) x count elements; the
- * accumulator moves to the buffer of the last vector of a stage, so only the end may copy.
- * MPICH's recursive doubling is "a2,...,a2", or "c{2r}m2,a2,...,a2,e{2r}m2" with r = P - 2^k.
- * Default (empty string): papcoll_rm_default (parts/rm_language.c).
+ * source-left reductions), so results are bitwise identical on all ranks (Ruefenacht et al. 2017
+ * ask for this). Factored and collapse schedules keep the rank order (a block covers consecutive
+ * ranks); merges do not (the extras' vectors join a block in the middle): with a non-commutative
+ * op (context->keep_order) a merge schedule is refused. Scratch: (largest number of vectors a
+ * rank receives in one stage) x count elements; the accumulator moves to the buffer of the last
+ * vector of a stage, so only the end may copy. MPICH's recursive doubling is "a2,...,a2", or
+ * "c{2r}m2,a2,...,a2,e{2r}m2" with r = P - 2^k. Default (empty string): papcoll_rm_default
+ * (parts/rm_language.c).
  */
 #include <stdlib.h>
 #include <string.h>

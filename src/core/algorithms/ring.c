@@ -1,7 +1,8 @@
-/* ring.c - ring all-reduce: a ring reduce-scatter followed by a ring all-gather (seed 001
- * S4.1, Fig. 1; seed 000 Table 1 "ring"). Bandwidth optimal: each rank sends
- * 2 (P-1)/P x count elements, the lower bound of seed 001 Lemma 4. Also builds the
- * segmented ring (segmented_ring.c) and rings laid out in a given rank order (ring.h).
+/* ring.c - ring all-reduce: a ring reduce-scatter followed by a ring all-gather (Patarasuk &
+ * Yuan 2009, Sect. 4.1, Fig. 1; Proficz 2018, Table 1 "ring"). Bandwidth optimal: each rank
+ * sends 2 (P-1)/P x count elements, the lower bound of Patarasuk & Yuan 2009, Lemma 4. Also
+ * builds the segmented ring (segmented_ring.c) and rings laid out in a given rank order
+ * (ring.h).
  *
  * Worked example, P = 4 in ring order 0 -> 1 -> 2 -> 3 -> 0, the vector cut into blocks
  * B0..B3 (position i sends block (i - s - 1) mod P in reduce-scatter step s, and block
@@ -16,16 +17,16 @@
  *   step 1   0 -B3-> 1=   1 -B0-> 2=   2 -B1-> 3=   3 -B2-> 0=
  *   step 2   0 -B2-> 1=   1 -B3-> 2=   2 -B0-> 3=   3 -B1-> 0=
  *
- * Choices. Blocks are sched_block_start's near-equal split (seed 001 rounds the other way:
- * all blocks ceil(n/P) but the last; same bound when P divides n, flatter otherwise). The
- * schedule first copies send -> recv and never reads the send buffer again, so MPI_IN_PLACE
- * needs no special case; blocks are reduced in place in recv. Incoming reduce-scatter data
- * lands in a ring of scratch slots, so the next receive is posted while the previous one is
- * reduced: unsegmented, 2 slots of the largest block (ceil(count/P) elements); segmented,
- * 4 slots of one segment. All-gather data goes straight into recv. Message m on a link
- * carries tag m mod W (W = slot count). The two phases are parts/ring_phases (shared with
- * straggler and pap_hierarchical), which says why the message sequence cannot deadlock.
- * Reduction order differs per block: commutative only.
+ * Choices. Blocks are sched_block_start's near-equal split (Patarasuk & Yuan 2009 round the
+ * other way: all blocks ceil(n/P) but the last; same bound when P divides n, flatter otherwise).
+ * The schedule first copies send -> recv and never reads the send buffer again, so MPI_IN_PLACE
+ * needs no special case; blocks are reduced in place in recv. Incoming reduce-scatter data lands
+ * in a ring of scratch slots, so the next receive is posted while the previous one is reduced:
+ * unsegmented, 2 slots of the largest block (ceil(count/P) elements); segmented, 4 slots of one
+ * segment. All-gather data goes straight into recv. Message m on a link carries tag m mod W (W =
+ * slot count). The two phases are parts/ring_phases (shared with straggler and
+ * pap_hierarchical), which says why the message sequence cannot deadlock. Reduction order
+ * differs per block: commutative only.
  */
 #include "ring.h"
 

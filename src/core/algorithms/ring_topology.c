@@ -1,9 +1,9 @@
-/* ring_topology.c - the ring all-reduce laid out as seed 001 Section 4's contention-free
- * logical ring on a tree of switches (Patarasuk & Yuan): the ranks in depth-first order of
- * the tree (papcoll_tree_ring_order, src/core/tree.c), so every link carries at most one
- * ring message in each direction per step and the ring runs at full link bandwidth. With no
- * tree (context->parameters.tree NULL) the ranks keep their order, which is contention-free on a
- * two-level SMP tree when consecutive ranks share a node (seed 001 Lemma 6).
+/* ring_topology.c - the ring all-reduce laid out as Patarasuk & Yuan 2009, Sect. 4's
+ * contention-free logical ring on a tree of switches: the ranks in depth-first order of the tree
+ * (papcoll_tree_ring_order, src/core/tree.c), so every link carries at most one ring message in
+ * each direction per step and the ring runs at full link bandwidth. With no tree
+ * (context->parameters.tree NULL) the ranks keep their order, which is contention-free on a
+ * two-level SMP tree when consecutive ranks share a node (Patarasuk & Yuan 2009, Lemma 6).
  *
  * Worked example: hosts a0, a1 under switch L, b0, b1 under switch R, L and R under a root;
  * ranks 0, 1, 2, 3 on a0, b0, a1, b1. The order 0 1 2 3 would send every step's four

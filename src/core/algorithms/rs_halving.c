@@ -1,5 +1,5 @@
-/* rs_halving.c - reduce-scatter by recursive vector halving and distance doubling (seed 002
- * Section III.C, Algorithm 1, the "naive" version; MPICH's first half of Rabenseifner): each
+/* rs_halving.c - reduce-scatter by recursive vector halving and distance doubling (Gavahi,
+ * Sect. III.C, Algorithm 1, the "naive" version; MPICH's first half of Rabenseifner): each
  * round a rank swaps half of the blocks it works on with the partner at distance 1, 2, 4, ...
  * in one message, and reduces the half it keeps in one reduction once it has arrived. The
  * baseline of priority_rs. The result: rank r holds block bitreverse(r) of P near-equal

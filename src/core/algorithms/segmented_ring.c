@@ -1,6 +1,7 @@
 /* segmented_ring.c - the ring all-reduce of ring.c with every block cut further into
- * segments that pipeline through the steps (seed 000 Table 1 "segmented ring", after Open
- * MPI; the ring itself is seed 001 S4.1). The builder is ring_build_with_order (ring.h).
+ * segments that pipeline through the steps (Proficz 2018, Table 1 "segmented ring", after Open
+ * MPI; the ring itself is Patarasuk & Yuan 2009, Sect. 4.1). The builder is
+ * ring_build_with_order (ring.h).
  *
  * Worked example, P = 3, count = 12, 2 elements per segment: blocks B0 B1 B2 of 4 elements,
  * each cut into segments Bb.0 and Bb.1. Messages on each link, in order ("+" reduced on

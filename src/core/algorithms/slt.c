@@ -1,7 +1,7 @@
-/* slt.c - sorted linear tree, SLT (seed 000 S4.1, Fig. 5 and Fig. 6b): the segmented linear
- * tree (linear_tree.c) laid along the ranks sorted by predicted arrival, earliest first
- * (ties by rank), so the latest process is last in the pipeline and the early ones start
- * the reduce loop while it still computes.
+/* slt.c - sorted linear tree, SLT (Proficz 2018, Sect. 4.1, Fig. 5 and Fig. 6b): the segmented
+ * linear tree (linear_tree.c) laid along the ranks sorted by predicted arrival, earliest first
+ * (ties by rank), so the latest process is last in the pipeline and the early ones start the
+ * reduce loop while it still computes.
  *
  * Worked example, P = 3, rank 0 predicted late: arrivals (0.004, 0, 0) s gives the chain
  * 1 -> 2 -> 0; segments d0 d1 d2 ("+" reduced, "=" kept; one row per tau):

@@ -1,5 +1,5 @@
-/* smp_binomial.c - SMP-binomial all-reduce (seed 001 Section 5, a baseline for the
- * contention-free ring): reduce inside each node to its leader, binomial reduce-then-
+/* smp_binomial.c - SMP-binomial all-reduce (Patarasuk & Yuan 2009, Sect. 5, a baseline for
+ * the contention-free ring): reduce inside each node to its leader, binomial reduce-then-
  * broadcast among the node leaders (papcoll's `binomial`), broadcast inside each node. It is
  * hr1 with the outer algorithm fixed to binomial; groups are the nodes (context->groups).
  *

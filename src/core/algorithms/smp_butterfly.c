@@ -1,5 +1,5 @@
-/* smp_butterfly.c - SMP-butterfly all-reduce (seed 001 Section 5, a baseline for the
- * contention-free ring): reduce inside each node to its leader, butterfly (recursive
+/* smp_butterfly.c - SMP-butterfly all-reduce (Patarasuk & Yuan 2009, Sect. 5, a baseline for
+ * the contention-free ring): reduce inside each node to its leader, butterfly (recursive
  * doubling, with MPICH's fold for leader counts that are not powers of two) among the node
  * leaders, broadcast inside each node. It is hr1 with the outer algorithm fixed to
  * recursive_doubling; groups are the nodes (context->groups).

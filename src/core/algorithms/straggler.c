@@ -1,6 +1,6 @@
 /* straggler.c - the straggler all-reduce: the on-time ranks (the *core*) combine what they
  * hold while the late ranks still compute, so that when the last rank arrives only about
- * one transfer of the vector is left (issue 20). The limit it aims at is seed 000 S3's
+ * one transfer of the vector is left. The limit it aims at is Proficz 2018's (Sect. 3)
  * e-bar_lo = mean over ranks of (a_last - a_i) + delta. Ideas from StragglAR (arXiv
  * 2505.23523: the on-time ranks reduce-scatter during the delay) and Marendic et al.
  * (J. Supercomputing 2016: schedules from known arrival times); the schedule is our own.
@@ -35,7 +35,7 @@
  *   3. core i sends each final chunk of block i straight to every other rank, starting
  *      with its right-hand neighbour, so the P - 1 senders of a round reach P - 1
  *      different receivers. After the last arrival: ~ one vector in and one out per rank.
- *   4. relays (issue 32): with many late ranks the core's (P - 1) / Q vectors of finals are
+ *   4. relays: with many late ranks the core's (P - 1) / Q vectors of finals are
  *      what is left after the last arrival, while a late rank that came well before the
  *      last has handed off and sits idle. So late position t < r forwards every final
  *      chunk it receives to late position t + 1, which then gets none from the core:

@@ -50,7 +50,7 @@ typedef struct side_list {
  * within a channel only (papcoll has no wildcards), so a FIFO per channel finds a partner
  * at its head; one list per destination would be searched past other channels' messages,
  * which made `linear` quadratic (rank 0 receives from P - 1 down, the sends arrive from 1
- * up: issue 17). Channels are numbered while the schedules are converted. */
+ * up). Channels are numbered while the schedules are converted. */
 typedef struct channel {
     int32_t source, destination, tag;
     side_list posted, unexpected; /* receives posted, sends waiting, oldest first */

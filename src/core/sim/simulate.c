@@ -1,7 +1,7 @@
 /* simulate.c - the discrete-event simulator (papcoll_core.h, papcoll_simulate): the very
  * schedules the MPI executor runs, for all P ranks at once, timed by a LogGP-family model
- * on a crossbar or a tree of switches (seed 004 S6; LogGOPSim's engine is the model: one
- * event queue plus the next-free time of every resource).
+ * on a crossbar or a tree of switches (Ruefenacht et al. 2017, Sect. 6; LogGOPSim's engine is the
+ * model: one event queue plus the next-free time of every resource).
  *
  * Resources: per rank the CPU (copies, reductions, per-message overheads), the NIC's send
  * side and its receive side; with a topology, also both directions of every link. An op

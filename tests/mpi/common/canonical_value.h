@@ -1,4 +1,4 @@
-/* canonical_value.h - data for reproducible mode's tests (issue 34) and the canonical order's
+/* canonical_value.h - data for reproducible mode's tests and the canonical order's
  * value the tests hold results to; header-only, as the other shared parts of
  * tests/mpi/common, and free of papcoll so that an unmodified MPI program (tests/pmpi) can
  * use it too. */

@@ -1,4 +1,4 @@
-"""Run under mpiexec: papcoll.Communicator.iallreduce and allreduce_init (issue 33)
+"""Run under mpiexec: papcoll.Communicator.iallreduce and allreduce_init
 against mpi4py's own Allreduce, and mixed with mpi4py's requests.
 
 Integer sums, so every algorithm's result must equal comm.Allreduce's exactly and be the

@@ -1,4 +1,4 @@
-"""Run under mpiexec: papcoll.Communicator(reproducible=True) (issue 34).
+"""Run under mpiexec: papcoll.Communicator(reproducible=True): reproducible mode.
 
 float64 and float32 sums of data with wildly different magnitudes and signed zeros, every
 rank arriving after a random delay: the result must be bit for bit the canonical order's

@@ -1,4 +1,4 @@
-"""Run under mpiexec: the arrival monitor's tau from PAPCOLL_TAU_MODEL (issue 19).
+"""Run under mpiexec: the arrival monitor's tau from PAPCOLL_TAU_MODEL.
 
 Each case sets the variable in this process's environment (the library reads it at the
 first slt/prr call of a communicator), makes an slt or prr call and checks what

@@ -58,7 +58,7 @@ int latency_bound_vector(int64_t count, int32_t elem_size, int32_t ranks) {
 
 /* How many of the `late` last ranks may relay: those predicted at least this share of
  * P tau (the time to move and reduce the whole vector) before the last one, and never the
- * last itself, which has nobody after it. A tenth: in the simulator's sweep (issue 32,
+ * last itself, which has nobody after it. A tenth: in the simulator's sweep (
  * bench/late_ranks_sim_table.py, rand-late) shares from 0 to a quarter left 0.90 to 0.94
  * of the excess over e-bar_lo once the model below charges a chain its hop, a tenth 0.92
  * with no cell 5 % worse; it keeps ranks predicted to arrive together out of a chain,

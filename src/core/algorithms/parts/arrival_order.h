@@ -1,6 +1,6 @@
 /* arrival_order.h - the ranks sorted by predicted arrival time, as the PAP-aware algorithms
- * of seed 000 (S4: slt, prr) lay out their chain or ring: the earliest first, ties broken
- * by rank, so every rank computes the same order from the same estimates. */
+ * of Proficz 2018 (Sect. 4: slt, prr) lay out their chain or ring: the earliest first, ties
+ * broken by rank, so every rank computes the same order from the same estimates. */
 #ifndef PAPCOLL_ALGORITHMS_PARTS_ARRIVAL_ORDER_H
 #define PAPCOLL_ALGORITHMS_PARTS_ARRIVAL_ORDER_H
 

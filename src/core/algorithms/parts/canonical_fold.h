@@ -1,4 +1,4 @@
-/* canonical_fold.h - reproducible mode's one reduction (issue 34, docs/reproducible.md): a
+/* canonical_fold.h - reproducible mode's one reduction (docs/reproducible.md): a
  * region's P contributions gathered at one rank and folded there in the canonical order
  * ((x0 op x1) op x2) ... op x(P-1). canonical_scatter folds each block at its owner,
  * canonical_gather the whole vector at every rank. */

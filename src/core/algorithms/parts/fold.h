@@ -1,11 +1,11 @@
-/* fold.h - MPICH's fold for P not a power of two (seed 004 Fig. 2) as the builders that
- * exchange among a power of two of ranks use it (recursive_doubling, rabenseifner,
- * priority_rabenseifner). With surplus = P - (largest power of two <= P), ranks below
- * 2 x surplus pair up as (2i, 2i+1): the even one hands its vector to the odd one and gets
- * the result back, taking no part in the exchange; the odd one reduces the vector it takes
- * in into its own first (on the left: it comes from the lower rank, which keeps the operand
- * order) and sends the result back at the end. The rank maps are sched_fold_exchange_rank
- * and sched_fold_real_rank (schedule.h). */
+/* fold.h - MPICH's fold for P not a power of two (Ruefenacht et al. 2017, Fig. 2) as the
+ * builders that exchange among a power of two of ranks use it (recursive_doubling,
+ * rabenseifner, priority_rabenseifner). With surplus = P - (largest power of two <= P),
+ * ranks below 2 x surplus pair up as (2i, 2i+1): the even one hands its vector to the odd
+ * one and gets the result back, taking no part in the exchange; the odd one reduces the
+ * vector it takes in into its own first (on the left: it comes from the lower rank, which
+ * keeps the operand order) and sends the result back at the end. The rank maps are
+ * sched_fold_exchange_rank and sched_fold_real_rank (schedule.h). */
 #ifndef PAPCOLL_ALGORITHMS_PARTS_FOLD_H
 #define PAPCOLL_ALGORITHMS_PARTS_FOLD_H
 

@@ -1,11 +1,11 @@
 /* halving.c - see halving.h. Blocks are indexed 0..exchange-1 over the near-equal split of
  * the vector. Rounds go by distance doubling (partner me ^ 1, then ^ 2, ^ 4, ...) and
  * vector halving: both partners work on the same contiguous range of blocks, the rank whose
- * bit is clear keeps the lower half, the other the upper half (seed 002 Algorithm 1 and
+ * bit is clear keeps the lower half, the other the upper half (Gavahi, Algorithm 1 and
  * MPICH's Rabenseifner). So exchange rank e ends with block bitreverse(e); the large early
  * rounds stay between neighbours (on an SMP node, in shared memory).
  *
- * Priority (seed 002 S3.C, our reading of Algorithm 2 and Figs. 4-6): block c held by rank
+ * Priority (Gavahi, Sect. III.C, our reading of Algorithm 2 and Figs. 4-6): block c held by rank
  * x moves at round k exactly when bit k of x ^ bitreverse(c) is set (each move fixes one bit
  * of the holder), lowest bit first. So among the blocks a rank holds, the one to reduce first
  * is the one whose list of remaining moves comes first, which is the largest

@@ -1,4 +1,4 @@
-/* halving.h - reduce-scatter by recursive vector halving, naive or priority-aware (seed 002),
+/* halving.h - reduce-scatter by recursive vector halving, naive or priority-aware (Gavahi),
  * shared by rs_halving.c, priority_rs.c and priority_rabenseifner.c, and the whole
  * reduce-scatter of the first two. */
 #ifndef PAPCOLL_ALGORITHMS_PARTS_HALVING_H
@@ -32,8 +32,8 @@ int32_t halving_final_block(int32_t me, int32_t exchange);
  * exchange rank e ends with block halving_final_block(e) reduced over all. Partners go from
  * distance 1 up to exchange/2 (distance doubling); each round hands the partner half of the
  * blocks both work on, the half that holds its final block. naive (priority 0): one message per round, one reduction of the kept half
- * after it arrives (seed 002 Algorithm 1). priority 1: one message per block, each block
- * reduced as soon as it arrives, blocks ordered by how soon they leave again (seed 002
+ * after it arrives (Gavahi, Algorithm 1). priority 1: one message per block, each block
+ * reduced as soon as it arrives, blocks ordered by how soon they leave again (Gavahi,
  * Algorithm 2). Scratch: one buffer of the first round's kept half (count / 2 elements,
  * rounded up to whole blocks), the same for both. Returns 0 on failure (sticky in out). */
 PAPCOLL_HIDDEN

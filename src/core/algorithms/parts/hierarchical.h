@@ -1,6 +1,6 @@
-/* hierarchical.h - the two-level all-reduces built from groups of ranks (seed 003's HR1 and
- * HR2, seed 001's SMP-binomial and SMP-butterfly): the shared builders behind hr1.c, hr2.c,
- * smp_binomial.c and smp_butterfly.c. */
+/* hierarchical.h - the two-level all-reduces built from groups of ranks (Proficz et al.'s HR1 and
+ * HR2, Patarasuk & Yuan 2009's SMP-binomial and SMP-butterfly): the shared builders behind hr1.c,
+ * hr2.c, smp_binomial.c and smp_butterfly.c. */
 #ifndef PAPCOLL_ALGORITHMS_PARTS_HIERARCHICAL_H
 #define PAPCOLL_ALGORITHMS_PARTS_HIERARCHICAL_H
 

@@ -1,10 +1,10 @@
-/* ring_phases.h - the ring reduce-scatter and the ring all-gather (seed 001 S4.1) over any
- * list of member ranks, as phases an algorithm composes: ring.c runs both on all ranks
- * (segmented_ring too, with segments that pipeline through the steps), straggler.c runs the
- * reduce-scatter among its on-time core, pap_hierarchical.c both among a site's leaders.
- * One home for the block order, the landing slots and the windowed tags, so that every
- * algorithm built on a ring gets the same deadlock-free message sequence (ring.c's header
- * works an example through).
+/* ring_phases.h - the ring reduce-scatter and the ring all-gather (Patarasuk & Yuan 2009,
+ * Sect. 4.1) over any list of member ranks, as phases an algorithm composes: ring.c runs both
+ * on all ranks (segmented_ring too, with segments that pipeline through the steps),
+ * straggler.c runs the reduce-scatter among its on-time core, pap_hierarchical.c both among a
+ * site's leaders. One home for the block order, the landing slots and the windowed tags, so
+ * that every algorithm built on a ring gets the same deadlock-free message sequence (ring.c's
+ * header works an example through).
  *
  * Layout: the `count` elements of the receive buffer are cut into one block per member
  * (sched_block_start's near-equal split); position i of the ring sends to position i + 1.

@@ -1,8 +1,8 @@
-/* rm_language.h - the schedule language of recursive multiplying (seed 004 Section 4.2):
- * parsing and checking a schedule string, and the default schedules (rm_language.c); the
- * builder that runs a parsed schedule is recursive_multiplying.c. The paper's Algorithms 2-6
- * are figures missing from our copy, so the semantics below are our reading of the text and
- * of Figs. 2, 5-7 and 20-22; each choice is marked "choice".
+/* rm_language.h - the schedule language of recursive multiplying (Ruefenacht et al. 2017,
+ * Sect. 4.2): parsing and checking a schedule string, and the default schedules
+ * (rm_language.c); the builder that runs a parsed schedule is recursive_multiplying.c. The
+ * paper's Algorithms 2-6 are figures missing from our copy, so the semantics below are our
+ * reading of the text and of Figs. 2, 5-7 and 20-22; each choice is marked "choice".
  *
  * The language: stages separated by commas, each working on the current *group* of
  * processes (at first all P ranks, numbered 0..P-1 as "virtual ranks" of the group).
