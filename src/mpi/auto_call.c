@@ -16,7 +16,8 @@
 #include "choice_sharing.h"
 
 int auto_choose_for_call(papcoll_comm *pc, int64_t count, int64_t extent, int commutative,
-                         const double *arrivals, double tau, int count_use, auto_choice *out) {
+                         const rules_call *call, const double *arrivals, double tau,
+                         int count_use, auto_choice *out) {
     choice_input input;
     memset(&input, 0, sizeof input);
     input.ranks = pc->size;
@@ -26,6 +27,9 @@ int auto_choose_for_call(papcoll_comm *pc, int64_t count, int64_t extent, int co
     input.parameters = &pc->parameters.parameters;
     input.calibrated = monitor_model(pc, &input.latency, &input.seconds_per_byte,
                                      &input.reduce_seconds_per_byte);
+    int ruled = 0; /* a rule of the rules file decides before the model (rules.h) */
+    int code = rules_decide(&pc->rules, call, &input, arrivals, tau * pc->size, out, &ruled);
+    if (code != MPI_SUCCESS || ruled) return code;
     if (arrivals != NULL) {
         arrival_class_of(arrivals, pc->size, tau * pc->size, pc->call_classes,
                          pc->call_arrivals);
@@ -36,7 +40,6 @@ int auto_choose_for_call(papcoll_comm *pc, int64_t count, int64_t extent, int co
     }
     /* a call decides with every rank (choice_sharing.c); papcoll_resolve_algorithm, which
      * one rank may call alone, decides locally and leaves the cache as it is (choose.h) */
-    int code = MPI_SUCCESS;
     double started = MPI_Wtime();
     if (count_use)
         code = choice_share(pc, &input, out);

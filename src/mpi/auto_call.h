@@ -10,8 +10,10 @@
  * (seconds after the earliest) or NULL, with tau for the class's unit (arrival_class.h).
  * count_use: a call, which every rank makes (the decision may be shared by message, the
  * loops count the use, the monitor measures the call); else only asked, locally
- * (papcoll_resolve_algorithm), changing nothing. */
+ * (papcoll_resolve_algorithm), changing nothing. call: the call's datatype, op and kind, for
+ * the rules file's rules, which decide before the model where one matches (rules.h). */
 int auto_choose_for_call(papcoll_comm *pc, int64_t count, int64_t extent, int commutative,
-                         const double *arrivals, double tau, int count_use, auto_choice *out);
+                         const rules_call *call, const double *arrivals, double tau,
+                         int count_use, auto_choice *out);
 
 #endif /* PAPCOLL_MPI_AUTO_CALL_H */

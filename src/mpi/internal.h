@@ -13,6 +13,7 @@
 #include "papcoll.h"
 #include "parameters.h"
 #include "plan_cache.h"
+#include "rules.h"
 
 /* Operations in flight on one communicator beyond this many wait for a window (tags). */
 enum { NONBLOCKING_MOST_WINDOWS = 1024 };
@@ -28,6 +29,7 @@ struct papcoll_comm {
     papcoll_config config;     /* the rest of the config (its parameters zeroed: see above) */
     plan_cache plans;          /* schedules built once per shape and arrival class */
     choice_cache choices;      /* auto's decisions, per shape and arrival class */
+    rules_set rules;           /* the rules file's rules, consulted before the model */
     feedback_table feedback;   /* what auto's decisions were measured to take (issue 32) */
     native_variants natives;   /* the MPI library's algorithms auto may run as native */
     auto_choice last_choice;        /* papcoll_last_choice */

@@ -27,12 +27,13 @@
 #include "operation.h"
 
 int operation_choose(papcoll_comm *pc, const algorithm_entry *algorithm, plan_cache *plans,
-                     int64_t count, int64_t extent, int commutative, const double *arrivals,
-                     double tau, auto_choice *choice, executor_plan **plan) {
+                     int64_t count, int64_t extent, int commutative, const rules_call *call,
+                     const double *arrivals, double tau, auto_choice *choice,
+                     executor_plan **plan) {
     *plan = NULL;
     if (algorithm == NULL) {
-        int code = auto_choose_for_call(pc, count, extent, commutative, arrivals, tau, 0,
-                                        choice);
+        int code = auto_choose_for_call(pc, count, extent, commutative, call, arrivals, tau,
+                                        0, choice);
         if (code != MPI_SUCCESS) return code;
         /* MPI_Iallreduce has no variants to choose (native_variants.h sets the blocking
          * call's), so native runs as the library's default */
@@ -108,9 +109,11 @@ int papcoll_iallreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
         arrivals = learnt;
         tau = monitor_tau(pc, (double)((count + pc->size - 1) / pc->size) * (double)extent);
     }
+    rules_call call = {datatype, mpi_op, RULES_KIND_NONBLOCKING};
     if (count > 0)
         code = operation_choose(pc, algorithm, &pc->nonblocking_plans, count, extent,
-                                commutative, arrivals, tau, &pc->last_choice, &op->plan);
+                                commutative, &call, arrivals, tau, &pc->last_choice,
+                                &op->plan);
     free(learnt);
     if (code != MPI_SUCCESS) {
         free(op);

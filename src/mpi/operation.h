@@ -77,12 +77,13 @@ void operation_finished(papcoll_operation *op);
 void operation_released(papcoll_operation *op);
 
 /* nonblocking.c */
-/* What a post or start runs: algorithm, or for auto (NULL) the model's choice (*choice)
- * from arrivals (P seconds after the earliest, or NULL) and tau; *plan from plans, or NULL
- * where native runs. Local and alike on every rank given alike arguments. */
+/* What a post or start runs: algorithm, or for auto (NULL) a rule's or the model's choice
+ * (*choice) from arrivals (P seconds after the earliest, or NULL) and tau; *plan from
+ * plans, or NULL where native runs. Local and alike on every rank given alike arguments. */
 int operation_choose(papcoll_comm *pc, const algorithm_entry *algorithm, plan_cache *plans,
-                     int64_t count, int64_t extent, int commutative, const double *arrivals,
-                     double tau, auto_choice *choice, executor_plan **plan);
+                     int64_t count, int64_t extent, int commutative, const rules_call *call,
+                     const double *arrivals, double tau, auto_choice *choice,
+                     executor_plan **plan);
 /* Starts op (its plan chosen; op->arrival_requests already posted) on comm with tags
  * shifted by tag_offset: MPI_Iallreduce where op->plan is NULL and count > 0, else the
  * plan; then hands it to the engine. On an error before progress_begin, op->request stays

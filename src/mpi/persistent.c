@@ -278,8 +278,8 @@ static int exchange_times(papcoll_persistent *p, double now) {
  * blocking calls change: MPI lets ranks order starts differently from the communicator's
  * other collectives (MPI-4.1 6.13), so only what the request itself holds is the same on
  * every rank at a start. Kept per arrival class: a start of the class before decides
- * nothing. */
-static void persistent_decide(papcoll_persistent *p, const double *arrivals, double tau) {
+ * nothing. A rule of the rules file decides before the model (rules.h). */
+static int persistent_decide(papcoll_persistent *p, const double *arrivals, double tau) {
     papcoll_comm *pc = p->pc;
     choice_input input;
     memset(&input, 0, sizeof input);
@@ -290,6 +290,14 @@ static void persistent_decide(papcoll_persistent *p, const double *arrivals, dou
     input.parameters = &pc->parameters.parameters;
     input.calibrated = monitor_model(pc, &input.latency, &input.seconds_per_byte,
                                      &input.reduce_seconds_per_byte);
+    rules_call call = {p->datatype, p->op, RULES_KIND_PERSISTENT};
+    int ruled = 0;
+    int code = rules_decide(&pc->rules, &call, &input, arrivals, tau * pc->size,
+                            &p->last_choice, &ruled);
+    if (code != MPI_SUCCESS || ruled) {
+        p->decided = 0; /* last_choice no longer holds the model's decision */
+        return code;
+    }
     if (arrivals != NULL) {
         arrival_class_of(arrivals, pc->size, tau * pc->size, p->classes, p->class_arrivals);
         input.arrival_class = p->classes;
@@ -299,12 +307,14 @@ static void persistent_decide(papcoll_persistent *p, const double *arrivals, dou
     } else {
         memset(p->classes, 0, (size_t)pc->size);
     }
-    if (p->decided && memcmp(p->classes, p->decided_classes, (size_t)pc->size) == 0) return;
+    if (p->decided && memcmp(p->classes, p->decided_classes, (size_t)pc->size) == 0)
+        return MPI_SUCCESS;
     choice_decide(&input, &p->last_choice);
     p->last_choice.native_variant = 0;
     if (p->last_choice.algorithm == NULL) strcpy(p->last_choice.report.algorithm, "native");
     memcpy(p->decided_classes, p->classes, (size_t)pc->size);
     p->decided = 1;
+    return MPI_SUCCESS;
 }
 
 int papcoll_start(papcoll_persistent *p, MPI_Request *request) {
@@ -339,10 +349,10 @@ int papcoll_start_notifying(papcoll_persistent *p, MPI_Request *request,
     int code = MPI_SUCCESS;
     const algorithm_entry *algorithm = p->algorithm;
     if (algorithm == NULL && p->count > 0) { /* auto */
-        persistent_decide(p, arrivals, tau);
+        code = persistent_decide(p, arrivals, tau);
         algorithm = p->last_choice.algorithm;
     }
-    if (algorithm != NULL && p->count > 0) /* else native: MPI_Iallreduce, or count 0 */
+    if (code == MPI_SUCCESS && algorithm != NULL && p->count > 0) /* else native, or count 0 */
         code = call_plan_for_call(pc, &p->plans, algorithm, p->count, p->extent,
                                   p->commutative, arrivals, tau, &op->plan);
     if (code == MPI_SUCCESS && p->exchanges) code = exchange_times(p, now);
