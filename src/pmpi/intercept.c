@@ -98,6 +98,27 @@ static void report_at_exit(void) {
 
 static communicator_record *record_of(MPI_Comm comm);
 
+/* PAPCOLL_RULES: MPI_COMM_WORLD's papcoll communicator is made here, which reads and checks
+ * the rules file on every rank and compares its contents, so that a bad file stops the
+ * program at MPI_Init with the line at fault, not at some later call. Every rank fails
+ * alike; the lowest rank whose own file was refused says why (the others' messages only
+ * relay that one was, and one line is enough where every rank read the same bad file). */
+static void check_rules_at_init(void) {
+    communicator_record *world = record_of(MPI_COMM_WORLD);
+    int code = world != NULL ? intercept_make_papcoll_communicator(world, MPI_COMM_WORLD)
+                             : MPI_SUCCESS;
+    if (code == MPI_SUCCESS) return;
+    const char *message = papcoll_error_string(code);
+    int speaker = strstr(message, "another rank refused") == NULL ? world_rank : world_size;
+    PMPI_Allreduce(MPI_IN_PLACE, &speaker, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (world_rank == (speaker < world_size ? speaker : 0)) {
+        fprintf(stderr, "papcoll (libpapcoll_pmpi): %s\n", message);
+        fflush(stderr);
+    }
+    PMPI_Finalize();
+    exit(1);
+}
+
 /* After PMPI_Init: read the environment; a bad value stops the program here, with a
  * message from the lowest rank that found it. */
 static void start(void) {
@@ -155,6 +176,7 @@ static void start(void) {
         communicator_record *world = record_of(MPI_COMM_WORLD);
         if (world != NULL) intercept_make_papcoll_communicator(world, MPI_COMM_WORLD);
     }
+    if (settings.rules_path[0] != '\0') check_rules_at_init();
 }
 
 int MPI_Init(int *argc, char ***argv) {
