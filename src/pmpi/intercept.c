@@ -372,6 +372,20 @@ communicator_record *intercept_record_and_site(MPI_Comm comm, const void *caller
     return record;
 }
 
+/* The shape of a call papcoll decided, for the rules `papcoll report --rules` writes; the
+ * records' lock held. */
+static void note_decided(site_record *site, MPI_Count count, MPI_Datatype datatype) {
+    char name[MPI_MAX_OBJECT_NAME] = "";
+    int size = 0, length = 0, combiner = 0, integers, addresses, datatypes;
+    if (PMPI_Type_size(datatype, &size) != MPI_SUCCESS) return;
+    /* a derived datatype's name is the program's, no predefined type's */
+    if (PMPI_Type_get_envelope(datatype, &integers, &addresses, &datatypes, &combiner) ==
+            MPI_SUCCESS &&
+        combiner == MPI_COMBINER_NAMED)
+        PMPI_Type_get_name(datatype, name, &length);
+    statistics_note_decided(site, (double)count * size, name);
+}
+
 /* Counts one call at site, the records' lock held. */
 static void count_locked(site_record *site, MPI_Count count, MPI_Datatype datatype,
                          double seconds, const native_reason *reason, const char *ran,
@@ -385,6 +399,7 @@ static void count_locked(site_record *site, MPI_Count count, MPI_Datatype dataty
             site->bytes += (double)count * size;
         if (reason != NULL) site->native[*reason]++;
         if (ran != NULL) statistics_count_algorithm(site, ran);
+        if (ran != NULL) note_decided(site, count, datatype);
     }
 }
 
@@ -429,6 +444,7 @@ static int run_papcoll(communicator_record *record, const void *sendbuf, void *r
     pthread_mutex_lock(&records_lock);
     if (site != NULL) {
         statistics_count_algorithm(site, ran);
+        note_decided(site, count, datatype);
         if (chose && choice.from_arrivals && isfinite(choice.native_seconds) &&
             isfinite(choice.predicted_seconds))
             site->saving_seconds += choice.native_seconds - choice.predicted_seconds;

@@ -1,6 +1,6 @@
 /* rules_unmodified.c - an MPI program that knows nothing of papcoll, for a rules file under
- * the drop-in (PAPCOLL_RULES; tests/python/test_rules.py). Four shapes, each from a call
- * site of its own (the report counts per site what ran there): MPI_Allreduce 3 times, then
+ * the drop-in (PAPCOLL_RULES; tests/python/test_rules.py). Four shapes, each from call
+ * sites of its own (the report counts per site what ran there): MPI_Allreduce 3 times, then
  * MPI_Iallreduce and a persistent request started twice. Every result is compared with its
  * closed form (the sum or maximum over ranks of small whole numbers, exact in any order).
  * Prints "rules_unmodified: N of M equal". */
@@ -40,15 +40,42 @@ static void fill(int s, void *buffer, int rank) {
     }
 }
 
-/* The blocking calls, one call site per shape. */
-static void blocking(int s, const void *send, void *result) {
-    switch (s) {
-    case 0: MPI_Allreduce(send, result, counts[0], MPI_INT, MPI_SUM, MPI_COMM_WORLD); break;
-    case 1: MPI_Allreduce(send, result, counts[1], MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
-    case 2: MPI_Allreduce(send, result, counts[2], MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
-    default: MPI_Allreduce(send, result, counts[3], MPI_FLOAT, MPI_MAX, MPI_COMM_WORLD); break;
+/* Each shape's calls in functions of their own: a compiler merges the calls of a switch's
+ * cases into one call instruction, which would make them one call site. Each checks what
+ * MPI returned, which keeps the call from becoming a jump (whose return address, the call
+ * site, would be the caller's, the same for every shape). */
+#define SHAPE_CALLS(shape, datatype, op)                                                     \
+    __attribute__((noinline)) static void blocking_##shape(const void *send, void *result) { \
+        if (MPI_Allreduce(send, result, counts[shape], datatype, op, MPI_COMM_WORLD))        \
+            abort();                                                                         \
+    }                                                                                        \
+    __attribute__((noinline)) static void posted_##shape(const void *send, void *result,     \
+                                                         MPI_Request *request) {             \
+        if (MPI_Iallreduce(send, result, counts[shape], datatype, op, MPI_COMM_WORLD,        \
+                           request))                                                         \
+            abort();                                                                         \
+    }                                                                                        \
+    __attribute__((noinline)) static void persistent_##shape(const void *send, void *result, \
+                                                             MPI_Request *request) {         \
+        if (MPI_Allreduce_init(send, result, counts[shape], datatype, op, MPI_COMM_WORLD,    \
+                               MPI_INFO_NULL, request))                                      \
+            abort();                                                                         \
     }
-}
+SHAPE_CALLS(0, MPI_INT, MPI_SUM)
+SHAPE_CALLS(1, MPI_DOUBLE, MPI_SUM)
+SHAPE_CALLS(2, MPI_DOUBLE, MPI_SUM)
+SHAPE_CALLS(3, MPI_FLOAT, MPI_MAX)
+
+typedef struct shape_calls {
+    void (*blocking)(const void *, void *);
+    void (*posted)(const void *, void *, MPI_Request *);
+    void (*persistent)(const void *, void *, MPI_Request *);
+} shape_calls;
+
+static const shape_calls calls[SHAPES] = {{blocking_0, posted_0, persistent_0},
+                                          {blocking_1, posted_1, persistent_1},
+                                          {blocking_2, posted_2, persistent_2},
+                                          {blocking_3, posted_3, persistent_3}};
 
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
@@ -59,22 +86,19 @@ int main(int argc, char **argv) {
         size_t bytes = (size_t)counts[s] * sizeof(double);
         char *send = malloc(bytes), *result = malloc(bytes);
         fill(s, send, rank);
-        MPI_Op op = s == 3 ? MPI_MAX : MPI_SUM;
-        MPI_Datatype datatype = s == 0 ? MPI_INT : s == 3 ? MPI_FLOAT : MPI_DOUBLE;
         for (int k = 0; k < REPEATS; k++) {
             memset(result, 0, bytes);
-            blocking(s, send, result);
+            calls[s].blocking(send, result);
             good += equal(s, result, ranks);
             tried++;
         }
         MPI_Request request;
         memset(result, 0, bytes);
-        MPI_Iallreduce(send, result, counts[s], datatype, op, MPI_COMM_WORLD, &request);
+        calls[s].posted(send, result, &request);
         MPI_Wait(&request, MPI_STATUS_IGNORE);
         good += equal(s, result, ranks);
         tried++;
-        MPI_Allreduce_init(send, result, counts[s], datatype, op, MPI_COMM_WORLD,
-                           MPI_INFO_NULL, &request);
+        calls[s].persistent(send, result, &request);
         for (int start = 0; start < 2; start++) {
             memset(result, 0, bytes);
             MPI_Start(&request);

@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import run_papcoll
 from papcoll.pmpi import load_report
 from test_mpi import run_mpi
 from test_pmpi import BUILD, run_preloaded
@@ -171,3 +172,46 @@ def test_a_rule_naming_auto_leaves_the_choice_to_the_model(tmp_path):
     assert found[("blocking", "int_sum_100")][1] == "-", result.stdout  # the model decided
     assert found[("blocking", "float_max_1000")][:2] == ("binomial", f"{path}:3")
     assert all(equal for _, _, equal in found.values())
+
+
+def run_with_report(tmp_path: Path, name: str, ranks: int,
+                    environment: dict[str, str]) -> dict[str, dict[str, int]]:
+    """{call site: {algorithm: calls}} of a drop-in run of tests/pmpi/rules_unmodified.c."""
+    report_path = tmp_path / f"{name}.json"
+    result = run_preloaded(ranks, [str(BUILD / "pmpi_rules_unmodified")],
+                           {"PAPCOLL_REPORT": str(report_path), **environment})
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    calls = ranks * 4 * (3 + 1 + 2)
+    assert f"rules_unmodified: {calls} of {calls} equal" in result.stdout, result.stdout
+    return {site["site"]: site["algorithms"] for site in load_report(report_path)["sites"]}
+
+
+def report_to_rules(tmp_path: Path, name: str) -> Path:
+    out = tmp_path / f"{name}.rules.json"
+    result = run_papcoll("report", str(tmp_path / f"{name}.json"), "--rules", str(out))
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_report_rules_round_trip_the_decisions(tmp_path, ranks):
+    """Decisions a rules file forced, written back by `papcoll report --rules`, are made
+    again by the file written: every site runs what it ran."""
+    forced = write_rules(tmp_path / "rules.json", RULES)
+    first = run_with_report(tmp_path, "first", ranks, {"PAPCOLL_RULES": str(forced)})
+    written = report_to_rules(tmp_path, "first")
+    again = run_with_report(tmp_path, "again", ranks, {"PAPCOLL_RULES": str(written)})
+    assert again == first
+    # one rule per site shape: 4 blocking sites, 4 shapes of posts and persistent starts
+    assert len(json.loads(written.read_text())["rules"]) == 8
+
+
+def test_report_rules_of_auto_make_each_sites_most_frequent_decision(tmp_path):
+    """auto's own decisions (the model's, its closed loop's probes): the file written names
+    each site's most frequent one, and a run with it makes that one on every call."""
+    first = run_with_report(tmp_path, "first", 3, {"PAPCOLL_MIN_BYTES": "0"})
+    written = report_to_rules(tmp_path, "first")
+    again = run_with_report(tmp_path, "again", 3, {"PAPCOLL_RULES": str(written)})
+    for site, ran in first.items():
+        most = min(ran, key=lambda name: (-ran[name], name))
+        assert again[site] == {most: sum(ran.values())}, (site, ran, again[site])
