@@ -42,25 +42,34 @@ rules_arrival rules_arrival_of(const double *arrivals, int32_t ranks, double uni
                      : late == 1 ? RULES_ARRIVAL_ONE_LATE : RULES_ARRIVAL_SEVERAL_LATE;
 }
 
-/* A function, not a static table: the handles need not be compile-time constants (in Open
- * MPI they are addresses of library objects). MPI_Type_get_name gives each its name. */
-int rules_datatype_known(const char *name) {
-    const MPI_Datatype predefined[] = {
-        MPI_CHAR, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_BYTE, MPI_SHORT,
-        MPI_UNSIGNED_SHORT, MPI_INT, MPI_UNSIGNED, MPI_LONG, MPI_UNSIGNED_LONG,
-        MPI_LONG_LONG, MPI_LONG_LONG_INT, MPI_UNSIGNED_LONG_LONG, MPI_FLOAT, MPI_DOUBLE,
-        MPI_LONG_DOUBLE, MPI_WCHAR, MPI_C_BOOL, MPI_INT8_T, MPI_INT16_T, MPI_INT32_T,
-        MPI_INT64_T, MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T, MPI_UINT64_T, MPI_AINT,
-        MPI_OFFSET, MPI_COUNT, MPI_C_COMPLEX, MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX,
-        MPI_C_LONG_DOUBLE_COMPLEX, MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT, MPI_2INT,
-        MPI_SHORT_INT, MPI_LONG_DOUBLE_INT};
+/* A table built on each call, not a static one: the handles need not be compile-time
+ * constants (in Open MPI they are addresses of library objects). */
+int rules_datatype_canonical(const char *name, char canonical[MPI_MAX_OBJECT_NAME]) {
+    const struct {
+        const char *name;
+        MPI_Datatype handle;
+    } predefined[] = {
+#define PREDEFINED(type) {#type, type}
+        PREDEFINED(MPI_CHAR), PREDEFINED(MPI_SIGNED_CHAR), PREDEFINED(MPI_UNSIGNED_CHAR),
+        PREDEFINED(MPI_BYTE), PREDEFINED(MPI_SHORT), PREDEFINED(MPI_UNSIGNED_SHORT),
+        PREDEFINED(MPI_INT), PREDEFINED(MPI_UNSIGNED), PREDEFINED(MPI_LONG),
+        PREDEFINED(MPI_UNSIGNED_LONG), PREDEFINED(MPI_LONG_LONG), PREDEFINED(MPI_LONG_LONG_INT),
+        PREDEFINED(MPI_UNSIGNED_LONG_LONG), PREDEFINED(MPI_FLOAT), PREDEFINED(MPI_DOUBLE),
+        PREDEFINED(MPI_LONG_DOUBLE), PREDEFINED(MPI_WCHAR), PREDEFINED(MPI_C_BOOL),
+        PREDEFINED(MPI_INT8_T), PREDEFINED(MPI_INT16_T), PREDEFINED(MPI_INT32_T),
+        PREDEFINED(MPI_INT64_T), PREDEFINED(MPI_UINT8_T), PREDEFINED(MPI_UINT16_T),
+        PREDEFINED(MPI_UINT32_T), PREDEFINED(MPI_UINT64_T), PREDEFINED(MPI_AINT),
+        PREDEFINED(MPI_OFFSET), PREDEFINED(MPI_COUNT), PREDEFINED(MPI_C_COMPLEX),
+        PREDEFINED(MPI_C_FLOAT_COMPLEX), PREDEFINED(MPI_C_DOUBLE_COMPLEX),
+        PREDEFINED(MPI_C_LONG_DOUBLE_COMPLEX), PREDEFINED(MPI_FLOAT_INT),
+        PREDEFINED(MPI_DOUBLE_INT), PREDEFINED(MPI_LONG_INT), PREDEFINED(MPI_2INT),
+        PREDEFINED(MPI_SHORT_INT), PREDEFINED(MPI_LONG_DOUBLE_INT)
+#undef PREDEFINED
+    };
     for (size_t k = 0; k < sizeof predefined / sizeof predefined[0]; k++) {
-        char known[MPI_MAX_OBJECT_NAME] = "";
         int length = 0;
-        if (predefined[k] != MPI_DATATYPE_NULL &&
-            MPI_Type_get_name(predefined[k], known, &length) == MPI_SUCCESS &&
-            strcmp(known, name) == 0)
-            return 1;
+        if (strcmp(predefined[k].name, name) == 0 && predefined[k].handle != MPI_DATATYPE_NULL)
+            return MPI_Type_get_name(predefined[k].handle, canonical, &length) == MPI_SUCCESS;
     }
     return 0;
 }

@@ -58,7 +58,7 @@ typedef struct rule {
     int has_ranks, has_bytes, has_lateness;
     rules_count_range ranks, bytes;
     double lateness_low, lateness_high;  /* seconds; high INFINITY where null */
-    char datatype[MPI_MAX_OBJECT_NAME];  /* "MPI_FLOAT", ...; "" for any */
+    char datatype[MPI_MAX_OBJECT_NAME];  /* as MPI_Type_get_name gives it; "" for any */
     int op;                              /* RULES_OP_ANY, RULES_OP_USER or an index */
     int commutative;                     /* RULES_COMMUTATIVE_ANY, 0 or 1 */
     rules_arrival arrival;
@@ -111,8 +111,10 @@ rules_arrival rules_arrival_of(const double *arrivals, int32_t ranks, double uni
 const char *rules_arrival_name(int arrival);
 /* "blocking", "nonblocking", "persistent" ("" for RULES_KIND_ANY). */
 const char *rules_kind_name(int kind);
-/* 1 where name is a predefined MPI datatype's (MPI_Type_get_name's: "MPI_FLOAT", ...). */
-int rules_datatype_known(const char *name);
+/* 1 where name is a predefined MPI datatype's ("MPI_FLOAT", "MPI_LONG_LONG", ...), with the
+ * name MPI_Type_get_name gives that type in canonical (an alias, such as MPI_LONG_LONG for
+ * MPI_LONG_LONG_INT, may be named either way). */
+int rules_datatype_canonical(const char *name, char canonical[MPI_MAX_OBJECT_NAME]);
 
 /* Records "CALLER: rules file 'PATH', line LINE: MESSAGE"; returns MPI_ERR_ARG. */
 int rules_fault(const rules_set *rules, int line, const char *caller, const char *format, ...)

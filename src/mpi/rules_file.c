@@ -274,16 +274,16 @@ static int parse_rule(parser *p, rule *r) {
                          "commutative, arrival, lateness_seconds, algorithm, call, comment)", key);
         if (seen & (1u << k)) return fault(p, "the key \"%s\" appears twice in a rule", key);
         seen |= 1u << k;
-        char comment[256];
+        char comment[256], spelled[MPI_MAX_OBJECT_NAME];
         int chosen = 0;
         switch (k) {
         case 0: r->has_ranks = 1; code = parse_count_range(p, 1, &r->ranks, "\"ranks\""); break;
         case 1: r->has_bytes = 1; code = parse_count_range(p, 0, &r->bytes, "\"bytes\""); break;
         case 2:
-            code = parse_string(p, r->datatype, sizeof r->datatype, "\"datatype\"");
-            if (code == MPI_SUCCESS && !rules_datatype_known(r->datatype))
+            code = parse_string(p, spelled, sizeof spelled, "\"datatype\"");
+            if (code == MPI_SUCCESS && !rules_datatype_canonical(spelled, r->datatype))
                 code = fault(p, "\"datatype\": '%s' is not a predefined MPI datatype's name "
-                             "(MPI_FLOAT, MPI_DOUBLE, MPI_INT, ...)", r->datatype);
+                             "(MPI_FLOAT, MPI_DOUBLE, MPI_INT, ...)", spelled);
             break;
         case 3: code = parse_op(p, r); break;
         case 4:
