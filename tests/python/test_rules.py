@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import run_papcoll
 from papcoll.pmpi import load_report
+from papcoll.rules import rules_from_report
 from test_mpi import run_mpi
 from test_pmpi import BUILD, run_preloaded
 from test_python_api import PROGRAMS, run_python_mpi
@@ -218,3 +219,30 @@ def test_report_rules_of_auto_make_each_sites_most_frequent_decision(tmp_path):
     for site, ran in first.items():
         most = min(ran, key=lambda name: (-ran[name], name))
         assert again[site] == {most: sum(ran.values())}, (site, ran, again[site])
+
+
+def site(name: str, algorithms: dict[str, int], low: int, high: int, datatype: str | None,
+         nonblocking: bool = False) -> dict[str, object]:
+    calls = sum(algorithms.values())
+    return {"site": name, "communicator_size": 4, "algorithms": algorithms,
+            "nonblocking_calls": calls if nonblocking else 0,
+            "decided": {"bytes": [low, high], "datatype": datatype}}
+
+
+def test_rules_written_merge_sites_and_put_the_narrowest_first():
+    report = {"sites": [
+        site("wide", {"binomial": 2, "ring": 5}, 100, 900, None),
+        site("a", {"straggler": 3, "native": 1}, 400, 400, "MPI_FLOAT"),
+        site("b", {"native": 3}, 400, 400, "MPI_FLOAT"),  # the same shape as a: merged
+        site("post", {"papcoll": 2, "linear": 1}, 400, 400, "MPI_FLOAT", nonblocking=True),
+        site("none", {}, 8, 8, "MPI_INT"),  # nothing papcoll decided
+    ]}
+    rules = rules_from_report(report)["rules"]
+    assert [rule["comment"] for rule in rules] == [
+        "a, b: native 4, straggler 3 calls", "wide: binomial 2, ring 5 calls",
+        "post: linear 1 calls"]  # "papcoll" is no algorithm: left out
+    assert rules[0] == {"ranks": 4, "bytes": 400, "datatype": "MPI_FLOAT", "call": "blocking",
+                        "algorithm": "native", "comment": rules[0]["comment"]}
+    # ring reorders operands: it ran, so the op commuted, and the rule says so
+    assert rules[1]["bytes"] == [100, 901] and rules[1]["commutative"] is True
+    assert "call" not in rules[2] and rules[2]["algorithm"] == "linear"
