@@ -496,6 +496,7 @@ static int run_with_arrivals(papcoll_comm *pc, const algorithm_entry *algorithm,
     executor_plan *plan = NULL;
     code = call_plan_for_call(pc, &pc->plans, algorithm, count, extent, commutative,
                                       usable ? arrivals : NULL, tau, &plan);
+    if (choosing) code = rules_explain_refusal(&pc->last_choice.report, code);
     if (choosing) pc->last_choice.report.path_seconds = MPI_Wtime() - entered;
     if (algorithm->info.needs_arrivals && usable && !(choosing && pc->last_choice.report.probe))
         monitor_call_built_on_arrivals(pc);

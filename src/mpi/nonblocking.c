@@ -31,7 +31,8 @@ int operation_choose(papcoll_comm *pc, const algorithm_entry *algorithm, plan_ca
                      const double *arrivals, double tau, auto_choice *choice,
                      executor_plan **plan) {
     *plan = NULL;
-    if (algorithm == NULL) {
+    int choosing = algorithm == NULL;
+    if (choosing) {
         int code = auto_choose_for_call(pc, count, extent, commutative, call, arrivals, tau,
                                         0, choice);
         if (code != MPI_SUCCESS) return code;
@@ -43,8 +44,9 @@ int operation_choose(papcoll_comm *pc, const algorithm_entry *algorithm, plan_ca
             return MPI_SUCCESS;
         }
     }
-    return call_plan_for_call(pc, plans, algorithm, count, extent, commutative,
-                                      arrivals, tau, plan);
+    int code = call_plan_for_call(pc, plans, algorithm, count, extent, commutative, arrivals,
+                                  tau, plan);
+    return choosing ? rules_explain_refusal(&choice->report, code) : code;
 }
 
 int operation_start(papcoll_operation *op, MPI_Comm comm, int tag_offset, const void *sendbuf,

@@ -352,9 +352,11 @@ int papcoll_start_notifying(papcoll_persistent *p, MPI_Request *request,
         code = persistent_decide(p, arrivals, tau);
         algorithm = p->last_choice.algorithm;
     }
-    if (code == MPI_SUCCESS && algorithm != NULL && p->count > 0) /* else native, or count 0 */
+    if (code == MPI_SUCCESS && algorithm != NULL && p->count > 0) { /* else native, count 0 */
         code = call_plan_for_call(pc, &p->plans, algorithm, p->count, p->extent,
                                   p->commutative, arrivals, tau, &op->plan);
+        if (p->algorithm == NULL) code = rules_explain_refusal(&p->last_choice.report, code);
+    }
     if (code == MPI_SUCCESS && p->exchanges) code = exchange_times(p, now);
     if (code != MPI_SUCCESS) {
         settle_start_times(op);

@@ -144,6 +144,14 @@ static int runnable(const rules_set *rules, const rule *r, const rules_call *cal
     return MPI_SUCCESS;
 }
 
+int rules_explain_refusal(const papcoll_choice *choice, int code) {
+    if (code == MPI_SUCCESS || choice->rule[0] == '\0') return code;
+    char refusal[400];
+    snprintf(refusal, sizeof refusal, "%s", papcoll_error_string(code));
+    return record_error(code, "papcoll: the rule at %s chose '%s', which cannot run this "
+                        "call: %s", choice->rule, choice->algorithm, refusal);
+}
+
 /* "PATH:LINE", the path shortened from the left to fit papcoll_choice.rule. */
 static void describe_rule(const rules_set *rules, const rule *r, char *text, size_t size) {
     char line[24];

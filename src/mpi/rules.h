@@ -104,6 +104,12 @@ void rules_release(rules_set *rules);
 int rules_decide(const rules_set *rules, const rules_call *call, const choice_input *input,
                  const double *arrivals, double unit, auto_choice *out, int *decided);
 
+/* Where a rule chose (choice->rule set) and its algorithm then refused the call (code, an
+ * error recorded by its build: a parameter the call's shape does not allow), the error
+ * again, naming the rule; code unchanged otherwise. A rule's choice is never swapped for
+ * another silently. */
+int rules_explain_refusal(const papcoll_choice *choice, int code);
+
 /* The call's arrival as a rule names it, and its largest lateness (0 where unpredicted). */
 rules_arrival rules_arrival_of(const double *arrivals, int32_t ranks, double unit,
                                double *lateness);

@@ -1,9 +1,10 @@
 /* rules.c (test) - a rules file through the C API (docs/rules.md), under mpiexec.
  *
- *   mpi_rules FILE [FILE_OF_ODD_RANKS]
+ *   mpi_rules FILE [FILE_OF_ODD_RANKS | --segment-count N]
  *
  * Creates a papcoll communicator with config.rules_file = FILE (odd ranks: the second file
- * where given, to try ranks that disagree). Where create fails, rank 0 prints
+ * where given, to try ranks that disagree; --segment-count sets the parameter, which a
+ * segmented algorithm refuses for vectors of fewer elements). Where create fails, rank 0 prints
  * "create-error CODE MESSAGE" and the program exits 0 (the test reads the message). Else
  * it runs four shapes, each as a blocking call, a non-blocking post and two persistent
  * starts, and prints for each, on rank 0, one line:
@@ -70,13 +71,16 @@ int main(int argc, char **argv) {
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (argc < 2) {
-        if (rank == 0) fprintf(stderr, "usage: mpi_rules FILE [FILE_OF_ODD_RANKS]\n");
+        if (rank == 0)
+            fprintf(stderr, "usage: mpi_rules FILE [FILE_OF_ODD_RANKS | --segment-count N]\n");
         MPI_Finalize();
         return 2;
     }
     papcoll_config config;
     papcoll_config_init(&config);
-    config.rules_file = argc > 2 && rank % 2 == 1 ? argv[2] : argv[1];
+    int segments = argc > 3 && strcmp(argv[2], "--segment-count") == 0;
+    if (segments) config.parameters.segment_count = atoi(argv[3]);
+    config.rules_file = argc > 2 && !segments && rank % 2 == 1 ? argv[2] : argv[1];
     papcoll_comm *pc = NULL;
     int code = papcoll_comm_create(MPI_COMM_WORLD, &config, &pc);
     if (code != MPI_SUCCESS) {

@@ -246,3 +246,18 @@ def test_rules_written_merge_sites_and_put_the_narrowest_first():
     # ring reorders operands: it ran, so the op commuted, and the rule says so
     assert rules[1]["bytes"] == [100, 901] and rules[1]["commutative"] is True
     assert "call" not in rules[2] and rules[2]["algorithm"] == "linear"
+
+
+def test_a_rule_whose_algorithm_refuses_the_call_is_an_error_naming_the_rule(tmp_path):
+    """linear_tree refuses more segments than elements: the 100-element calls its rule
+    matches fail, naming the rule, on every call kind; nothing falls back to the model."""
+    path = write_rules(tmp_path / "rules.json", [
+        {"datatype": "MPI_INT", "algorithm": "linear_tree"}, {"algorithm": "binomial"}])
+    result = run_mpi(2, "mpi_rules", str(path), "--segment-count", "200")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    for kind in KINDS:
+        assert (f"call-error {kind} int_sum_100 12 papcoll: the rule at {path}:2 chose "
+                f"'linear_tree', which cannot run this call: ") in result.stdout, result.stdout
+    found = choices(result.stdout)
+    assert ("blocking", "int_sum_100") not in found
+    assert found[("persistent", "float_max_1000")] == ("binomial", f"{path}:3", True)
