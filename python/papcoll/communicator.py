@@ -20,6 +20,7 @@ module checks that at import and refuses a mismatch with a message that names bo
 
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 from dataclasses import dataclass, replace
@@ -93,7 +94,7 @@ class Config:
     reproducible: bool = False
     # a rules file (docs/rules.md): the algorithm per call shape, consulted by auto before its
     # model; "" for PAPCOLL_RULES, where set. Its contents must be the same on every rank.
-    rules_file: str = ""
+    rules_file: str | os.PathLike[str] = ""
 
     def __post_init__(self) -> None:
         # a string such as 'no' would be true in C: the switches take only True or False
@@ -104,8 +105,8 @@ class Config:
         if not isinstance(self.parameters, Parameters):
             raise TypeError("Config.parameters must be a Parameters, not "
                             f"{type(self.parameters).__name__}")
-        if not isinstance(self.rules_file, str):
-            raise TypeError("Config.rules_file must be a path (str), not "
+        if not isinstance(self.rules_file, (str, os.PathLike)):
+            raise TypeError("Config.rules_file must be a path (str or os.PathLike), not "
                             f"{type(self.rules_file).__name__}")
         whole_number(self.max_message_elements, "Config.max_message_elements", 0, INT64_MAX)
         whole_number(self.group_color, "Config.group_color", 0, INT32_MAX)
@@ -136,8 +137,8 @@ def _c_config(algorithm: str, config: Config) -> tuple[Any, list[Any]]:
     raw.check_agreement = int(config.check_agreement)
     raw.progress = _PROGRESS[config.progress]
     raw.reproducible = int(config.reproducible)
-    if config.rules_file:
-        raw.rules_file = text(config.rules_file, "Config.rules_file")
+    if os.fspath(config.rules_file):
+        raw.rules_file = text(os.fspath(config.rules_file), "Config.rules_file")
     return raw, keep
 
 

@@ -12,6 +12,7 @@ Communicator is refused, "create-error MESSAGE". tests/python/test_rules.py read
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import numpy as np
 import papcoll
@@ -24,7 +25,7 @@ SHAPES = (("int_sum_100", 100, np.int32, MPI.SUM), ("double_sum_1000", 1000, np.
           ("float_max_1000", 1000, np.float32, MPI.MAX))
 
 try:
-    communicator = papcoll.Communicator(world, config=papcoll.Config(rules_file=sys.argv[1]))
+    communicator = papcoll.Communicator(world, config=papcoll.Config(rules_file=Path(sys.argv[1])))
 except papcoll.PapcollError as error:
     if rank == 0:
         print(f"create-error {error}", flush=True)
