@@ -106,6 +106,13 @@ typedef struct papcoll_config {
      * that do, never MPI_Allreduce. PAPCOLL_REPRODUCIBLE=1 in the environment turns it on
      * (0 off); it must be the same on every rank (papcoll_comm_create refuses otherwise). */
     int reproducible;
+    /* A rules file (docs/rules.md): JSON rules, each naming the algorithm for calls of a
+     * communicator size, byte count, datatype, op and arrival class, consulted by auto
+     * before its model; NULL or "": PAPCOLL_RULES in the environment, where set. Read and
+     * checked at create (a bad, contradictory or inapplicable rule is refused naming its
+     * line); its contents must be the same on every rank. Needs algorithm "auto" and
+     * reproducible mode off. */
+    const char *rules_file;
 } papcoll_config;
 
 void papcoll_config_init(papcoll_config *config);

@@ -407,6 +407,9 @@ typedef struct papcoll_choice {
     /* This rank's time on the decision in this call: simulating (the decider), waiting for
      * the decider's message, or looking up a kept one (0 in papcoll_choose). */
     double decision_seconds;
+    /* Where a rules file decided (docs/rules.md): "FILE:LINE" of the rule, the file's path
+     * shortened from the left to fit; "" where auto's model did (0 in papcoll_choose). */
+    char rule[256];
 } papcoll_choice;
 
 /* auto's decision for a call of P ranks: context->arrivals (P predicted arrival times, or

@@ -20,6 +20,7 @@ module checks that at import and refuses a mismatch with a message that names bo
 
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 from dataclasses import dataclass, replace
@@ -91,6 +92,9 @@ class Config:
     # the rank-order left fold ((x0 op x1) op x2) ..., whatever the algorithm or arrivals;
     # PAPCOLL_REPRODUCIBLE=1 does the same. The same on every rank.
     reproducible: bool = False
+    # a rules file (docs/rules.md): the algorithm per call shape, consulted by auto before its
+    # model; "" for PAPCOLL_RULES, where set. Its contents must be the same on every rank.
+    rules_file: str | os.PathLike[str] = ""
 
     def __post_init__(self) -> None:
         # a string such as 'no' would be true in C: the switches take only True or False
@@ -101,6 +105,9 @@ class Config:
         if not isinstance(self.parameters, Parameters):
             raise TypeError("Config.parameters must be a Parameters, not "
                             f"{type(self.parameters).__name__}")
+        if not isinstance(self.rules_file, (str, os.PathLike)):
+            raise TypeError("Config.rules_file must be a path (str or os.PathLike), not "
+                            f"{type(self.rules_file).__name__}")
         whole_number(self.max_message_elements, "Config.max_message_elements", 0, INT64_MAX)
         whole_number(self.group_color, "Config.group_color", 0, INT32_MAX)
         for name, table in (("arrival_source", _ARRIVAL_SOURCES), ("grouping", _GROUPINGS),
@@ -116,8 +123,8 @@ def _c_config(algorithm: str, config: Config) -> tuple[Any, list[Any]]:
     _lib.papcoll_config_init(raw)
     keep: list[Any] = [raw]
 
-    def text(value: str) -> Any:
-        pointer = ffi.new("char[]", c_string(value, "algorithm name"))
+    def text(value: str, what: str = "algorithm name") -> Any:
+        pointer = ffi.new("char[]", c_string(value, what))
         keep.append(pointer)
         return pointer
 
@@ -130,6 +137,8 @@ def _c_config(algorithm: str, config: Config) -> tuple[Any, list[Any]]:
     raw.check_agreement = int(config.check_agreement)
     raw.progress = _PROGRESS[config.progress]
     raw.reproducible = int(config.reproducible)
+    if os.fspath(config.rules_file):
+        raw.rules_file = text(os.fspath(config.rules_file), "Config.rules_file")
     return raw, keep
 
 
@@ -219,6 +228,8 @@ class Choice:
                                        # to the others (-1: kept from an earlier call)
     decision_seconds: float = 0.0      # this rank's time on the decision: simulating,
                                        # waiting for the decider, or a lookup
+    rule: str = ""                     # "FILE:LINE" of the rules file's rule that decided
+                                       # ("": the model did; docs/rules.md)
 
     @property
     def predicted_gain(self) -> float:
@@ -238,7 +249,8 @@ class Choice:
                    float(raw.observed_seconds), float(raw.alternative_observed_seconds),
                    int(raw.observed_calls), int(raw.alternative_observed_calls),
                    bool(raw.probe), bool(raw.overruled), float(raw.path_seconds),
-                   int(raw.decided_by), float(raw.decision_seconds))
+                   int(raw.decided_by), float(raw.decision_seconds),
+                   ffi.string(raw.rule).decode())
 
 
 class Communicator:

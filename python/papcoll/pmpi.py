@@ -146,6 +146,20 @@ def _check_site(site: Any, where: str) -> None:
             signed=True)
     for name in ("algorithms", "native_reasons"):
         _counts_by_name(site[name], f"{where}.{name}")
+    # the shape of the calls papcoll decided (papcoll.rules); absent from older reports
+    decided = site.get("decided")
+    if decided is not None:
+        _object(decided, f"{where}.decided", ("bytes", "datatype"))
+        extent = decided["bytes"]
+        if not isinstance(extent, list) or len(extent) != 2:
+            raise ValueError(f"{where}.decided.bytes must be [least, most], not "
+                             f"{_shown(extent)}")
+        for bound in extent:
+            _count(bound, f"{where}.decided.bytes")
+        if extent[0] > extent[1]:
+            raise ValueError(f"{where}.decided.bytes: {extent[0]} > {extent[1]}")
+        if decided["datatype"] is not None:
+            _text(decided["datatype"], f"{where}.decided.datatype")
     if site["last_choice"] is not None:
         choice = _object(site["last_choice"], f"{where}.last_choice", CHOICE_FIELDS)
         for name in ("model", "alternative"):

@@ -163,6 +163,21 @@ SETTINGS: tuple[Setting, ...] = (
                 "(it prints the line to export) instead of the start-up measurement",
         read_in=("src/mpi/monitor_tau.c", "src/pmpi/settings.c"), docs="docs/mpi.md"),
     Setting(
+        reader=LIBRARY,
+        when="papcoll_comm_create (the drop-in: MPI_Init, where MPI_COMM_WORLD's is made)",
+        environment="PAPCOLL_RULES", c="rules_file",
+        python=_config_python("rules_file"),
+        default="unset: auto's model decides every call",
+        accepted="the path of a rules file (JSON, docs/rules.md) whose contents are the same "
+                 "on every rank; the config's path, where given, is used instead; needs "
+                 "algorithm auto, not with reproducible mode",
+        meaning="forces auto's choice per call shape (communicator size, bytes, datatype, op, "
+                "call kind, arrival class, lateness): the first matching rule names papcoll's "
+                "algorithm, native, native:NAME or auto; a malformed, contradictory or "
+                "inapplicable rule is refused naming its line. Under the drop-in it also "
+                "makes PAPCOLL_MIN_BYTES default to 0, so the rules decide small calls too",
+        read_in=("src/mpi/communicator.c", "src/pmpi/settings.c"), docs="docs/rules.md"),
+    Setting(
         reader=LIBRARY, when="papcoll_comm_create",
         environment="PAPCOLL_NATIVE_VARIANTS",
         default="MPICH below MPI_THREAD_MULTIPLE: recursive_doubling,"
@@ -193,7 +208,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         reader=DROP_IN, when="MPI_Init (every rank must agree)",
         environment="PAPCOLL_MIN_BYTES",
-        default="65536 (64 KiB)",
+        default="65536 (64 KiB); 0 with PAPCOLL_RULES",
         accepted="a byte count >= 0: a number, optionally with K, M or G (x 1024), also "
                  "written KB or KiB",
         meaning="calls moving fewer bytes go to MPI_Allreduce: below 64 KiB auto was never "

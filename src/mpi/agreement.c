@@ -37,6 +37,10 @@ static uint64_t mix(uint64_t hash, const void *bytes, size_t length) {
     return hash;
 }
 
+int64_t agreement_bytes_digest(const void *bytes, size_t length) {
+    return (int64_t)(mix(0, bytes, length) >> 2) | 1;
+}
+
 static uint64_t mix_text(uint64_t hash, const char *text) {
     /* the terminating zero goes in too, so "ab" + "c" differs from "a" + "bc" */
     return text ? mix(hash, text, strlen(text) + 1) : mix(hash, "", 1);

@@ -4,6 +4,7 @@
 #define PAPCOLL_MPI_AGREEMENT_H
 
 #include <mpi.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "papcoll_core.h"
@@ -34,5 +35,9 @@ void call_digest_describe(call_digest *digest, int local_error, int64_t count,
  * rank returns an error; a rank whose own checks failed keeps its own message, the others
  * record one naming the field and the ranks that differ. */
 int agreement_check(MPI_Comm comm, const call_digest *mine, const char *caller);
+
+/* A 62-bit digest (FNV-1a) of length bytes, never 0 (0 means "none" where a digest is
+ * compared at papcoll_comm_create: the rules file's). */
+int64_t agreement_bytes_digest(const void *bytes, size_t length);
 
 #endif /* PAPCOLL_MPI_AGREEMENT_H */

@@ -5,10 +5,13 @@
 
 enum { MOST_CLASS = 60 };
 
+double arrival_on_time(double unit) {
+    return unit > ARRIVAL_JITTER_SECONDS ? unit : ARRIVAL_JITTER_SECONDS;
+}
 
 void arrival_class_of(const double *arrivals, int32_t ranks, double unit, uint8_t *classes,
                       double *representative) {
-    double on_time = unit > ARRIVAL_JITTER_SECONDS ? unit : ARRIVAL_JITTER_SECONDS;
+    double on_time = arrival_on_time(unit);
     for (int32_t r = 0; r < ranks; r++) {
         double lateness = arrivals[r];
         int level = 0;

@@ -23,6 +23,10 @@
  * are not worth their message round below it either. */
 #define ARRIVAL_JITTER_SECONDS 100e-6
 
+/* The lateness below which a rank is on time (class 0) for this unit: the larger of unit
+ * and ARRIVAL_JITTER_SECONDS. */
+double arrival_on_time(double unit);
+
 /* arrivals: P predicted arrivals in seconds after the earliest (>= 0). Fills classes (P
  * bytes) and representative (P seconds). */
 void arrival_class_of(const double *arrivals, int32_t ranks, double unit, uint8_t *classes,

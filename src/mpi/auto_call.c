@@ -1,4 +1,5 @@
 /* auto_call.c - see auto_call.h. The steps, each in its own file:
+ *   0. a rule of the rules file, where one matches (rules.c): then nothing below;
  *   1. the arrivals rounded to their class (arrival_class.c);
  *   2. the model's decision for the shape and class profile, kept in the site's cache or
  *      made now: by one rank and sent (choice_sharing.c) in a blocking call, locally
@@ -19,6 +20,14 @@
 /* What native runs as in a post or start: MPI_Iallreduce, whose algorithm papcoll cannot
  * choose (the MPI_T variables native_variants.h sets are the blocking call's). */
 static const native_variants default_only = {.count = 1, .names = {"native"}};
+
+/* The call kind a rule names (rules.h); papcoll_resolve_algorithm asks as a blocking call
+ * would, as it always has (docs/rules.md). */
+static rules_kind rules_kind_of(auto_call_kind kind) {
+    return kind == AUTO_CALL_POSTED    ? RULES_KIND_NONBLOCKING
+           : kind == AUTO_CALL_STARTED ? RULES_KIND_PERSISTENT
+                                       : RULES_KIND_BLOCKING;
+}
 
 /* The model's decision (step 2). */
 static int model_decision(papcoll_comm *pc, const auto_call *call, decision_site *site,
@@ -55,6 +64,13 @@ int auto_decide(papcoll_comm *pc, const auto_call *call, auto_choice *out,
     input.parameters = &pc->parameters.parameters;
     input.calibrated = monitor_model(pc, &input.latency, &input.seconds_per_byte,
                                      &input.reduce_seconds_per_byte);
+    /* a rule of the rules file decides before the model (rules.h), on the raw predicted
+     * lateness: before the arrivals are rounded to their class */
+    rules_call question = {call->datatype, call->op, rules_kind_of(call->kind)};
+    int ruled = 0;
+    int code = rules_decide(&pc->rules, &question, &input, call->arrivals,
+                            call->tau * pc->size, out, &ruled);
+    if (code != MPI_SUCCESS || ruled) return code;
     if (call->arrivals != NULL) {
         arrival_class_of(call->arrivals, pc->size, call->tau * pc->size, site->classes,
                          site->class_arrivals);
@@ -64,7 +80,7 @@ int auto_decide(papcoll_comm *pc, const auto_call *call, auto_choice *out,
         input.tau = call->tau;
     }
     double started = MPI_Wtime();
-    int code = model_decision(pc, call, site, &input, out);
+    code = model_decision(pc, call, site, &input, out);
     out->native_variant = 0;
     out->report.decision_seconds = MPI_Wtime() - started;
     if (code != MPI_SUCCESS) return code;

@@ -44,6 +44,8 @@ typedef struct auto_call {
     auto_call_kind kind;
     int64_t count, extent;
     int commutative;
+    MPI_Datatype datatype;  /* what the rules file's rules match on (rules.h) */
+    MPI_Op op;
     /* P predicted arrivals (seconds after the earliest), or NULL: none usable; tau for the
      * class's unit (arrival_class.h) */
     const double *arrivals;

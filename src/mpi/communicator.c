@@ -99,6 +99,7 @@ static void release_communicator(papcoll_comm *pc) {
     free(pc->call_classes);
     free(pc->call_arrivals);
     decision_site_release(&pc->decisions);
+    rules_release(&pc->rules);
     native_variants_close(&pc->natives);
     owned_parameters_release(&pc->parameters);
     if (pc->comm != MPI_COMM_NULL) MPI_Comm_free(&pc->comm);
@@ -243,6 +244,29 @@ static int config_refusal(const papcoll_config *config, const char *algorithm, i
     return MPI_SUCCESS;
 }
 
+/* The rules file (rules.h): config.rules_file, else PAPCOLL_RULES; read and checked by this
+ * rank alone, before the ranks compare its digest. Rules are auto's, outside reproducible
+ * mode (whose auto picks among the order-keeping algorithms by a rule of its own). */
+static int read_rules(const papcoll_config *config, const char *algorithm, rules_set *rules) {
+    const char *path = config->rules_file;
+    if (path == NULL || path[0] == '\0') path = getenv("PAPCOLL_RULES");
+    int code = rules_load(rules, path, "papcoll_comm_create");
+    if (code != MPI_SUCCESS || rules->path[0] == '\0') return code;
+    if (strcmp(algorithm, "auto") != 0)
+        return record_error(MPI_ERR_ARG, "papcoll_comm_create: the rules file '%s' is "
+                            "auto's, and the algorithm is '%s'; use auto, or leave the "
+                            "rules file out", rules->path, algorithm);
+    return MPI_SUCCESS;
+}
+
+/* Once reproducible mode is settled (every rank alike): refused with a rules file. */
+static int rules_outside_reproducible(const papcoll_comm *pc) {
+    if (!pc->config.reproducible || pc->rules.path[0] == '\0') return MPI_SUCCESS;
+    return record_error(MPI_ERR_ARG, "papcoll_comm_create: a rules file and reproducible mode "
+                        "do not go together (there auto picks among the algorithms that keep "
+                        "the canonical order); leave one out");
+}
+
 int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_comm **out) {
     if (out == NULL) return record_error(MPI_ERR_ARG, "papcoll_comm_create: out is NULL");
     *out = NULL;
@@ -262,21 +286,31 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
     if (refusal == MPI_SUCCESS) refusal = read_progress(&effective.progress);
     long asked_windows = 0;
     if (refusal == MPI_SUCCESS) refusal = read_tag_windows(&asked_windows);
+    rules_set rules;
+    memset(&rules, 0, sizeof rules);
+    if (refusal == MPI_SUCCESS) refusal = read_rules(config, algorithm, &rules);
     /* before anything else collective: a rank that refused, or a field that differs, fails
-     * every rank here rather than hang one in what follows */
-    agreed_setting settings[] = {{"PAPCOLL_TAG_WINDOWS", asked_windows}};
+     * every rank here rather than hang one in what follows. Ranks with different rules
+     * files would choose different algorithms for one call (a hang): their contents must
+     * agree, not their paths. */
+    agreed_setting settings[] = {{"PAPCOLL_TAG_WINDOWS", asked_windows},
+                                 {"the rules file's contents (PAPCOLL_RULES or "
+                                  "config.rules_file; 0: none)", rules.digest}};
     int code = config_agreement_check(comm, &effective, settings,
                                       (int)(sizeof settings / sizeof settings[0]),
                                       refusal != MPI_SUCCESS);
+    if (refusal == MPI_SUCCESS) refusal = code;
+    papcoll_comm *pc = refusal == MPI_SUCCESS ? calloc(1, sizeof *pc) : NULL;
+    if (pc == NULL) rules_release(&rules);
     if (refusal != MPI_SUCCESS) return refusal;
-    if (code != MPI_SUCCESS) return code;
-    papcoll_comm *pc = calloc(1, sizeof *pc);
     if (pc == NULL) return record_error(MPI_ERR_NO_MEM, "papcoll_comm_create: out of memory");
+    pc->rules = rules;
     pc->checked_datatype = MPI_DATATYPE_NULL;
     pc->nonblocking_comm = MPI_COMM_NULL;
     pc->checked_op = MPI_OP_NULL;
     pc->config = effective;
     pc->config.algorithm = NULL; /* the name lives in pc->algorithm, not in caller memory */
+    pc->config.rules_file = NULL; /* the rules live in pc->rules */
     memset(&pc->config.parameters, 0, sizeof pc->config.parameters); /* in pc->parameters */
     snprintf(pc->algorithm, sizeof pc->algorithm, "%s", algorithm);
     code = MPI_Comm_dup(comm, &pc->comm);
@@ -304,10 +338,12 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
     }
     if ((code = agree_on_checking(pc)) != MPI_SUCCESS ||
         (code = reproducible_setting(pc)) != MPI_SUCCESS ||
+        (code = rules_outside_reproducible(pc)) != MPI_SUCCESS ||
         (code = prepare_nonblocking(pc, asked_windows)) != MPI_SUCCESS ||
         (code = native_variants_open(&pc->natives, pc->comm,
                                      config->arrival_source == PAPCOLL_ARRIVALS_AUTOMATIC)) !=
             MPI_SUCCESS ||
+        (code = rules_bind(&pc->rules, &pc->natives, "papcoll_comm_create")) != MPI_SUCCESS ||
         (code = monitor_create(pc)) != MPI_SUCCESS) {
         release_communicator(pc);
         return code;
@@ -398,7 +434,7 @@ int papcoll_resolve_algorithm(papcoll_comm *pc, int64_t count, MPI_Datatype data
     /* auto's question as a post would ask it: on the pattern the monitor learnt between
      * calls (auto_call.h) */
     auto_call call = {.kind = AUTO_CALL_ASKED, .count = count, .extent = extent,
-                      .commutative = commutative};
+                      .commutative = commutative, .datatype = datatype, .op = op};
     if (monitor_learnt_arrivals(pc, pc->call_arrivals)) {
         call.arrivals = pc->call_arrivals;
         call.tau = monitor_tau(pc, (double)((count + pc->size - 1) / pc->size) * (double)extent);
@@ -436,8 +472,8 @@ static int run_with_arrivals(papcoll_comm *pc, const algorithm_entry *algorithm,
     int choosing = algorithm == NULL;
     if (choosing) { /* auto */
         auto_call call = {.kind = AUTO_CALL_BLOCKING, .count = count, .extent = extent,
-                          .commutative = commutative, .arrivals = usable ? arrivals : NULL,
-                          .tau = tau};
+                          .commutative = commutative, .datatype = datatype, .op = op,
+                          .arrivals = usable ? arrivals : NULL, .tau = tau};
         code = auto_decide(pc, &call, &pc->last_choice, NULL);
         if (code != MPI_SUCCESS) return code;
         algorithm = pc->last_choice.algorithm;
@@ -455,6 +491,7 @@ static int run_with_arrivals(papcoll_comm *pc, const algorithm_entry *algorithm,
     executor_plan *plan = NULL;
     code = call_plan_for_call(pc, &pc->plans, algorithm, count, extent, commutative,
                                       usable ? arrivals : NULL, tau, &plan);
+    if (choosing) code = rules_explain_refusal(&pc->last_choice.report, code);
     if (choosing) pc->last_choice.report.path_seconds = MPI_Wtime() - entered;
     if (algorithm->info.needs_arrivals && usable && !(choosing && pc->last_choice.report.probe))
         monitor_call_built_on_arrivals(pc);

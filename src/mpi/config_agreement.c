@@ -50,6 +50,8 @@ static const config_field config_fields[] = {
     HERE(progress),
     {"reproducible", FIELD_AGREED_ELSEWHERE, 0, 0,
      "at create, with PAPCOLL_REPRODUCIBLE (reproducible.c)"},
+    {"rules_file", FIELD_AGREED_ELSEWHERE, 0, 0,
+     "at create: a digest of the file's contents, not its path (communicator.c)"},
 };
 enum { FIELD_COUNT = sizeof config_fields / sizeof config_fields[0] };
 

@@ -12,6 +12,7 @@
 #include "papcoll.h"
 #include "parameters.h"
 #include "plan_cache.h"
+#include "rules.h"
 
 /* Operations in flight on one communicator beyond this many wait for a window (tags). */
 enum { NONBLOCKING_MOST_WINDOWS = 1024 };
@@ -29,6 +30,7 @@ struct papcoll_comm {
     /* auto's decisions per shape and arrival class, and what they were measured to take,
      * for the blocking and non-blocking calls (auto_call.h) */
     decision_site decisions;
+    rules_set rules;           /* the rules file's rules, consulted before the model */
     native_variants natives;   /* the MPI library's algorithms auto may run as native */
     auto_choice last_choice;        /* papcoll_last_choice */
     /* auto's decisions in reproducible mode (reproducible.c), per vector size and model */

@@ -32,12 +32,15 @@ int operation_choose(papcoll_comm *pc, const algorithm_entry *algorithm, plan_ca
     *plan = NULL;
     if (tag != NULL) *tag = MONITOR_NO_TAG;
     if (call->count == 0) return MPI_SUCCESS; /* nothing runs */
-    if (algorithm == NULL) { /* auto: native runs as MPI_Iallreduce (auto_call.h) */
+    int choosing = algorithm == NULL;
+    if (choosing) { /* auto: native runs as MPI_Iallreduce (auto_call.h) */
         int code = auto_decide(pc, call, choice, tag);
         if (code != MPI_SUCCESS || (algorithm = choice->algorithm) == NULL) return code;
     }
-    return call_plan_for_call(pc, plans, algorithm, call->count, call->extent,
-                              call->commutative, call->arrivals, call->tau, plan);
+    int code = call_plan_for_call(pc, plans, algorithm, call->count, call->extent,
+                                  call->commutative, call->arrivals, call->tau, plan);
+    /* a rule's algorithm that refuses this call: the error names the rule (rules.h) */
+    return choosing ? rules_explain_refusal(&choice->report, code) : code;
 }
 
 int operation_start(papcoll_operation *op, MPI_Comm comm, int tag_offset, const void *sendbuf,
@@ -96,7 +99,7 @@ int papcoll_iallreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
     op->pc = pc;
     op->request = MPI_REQUEST_NULL;
     auto_call call = {.kind = AUTO_CALL_POSTED, .count = count, .extent = extent,
-                      .commutative = commutative};
+                      .commutative = commutative, .datatype = datatype, .op = mpi_op};
     if ((algorithm == NULL || algorithm->info.needs_arrivals) &&
         monitor_learnt_arrivals(pc, learnt)) {
         call.arrivals = learnt;

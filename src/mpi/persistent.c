@@ -247,7 +247,8 @@ int papcoll_start_notifying(papcoll_persistent *p, MPI_Request *request,
     papcoll_comm *pc = p->pc;
     double now = MPI_Wtime() + pc->monitor.clock_offset;
     auto_call call = {.kind = AUTO_CALL_STARTED, .count = p->count, .extent = p->extent,
-                      .commutative = p->commutative, .site = p->decisions,
+                      .commutative = p->commutative, .datatype = p->datatype, .op = p->op,
+                      .site = p->decisions,
                       .measured = p->exchanges};
     double observed = NAN;
     if (p->exchanges) {

@@ -98,6 +98,27 @@ static void report_at_exit(void) {
 
 static communicator_record *record_of(MPI_Comm comm);
 
+/* PAPCOLL_RULES: MPI_COMM_WORLD's papcoll communicator is made here, which reads and checks
+ * the rules file on every rank and compares its contents, so that a bad file stops the
+ * program at MPI_Init with the line at fault, not at some later call. Every rank fails
+ * alike; the lowest rank whose own file was refused says why (the others' messages only
+ * relay that one was, and one line is enough where every rank read the same bad file). */
+static void check_rules_at_init(void) {
+    communicator_record *world = record_of(MPI_COMM_WORLD);
+    int code = world != NULL ? intercept_make_papcoll_communicator(world, MPI_COMM_WORLD)
+                             : MPI_SUCCESS;
+    if (code == MPI_SUCCESS) return;
+    const char *message = papcoll_error_string(code);
+    int speaker = strstr(message, "another rank refused") == NULL ? world_rank : world_size;
+    PMPI_Allreduce(MPI_IN_PLACE, &speaker, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (world_rank == (speaker < world_size ? speaker : 0)) {
+        fprintf(stderr, "papcoll (libpapcoll_pmpi): %s\n", message);
+        fflush(stderr);
+    }
+    PMPI_Finalize();
+    exit(1);
+}
+
 /* After PMPI_Init: read the environment; a bad value stops the program here, with a
  * message from the lowest rank that found it. */
 static void start(void) {
@@ -155,6 +176,7 @@ static void start(void) {
         communicator_record *world = record_of(MPI_COMM_WORLD);
         if (world != NULL) intercept_make_papcoll_communicator(world, MPI_COMM_WORLD);
     }
+    if (settings.rules_path[0] != '\0') check_rules_at_init();
 }
 
 int MPI_Init(int *argc, char ***argv) {
@@ -350,6 +372,20 @@ communicator_record *intercept_record_and_site(MPI_Comm comm, const void *caller
     return record;
 }
 
+/* The shape of a call papcoll decided, for the rules `papcoll report --rules` writes; the
+ * records' lock held. */
+static void note_decided(site_record *site, MPI_Count count, MPI_Datatype datatype) {
+    char name[MPI_MAX_OBJECT_NAME] = "";
+    int size = 0, length = 0, combiner = 0, integers, addresses, datatypes;
+    if (PMPI_Type_size(datatype, &size) != MPI_SUCCESS) return;
+    /* a derived datatype's name is the program's, no predefined type's */
+    if (PMPI_Type_get_envelope(datatype, &integers, &addresses, &datatypes, &combiner) ==
+            MPI_SUCCESS &&
+        combiner == MPI_COMBINER_NAMED)
+        PMPI_Type_get_name(datatype, name, &length);
+    statistics_note_decided(site, (double)count * size, name);
+}
+
 /* Counts one call at site, the records' lock held. */
 static void count_locked(site_record *site, MPI_Count count, MPI_Datatype datatype,
                          double seconds, const native_reason *reason, const char *ran,
@@ -363,6 +399,7 @@ static void count_locked(site_record *site, MPI_Count count, MPI_Datatype dataty
             site->bytes += (double)count * size;
         if (reason != NULL) site->native[*reason]++;
         if (ran != NULL) statistics_count_algorithm(site, ran);
+        if (ran != NULL) note_decided(site, count, datatype);
     }
 }
 
@@ -407,6 +444,7 @@ static int run_papcoll(communicator_record *record, const void *sendbuf, void *r
     pthread_mutex_lock(&records_lock);
     if (site != NULL) {
         statistics_count_algorithm(site, ran);
+        note_decided(site, count, datatype);
         if (chose && choice.from_arrivals && isfinite(choice.native_seconds) &&
             isfinite(choice.predicted_seconds))
             site->saving_seconds += choice.native_seconds - choice.predicted_seconds;

@@ -48,6 +48,7 @@ static void merge(merged_site *into, const site_record *from) {
     if (from->probe_calls > total->probe_calls) total->probe_calls = from->probe_calls;
     if (from->overruled_calls > total->overruled_calls)
         total->overruled_calls = from->overruled_calls;
+    statistics_merge_decided(total, from);
     if (!total->has_choice && from->has_choice) {
         total->has_choice = 1;
         total->last_choice = from->last_choice;
@@ -172,7 +173,17 @@ static void write_site(FILE *file, const merged_site *merged) {
     }
     fprintf(file, "}, \"native_reasons\": ");
     write_reasons(file, s->native);
-    fprintf(file, "}");
+    /* the calls papcoll decided, as a rule names them (`papcoll report --rules`) */
+    fprintf(file, ",\n     \"decided\": ");
+    if (s->decided_calls == 0) {
+        fprintf(file, "null}");
+        return;
+    }
+    fprintf(file, "{\"bytes\": [%.0f, %.0f], \"datatype\": ", s->decided_bytes_low,
+            s->decided_bytes_high);
+    if (s->decided_datatype[0]) write_string(file, s->decided_datatype);
+    else fprintf(file, "null");
+    fprintf(file, "}}");
 }
 
 static void write_report(FILE *file, const pmpi_settings *settings, int complete,

@@ -34,9 +34,31 @@ static int read_algorithm(pmpi_settings *settings, char *error, size_t error_siz
     return 0;
 }
 
+/* PAPCOLL_RULES: a path, for auto only (the rules are auto's). Its contents are read and
+ * checked where the communicator is made (src/mpi/communicator.c). */
+static int read_rules(pmpi_settings *settings, char *error, size_t error_size) {
+    const char *text = getenv("PAPCOLL_RULES");
+    settings->rules_path[0] = '\0';
+    if (text == NULL || text[0] == '\0') return 0;
+    if (strlen(text) >= sizeof settings->rules_path) {
+        snprintf(error, error_size, "PAPCOLL_RULES is a path of %zu characters; at most %zu "
+                 "are accepted", strlen(text), sizeof settings->rules_path - 1);
+        return -1;
+    }
+    if (strcmp(settings->algorithm, "auto") != 0) {
+        snprintf(error, error_size, "PAPCOLL_RULES='%.200s' holds auto's rules, and "
+                 "PAPCOLL_ALGORITHM is '%s'; set PAPCOLL_ALGORITHM=auto (or unset it), or "
+                 "leave PAPCOLL_RULES out", text, settings->algorithm);
+        return -1;
+    }
+    snprintf(settings->rules_path, sizeof settings->rules_path, "%s", text);
+    return 0;
+}
+
 static int read_min_bytes(pmpi_settings *settings, char *error, size_t error_size) {
     const char *text = getenv("PAPCOLL_MIN_BYTES");
-    settings->min_bytes = PMPI_DEFAULT_MIN_BYTES;
+    /* a rules file decides every call, the small ones too, unless the user says otherwise */
+    settings->min_bytes = settings->rules_path[0] != '\0' ? 0 : PMPI_DEFAULT_MIN_BYTES;
     if (text == NULL || text[0] == '\0') return 0;
     char *end = NULL;
     errno = 0;
@@ -175,18 +197,21 @@ static int64_t text_digest(const char *text) {
 
 const char *const pmpi_agreed_names[PMPI_AGREED_SETTINGS] = {
     "PAPCOLL_ALGORITHM", "PAPCOLL_MIN_BYTES", "PAPCOLL_REPRODUCIBLE",
-    "PAPCOLL_REPORT (set or not)"};
+    "PAPCOLL_REPORT (set or not)", "PAPCOLL_RULES (set or not)"};
 const char *const pmpi_agreed_reasons[PMPI_AGREED_SETTINGS] = {
     "it decides which calls papcoll takes", "it decides which calls papcoll takes",
     "it decides which calls papcoll takes",
     "every rank sends its counts to world rank 0, which writes the report (only whether "
-    "it is set must agree; the path of world rank 0 is used)"};
+    "it is set must agree; the path of world rank 0 is used)",
+    "it decides which calls papcoll takes (it lowers PAPCOLL_MIN_BYTES's default to 0), and "
+    "the rules decide their algorithms"};
 
 void pmpi_settings_agreed(const pmpi_settings *settings, int64_t values[PMPI_AGREED_SETTINGS]) {
     values[0] = text_digest(settings->algorithm);
     values[1] = settings->min_bytes;
     values[2] = settings->reproducible;
     values[3] = settings->report_path[0] != '\0';
+    values[4] = settings->rules_path[0] != '\0';
 }
 
 extern char **environ;
@@ -212,6 +237,7 @@ int pmpi_settings_read(pmpi_settings *settings, int writes_report, char *error,
                        size_t error_size) {
     memset(settings, 0, sizeof *settings);
     if (read_algorithm(settings, error, error_size) != 0 ||
+        read_rules(settings, error, error_size) != 0 ||
         read_min_bytes(settings, error, error_size) != 0 ||
         read_reproducible(settings, error, error_size) != 0 ||
         read_report(settings, writes_report, error, error_size) != 0 ||

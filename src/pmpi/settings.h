@@ -21,6 +21,10 @@ typedef struct pmpi_settings {
     /* PAPCOLL_REPORT: the JSON report's path, written by world rank 0 at MPI_Finalize;
      * "" for none. */
     char report_path[4096];
+    /* PAPCOLL_RULES: auto's rules file (docs/rules.md), "" for none. papcoll_comm_create
+     * reads it; MPI_Init makes MPI_COMM_WORLD's papcoll communicator so that a bad file
+     * stops the program there (intercept.c). */
+    char rules_path[4096];
     /* Where the program ran (MPI_Init, world rank 0's node; the report says it, since a
      * native MPI_Allreduce on a node with more ranks than cores depends on the MPI's
      * tuning, docs/pmpi.md): ranks on the node, its cores, and the environment's
@@ -38,10 +42,11 @@ enum { PMPI_DEFAULT_MIN_BYTES = 64 * 1024 };
 int pmpi_report_path_usable(const char *path, char *why, size_t why_size);
 
 /* The settings every rank must share: three decide each call's route (papcoll or the MPI)
- * and the algorithm; whether PAPCOLL_REPORT is set decides who takes part in writing the
+ * and the algorithm, and whether PAPCOLL_RULES is set decides PAPCOLL_MIN_BYTES's default
+ * (the file's contents are compared where the communicator is made); whether PAPCOLL_REPORT is set decides who takes part in writing the
  * report at MPI_Finalize (a gather to world rank 0). MPI_Init compares them across ranks
  * (intercept.c) and names the first that differs, with why it must not. */
-enum { PMPI_AGREED_SETTINGS = 4 };
+enum { PMPI_AGREED_SETTINGS = 5 };
 extern const char *const pmpi_agreed_names[PMPI_AGREED_SETTINGS];
 extern const char *const pmpi_agreed_reasons[PMPI_AGREED_SETTINGS];
 /* Their values, as numbers equal on every rank exactly when the settings are. */

@@ -2,6 +2,7 @@
  * around every use. */
 #include "statistics.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +132,29 @@ site_record *statistics_site(communicator_record *record, const void *address) {
     call_site_name(address, site->site, sizeof site->site);
     record->addresses[record->site_count++] = address;
     return site;
+}
+
+void statistics_note_decided(site_record *site, double bytes, const char *datatype) {
+    site_record one;
+    one.decided_calls = 1;
+    one.decided_bytes_low = one.decided_bytes_high = bytes;
+    snprintf(one.decided_datatype, sizeof one.decided_datatype, "%s", datatype);
+    statistics_merge_decided(site, &one);
+}
+
+void statistics_merge_decided(site_record *into, const site_record *from) {
+    if (from->decided_calls == 0) return;
+    if (into->decided_calls == 0) {
+        into->decided_bytes_low = from->decided_bytes_low;
+        into->decided_bytes_high = from->decided_bytes_high;
+        memcpy(into->decided_datatype, from->decided_datatype, sizeof into->decided_datatype);
+    } else {
+        into->decided_bytes_low = fmin(into->decided_bytes_low, from->decided_bytes_low);
+        into->decided_bytes_high = fmax(into->decided_bytes_high, from->decided_bytes_high);
+        if (strcmp(into->decided_datatype, from->decided_datatype) != 0)
+            into->decided_datatype[0] = '\0';
+    }
+    into->decided_calls += from->decided_calls;
 }
 
 void statistics_count_algorithm(site_record *site, const char *name) {

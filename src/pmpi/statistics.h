@@ -61,6 +61,12 @@ typedef struct site_record {
     papcoll_choice last_choice;
     int64_t nonblocking_calls;            /* of calls: MPI_Iallreduce posts and MPI_Start
                                              of persistent all-reduces (seconds: the post) */
+    /* The calls papcoll decided here, as a rule would name them (`papcoll report --rules`,
+     * docs/rules.md): the least and most bytes of one call, and the datatype's name ("" where
+     * the calls' datatypes differ or have none; decided_calls 0: none yet). */
+    int64_t decided_calls;
+    double decided_bytes_low, decided_bytes_high;
+    char decided_datatype[40];
 } site_record;
 
 /* A user communicator the library has seen; kept after the user frees it, for the report. */
@@ -92,6 +98,10 @@ communicator_record *statistics_first(void);
 site_record *statistics_site(communicator_record *record, const void *address);
 /* Counts one call of algorithm name on the site. */
 void statistics_count_algorithm(site_record *site, const char *name);
+/* Notes the shape of a call papcoll decided on the site (bytes, the datatype's name). */
+void statistics_note_decided(site_record *site, double bytes, const char *datatype);
+/* Merges from's decided shapes into into's (the same site on another rank). */
+void statistics_merge_decided(site_record *into, const site_record *from);
 /* Every site record of every communicator in one array (malloc'd; *count of them). */
 site_record *statistics_all_sites(int *count);
 

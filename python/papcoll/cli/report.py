@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from rich.markup import escape
@@ -13,6 +14,7 @@ from rich.table import Table
 
 from ..lab.bench import readable_bytes
 from ..pmpi import load_report, preload_library_path, report_rows
+from ..rules import rules_from_report, write_rules
 from .options import EXIT_OK, add_command
 from .output_options import add_json, console_for, json_took_stdout
 
@@ -33,6 +35,11 @@ def add_parser(commands: Any) -> None:
                     f"{TABLE_SITES} busiest call sites; --json FILE writes every one. "
                     "docs/pmpi.md.")
     reporting.add_argument("report", metavar="FILE", help="the JSON report")
+    reporting.add_argument("--rules", metavar="OUT",
+                           help="also write a rules file (docs/rules.md) with one rule per "
+                                "call site's shape naming the algorithm most of its calls "
+                                "ran: run again with PAPCOLL_RULES=OUT to make the same "
+                                "decisions")
     add_json(reporting, "the table's rows")
     preloading = add_command(
         commands, run_preload, "preload",
@@ -63,6 +70,10 @@ def shown_text(text: str) -> str:
 
 def run_report(arguments: argparse.Namespace) -> int:
     report = load_report(arguments.report)
+    if arguments.rules is not None:
+        rules = rules_from_report(report)
+        write_rules(rules, arguments.rules)
+        print(f"wrote {len(rules['rules'])} rules to {arguments.rules}", file=sys.stderr)
     rows = report_rows(report)
     if json_took_stdout(arguments, rows):
         return EXIT_OK
