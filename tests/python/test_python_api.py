@@ -33,13 +33,27 @@ def test_communicator_agrees_with_mpi4py_allreduce(ranks):
 @pytest.mark.parametrize(("ranks", "progress"), [(1, "calls"), (2, "calls"), (3, "calls"),
                                                  (2, "thread")])
 def test_iallreduce_and_allreduce_init_agree_with_mpi4py(ranks, progress, monkeypatch):
-    # issue 33: completed by wait(), test() and MPI.Request.Waitall beside mpi4py's own
+    # completed by wait(), test() and MPI.Request.Waitall beside mpi4py's own
     # requests; persistent starts; two outstanding completed in opposite orders; refusals
     monkeypatch.setenv("PAPCOLL_PROGRESS", progress)
     result = run_python_mpi(ranks, PROGRAMS / "nonblocking_check.py")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     passed, failed = passed_failed(result.stdout)
     assert failed == 0 and passed >= 150 * ranks
+
+
+@pytest.mark.parametrize(("ranks", "progress"), [(1, "calls"), (2, "calls"), (3, "calls"),
+                                                 (2, "thread")])
+def test_mpi4py_names_and_persistent_request_agree_with_mpi4py(ranks, progress, monkeypatch):
+    """Allreduce, Iallreduce and Allreduce_init with mpi4py's buffer specifications, each
+    result against mpi4py's Comm.Allreduce of the same specification; one persistent
+    request started again and again (Start, then Wait, Test or MPI.Request.Waitall; two
+    by Startall; Free), as mpi4py's Prequest; and what the upper-case names refuse."""
+    monkeypatch.setenv("PAPCOLL_PROGRESS", progress)
+    result = run_python_mpi(ranks, PROGRAMS / "mpi4py_shape_check.py")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    passed, failed = passed_failed(result.stdout)
+    assert failed == 0 and passed >= 300 * ranks
 
 
 @pytest.mark.parametrize("ranks", [1, 2, 3])
