@@ -300,32 +300,6 @@ class Communicator:
         result = receive if recvbuf is None else recvbuf
         return PersistentRequest(out[0], result, (sendbuf, receive))
 
-    # ---- mpi4py's names: Comm.Allreduce, Iallreduce, Allreduce_init ----------------------
-
-    def Allreduce(self, sendbuf: Any, recvbuf: Any,  # noqa: N802 - mpi4py's name
-                  op: MPI.Op = MPI.SUM) -> None:
-        """mpi4py's Comm.Allreduce through papcoll. The buffers as mpi4py's upper-case
-        methods take them: a buffer (numpy array, buffer-protocol object, CPU DLPack
-        tensor), `[buffer, datatype]` or `[buffer, count, datatype]` with a predefined
-        datatype; sendbuf may be MPI.IN_PLACE. The result goes into recvbuf."""
-        self.allreduce(*_specified_buffers(sendbuf, recvbuf), op)
-
-    def Iallreduce(self, sendbuf: Any, recvbuf: Any,  # noqa: N802 - mpi4py's name
-                   op: MPI.Op = MPI.SUM) -> Request:
-        """mpi4py's Comm.Iallreduce through papcoll: buffers as for Allreduce(); returns a
-        Request to Wait() or Test()."""
-        return self.iallreduce(*_specified_buffers(sendbuf, recvbuf), op)
-
-    def Allreduce_init(self, sendbuf: Any, recvbuf: Any,  # noqa: N802 - mpi4py's name
-                       op: MPI.Op = MPI.SUM,
-                       info: MPI.Info = MPI.INFO_NULL) -> PersistentRequest:
-        """mpi4py's Comm.Allreduce_init through papcoll (collective): buffers as for
-        Allreduce(); returns a PersistentRequest to Start() and Wait() as often as
-        needed. `info` is taken as MPI takes it, as hints: papcoll reads none."""
-        if not isinstance(info, MPI.Info):
-            raise TypeError(f"info must be an mpi4py MPI.Info, not {info!r}")
-        return self.allreduce_init(*_specified_buffers(sendbuf, recvbuf), op)
-
     # ---- the arrival monitor (seed 000 S3) ------------------------------------------------
 
     def compute_begin(self) -> None:
@@ -354,6 +328,32 @@ class Communicator:
         raw = ffi.new("papcoll_choice *")
         _check(_lib.papcoll_last_choice(self._live(), raw))
         return Choice.from_c(raw)
+
+    # ---- mpi4py's names: Comm.Allreduce, Iallreduce, Allreduce_init ----------------------
+
+    def Allreduce(self, sendbuf: Any, recvbuf: Any,  # noqa: N802 - mpi4py's name
+                  op: MPI.Op = MPI.SUM) -> None:
+        """mpi4py's Comm.Allreduce through papcoll. The buffers as mpi4py's upper-case
+        methods take them: a buffer (numpy array, buffer-protocol object, CPU DLPack
+        tensor), `[buffer, datatype]` or `[buffer, count, datatype]` with a predefined
+        datatype; sendbuf may be MPI.IN_PLACE. The result goes into recvbuf."""
+        self.allreduce(*_specified_buffers(sendbuf, recvbuf), op)
+
+    def Iallreduce(self, sendbuf: Any, recvbuf: Any,  # noqa: N802 - mpi4py's name
+                   op: MPI.Op = MPI.SUM) -> Request:
+        """mpi4py's Comm.Iallreduce through papcoll: buffers as for Allreduce(); returns a
+        Request to Wait() or Test()."""
+        return self.iallreduce(*_specified_buffers(sendbuf, recvbuf), op)
+
+    def Allreduce_init(self, sendbuf: Any, recvbuf: Any,  # noqa: N802 - mpi4py's name
+                       op: MPI.Op = MPI.SUM,
+                       info: MPI.Info = MPI.INFO_NULL) -> PersistentRequest:
+        """mpi4py's Comm.Allreduce_init through papcoll (collective): buffers as for
+        Allreduce(); returns a PersistentRequest to Start() and Wait() as often as
+        needed. `info` is taken as MPI takes it, as hints: papcoll reads none."""
+        if not isinstance(info, MPI.Info):
+            raise TypeError(f"info must be an mpi4py MPI.Info, not {info!r}")
+        return self.allreduce_init(*_specified_buffers(sendbuf, recvbuf), op)
 
 
 def _specified_buffers(sendbuf: Any, recvbuf: Any) -> tuple[Any, Any]:
