@@ -23,40 +23,24 @@ from __future__ import annotations
 import os
 import threading
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
 from mpi4py import MPI
 
-from ._core import check_same_mpi, ffi, load_mpi_library, mpi_library_path
+from ._core import ffi
+from .buffers import allreduce_buffers as _buffers
+from .buffers import checked_op as _checked_op
+from .buffers import mpi_datatype as _mpi_datatype
+from .buffers import specified_buffer
 from .checks import INT32_MAX, INT64_MAX, whole_number
-from .errors import PapcollError, c_string
+from .errors import c_string
+from .mpi_binding import check as _check
+from .mpi_binding import handle_address as _address
+from .mpi_binding import library as _lib
 from .parameters import Parameters, c_parameters
-
-_VERSION_SIZE = 8192
-
-
-def _papcoll_mpi_version(library: Any) -> str:
-    text = ffi.new("char[]", _VERSION_SIZE)
-    library.papcoll_mpi_library_version(text, _VERSION_SIZE)
-    return ffi.string(text).decode(errors="replace")
-
-
-_lib = load_mpi_library()
-check_same_mpi(_papcoll_mpi_version(_lib), MPI.Get_library_version(), mpi_library_path())
-
-
-def _check(code: int) -> None:
-    """Raises the C call's error, with the message papcoll recorded for it."""
-    if code != 0:
-        raise PapcollError(code, ffi.string(_lib.papcoll_error_string(code)).decode())
-
-
-def _address(handle: Any) -> Any:
-    """The address where mpi4py stores an MPI handle, as the C side reads it."""
-    return ffi.cast("const void *", MPI._addressof(handle))
-
 
 _ARRIVAL_SOURCES = {"edge": 0, "history": 1, "automatic": 2}
 _GROUPINGS = {"shared_memory": 0, "color": 1}
@@ -140,55 +124,6 @@ def _c_config(algorithm: str, config: Config) -> tuple[Any, list[Any]]:
     if os.fspath(config.rules_file):
         raw.rules_file = text(os.fspath(config.rules_file), "Config.rules_file")
     return raw, keep
-
-
-# DLPack device types in host memory: CPU, CUDA host-pinned, ROCm host-pinned.
-_DLPACK_HOST_DEVICES = (1, 3, 11)
-
-
-def _as_array(buffer: Any, name: str, writable: bool) -> np.ndarray:
-    """A numpy view of `buffer` (no copy): an ndarray, a DLPack tensor, or a buffer."""
-    if isinstance(buffer, np.ndarray):
-        array = buffer
-    elif hasattr(buffer, "__dlpack__"):
-        device = buffer.__dlpack_device__() if hasattr(buffer, "__dlpack_device__") else None
-        if device is not None and int(device[0]) not in _DLPACK_HOST_DEVICES:
-            raise TypeError(f"{name} is in device memory (DLPack device {tuple(device)}); "
-                            "papcoll reduces host memory: move the tensor to the CPU first")
-        try:
-            array = np.from_dlpack(buffer)
-        except (BufferError, TypeError, RuntimeError, ValueError) as error:
-            raise TypeError(f"{name}: numpy cannot view this DLPack object ({error})"
-                            ) from error
-    else:
-        try:
-            array = np.asarray(memoryview(buffer))
-        except TypeError:
-            raise TypeError(
-                f"{name} must be a numpy array, an object with the buffer protocol or a "
-                f"CPU DLPack tensor, not {type(buffer).__name__}"
-            ) from None
-    if not array.flags.c_contiguous:
-        raise ValueError(f"{name} is not contiguous: pass numpy.ascontiguousarray({name}) "
-                         "(or .contiguous() for a tensor)")
-    if writable and not array.flags.writeable:
-        raise ValueError(f"{name} is read-only: the result is written into it")
-    return array
-
-
-def _mpi_datatype(dtype: np.dtype, name: str) -> MPI.Datatype:
-    """The predefined MPI datatype of a numpy dtype (mpi4py's own table)."""
-    if dtype.kind not in "biufc" or dtype.fields is not None:
-        raise TypeError(f"{name} has dtype {dtype}, which no predefined MPI datatype "
-                        "describes: use booleans, integers, floats or complex numbers")
-    if not dtype.isnative:
-        raise TypeError(f"{name} has dtype {dtype}, not in native byte order: convert it "
-                        "with .astype(dtype.newbyteorder('='))")
-    datatype = MPI._typedict.get(dtype.char)
-    if datatype is None:
-        raise TypeError(f"{name} has dtype {dtype}, for which this MPI has no predefined "
-                        "datatype")
-    return datatype
 
 
 @dataclass(frozen=True)
@@ -406,33 +341,41 @@ class Communicator:
         _check(_lib.papcoll_last_choice(self._live(), raw))
         return Choice.from_c(raw)
 
+    # ---- mpi4py's names: Comm.Allreduce, Iallreduce, Allreduce_init ----------------------
 
-def _buffers(sendbuf: Any, recvbuf: Any) -> tuple[Any, np.ndarray, MPI.Datatype]:
-    """The send pointer (or MPI_IN_PLACE), the receive array (new where recvbuf is None)
-    and their MPI datatype, checked as allreduce() documents."""
-    if sendbuf is MPI.IN_PLACE:
-        if recvbuf is None:
-            raise ValueError("with MPI.IN_PLACE as sendbuf, recvbuf holds the input and "
-                             "receives the result: pass it")
-        receive = _as_array(recvbuf, "recvbuf", writable=True)
-        send_pointer = _lib.papcoll_in_place()
-    else:
-        send = _as_array(sendbuf, "sendbuf", writable=False)
-        if recvbuf is None:
-            receive = np.empty_like(send, order="C")
-        else:
-            receive = _as_array(recvbuf, "recvbuf", writable=True)
-            if receive.dtype != send.dtype or receive.size != send.size:
-                raise ValueError(
-                    f"recvbuf ({receive.size} x {receive.dtype}) does not match sendbuf "
-                    f"({send.size} x {send.dtype})")
-            # Both are contiguous, so overlapping bounds mean shared elements.
-            if send.size and np.may_share_memory(send, receive):
-                raise ValueError("sendbuf and recvbuf overlap: pass MPI.IN_PLACE as "
-                                 "sendbuf to reduce in place")
-        send_pointer = ffi.cast("const void *", send.ctypes.data)
-    datatype = _mpi_datatype(receive.dtype, "recvbuf" if recvbuf is not None else "sendbuf")
-    return send_pointer, receive, datatype
+    def Allreduce(self, sendbuf: Any, recvbuf: Any,  # noqa: N802 - mpi4py's name
+                  op: MPI.Op = MPI.SUM) -> None:
+        """mpi4py's Comm.Allreduce through papcoll. The buffers as mpi4py's upper-case
+        methods take them: a buffer (numpy array, buffer-protocol object, CPU DLPack
+        tensor), `[buffer, datatype]` or `[buffer, count, datatype]` with a predefined
+        datatype; sendbuf may be MPI.IN_PLACE. The result goes into recvbuf."""
+        self.allreduce(*_specified_buffers(sendbuf, recvbuf), op)
+
+    def Iallreduce(self, sendbuf: Any, recvbuf: Any,  # noqa: N802 - mpi4py's name
+                   op: MPI.Op = MPI.SUM) -> Request:
+        """mpi4py's Comm.Iallreduce through papcoll: buffers as for Allreduce(); returns a
+        Request to Wait() or Test()."""
+        return self.iallreduce(*_specified_buffers(sendbuf, recvbuf), op)
+
+    def Allreduce_init(self, sendbuf: Any, recvbuf: Any,  # noqa: N802 - mpi4py's name
+                       op: MPI.Op = MPI.SUM,
+                       info: MPI.Info = MPI.INFO_NULL) -> PersistentRequest:
+        """mpi4py's Comm.Allreduce_init through papcoll (collective): buffers as for
+        Allreduce(); returns a PersistentRequest to Start() and Wait() as often as
+        needed. `info` is taken as MPI takes it, as hints: papcoll reads none."""
+        if not isinstance(info, MPI.Info):
+            raise TypeError(f"info must be an mpi4py MPI.Info, not {info!r}")
+        return self.allreduce_init(*_specified_buffers(sendbuf, recvbuf), op)
+
+
+def _specified_buffers(sendbuf: Any, recvbuf: Any) -> tuple[Any, Any]:
+    """The upper-case methods' buffers as the lower-case ones take them; recvbuf is
+    required, as mpi4py's Comm.Allreduce requires it."""
+    if recvbuf is None:
+        raise TypeError("recvbuf is None: the upper-case methods write the result into "
+                        "recvbuf, as mpi4py's do (allreduce() returns a new array instead)")
+    return (specified_buffer(sendbuf, "sendbuf", writable=False),
+            specified_buffer(recvbuf, "recvbuf", writable=True))
 
 
 def mpi_advances_requests() -> bool:
@@ -484,12 +427,13 @@ def _complete_orphans() -> int:
 
 
 class Request:
-    """A non-blocking all-reduce in flight (Communicator.iallreduce, PersistentRequest.start).
+    """A non-blocking all-reduce in flight (Communicator.iallreduce and Iallreduce,
+    PersistentRequest.start).
 
-    `mpi` is the mpi4py MPI.Request (a generalized request); wait() and test() advance
-    papcoll's operations whatever the progress setting. The buffers are kept alive until
-    it completes, even if this Request is dropped without wait() (then papcoll completes
-    it at a later post, start, wait or test)."""
+    `mpi` is the mpi4py MPI.Request (a generalized request); wait() and test(), or Wait()
+    and Test() as mpi4py names them, advance papcoll's operations whatever the progress
+    setting. The buffers are kept alive until it completes, even if this Request is dropped
+    without wait() (then papcoll completes it at a later post, start, wait or test)."""
 
     def __init__(self, request: MPI.Request, result: Any, buffers: tuple[Any, ...]) -> None:
         self.mpi = request
@@ -518,24 +462,80 @@ class Request:
             self._flight.buffers = None
         return bool(flag[0])
 
+    def Wait(self) -> Literal[True]:  # noqa: N802 - mpi4py's name
+        """mpi4py's Request.Wait(): completes the all-reduce (the result is in recvbuf)."""
+        self.wait()
+        return True
+
+    def Test(self) -> bool:  # noqa: N802 - mpi4py's name
+        """mpi4py's Request.Test(): True once the all-reduce completed."""
+        return self.test()
+
 
 class PersistentRequest:
-    """A persistent all-reduce (Communicator.allreduce_init): start() posts one, with the
-    buffers given at init; free() when done (local; refused while a start is active)."""
+    """A persistent all-reduce (Communicator.allreduce_init, Allreduce_init) in the shape of
+    mpi4py's Prequest: one request, started again and again with the buffers given at init
+    (their contents at each start): Start(), then Wait() or Test(); Free() when done (local;
+    refused while a start is active). Inactive, Wait() and Test() return at once, as MPI's
+    do. `mpi` is the active start's mpi4py MPI.Request (a generalized request, for
+    MPI.Request.Waitall beside the program's own), MPI.REQUEST_NULL while inactive, which
+    MPI's completion calls take as done. start() is the older form: it starts and returns
+    that start's Request."""
 
     def __init__(self, handle: Any, result: Any, buffers: tuple[Any, ...]) -> None:
         self._handle: Any = handle
         self._result = result
         self._buffers = buffers
+        self._active: Request | None = None
+
+    @property
+    def mpi(self) -> MPI.Request:
+        return MPI.REQUEST_NULL if self._active is None else self._active.mpi
+
+    def Start(self) -> None:  # noqa: N802 - mpi4py's name
+        """Starts the all-reduce (MPI_Start) with the buffers' contents now. Refused
+        (PapcollError) while the last start is active: a persistent request runs one
+        operation at a time (MPI-4.1 Sect. 3.9)."""
+        self.start()
 
     def start(self) -> Request:
+        """Starts the all-reduce and returns this start's Request (wait() gives the result):
+        the older form of Start(), which Wait() and Test() complete as well."""
         if self._handle is None:
             raise ValueError("this PersistentRequest has been freed")
+        # not tested here: a start that finished but was not waited for is still active,
+        # as in MPI, and papcoll refuses the new start
         _complete_orphans()
         request = MPI.Request()
         _check(_lib.papcoll_start_from_handle(self._handle,
                                               ffi.cast("void *", MPI._addressof(request))))
-        return Request(request, self._result, self._buffers)
+        self._active = Request(request, self._result, self._buffers)
+        return self._active
+
+    @staticmethod
+    def Startall(requests: Sequence[PersistentRequest]) -> None:  # noqa: N802
+        """mpi4py's Prequest.Startall: Start() each, in order."""
+        for request in requests:
+            request.Start()
+
+    def Wait(self) -> Literal[True]:  # noqa: N802 - mpi4py's name
+        """Completes the active start (MPI_Wait): the result is in recvbuf. At once when
+        inactive."""
+        if self._active is not None:
+            self._active.wait()
+            self._active = None
+        return True
+
+    def Test(self) -> bool:  # noqa: N802 - mpi4py's name
+        """True when inactive or once the active start completed (then inactive)."""
+        if self._active is not None and self._active.test():
+            self._active = None
+        return self._active is None
+
+    def Free(self) -> None:  # noqa: N802 - mpi4py's name
+        """Frees the request (local). Refused (PapcollError) while a start is active: Wait()
+        it first."""
+        self.free()
 
     def last_choice(self) -> Choice:
         """What auto chose for the last start."""
@@ -551,9 +551,3 @@ class PersistentRequest:
         handle = ffi.new("papcoll_persistent **", self._handle)
         _check(_lib.papcoll_persistent_free(handle))
         self._handle = None
-
-
-def _checked_op(op: Any) -> MPI.Op:
-    if not isinstance(op, MPI.Op) or op == MPI.OP_NULL:
-        raise TypeError(f"op must be an mpi4py MPI.Op such as MPI.SUM, not {op!r}")
-    return op

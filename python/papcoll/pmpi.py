@@ -30,6 +30,10 @@ SITE_FIELDS = ("communicator", "communicator_size", "freed", "site", "ranks_repo
                "last_choice")
 TOTALS_FIELDS = ("calls", "papcoll_calls", "native_calls", "seconds_inside",
                  "estimated_saving_seconds", "native_reasons")
+# What the program called at a site ("call"; reports written before the drop-in named it
+# lack it): src/pmpi/statistics.c's call_kind_names. "persistent": MPI_Allreduce_init and
+# each MPI_Start of it.
+CALL_KINDS = ("MPI_Allreduce", "MPI_Iallreduce", "persistent")
 # a site's "last_choice", where not null: the two sides of auto's last choice and their times
 CHOICE_FIELDS = ("model", "alternative", "model_predicted_seconds", "model_observed_seconds",
                  "alternative_predicted_seconds", "alternative_observed_seconds")
@@ -137,6 +141,9 @@ def _check_site(site: Any, where: str) -> None:
     for name in ("communicator", "site"):
         _text(site[name], f"{where}.{name}")
     _boolean(site["freed"], f"{where}.freed")
+    if "call" in site and site["call"] not in CALL_KINDS:
+        raise ValueError(f"{where}.call must be one of {', '.join(CALL_KINDS)}, not "
+                         f"{_shown(site['call'])}")
     for name in ("communicator_size", "ranks_reporting", "calls", "papcoll_calls",
                  "native_calls", "nonblocking_calls", "probe_calls", "overruled_calls"):
         _count(site[name], f"{where}.{name}")
@@ -235,12 +242,14 @@ def _counts(counts: dict[str, int]) -> str:
 
 
 def report_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per (communicator, call site), busiest first: what the table shows."""
+    """One row per (communicator, call site, call kind), busiest first: what the table
+    shows."""
     rows = []
     for site in sorted(report["sites"], key=lambda entry: -entry["seconds_inside"]):
         rows.append({
             "communicator": site["communicator"] + (" (freed)" if site["freed"] else ""),
             "site": site["site"],
+            "call": site.get("call", "-"),
             "calls": site["calls"],
             "kib_per_call": site["bytes_per_call"] / 1024,
             "ms_per_call": site["seconds_per_call"] * 1e3,

@@ -5,25 +5,27 @@
  * (nonblocking_calls.c), and making one is collective: inside a post it could deadlock
  * (two ranks may post on two communicators in either order, which MPI allows for
  * non-blocking collectives). A constructor is collective over the new communicator
- * already, every member is in it, so the papcoll communicator is made there. Outside the
- * mode nothing changes: a post before the first blocking call goes to the MPI (its order is
- * then no promise papcoll made), and papcoll's communicators stay lazy - each costs the MPI
- * context ids of its duplicates.
+ * already, every member is in it, so the papcoll communicator is made there; a program's
+ * first MPI_Iallreduce on it is then papcoll's. MPI_COMM_WORLD's is made at MPI_Init
+ * (intercept.c). The price: a few small collectives in each constructor and one MPI
+ * communicator (context id) of papcoll's for each of the program's, measured in
+ * docs/benchmarks.md.
  *
- * The blocking constructors of MPI 3.1 are covered; MPI_Comm_idup and
- * MPI_Comm_idup_with_info cannot be (the new communicator exists only once the request
- * completes, and making ours then would block the completing call), nor MPI 4's
- * MPI_Comm_create_from_group and MPI_Intercomm_create_from_groups. A post on such a
- * communicator before its first blocking call goes to the MPI, counted
- * no_papcoll_communicator, and the drop-in says so on stderr once (nonblocking_calls.c). */
+ * The blocking constructors of MPI 3.1 are covered, and MPI 4's MPI_Comm_create_from_group;
+ * MPI_Comm_idup and MPI_Comm_idup_with_info cannot be (the new communicator exists only
+ * once the request completes, and making ours then would block the completing call), nor
+ * MPI_Intercomm_create_from_groups (an inter-communicator, which papcoll does not take). A
+ * post on such a communicator before its first blocking MPI_Allreduce or MPI_Allreduce_init
+ * goes to the MPI, counted no_papcoll_communicator, and the drop-in says so on stderr once
+ * (nonblocking_calls.c). */
 #include <mpi.h>
 
 #include "intercept.h"
 
-/* After the MPI made *made: papcoll's communicator for it, where the mode asks (its error,
- * if making it failed, is the constructor's). */
+/* After the MPI made *made: papcoll's communicator for it. The constructor's own code
+ * stands: where papcoll cannot make one, it says so and the program goes on. */
 static int prepared(int code, MPI_Comm *made) {
-    if (code == MPI_SUCCESS && made != NULL) code = intercept_prepare_for_posts(*made);
+    if (code == MPI_SUCCESS && made != NULL) intercept_prepare_for_posts(*made);
     return code;
 }
 
@@ -89,3 +91,12 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int so
                                                     info, reorder, comm_dist_graph),
                     comm_dist_graph);
 }
+
+#if MPI_VERSION >= 4
+/* MPI 4: collective over the group's processes, every member of the new communicator. */
+int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
+                               MPI_Errhandler errhandler, MPI_Comm *newcomm) {
+    return prepared(PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm),
+                    newcomm);
+}
+#endif

@@ -98,21 +98,16 @@ static void report_at_exit(void) {
 
 static communicator_record *record_of(MPI_Comm comm);
 
-/* PAPCOLL_RULES: MPI_COMM_WORLD's papcoll communicator is made here, which reads and checks
- * the rules file on every rank and compares its contents, so that a bad file stops the
- * program at MPI_Init with the line at fault, not at some later call. Every rank fails
- * alike; the lowest rank whose own file was refused says why (the others' messages only
- * relay that one was, and one line is enough where every rank read the same bad file). */
-static void check_rules_at_init(void) {
-    communicator_record *world = record_of(MPI_COMM_WORLD);
-    int code = world != NULL ? intercept_make_papcoll_communicator(world, MPI_COMM_WORLD)
-                             : MPI_SUCCESS;
-    if (code == MPI_SUCCESS) return;
-    const char *message = papcoll_error_string(code);
-    int speaker = strstr(message, "another rank refused") == NULL ? world_rank : world_size;
-    PMPI_Allreduce(MPI_IN_PLACE, &speaker, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (world_rank == (speaker < world_size ? speaker : 0)) {
-        fprintf(stderr, "papcoll (libpapcoll_pmpi): %s\n", message);
+/* Every rank stops where one refused (collective over MPI_COMM_WORLD): the lowest rank that
+ * says_why prints error (the lowest that refused where none does), and every rank leaves
+ * through MPI_Finalize rather than MPI_Abort: an abort can tear the job down before the
+ * launcher has passed the message on (seen under MPICH's hydra: an empty stderr). */
+static void stop_where_refused(int refused, int says_why, const char *error) {
+    int lowest[2] = {refused ? world_rank : world_size, says_why ? world_rank : world_size};
+    PMPI_Allreduce(MPI_IN_PLACE, lowest, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (lowest[0] == world_size) return;
+    if (world_rank == (lowest[1] < world_size ? lowest[1] : lowest[0])) {
+        fprintf(stderr, "papcoll (libpapcoll_pmpi): %s\n", error);
         fflush(stderr);
     }
     PMPI_Finalize();
@@ -128,36 +123,23 @@ static void start(void) {
     PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
     char error[1024];
     int bad = pmpi_settings_read(&settings, world_rank == 0, error, sizeof error) != 0;
-    int first_bad = bad ? world_rank : world_size;
-    PMPI_Allreduce(MPI_IN_PLACE, &first_bad, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    stop_where_refused(bad, bad, error);
     /* Settings that decide a call's route must agree, or one rank would wait in papcoll
      * for another in MPI_Allreduce (a hang): compared once, here, where every rank is. */
-    if (first_bad == world_size) {
-        int64_t values[2 * PMPI_AGREED_SETTINGS];
-        pmpi_settings_agreed(&settings, values);
-        for (int k = 0; k < PMPI_AGREED_SETTINGS; k++)
-            values[PMPI_AGREED_SETTINGS + k] = -values[k];
-        PMPI_Allreduce(MPI_IN_PLACE, values, 2 * PMPI_AGREED_SETTINGS, MPI_INT64_T, MPI_MAX,
-                       MPI_COMM_WORLD);
-        for (int k = 0; k < PMPI_AGREED_SETTINGS && first_bad == world_size; k++)
-            if (values[k] != -values[PMPI_AGREED_SETTINGS + k]) {
-                first_bad = 0; /* rank 0 says it */
-                snprintf(error, sizeof error, "%s differs between ranks; %s, so it must be "
-                         "the same on every rank (set it for the whole job, e.g. mpiexec "
-                         "-genv / -x)", pmpi_agreed_names[k], pmpi_agreed_reasons[k]);
-            }
-    }
-    if (first_bad < world_size) {
-        /* every rank stops, through MPI_Finalize rather than MPI_Abort: an abort can tear
-         * the job down before the launcher has passed the message on (seen under MPICH's
-         * hydra: an empty stderr) */
-        if (world_rank == first_bad) {
-            fprintf(stderr, "papcoll (libpapcoll_pmpi): %s\n", error);
-            fflush(stderr);
+    int64_t values[2 * PMPI_AGREED_SETTINGS];
+    pmpi_settings_agreed(&settings, values);
+    for (int k = 0; k < PMPI_AGREED_SETTINGS; k++) values[PMPI_AGREED_SETTINGS + k] = -values[k];
+    PMPI_Allreduce(MPI_IN_PLACE, values, 2 * PMPI_AGREED_SETTINGS, MPI_INT64_T, MPI_MAX,
+                   MPI_COMM_WORLD);
+    int differs = 0;
+    for (int k = 0; k < PMPI_AGREED_SETTINGS && !differs; k++)
+        if (values[k] != -values[PMPI_AGREED_SETTINGS + k]) {
+            differs = 1; /* alike on every rank: rank 0 says it */
+            snprintf(error, sizeof error, "%s differs between ranks; %s, so it must be the "
+                     "same on every rank (set it for the whole job, e.g. mpiexec -genv / -x)",
+                     pmpi_agreed_names[k], pmpi_agreed_reasons[k]);
         }
-        PMPI_Finalize();
-        exit(1);
-    }
+    stop_where_refused(differs, differs && world_rank == 0, error);
     /* where it runs, for the report (node.c) */
     pmpi_node_describe(&settings.ranks_on_node, &settings.cores);
     pmpi_settings_native_tuning(&settings);
@@ -167,16 +149,24 @@ static void start(void) {
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, forget_communicator, &keyval, NULL);
     running = 1;
     atexit(report_at_exit);
-    /* Reproducible mode: a non-blocking post needs its communicator's papcoll communicator
-     * made before (making one is collective, a post must not wait), so MPI_COMM_WORLD's is
-     * made here, where every rank is anyway; a program that posts on world first then gets
-     * the canonical order from its first MPI_Iallreduce. The communicators the program makes
-     * later get theirs as they are made (communicator_constructors.c). */
-    if (settings.reproducible && settings.intercept && world_size > 1) {
+    /* A program's first collective on MPI_COMM_WORLD may be an MPI_Iallreduce, which cannot
+     * make a papcoll communicator (that is collective, and a post must not wait for the
+     * other ranks): so world's is made here, where every rank is anyway. The communicators
+     * the program makes later get theirs as they are made (communicator_constructors.c).
+     * papcoll_comm_create fails alike on every rank, for a setting it reads itself
+     * (PAPCOLL_CHECK, PAPCOLL_PROGRESS, PAPCOLL_RULES's file, ...): the program stops here
+     * with its message, as for the settings above (a bad rules file at one rank too). */
+    if (settings.intercept && (world_size > 1 || settings.rules_path[0] != '\0')) {
         communicator_record *world = record_of(MPI_COMM_WORLD);
-        if (world != NULL) intercept_make_papcoll_communicator(world, MPI_COMM_WORLD);
+        int code = world != NULL ? intercept_make_papcoll_communicator(world, MPI_COMM_WORLD)
+                                 : MPI_ERR_NO_MEM;
+        const char *message = code != MPI_SUCCESS ? papcoll_error_string(code) : "";
+        /* "another rank refused ...": the rank that refused says why */
+        snprintf(error, sizeof error, "%s", message);
+        stop_where_refused(code != MPI_SUCCESS,
+                           code != MPI_SUCCESS && strstr(message, "another rank") == NULL,
+                           error);
     }
-    if (settings.rules_path[0] != '\0') check_rules_at_init();
 }
 
 int MPI_Init(int *argc, char ***argv) {
@@ -336,20 +326,36 @@ int intercept_raise_error(MPI_Comm comm, int code) {
 
 int intercept_reproducible(void) { return settings.reproducible; }
 
-int intercept_prepare_for_posts(MPI_Comm comm) {
+/* Says once, on stderr, that papcoll could not make its communicator for one the program
+ * made: where the MPI ran out of communicators (each papcoll communicator takes one), the
+ * program should hear why its MPI_Iallreduce calls went to the MPI. */
+static void say_not_prepared(MPI_Comm comm, int code) {
+    static int said;
+    int rank = 0;
+    PMPI_Comm_rank(comm, &rank);
+    if (rank == 0 && !__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+        fprintf(stderr, "papcoll (libpapcoll_pmpi): papcoll could not make its communicator "
+                "for a communicator the program made (%s); its MPI_Iallreduce calls go to "
+                "the MPI, counted as no_papcoll_communicator in the report\n",
+                papcoll_error_string(code));
+}
+
+void intercept_prepare_for_posts(MPI_Comm comm) {
     /* other threads' calls go to MPI under MPI_THREAD_MULTIPLE (intercept_route_to_native) */
-    if (!settings.reproducible || !settings.intercept || !running || finalized ||
-        inside_papcoll || comm == MPI_COMM_NULL ||
+    if (!settings.intercept || !running || finalized || inside_papcoll ||
+        comm == MPI_COMM_NULL ||
         (thread_level == MPI_THREAD_MULTIPLE && !pthread_equal(pthread_self(), init_thread)))
-        return MPI_SUCCESS;
+        return;
     pthread_mutex_lock(&records_lock);
     communicator_record *record = record_of(comm);
     pthread_mutex_unlock(&records_lock);
     /* alike on every rank of comm: its kind and size are the same everywhere, and the
      * constructor that made it was collective over it */
-    if (record == NULL || record->intercommunicator || record->size <= 1) return MPI_SUCCESS;
+    if (record == NULL || record->intercommunicator || record->size <= 1) return;
+    /* a failure is alike on every rank of comm too (papcoll_comm_create's promise), so
+     * every rank's posts on comm go to the MPI alike; a blocking call tries again */
     int code = intercept_make_papcoll_communicator(record, comm);
-    return code != MPI_SUCCESS ? intercept_raise_error(comm, code) : MPI_SUCCESS;
+    if (code != MPI_SUCCESS) say_not_prepared(comm, code);
 }
 
 int intercept_make_papcoll_communicator(communicator_record *record, MPI_Comm comm) {
@@ -364,10 +370,10 @@ int intercept_make_papcoll_communicator(communicator_record *record, MPI_Comm co
 }
 
 communicator_record *intercept_record_and_site(MPI_Comm comm, const void *caller,
-                                               site_record **site) {
+                                               call_kind kind, site_record **site) {
     pthread_mutex_lock(&records_lock);
     communicator_record *record = record_of(comm);
-    *site = statistics_site(record ? record : statistics_unattributed(), caller);
+    *site = statistics_site(record ? record : statistics_unattributed(), caller, kind);
     pthread_mutex_unlock(&records_lock);
     return record;
 }
@@ -388,11 +394,10 @@ static void note_decided(site_record *site, MPI_Count count, MPI_Datatype dataty
 
 /* Counts one call at site, the records' lock held. */
 static void count_locked(site_record *site, MPI_Count count, MPI_Datatype datatype,
-                         double seconds, const native_reason *reason, const char *ran,
-                         int nonblocking) {
+                         double seconds, const native_reason *reason, const char *ran) {
     if (site != NULL) {
         site->calls++;
-        site->nonblocking_calls += nonblocking;
+        site->nonblocking_calls += site->call_kind != CALL_ALLREDUCE;
         site->seconds += seconds;
         int size = 0;
         if (PMPI_Type_size(datatype, &size) == MPI_SUCCESS && count > 0)
@@ -404,19 +409,18 @@ static void count_locked(site_record *site, MPI_Count count, MPI_Datatype dataty
 }
 
 void intercept_count_call(site_record *site, MPI_Count count, MPI_Datatype datatype,
-                          double seconds, const native_reason *reason, const char *ran,
-                          int nonblocking) {
+                          double seconds, const native_reason *reason, const char *ran) {
     pthread_mutex_lock(&records_lock);
-    count_locked(site, count, datatype, seconds, reason, ran, nonblocking);
+    count_locked(site, count, datatype, seconds, reason, ran);
     pthread_mutex_unlock(&records_lock);
 }
 
-void intercept_count_call_at(communicator_record *record, const void *caller,
+void intercept_count_call_at(communicator_record *record, const void *caller, call_kind kind,
                              MPI_Count count, MPI_Datatype datatype, double seconds,
                              const char *ran) {
     pthread_mutex_lock(&records_lock);
     /* looked up now: a record's site array moves when it grows */
-    count_locked(statistics_site(record, caller), count, datatype, seconds, NULL, ran, 1);
+    count_locked(statistics_site(record, caller, kind), count, datatype, seconds, NULL, ran);
     pthread_mutex_unlock(&records_lock);
 }
 
@@ -466,14 +470,15 @@ static int intercept(const void *sendbuf, void *recvbuf, MPI_Count count,
                      native_allreduce native) {
     double start_time = PMPI_Wtime();
     site_record *site = NULL;
-    communicator_record *record = intercept_record_and_site(comm, caller, &site);
+    communicator_record *record = intercept_record_and_site(comm, caller, CALL_ALLREDUCE,
+                                                           &site);
     native_reason reason = NATIVE_INVALID_ARGUMENTS;
     int native_route = intercept_route_to_native(record, sendbuf, recvbuf, count, datatype, op, &reason);
     int code = native_route ? native(sendbuf, recvbuf, count, datatype, op, comm)
                             : run_papcoll(record, sendbuf, recvbuf, count, datatype, op, comm,
                                           site);
     intercept_count_call(site, count, datatype, PMPI_Wtime() - start_time,
-                         native_route ? &reason : NULL, NULL, 0);
+                         native_route ? &reason : NULL, NULL);
     return code;
 }
 

@@ -18,32 +18,32 @@ int intercept_route_to_native(const communicator_record *record, const void *sen
                               const void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                               MPI_Op op, native_reason *reason);
 /* The record of comm (made at first sight; NULL for an invalid one) and the site record of
- * the caller's return address. */
+ * the caller's return address for calls of this kind. */
 communicator_record *intercept_record_and_site(MPI_Comm comm, const void *caller,
-                                               site_record **site);
+                                               call_kind kind, site_record **site);
 /* The record's papcoll communicator, made now if it has none (collective over comm). */
 int intercept_make_papcoll_communicator(communicator_record *record, MPI_Comm comm);
 /* Whether PAPCOLL_REPRODUCIBLE turned reproducible mode on (read at MPI_Init). */
 int intercept_reproducible(void);
-/* Reproducible mode: makes the papcoll communicator of comm, which a collective
- * constructor has just made (collective over comm), so that a non-blocking post on it finds
- * one; nothing outside the mode, for MPI_COMM_NULL, an inter-communicator, one rank or
- * another thread than MPI_Init's. Its error, raised on comm's handler, or MPI_SUCCESS. */
-int intercept_prepare_for_posts(MPI_Comm comm);
+/* Makes the papcoll communicator of comm, which a collective constructor has just made
+ * (collective over comm), so that the program's first MPI_Iallreduce on it finds one;
+ * nothing for MPI_COMM_NULL, an inter-communicator, one rank, another thread than
+ * MPI_Init's, or with interception off. Where papcoll cannot make one, it says so once on
+ * stderr and the constructor still succeeds (posts on comm then go to the MPI, counted as
+ * no_papcoll_communicator). */
+void intercept_prepare_for_posts(MPI_Comm comm);
 /* Frees the record's papcoll communicator (collective, as freeing the user's is). */
 int intercept_free_papcoll_communicator(communicator_record *record);
 /* The records' lock (statistics.c's records are shared by every thread). */
 void intercept_lock_records(void);
 void intercept_unlock_records(void);
-/* Counts one call at site: its bytes, its time inside, why it went native (reason, or
- * NULL), what papcoll ran (ran, or NULL), and whether it was a non-blocking post or a
- * persistent start. */
+/* Counts one call at site (its kind is the site's): its bytes, its time inside, why it
+ * went native (reason, or NULL) and what papcoll ran (ran, or NULL). */
 void intercept_count_call(site_record *site, MPI_Count count, MPI_Datatype datatype,
-                          double seconds, const native_reason *reason, const char *ran,
-                          int nonblocking);
-/* The same for a papcoll call (non-blocking) of record's site at caller, found now (a
- * site_record pointer does not stay valid: the record's sites move as they grow). */
-void intercept_count_call_at(communicator_record *record, const void *caller,
+                          double seconds, const native_reason *reason, const char *ran);
+/* The same for a papcoll call of record's site at caller, found now (a site_record pointer
+ * does not stay valid: the record's sites move as they grow). */
+void intercept_count_call_at(communicator_record *record, const void *caller, call_kind kind,
                              MPI_Count count, MPI_Datatype datatype, double seconds,
                              const char *ran);
 /* Raises code on comm's error handler, as the MPI call would. */

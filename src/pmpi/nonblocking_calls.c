@@ -6,10 +6,11 @@
  * program's own MPI_Wait / MPI_Test / MPI_Waitall... where something inside those calls
  * advances papcoll (papcoll_mpi_advances_requests: MPI's progress hook, MPICH's or Open
  * MPI's, or the progress thread). It needs the communicator's papcoll communicator to
- * exist already (made by an earlier blocking call or an init, and in reproducible mode by
- * the constructor that made the communicator, communicator_constructors.c): making one is
- * collective, and a post must not wait for the other ranks. Where either is missing the
- * call passes to the MPI, counted.
+ * exist already: making one is collective, and a post must not wait for the other ranks.
+ * So it is made where the program is in a collective call anyway: MPI_Init for
+ * MPI_COMM_WORLD (intercept.c), the constructor of every communicator the program makes
+ * (communicator_constructors.c), else an earlier blocking call or MPI_Allreduce_init. Where
+ * either is missing the call passes to the MPI, counted, and said once on stderr.
  *
  * A persistent request must stay a request the MPI knows: the program may MPI_Wait,
  * MPI_Test, MPI_Waitany or MPI_Request_get_status it, and those are not intercepted. So the
@@ -104,7 +105,7 @@ static int start_shell(persistent_shell *s) {
     papcoll_choice choice;
     int64_t starts = 0;
     papcoll_persistent_last_choice(s->persistent, &choice, &starts);
-    intercept_count_call_at(s->record, s->caller, s->count, s->datatype,
+    intercept_count_call_at(s->record, s->caller, CALL_PERSISTENT, s->count, s->datatype,
                             PMPI_Wtime() - started,
                             choice.algorithm[0] ? choice.algorithm : "persistent");
     return MPI_SUCCESS;
@@ -162,11 +163,11 @@ int MPI_Request_free(MPI_Request *request) {
  * the MPI (as a blocking call would route it: intercept_route_to_native). */
 static int routed_to_native(const void *sendbuf, const void *recvbuf, MPI_Count count,
                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                            MPI_Request *request, const void *caller,
+                            MPI_Request *request, const void *caller, call_kind kind,
                             communicator_record **record, site_record **site,
                             native_reason *reason) {
     *site = NULL;
-    *record = intercept_record_and_site(comm, caller, site);
+    *record = intercept_record_and_site(comm, caller, kind, site);
     *reason = NATIVE_INVALID_ARGUMENTS;
     return request == NULL || count > INT_MAX ||
            intercept_route_to_native(*record, sendbuf, recvbuf, count, datatype, op, reason);
@@ -182,14 +183,18 @@ static int persistent_init(const void *sendbuf, void *recvbuf, MPI_Count count,
     communicator_record *record;
     native_reason reason;
     int native = routed_to_native(sendbuf, recvbuf, count, datatype, op, comm, request, caller,
-                                  &record, &site, &reason);
+                                  CALL_PERSISTENT, &record, &site, &reason);
     int code = MPI_SUCCESS;
-    /* init is collective: the papcoll communicator may be made here, alike on every rank */
+    /* Usually made already (MPI_Init, the communicator's constructor). Where not (a
+     * communicator from MPI_Comm_idup, say), it is made here, alike on every rank: MPI-4.1
+     * makes a persistent collective's init non-local, a collective that may synchronize
+     * like a blocking one (Sect. 6.13). An open MPI Forum proposal would make the inits
+     * local, as posts are; that would take this fallback away, not the constructors'. */
     if (!native && (code = intercept_make_papcoll_communicator(record, comm)) != MPI_SUCCESS)
         return intercept_raise_error(comm, code);
     if (!native && !papcoll_mpi_advances_requests()) native = 1, reason = NATIVE_NO_PROGRESS;
     if (native) {
-        intercept_count_call(site, count, datatype, PMPI_Wtime() - started, &reason, NULL, 1);
+        intercept_count_call(site, count, datatype, PMPI_Wtime() - started, &reason, NULL);
         return PMPI_Allreduce_init(sendbuf, recvbuf, (int)count, datatype, op, comm, info,
                                    request);
     }
@@ -227,24 +232,25 @@ static int persistent_init(const void *sendbuf, void *recvbuf, MPI_Count count,
     shells = s;
     pthread_mutex_unlock(&shells_lock);
     *request = s->shell;
-    intercept_count_call(site, count, datatype, PMPI_Wtime() - started, NULL, NULL, 1);
+    intercept_count_call(site, count, datatype, PMPI_Wtime() - started, NULL, NULL);
     return MPI_SUCCESS;
 }
 
-/* Reproducible mode promised an order this post, gone to the MPI, does not keep: said
- * once, by the communicator's rank 0 (communicator_constructors.c: which communicators). */
-static void warn_order_not_kept(MPI_Comm comm) {
-    static int warned;
+/* A post that went to the MPI for want of a papcoll communicator: said once, by the
+ * communicator's rank 0 (a process that is rank 0 of none says nothing, so one line per
+ * process at most); in reproducible mode the order papcoll promised is not kept either. */
+static void say_not_taken(MPI_Comm comm, int order_not_kept) {
+    static int said;
     int rank = 0;
-    if (__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED)) return;
     PMPI_Comm_rank(comm, &rank);
-    if (rank == 0)
-        fprintf(stderr, "papcoll (libpapcoll_pmpi): reproducible mode: an MPI_Iallreduce on a "
-                        "communicator papcoll has no communicator for yet (made by "
-                        "MPI_Comm_idup or an MPI 4 constructor, and no blocking "
-                        "MPI_Allreduce on it before) ran in the MPI's order, which is not "
-                        "the canonical one; the report counts such calls as "
-                        "no_papcoll_communicator\n");
+    if (rank != 0 || __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED)) return;
+    fprintf(stderr, "papcoll (libpapcoll_pmpi): an MPI_Iallreduce on a communicator papcoll "
+                    "has no communicator for (made by MPI_Comm_idup or a constructor papcoll "
+                    "does not intercept, and no blocking MPI_Allreduce or MPI_Allreduce_init "
+                    "on it before) went to the MPI%s; the report counts such calls as "
+                    "no_papcoll_communicator\n",
+            order_not_kept ? " and ran in the MPI's order, which is not the canonical one "
+                             "reproducible mode promised" : "");
 }
 
 static int post(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
@@ -254,17 +260,16 @@ static int post(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatyp
     communicator_record *record;
     native_reason reason;
     int native = routed_to_native(sendbuf, recvbuf, count, datatype, op, comm, request, caller,
-                                  &record, &site, &reason);
+                                  CALL_IALLREDUCE, &record, &site, &reason);
     /* both alike on every rank: the communicator was made by a collective call, and the
      * progress route is the MPI's and the configuration's */
     if (!native && record->pc == NULL) native = 1, reason = NATIVE_NO_PAPCOLL_COMMUNICATOR;
     if (!native && !papcoll_mpi_advances_requests()) native = 1, reason = NATIVE_NO_PROGRESS;
-    if (native && reason == NATIVE_NO_PAPCOLL_COMMUNICATOR && intercept_reproducible() &&
-        papcoll_order_matters(datatype, op))
-        warn_order_not_kept(comm);
+    if (native && reason == NATIVE_NO_PAPCOLL_COMMUNICATOR)
+        say_not_taken(comm, intercept_reproducible() && papcoll_order_matters(datatype, op));
     if (native) {
         int code = PMPI_Iallreduce(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
-        intercept_count_call(site, count, datatype, PMPI_Wtime() - started, &reason, NULL, 1);
+        intercept_count_call(site, count, datatype, PMPI_Wtime() - started, &reason, NULL);
         return code;
     }
     intercept_enter_papcoll();
@@ -275,7 +280,7 @@ static int post(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatyp
     intercept_leave_papcoll();
     if (code != MPI_SUCCESS) return intercept_raise_error(comm, code);
     intercept_count_call(site, count, datatype, PMPI_Wtime() - started, NULL,
-                         choice.algorithm[0] ? choice.algorithm : "papcoll", 1);
+                         choice.algorithm[0] ? choice.algorithm : "papcoll");
     return MPI_SUCCESS;
 }
 

@@ -68,13 +68,15 @@ static void merge(merged_site *into, const site_record *from) {
     }
 }
 
-/* Merges records per (communicator, site); returns how many sites (in first-seen order). */
+/* Merges records per (communicator, site, call kind); returns how many sites (in first-seen
+ * order). */
 static int merge_all(const site_record *records, int count, merged_site *sites) {
     int used = 0;
     for (int k = 0; k < count; k++) {
         int s = 0;
         while (s < used && (strcmp(sites[s].total.communicator, records[k].communicator) != 0 ||
-                            strcmp(sites[s].total.site, records[k].site) != 0))
+                            strcmp(sites[s].total.site, records[k].site) != 0 ||
+                            sites[s].total.call_kind != records[k].call_kind))
             s++;
         if (s == used) memset(&sites[used++], 0, sizeof sites[0]);
         merge(&sites[s], &records[k]);
@@ -153,6 +155,9 @@ static void write_site(FILE *file, const merged_site *merged) {
     fprintf(file, ", \"communicator_size\": %d, \"freed\": %s, \"site\": ",
             s->communicator_size, s->freed ? "true" : "false");
     write_string(file, s->site);
+    fprintf(file, ", \"call\": ");
+    write_string(file, s->call_kind >= 0 && s->call_kind < CALL_KIND_COUNT
+                           ? call_kind_names[s->call_kind] : "unknown");
     fprintf(file, ",\n     \"ranks_reporting\": %d, \"calls\": %lld, \"papcoll_calls\": %lld, "
             "\"native_calls\": %lld, \"nonblocking_calls\": %lld, \"bytes_per_call\": %.0f,\n",
             merged->ranks, (long long)s->calls, (long long)(s->calls - native),

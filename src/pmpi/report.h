@@ -7,8 +7,8 @@
 #include "settings.h"
 
 /* complete = 1: collective over MPI_COMM_WORLD (called from MPI_Finalize): every rank's
- * records go to world rank 0, which merges them per (communicator, call site) and writes
- * the file. complete = 0: no MPI call (at exit, without MPI_Finalize): rank 0 writes its own
+ * records go to world rank 0, which merges them per (communicator, call site, call kind)
+ * and writes the file. complete = 0: no MPI call (at exit, without MPI_Finalize): rank 0 writes its own
  * records alone, marked "complete": false. The file appears whole or not at all (written
  * beside it, then renamed). Returns 0, or -1 when rank 0 could not write it (the reason on
  * stderr: a report is the one thing this library prints). */

@@ -23,6 +23,12 @@ const char *const native_reason_names[NATIVE_REASON_COUNT] = {
     [NATIVE_NO_PAPCOLL_COMMUNICATOR] = "no_papcoll_communicator",
 };
 
+const char *const call_kind_names[CALL_KIND_COUNT] = {
+    [CALL_ALLREDUCE] = "MPI_Allreduce",
+    [CALL_IALLREDUCE] = "MPI_Iallreduce",
+    [CALL_PERSISTENT] = "persistent",
+};
+
 static communicator_record *first, *last;
 static communicator_record unattributed = {.label = "(no valid communicator)"};
 
@@ -111,9 +117,11 @@ communicator_record *statistics_add_communicator(MPI_Comm comm) {
     return record;
 }
 
-site_record *statistics_site(communicator_record *record, const void *address) {
+site_record *statistics_site(communicator_record *record, const void *address,
+                             call_kind kind) {
     for (int k = 0; k < record->site_count; k++)
-        if (record->addresses[k] == address) return &record->sites[k];
+        if (record->addresses[k] == address && record->sites[k].call_kind == (int32_t)kind)
+            return &record->sites[k];
     if (record->site_count == record->site_capacity) {
         int capacity = record->site_capacity ? 2 * record->site_capacity : 4;
         site_record *sites = realloc(record->sites, (size_t)capacity * sizeof *sites);
@@ -129,6 +137,7 @@ site_record *statistics_site(communicator_record *record, const void *address) {
     memset(site, 0, sizeof *site);
     snprintf(site->communicator, sizeof site->communicator, "%s", record->label);
     site->communicator_size = record->size;
+    site->call_kind = kind;
     call_site_name(address, site->site, sizeof site->site);
     record->addresses[record->site_count++] = address;
     return site;

@@ -34,6 +34,18 @@ typedef enum native_reason {
 /* The reasons' names in the report, indexed by native_reason. */
 extern const char *const native_reason_names[NATIVE_REASON_COUNT];
 
+/* What the program called at a site. Part of a site's key: one return address is one call
+ * of one MPI function, and a persistent request's starts count at its init's site. */
+typedef enum call_kind {
+    CALL_ALLREDUCE = 0, /* MPI_Allreduce, MPI_Allreduce_c */
+    CALL_IALLREDUCE,    /* MPI_Iallreduce, MPI_Iallreduce_c: each post */
+    CALL_PERSISTENT,    /* MPI_Allreduce_init(_c): the init and each MPI_Start(all) of it */
+    CALL_KIND_COUNT
+} call_kind;
+
+/* The kinds' names in the report ("call"), indexed by call_kind. */
+extern const char *const call_kind_names[CALL_KIND_COUNT];
+
 enum { SITE_ALGORITHMS_MOST = 8, RECORD_LABEL_SIZE = 112, RECORD_SITE_SIZE = 192 };
 
 /* One rank's statistics of one (communicator, call site): plain data, so ranks can send
@@ -67,6 +79,7 @@ typedef struct site_record {
     int64_t decided_calls;
     double decided_bytes_low, decided_bytes_high;
     char decided_datatype[40];
+    int32_t call_kind;                    /* call_kind */
 } site_record;
 
 /* A user communicator the library has seen; kept after the user frees it, for the report. */
@@ -94,8 +107,10 @@ communicator_record *statistics_add_communicator(MPI_Comm comm);
 communicator_record *statistics_unattributed(void);
 /* The records in the order first seen. */
 communicator_record *statistics_first(void);
-/* The site record of a return address, made at first sight; NULL when out of memory. */
-site_record *statistics_site(communicator_record *record, const void *address);
+/* The site record of a return address and call kind, made at first sight; NULL when out of
+ * memory. */
+site_record *statistics_site(communicator_record *record, const void *address,
+                             call_kind kind);
 /* Counts one call of algorithm name on the site. */
 void statistics_count_algorithm(site_record *site, const char *name);
 /* Notes the shape of a call papcoll decided on the site (bytes, the datatype's name). */

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import papcoll
 import pytest
+from conftest import COMMAND_TIMEOUT_SECONDS, hang_guard
 
 ALGORITHMS = [info.name for info in papcoll.algorithms()]
 EXPECTED = {"linear", "binomial", "linear_tree", "recursive_doubling", "ring",
@@ -287,3 +290,27 @@ def test_demo_summaries_name_the_rows_numbers():
                                _bench_row("native", 16384, 10, 15.0, 6.0)]))
     table = console.export_text()
     assert "straggler 9, native 1" in table and "15.00" in table and "16K" in table
+
+
+@pytest.mark.parametrize("arguments", [["--version"], ["algorithms", "--json", "-"]])
+def test_python_dash_m_papcoll_runs_the_command_line(papcoll_command, arguments):
+    """`python -m papcoll` (python/papcoll/__main__.py) is the `papcoll` command, for an
+    environment whose scripts folder is not on PATH: the same output, the same status."""
+    as_module = subprocess.run([sys.executable, "-m", "papcoll", *arguments],
+                               capture_output=True, text=True,
+                               timeout=hang_guard(COMMAND_TIMEOUT_SECONDS))
+    as_command = papcoll_command(*arguments)
+    assert as_module.returncode == as_command.returncode == 0, as_module.stderr
+    assert as_module.stdout == as_command.stdout
+    if arguments == ["--version"]:
+        assert as_module.stdout == f"papcoll {papcoll.__version__}\n", as_module.stdout
+
+
+def test_python_dash_m_papcoll_refuses_as_the_command_does(papcoll_command):
+    as_module = subprocess.run([sys.executable, "-m", "papcoll", "no-such-command"],
+                               capture_output=True, text=True,
+                               timeout=hang_guard(COMMAND_TIMEOUT_SECONDS))
+    as_command = papcoll_command("no-such-command")
+    assert as_module.returncode == as_command.returncode == 2
+    assert as_module.stderr == as_command.stderr
+    assert as_module.stderr.startswith("papcoll: COMMAND: invalid choice: 'no-such-command'")

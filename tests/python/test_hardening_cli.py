@@ -51,7 +51,8 @@ def site_entry(index: int, choice: bool = True) -> dict[str, Any]:
     """One site as src/pmpi/report.c writes it (write_site, write_closed_loop)."""
     return {
         "communicator": "MPI_COMM_WORLD", "communicator_size": 4, "freed": index % 2 == 1,
-        "site": f"main+0x{index:x} (app.c:{index})", "ranks_reporting": 4,
+        "site": f"main+0x{index:x} (app.c:{index})", "call": "MPI_Allreduce",
+        "ranks_reporting": 4,
         "calls": 10 + index, "papcoll_calls": 8, "native_calls": 2 + index,
         "nonblocking_calls": 0, "bytes_per_call": 1048576,
         # distinct, so that the busiest-first order is one order
@@ -128,6 +129,9 @@ HOSTILE_REPORTS: list[tuple[str, Any, str]] = [
     ("calls true", _set_site("calls", True), "sites[0].calls must be a whole number"),
     ("calls beyond int64", _set_site("calls", 2**63), "from 0 to 2^63-1"),
     ("site a number", _set_site("site", 7), "sites[0].site must be text, not 7"),
+    ("call not an all-reduce", _set_site("call", "MPI_Bcast"),
+     "sites[0].call must be one of MPI_Allreduce, MPI_Iallreduce, persistent, not "
+     "'MPI_Bcast'"),
     ("a site a list", lambda document: document["sites"].__setitem__(0, []),
      "sites[0] must be an object, not []"),
     ("algorithms a list", _set_site("algorithms", ["ring"]),

@@ -101,11 +101,12 @@ PRELOAD_EXPORTS = {"MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Allreduce
                    # the non-blocking and persistent all-reduce
                    "MPI_Iallreduce", "MPI_Iallreduce_c", "MPI_Allreduce_init",
                    "MPI_Allreduce_init_c", "MPI_Start", "MPI_Startall", "MPI_Request_free",
-                   # reproducible mode: communicators get their papcoll one as they are made
+                   # communicators get their papcoll one as they are made
                    "MPI_Comm_dup", "MPI_Comm_dup_with_info", "MPI_Comm_split",
                    "MPI_Comm_split_type", "MPI_Comm_create", "MPI_Comm_create_group",
                    "MPI_Intercomm_merge", "MPI_Cart_create", "MPI_Cart_sub", "MPI_Graph_create",
-                   "MPI_Dist_graph_create", "MPI_Dist_graph_create_adjacent"}
+                   "MPI_Dist_graph_create", "MPI_Dist_graph_create_adjacent",
+                   "MPI_Comm_create_from_group"}
 
 
 def test_installed_preload_library_serves_an_unmodified_program(installed, tmp_path):

@@ -59,8 +59,11 @@ def import_graph(package: Path) -> dict[str, set[str]]:
 
 
 def room(module: str) -> str:
-    """"cli", "lab" or "library": where a module lives."""
+    """"cli", "lab" or "library": where a module lives. papcoll.__main__ (`python -m
+    papcoll`) is the command line's entry point, as the `papcoll` script is."""
     parts = module.split(".")
+    if parts[1:] == ["__main__"]:
+        return "cli"
     return parts[1] if len(parts) > 1 and parts[1] in ("cli", "lab") else "library"
 
 
@@ -107,6 +110,13 @@ def test_the_library_imports_neither_the_lab_nor_the_command_line():
     assert {"papcoll.core", "papcoll.lab.bench", "papcoll.cli.options"} <= set(graph)
     assert "papcoll.sim" in graph["papcoll.lab.bench"]  # the reader sees imports at all
     assert wrong_way_imports(graph) == []
+
+
+def test_python_dash_m_papcoll_is_the_command_lines_room():
+    graph = import_graph(PACKAGE)
+    assert room("papcoll.__main__") == "cli" and "papcoll.cli" in graph["papcoll.__main__"]
+    assert not [module for module, targets in graph.items()
+                if "papcoll.__main__" in targets], "nothing imports the entry point"
 
 
 def test_no_module_imports_itself_back_through_others():

@@ -115,6 +115,63 @@ def test_nonblocking_program_same_with_and_without_preload(tmp_path, ranks, mode
         assert (totals["calls"], nonblocking, totals["native_calls"]) == (19, 18, 0), totals
 
 
+FIRST_CALLS_PROGRAM = BUILD / "pmpi_first_calls_unmodified"
+# on MPI_COMM_WORLD, a duplicate and a reversed split: one MPI_Iallreduce, and one
+# MPI_Allreduce_init started three times, each result compared with the MPI's
+FIRST_CALLS_CHECKS = 3 * (1 + 3)
+
+
+def first_calls_passed(result: subprocess.CompletedProcess[str]) -> int:
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    lines = [line for line in result.stdout.splitlines()
+             if line.startswith("first_calls_unmodified:")]
+    assert lines, result.stdout
+    return int(lines[-1].split()[1])
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_first_collectives_non_blocking_and_persistent_are_taken_by_papcoll(tmp_path, ranks):
+    """Tried as a new user would, with the default settings: a program whose first
+    collectives on MPI_COMM_WORLD and on the communicators it makes are MPI_Iallreduce and
+    MPI_Allreduce_init. papcoll made its communicators at MPI_Init and in the constructors,
+    so it takes every call, and the results are the MPI's."""
+    report_path = tmp_path / "report.json"
+    program = [str(FIRST_CALLS_PROGRAM)]
+    assert first_calls_passed(run_preloaded(ranks, program, preload=False)) == \
+        FIRST_CALLS_CHECKS
+    assert first_calls_passed(run_preloaded(ranks, program,
+                                            {"PAPCOLL_REPORT": str(report_path)})) == \
+        FIRST_CALLS_CHECKS
+    report = load_report(report_path)
+    totals = report["totals"]
+    assert totals["native_calls"] == 0 and totals["papcoll_calls"] == totals["calls"], totals
+    calls: dict[str, dict[str, int]] = {}
+    for site in report["sites"]:
+        assert site["nonblocking_calls"] == site["calls"], site
+        kinds = calls.setdefault(site["communicator"], {})
+        kinds[site["call"]] = kinds.get(site["call"], 0) + site["calls"]
+    # per communicator one post, and one init with its three starts
+    assert "MPI_COMM_WORLD" in calls and len(calls) == 3, calls
+    assert all(kinds == {"MPI_Iallreduce": 1, "persistent": 4} for kinds in calls.values()), \
+        calls
+    shown = run_papcoll("report", str(report_path))
+    assert shown.returncode == 0, shown.stderr
+    assert "MPI_Iallreduce" in shown.stdout and "persistent" in shown.stdout, shown.stdout
+
+
+def test_a_communicator_papcoll_cannot_prepare_is_said_once_and_counted(tmp_path):
+    """MPI_Comm_idup's communicator exists only once its request completes, where papcoll
+    cannot make its own: the post goes to the MPI, said once on stderr, counted."""
+    report_path = tmp_path / "report.json"
+    result = run_preloaded(2, [str(FIRST_CALLS_PROGRAM), "idup"],
+                           {"PAPCOLL_REPORT": str(report_path)})
+    assert first_calls_passed(result) == FIRST_CALLS_CHECKS + 1
+    assert result.stderr.count("has no communicator for") == 1, result.stderr
+    assert result.stderr.count("went to the MPI;") == 1, result.stderr
+    totals = load_report(report_path)["totals"]
+    assert totals["native_reasons"] == {"no_papcoll_communicator": 1}, totals
+
+
 @pytest.mark.parametrize("algorithm", [info.name for info in ALL_REDUCES] + ["native"])
 def test_every_algorithm_forced(tmp_path, algorithm):
     """PAPCOLL_ALGORITHM=NAME runs NAME wherever papcoll takes the call; an algorithm that

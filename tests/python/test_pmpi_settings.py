@@ -116,9 +116,9 @@ def test_settings_that_differ_between_ranks_stop_every_rank_at_mpi_init(variable
     ("PAPCOLL_PROGRESS", "thread", "the ranks disagree on config.progress")])
 def test_settings_read_at_the_first_papcoll_call_that_differ_stop_every_rank(variable, value,
                                                                              message):
-    """Read where papcoll makes a communicator (not at MPI_Init): a post picks its tags by
-    the number of tag windows, so ranks with different counts hung in their first
-    non-blocking call; now every rank fails there, naming the setting."""
+    """Read where papcoll makes a communicator (MPI_COMM_WORLD's in MPI_Init): a post
+    picks its tags by the number of tag windows, so ranks with different counts hung in
+    their first non-blocking call; now every rank fails there, naming the setting."""
     result = run_preloaded(3, on_rank_zero(variable, value), {"PAPCOLL_MIN_BYTES": "0"})
     output = result.stdout + result.stderr
     assert result.returncode != 0, output[-2000:]
@@ -132,6 +132,23 @@ def test_settings_read_at_the_first_papcoll_call_that_differ_stop_every_rank(var
     ("PAPCOLL_MIN_BYTES", "64QB", "PAPCOLL_MIN_BYTES='64QB' is not a byte count")])
 def test_a_malformed_setting_stops_the_program_at_mpi_init(variable, value, message):
     refused(run_preloaded(2, [PROGRAM], {variable: value}), message)
+
+
+@pytest.mark.parametrize(("variable", "value", "message"), [
+    ("PAPCOLL_NATIVE_VARIANTS", "bogus", "PAPCOLL_NATIVE_VARIANTS names 'bogus'"),
+    ("PAPCOLL_TAG_WINDOWS", "0", "PAPCOLL_TAG_WINDOWS='0' is not a whole number >= 1"),
+    ("PAPCOLL_PROGRESS", "thread", "needs MPI_THREAD_MULTIPLE")])
+def test_a_setting_papcoll_comm_create_refuses_stops_the_program_at_mpi_init(variable, value,
+                                                                           message):
+    """MPI_COMM_WORLD's papcoll communicator is made in MPI_Init (so that a first
+    MPI_Iallreduce finds one): a setting papcoll_comm_create refuses stops every rank there,
+    said once, even in a program with no all-reduce papcoll takes (papcoll-setup-cost's
+    only one moves 8 bytes)."""
+    result = run_preloaded(2, [str(BUILD / "papcoll-setup-cost"), "1"], {variable: value})
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output[-2000:]
+    assert output.count(message) == 1, output[-2000:]
+    assert "setup_cost:" not in result.stdout
 
 
 @pytest.mark.parametrize("value", ["64K", "64KB", "64KiB", "65536B"])

@@ -42,6 +42,20 @@ def test_iallreduce_and_allreduce_init_agree_with_mpi4py(ranks, progress, monkey
     assert failed == 0 and passed >= 150 * ranks
 
 
+@pytest.mark.parametrize(("ranks", "progress"), [(1, "calls"), (2, "calls"), (3, "calls"),
+                                                 (2, "thread")])
+def test_mpi4py_names_and_persistent_request_agree_with_mpi4py(ranks, progress, monkeypatch):
+    """Allreduce, Iallreduce and Allreduce_init with mpi4py's buffer specifications, each
+    result against mpi4py's Comm.Allreduce of the same specification; one persistent
+    request started again and again (Start, then Wait, Test or MPI.Request.Waitall; two
+    by Startall; Free), as mpi4py's Prequest; and what the upper-case names refuse."""
+    monkeypatch.setenv("PAPCOLL_PROGRESS", progress)
+    result = run_python_mpi(ranks, PROGRAMS / "mpi4py_shape_check.py")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    passed, failed = passed_failed(result.stdout)
+    assert failed == 0 and passed >= 300 * ranks
+
+
 @pytest.mark.parametrize("ranks", [1, 2, 3])
 def test_the_monitor_takes_tau_from_papcoll_tau_model(ranks):
     # rank 0's PAPCOLL_TAU_MODEL on every rank (tau = latency + segment x

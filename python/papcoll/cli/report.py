@@ -27,7 +27,9 @@ def add_parser(commands: Any) -> None:
         commands, run_report, "report",
         help="print the report of libpapcoll_pmpi.so (PAPCOLL_REPORT=FILE)",
         description="Prints what libpapcoll_pmpi.so saw in a run: per communicator and call "
-                    "site the calls, their size, time inside MPI_Allreduce, the arrival "
+                    "site the call (MPI_Allreduce, MPI_Iallreduce, or persistent: "
+                    "MPI_Allreduce_init and its starts), the calls, their size, time "
+                    "inside, the arrival "
                     "imbalance, the algorithms papcoll ran, the calls passed to native and "
                     "why, the cost model's estimated saving, and auto's closed loop: its "
                     "probes, the calls where measurements overruled the model, and the "
@@ -88,7 +90,8 @@ def run_report(arguments: argparse.Namespace) -> int:
                           "alternative), each with its time after the last arrival, "
                           "predicted / measured (-: not yet)")
     for column, justify in (("communicator", "left"), ("call site", "left"),
-                            ("calls", "right"), ("size/call", "right"), ("ms/call", "right"),
+                            ("call", "left"), ("calls", "right"), ("size/call", "right"),
+                            ("ms/call", "right"),
                             ("imbalance ms", "right"), ("papcoll ran", "left"),
                             ("native (why)", "left"), ("saving ms", "right"),
                             ("probes", "right"), ("overruled", "right"),
@@ -96,7 +99,7 @@ def run_report(arguments: argparse.Namespace) -> int:
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
     for row in shown:
         table.add_row(shown_text(row["communicator"]), shown_text(row["site"]),
-                      str(row["calls"]), readable_bytes(row["kib_per_call"] * 1024),
+                      row["call"], str(row["calls"]), readable_bytes(row["kib_per_call"] * 1024),
                       f"{row['ms_per_call']:.3f}", f"{row['imbalance_ms']:.3f}",
                       shown_text(row["algorithms"]), shown_text(row["native"]),
                       f"{row['saving_ms']:.3f}", str(row["probe_calls"]),
