@@ -2,8 +2,9 @@
 --rules OUT` writes from the drop-in's report (papcoll.pmpi.load_report).
 
 One rule per call site's shape: the communicator's size, the bytes of its calls (exact where
-every call moved the same), its datatype where one, and "call": "blocking" for MPI_Allreduce
-sites; the algorithm most of the site's calls ran. Sites of the same shape are merged (their
+every call moved the same), its datatype where one, and its call kind ("call": the report
+keeps a site's MPI_Allreduce, MPI_Iallreduce and persistent calls apart); the algorithm most
+of the site's calls ran. Sites of the same shape are merged (their
 calls summed per algorithm). The rules are ordered narrowest first, so that none is hidden
 by an earlier one (papcoll_comm_create refuses a file where one is).
 """
@@ -30,17 +31,25 @@ def _runs_as_rule(name: str) -> bool:
         return False
 
 
+# The report's call kinds (src/pmpi/report.c) as a rule names them (docs/rules.md).
+_RULE_CALL = {"MPI_Allreduce": "blocking", "MPI_Iallreduce": "nonblocking",
+              "persistent": "persistent"}
+
+
 def _key(site: dict[str, Any]) -> tuple[Any, ...]:
     decided = site["decided"]
     low, high = decided["bytes"]
-    blocking = site["nonblocking_calls"] == 0
-    return (site["communicator_size"], int(low), int(high), decided["datatype"], blocking)
+    # a report written before sites carried their kind: blocking where nothing was posted
+    call = _RULE_CALL.get(site.get("call", ""),
+                          "blocking" if site["nonblocking_calls"] == 0 else None)
+    return (site["communicator_size"], int(low), int(high), decided["datatype"], call)
 
 
 def _order(key: tuple[Any, ...]) -> tuple[Any, ...]:
     """Narrowest first: a named call kind, then a named datatype, then fewer bytes."""
-    ranks, low, high, datatype, blocking = key
-    return (not blocking, datatype is None, high - low, ranks, low, datatype or "")
+    ranks, low, high, datatype, call = key
+    return (call is None, datatype is None, high - low, ranks, low, datatype or "",
+            call or "")
 
 
 def rules_from_report(report: dict[str, Any]) -> dict[str, Any]:
@@ -59,7 +68,7 @@ def rules_from_report(report: dict[str, Any]) -> dict[str, Any]:
         sites.setdefault(key, []).append(site["site"])
     rules = []
     for key in sorted(calls, key=_order):
-        ranks, low, high, datatype, blocking = key
+        ranks, low, high, datatype, call = key
         counts = calls[key]
         # the most calls; a tie goes to the name first in order, the same on every run
         chosen = min(counts, key=lambda name: (-counts[name], name))
@@ -67,8 +76,8 @@ def rules_from_report(report: dict[str, Any]) -> dict[str, Any]:
                                 "bytes": low if low == high else [low, high + 1]}
         if datatype is not None:
             rule["datatype"] = datatype
-        if blocking:
-            rule["call"] = "blocking"
+        if call is not None:
+            rule["call"] = call
         if not chosen.startswith("native") and algorithm(chosen).commutative_only:
             rule["commutative"] = True  # it ran, so the site's op commutes
         rule["algorithm"] = chosen

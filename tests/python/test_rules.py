@@ -206,8 +206,12 @@ def test_report_rules_round_trip_the_decisions(tmp_path, ranks):
     written = report_to_rules(tmp_path, "first")
     again = run_with_report(tmp_path, "again", ranks, {"PAPCOLL_RULES": str(written)})
     assert again == first
-    # one rule per site shape: 4 blocking sites, 4 shapes of posts and persistent starts
-    assert len(json.loads(written.read_text())["rules"]) == 8
+    # one rule per site shape and call kind (the report keeps each site's kinds apart):
+    # 4 shapes, each blocking, posted and started
+    rules = json.loads(written.read_text())["rules"]
+    assert len(rules) == 12
+    assert sorted(rule["call"] for rule in rules) == sorted(
+        ["blocking", "nonblocking", "persistent"] * 4)
 
 
 def test_report_rules_of_auto_make_each_sites_most_frequent_decision(tmp_path):
