@@ -28,6 +28,7 @@
  * calibrates tau if the communicator has not yet. Free is local.
  */
 #define _POSIX_C_SOURCE 200809L /* sched_yield */
+#include <limits.h>
 #include <math.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -39,13 +40,21 @@
 #include "monitor_tau.h"
 #include "operation.h"
 
-enum { PERSISTENT_HISTORY = 3, ARRIVAL_TAG = SCHED_MAX_TAG + 1 };
+enum { PERSISTENT_HISTORY = 3, OWN_COMMUNICATOR_ARRIVAL_TAG = SCHED_MAX_TAG + 1 };
 /* How long papcoll_persistent_free waits for MPI to let go of the last request. */
 #define RELEASE_SECONDS 1.0
 
 struct papcoll_persistent {
     papcoll_comm *pc;
-    MPI_Comm comm;             /* private duplicate */
+    /* pc's non-blocking communicator, its tags reserved at init (tag_counter.h); or, where
+     * none were left, a duplicate of its own (owns_comm) */
+    MPI_Comm comm;
+    int owns_comm;
+    int arrival_tag;           /* the start times' tag */
+    /* auto on pc's communicator: MPI's own persistent all-reduce, made at init, for the
+     * starts auto runs as native (an MPI_Iallreduce at a start would be a collective in
+     * start order, which MPI lets differ between ranks) */
+    MPI_Request native;
     const void *sendbuf;
     void *recvbuf;
     MPI_Count count;
@@ -64,26 +73,71 @@ struct papcoll_persistent {
     uint8_t missed[PERSISTENT_HISTORY]; /* per judged start: its prediction missed */
     int64_t judged;            /* starts whose prediction was judged */
     MPI_Request *arrival_requests; /* 2 (P - 1) */
+    int32_t *arrival_kinds;        /* a receive, then a send, per peer (exchange_times) */
     auto_choice last_choice;
     /* auto's decision for the last arrival class (persistent_decide), and its scratch */
     uint8_t *classes, *decided_classes, *profile;
     double *class_arrivals;
     int decided;               /* decided_classes and last_choice hold a decision */
+    int64_t times_abandoned;   /* start-time requests left to MPI when times was replaced */
 };
 
 static void release(papcoll_persistent *p) {
     plan_cache_clear(&p->plans);
     executor_workspace_release(&p->operation.workspace);
-    if (p->comm != MPI_COMM_NULL) MPI_Comm_free(&p->comm);
-    free(p->times);
+    if (p->native != MPI_REQUEST_NULL) MPI_Request_free(&p->native);
+    if (p->owns_comm && p->comm != MPI_COMM_NULL) MPI_Comm_free(&p->comm);
+    /* start times MPI could not settle may still arrive there: left to MPI for good */
+    if (p->operation.start_times_abandoned == p->times_abandoned) free(p->times);
     free(p->history);
     free(p->predicted);
     free(p->arrival_requests);
+    free(p->arrival_kinds);
     free(p->classes);
     free(p->decided_classes);
     free(p->profile);
     free(p->class_arrivals);
     free(p);
+}
+
+/* Where the request's messages go: pc's non-blocking communicator, on tags reserved now
+ * (init is collective, so every rank reserves the same range: tag_counter.c), spending no
+ * context id; else, where the counter has none left, a duplicate of its own. Collective. */
+static int persistent_communicator(papcoll_persistent *p) {
+    papcoll_comm *pc = p->pc;
+    int64_t place = 0;
+    int32_t first = tag_counter_reserve(&pc->tags, &place);
+    p->operation.place = place;
+    if (first >= 0) {
+        p->comm = pc->nonblocking_comm;
+        p->arrival_tag = first;
+        p->operation.tag_first = first + 1;
+#if MPI_VERSION >= 4
+        if (p->algorithm == NULL && p->count > 0 && p->count <= INT_MAX) {
+            int code = MPI_Allreduce_init(p->sendbuf, p->recvbuf, (int)p->count, p->datatype,
+                                          p->op, p->comm, MPI_INFO_NULL, &p->native);
+            if (code != MPI_SUCCESS) {
+                p->native = MPI_REQUEST_NULL;
+                return record_error(code, "papcoll_allreduce_init: MPI_Allreduce_init (for "
+                                          "the starts auto runs as native) failed");
+            }
+        }
+        return MPI_SUCCESS;
+#endif
+    }
+    int code = MPI_Comm_dup(pc->comm, &p->comm);
+    if (code != MPI_SUCCESS) {
+        p->comm = MPI_COMM_NULL;
+        return record_error(code, "papcoll_allreduce_init: MPI_Comm_dup failed");
+    }
+    p->owns_comm = 1;
+    p->operation.tag_first = 0;
+    MPI_Comm_set_errhandler(p->comm, MPI_ERRORS_RETURN);
+    int *tag_upper_bound = NULL, found = 0; /* the start times travel above the schedule's */
+    MPI_Comm_get_attr(p->comm, MPI_TAG_UB, &tag_upper_bound, &found);
+    p->arrival_tag = OWN_COMMUNICATOR_ARRIVAL_TAG;
+    if (!found || *tag_upper_bound < OWN_COMMUNICATOR_ARRIVAL_TAG) p->exchanges = 0;
+    return MPI_SUCCESS;
 }
 
 int papcoll_allreduce_init(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
@@ -107,12 +161,15 @@ int papcoll_allreduce_init(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
     p->history = calloc(PERSISTENT_HISTORY * ranks, sizeof *p->history);
     p->predicted = calloc(ranks, sizeof *p->predicted);
     p->arrival_requests = malloc(2 * ranks * sizeof *p->arrival_requests);
+    p->arrival_kinds = malloc(2 * ranks * sizeof *p->arrival_kinds);
     p->classes = malloc(ranks);
     p->decided_classes = malloc(ranks);
     p->profile = malloc(ranks);
     p->class_arrivals = malloc(ranks * sizeof *p->class_arrivals);
     p->comm = MPI_COMM_NULL;
-    if (!p->times || !p->history || !p->predicted || !p->arrival_requests || !p->classes ||
+    p->native = MPI_REQUEST_NULL;
+    if (!p->times || !p->history || !p->predicted || !p->arrival_requests ||
+        !p->arrival_kinds || !p->classes ||
         !p->decided_classes || !p->profile || !p->class_arrivals) {
         release(p);
         return record_error(MPI_ERR_NO_MEM, "papcoll_allreduce_init: out of memory");
@@ -134,15 +191,12 @@ int papcoll_allreduce_init(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
     p->operation.owner = p;
     p->operation.request = MPI_REQUEST_NULL;
     p->operation.arrival_requests = p->arrival_requests;
-    if ((code = MPI_Comm_dup(pc->comm, &p->comm)) != MPI_SUCCESS) {
-        p->comm = MPI_COMM_NULL;
+    p->operation.arrival_kinds = p->arrival_kinds;
+    for (size_t k = 0; k < 2 * ranks; k++) p->arrival_kinds[k] = k % 2 == 0 ? 1 : -1;
+    if ((code = persistent_communicator(p)) != MPI_SUCCESS) {
         release(p);
-        return record_error(code, "papcoll_allreduce_init: MPI_Comm_dup failed");
+        return code;
     }
-    MPI_Comm_set_errhandler(p->comm, MPI_ERRORS_RETURN);
-    int *tag_upper_bound = NULL, found = 0; /* the start times travel on tag 32768 */
-    MPI_Comm_get_attr(p->comm, MPI_TAG_UB, &tag_upper_bound, &found);
-    if (!found || *tag_upper_bound < ARRIVAL_TAG) p->exchanges = 0; /* no history, then */
     double latency, seconds_per_byte, reduce_seconds_per_byte;
     if (p->exchanges &&
         !monitor_model(pc, &latency, &seconds_per_byte, &reduce_seconds_per_byte) &&
@@ -226,30 +280,20 @@ static int predict(papcoll_persistent *p, double tau) {
 }
 
 /* After a start failed before its post: the start times already in flight must not write
- * into p->times later, or stay posted. Cancelled, then waited for a bounded time; what MPI
- * could not settle is freed (MPI completes it in the background; p->times then stays
- * allocated for good, as executor_abandon leaves its scratch). */
+ * into p->times later, or stay posted (request_settling.h). */
 static void settle_start_times(papcoll_operation *op) {
-    papcoll_persistent *p = op->owner;
-    for (int r = 0; r < op->arrival_count; r++)
-        if (op->arrival_requests[r] != MPI_REQUEST_NULL) MPI_Cancel(&op->arrival_requests[r]);
-    double deadline = MPI_Wtime() + RELEASE_SECONDS;
-    int done = 0;
-    while (!done && MPI_Wtime() < deadline)
-        if (MPI_Testall(op->arrival_count, op->arrival_requests, &done, MPI_STATUSES_IGNORE) !=
-            MPI_SUCCESS)
-            break;
-    int abandoned = 0;
-    for (int r = 0; r < op->arrival_count; r++)
-        if (op->arrival_requests[r] != MPI_REQUEST_NULL) {
-            MPI_Request_free(&op->arrival_requests[r]);
-            abandoned = 1;
-        }
+    request_settling_finish(op->arrival_requests, op->arrival_count, op->arrival_kinds,
+                            &op->start_times_abandoned);
     op->arrival_count = 0;
-    if (abandoned) { /* MPI may still write into the old array: leaked on purpose */
-        p->times = calloc((size_t)p->pc->size, sizeof *p->times);
-        if (p->times == NULL) p->exchanges = 0;
-    }
+}
+
+/* Start times MPI could not settle (here or after a failure in the engine) may still
+ * arrive in p->times: a new array for the next starts, the old one left to MPI for good. */
+static void replace_abandoned_times(papcoll_persistent *p) {
+    if (p->operation.start_times_abandoned == p->times_abandoned) return;
+    p->times_abandoned = p->operation.start_times_abandoned;
+    p->times = calloc((size_t)p->pc->size, sizeof *p->times);
+    if (p->times == NULL) p->exchanges = 0;
 }
 
 /* This start's time to every other rank, and theirs into p->times. */
@@ -259,10 +303,10 @@ static int exchange_times(papcoll_persistent *p, double now) {
     p->times[pc->rank] = now;
     for (int peer = 0; peer < pc->size; peer++) {
         if (peer == pc->rank) continue;
-        int code = MPI_Irecv(&p->times[peer], 1, MPI_DOUBLE, peer, ARRIVAL_TAG, p->comm,
+        int code = MPI_Irecv(&p->times[peer], 1, MPI_DOUBLE, peer, p->arrival_tag, p->comm,
                              &p->arrival_requests[posted++]);
         if (code == MPI_SUCCESS)
-            code = MPI_Isend(&p->times[pc->rank], 1, MPI_DOUBLE, peer, ARRIVAL_TAG, p->comm,
+            code = MPI_Isend(&p->times[pc->rank], 1, MPI_DOUBLE, peer, p->arrival_tag, p->comm,
                              &p->arrival_requests[posted++]);
         if (code != MPI_SUCCESS) { /* the failed call's slot holds no request */
             p->operation.arrival_count = posted - 1;
@@ -333,8 +377,11 @@ int papcoll_start_notifying(papcoll_persistent *p, MPI_Request *request,
         if (predict(p, tau)) arrivals = p->predicted;
     }
     papcoll_operation *op = &p->operation;
+    replace_abandoned_times(p);
     op->plan = NULL;
     op->arrival_count = 0;
+    memset(&op->settling, 0, sizeof op->settling);
+    memset(&op->start_times_settling, 0, sizeof op->start_times_settling);
     op->finished = NULL; /* set only once the start cannot fail before its post */
     int code = MPI_SUCCESS;
     const algorithm_entry *algorithm = p->algorithm;
@@ -354,12 +401,12 @@ int papcoll_start_notifying(papcoll_persistent *p, MPI_Request *request,
     op->request = MPI_REQUEST_NULL;
     op->finished = finished;
     op->finished_argument = argument;
-    code = operation_start(op, p->comm, 0, p->sendbuf, p->recvbuf, p->count, p->datatype,
-                           p->op);
+    op->native_persistent = p->native;
+    code = operation_start(op, p->comm, p->sendbuf, p->recvbuf, p->count, p->datatype, p->op);
     if (op->request == MPI_REQUEST_NULL) { /* failed before its post: no notice */
         op->finished = NULL;
         settle_start_times(op);
-        operation_finished(op);
+        progress_finish_unstarted(op);
     }
     *request = op->request;
     return op->request != MPI_REQUEST_NULL ? MPI_SUCCESS : code;

@@ -57,16 +57,29 @@ def test_nonblocking_and_persistent_at_four_ranks(call):
     assert passed_failed(result.stdout)[1] == 0
 
 
-@pytest.mark.parametrize(("ranks", "progress", "windows"), [
+@pytest.mark.parametrize(("ranks", "progress", "tag_limit"), [
     (1, "calls", ""), (2, "calls", ""), (3, "calls", ""), (2, "thread", ""),
-    (3, "thread", "2"), (2, "calls", "2")])
-def test_nonblocking_semantics(ranks, progress, windows, monkeypatch):
+    (3, "thread", "32767"), (2, "calls", "32767")])
+def test_nonblocking_semantics(ranks, progress, tag_limit, monkeypatch):
     monkeypatch.setenv("PAPCOLL_PROGRESS", progress)
-    # PAPCOLL_TAG_WINDOWS=2: the four and nine outstanding reuse tag windows while earlier
-    # operations may still hold them (they must wait for them, not share them)
-    monkeypatch.setenv("PAPCOLL_TAG_WINDOWS", windows)
+    # PAPCOLL_TAG_LIMIT=32767 (Open MPI's MPI_TAG_UB): the posts share one duplicate's
+    # 32768 tags, and persistent requests need a duplicate each again
+    monkeypatch.setenv("PAPCOLL_TAG_LIMIT", tag_limit)
     # 28 checks per rank on one rank, 30 elsewhere (the late-rank checks need two ranks, the
     # moving one three); the refusal of the thread without MPI_THREAD_MULTIPLE only where
     # the thread is not asked for
     per_rank = {1: 28, 2: 29}.get(ranks, 30) - (progress == "thread")
     assert checks_passed(ranks, "mpi_nonblocking") == per_rank * ranks
+
+
+@pytest.mark.parametrize(("ranks", "progress", "tag_limit"), [
+    (1, "calls", ""), (2, "calls", ""), (3, "calls", ""), (2, "thread", ""),
+    (2, "calls", "32767"), (3, "thread", "32767")])
+def test_tags_from_a_counter(ranks, progress, tag_limit, monkeypatch):
+    # 16 posts outstanding at once, none waiting for another's tags, completed in reverse and
+    # shuffled order, results equal to MPI_Allreduce's; 3000 persistent requests alive on
+    # one communicator (500 under the limit, where each needs a duplicate): 9 checks a rank,
+    # and rank 0's "all 16 hold their tags at once" where it has a peer
+    monkeypatch.setenv("PAPCOLL_PROGRESS", progress)
+    monkeypatch.setenv("PAPCOLL_TAG_LIMIT", tag_limit)
+    assert checks_passed(ranks, "mpi_tag_counter") == 9 * ranks + (ranks > 1)

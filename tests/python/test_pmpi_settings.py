@@ -112,13 +112,13 @@ def test_settings_that_differ_between_ranks_stop_every_rank_at_mpi_init(variable
 
 
 @pytest.mark.parametrize(("variable", "value", "message"), [
-    ("PAPCOLL_TAG_WINDOWS", "2", "PAPCOLL_TAG_WINDOWS differs between ranks"),
+    ("PAPCOLL_TAG_LIMIT", "32767", "PAPCOLL_TAG_LIMIT differs between ranks"),
     ("PAPCOLL_PROGRESS", "thread", "the ranks disagree on config.progress")])
 def test_settings_read_at_the_first_papcoll_call_that_differ_stop_every_rank(variable, value,
                                                                              message):
-    """Read where papcoll makes a communicator (not at MPI_Init): a post picks its tags by
-    the number of tag windows, so ranks with different counts hung in their first
-    non-blocking call; now every rank fails there, naming the setting."""
+    """Read where papcoll makes a communicator (not at MPI_Init): a post takes its tags
+    below the tag limit, so ranks with different limits would hang in their first
+    non-blocking call; every rank fails there, naming the setting."""
     result = run_preloaded(3, on_rank_zero(variable, value), {"PAPCOLL_MIN_BYTES": "0"})
     output = result.stdout + result.stderr
     assert result.returncode != 0, output[-2000:]
