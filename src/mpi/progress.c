@@ -164,7 +164,9 @@ static void advance_all(int inside_mpi_progress) {
 /* MPI's progress hook calls this (progress_hook_ensure). */
 static int advance_from_hook(void (*when_idle)(void)) {
     if (!engine_trylock()) return 0;
+    request_settling_inside_hook(1);
     advance_all(1);
+    request_settling_inside_hook(0);
     int idle = running == NULL;
     if (idle && when_idle != NULL) when_idle();
     engine_unlock();

@@ -16,15 +16,21 @@
  * completes its requests only through MPI_Wait still gets its error: past the deadline
  * the hook's step frees what is left (a local call) and the operation finishes. */
 #define _POSIX_C_SOURCE 200809L /* sched_yield */
+#include <assert.h>
 #include <sched.h>
 
 #include "request_settling.h"
 
 enum { SETTLE_SECONDS = 1 };
 
+static _Thread_local int inside_hook;
+
+void request_settling_inside_hook(int inside) { inside_hook = inside; }
+
 int request_settling_step(request_settling *settling, MPI_Request *requests, int count,
                           const int32_t *elements, int (*check)(MPI_Request),
                           int64_t *abandoned) {
+    assert(check != NULL || !inside_hook); /* cancels and tests only outside the hook */
     if (settling->deadline == 0) settling->deadline = MPI_Wtime() + SETTLE_SECONDS;
     if (check == NULL && !settling->cancelled) {
         for (int r = 0; r < count; r++)

@@ -21,6 +21,10 @@ typedef struct request_settling {
 int request_settling_step(request_settling *settling, MPI_Request *requests, int count,
                           const int32_t *elements, int (*check)(MPI_Request),
                           int64_t *abandoned);
+/* Whether this thread is inside MPI's progress hook now (progress.c says so around it):
+ * a step that cancels or tests there is a defect, and a debug build asserts it. */
+void request_settling_inside_hook(int inside);
+
 /* Every step to the end, yielding between them (bounded by the deadline): only outside
  * MPI's progress. */
 void request_settling_finish(MPI_Request *requests, int count, const int32_t *elements,

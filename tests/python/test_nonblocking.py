@@ -83,3 +83,15 @@ def test_tags_from_a_counter(ranks, progress, tag_limit, monkeypatch):
     monkeypatch.setenv("PAPCOLL_PROGRESS", progress)
     monkeypatch.setenv("PAPCOLL_TAG_LIMIT", tag_limit)
     assert checks_passed(ranks, "mpi_tag_counter") == 9 * ranks + (ranks > 1)
+
+
+@pytest.mark.parametrize(("case", "ranks", "expected_checks"), [
+    ("persistent", 3, 8), ("hook", 2, 5), ("unstarted", 2, 10), ("unstarted", 3, 15)])
+def test_failures_leave_nothing_in_flight(case, ranks, expected_checks):
+    # tests/mpi/failure_paths.c: a failed start settles its start-time receives, a failure
+    # found inside MPI's progress hook still reaches MPI_Wait, a post or start refused
+    # before the engine took it frees cleanly (the sanitizer build, make test-sanitizers,
+    # adds the use-after-free and locking checks)
+    result = run_mpi(ranks, "mpi_failure_paths", case)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    assert passed_failed(result.stdout) == (expected_checks, 0)
