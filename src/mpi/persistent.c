@@ -23,9 +23,10 @@
  * are right. A one-late pattern is never affected: its predictions hit from the first.
  * Judgments come from the same history on every rank, so they agree.
  *
- * Init is collective (as MPI's is): it duplicates the communicator, since starts of several
- * persistent requests may come in different orders on different ranks (MPI-4.1 6.13), and
- * calibrates tau if the communicator has not yet. Free is local.
+ * Init is collective (as MPI's is): it reserves the request's own tags on the papcoll
+ * communicator (persistent_communicator), since starts of several persistent requests may
+ * come in different orders on different ranks (MPI-4.1 6.13), and calibrates tau if the
+ * communicator has not yet. Free is local.
  */
 #define _POSIX_C_SOURCE 200809L /* sched_yield */
 #include <limits.h>

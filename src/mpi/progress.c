@@ -1,5 +1,6 @@
-/* progress.c - the progress engine of the non-blocking and persistent all-reduce: every operation in flight in the process sits in one list, and whoever holds the
- * engine's lock advances all of them, never only the one it waits for. Why all: rank 0 may
+/* progress.c - the progress engine of the non-blocking and persistent all-reduce: every
+ * operation in flight in the process sits in one list, and whoever holds the engine's lock
+ * advances all of them, never only the one it waits for. Why all: rank 0 may
  * wait for operation A while rank 1 waits for B, and each needs the other to forward its
  * messages of the other operation.
  *

@@ -14,10 +14,10 @@
  *               completes it with MPI_Wait alone): the error comes back from MPI_Wait, and
  *               nothing is cancelled or tested there (a debug build asserts it: the
  *               clean-up belongs to papcoll's own poll or thread).
- *   unstarted   (P >= 2: one rank's ring needs no scratch) A post and a start that fail before the engine takes them
- *               (executor_begin cannot allocate the scratch of 2^60 elements): they are
- *               refused, and finishing them keeps the engine's locking contract (a debug
- *               build asserts it).
+ *   unstarted   (P >= 2: one rank's ring needs no scratch) A post and a start that
+ *               fail before the engine takes them (executor_begin cannot allocate the
+ *               scratch of 2^60 elements): they are refused, and finishing them keeps
+ *               the engine's locking contract (a debug build asserts it).
  *
  * The persistent case leaves ranks 0 and 2 with an all-reduce that cannot complete (rank 1
  * stopped), so after the checks every rank leaves with _exit, not MPI_Finalize. */
