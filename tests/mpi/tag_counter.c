@@ -10,7 +10,10 @@
  *     communicator per request MPICH runs out of context ids near 2048.
  * Run it with PAPCOLL_TAG_LIMIT=32767 (Open MPI's MPI_TAG_UB) too, where the counter has
  * 32768 tags and persistent requests need their own communicators again (but not 3000 of
- * them: the test then makes 500). */
+ * them: the test then makes 500), and where the counter comes round:
+ *   - 16400 posts outstanding at once, 2 tags each (ring): the last 16 get the ranges of
+ *     the first 16, which rank 0 still holds (rank 1 has posted nothing yet), so exactly
+ *     16 wait on rank 0; every result equals MPI_Allreduce's. */
 #include <stdlib.h>
 
 #include "common/progress_setting.h"
@@ -91,6 +94,38 @@ static void sixteen_outstanding(papcoll_comm *pc) {
            MPI_SUCCESS, "success");
 }
 
+static void counter_comes_round(papcoll_comm *pc) {
+    enum { OPERATIONS = 16384 + 16, COUNT = 3 };
+    long *input = malloc(OPERATIONS * COUNT * sizeof *input);
+    long *output = malloc(OPERATIONS * COUNT * sizeof *output);
+    MPI_Request *requests = malloc(OPERATIONS * sizeof *requests);
+    int64_t waited_before = 0, waited = 0;
+    papcoll_tag_holders(pc, NULL, &waited_before);
+    int code = MPI_SUCCESS, token = 1;
+    if (rank == 1) MPI_Recv(&token, 1, MPI_INT, 0, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    for (int k = 0; k < OPERATIONS && code == MPI_SUCCESS; k++) {
+        fill(input + (size_t)k * COUNT, COUNT, k);
+        code = papcoll_iallreduce(pc, input + (size_t)k * COUNT, output + (size_t)k * COUNT,
+                                  COUNT, MPI_LONG, MPI_SUM, &requests[k]);
+    }
+    expect("16400 posts outstanding at once", code, MPI_SUCCESS, "success");
+    papcoll_tag_holders(pc, NULL, &waited);
+    if (rank == 0 && ranks > 1)
+        expect("the last 16 wait for the first 16's tags (rank 0, before rank 1 posts)",
+               waited - waited_before == 16 ? MPI_SUCCESS : MPI_ERR_OTHER, MPI_SUCCESS,
+               "success");
+    if (rank == 0 && ranks > 1) MPI_Send(&token, 1, MPI_INT, 1, 10, MPI_COMM_WORLD);
+    for (int k = OPERATIONS - 1; k >= 0 && code == MPI_SUCCESS; k--)
+        code = wait_for(&requests[k]);
+    expect("completed in reverse order", code, MPI_SUCCESS, "success");
+    int wrong = code == MPI_SUCCESS ? differs_from_mpi(output, input, OPERATIONS * COUNT) : 1;
+    expect("their results equal MPI_Allreduce's", wrong == 0 ? MPI_SUCCESS : MPI_ERR_OTHER,
+           MPI_SUCCESS, "success");
+    free(input);
+    free(output);
+    free(requests);
+}
+
 static void many_persistent(papcoll_comm *pc, int requests) {
     enum { COUNT = 3 };
     papcoll_persistent **persistent = calloc((size_t)requests, sizeof *persistent);
@@ -134,8 +169,10 @@ int main(int argc, char **argv) {
     expect("create", papcoll_comm_create(MPI_COMM_WORLD, &config, &pc), MPI_SUCCESS,
            "success");
     const char *limit = getenv("PAPCOLL_TAG_LIMIT");
+    int limited = limit != NULL && limit[0] != '\0';
     sixteen_outstanding(pc);
-    many_persistent(pc, limit != NULL && limit[0] != '\0' ? 500 : 3000);
+    if (limited) counter_comes_round(pc);
+    many_persistent(pc, limited ? 500 : 3000);
     expect("free the communicator", papcoll_comm_free(&pc), MPI_SUCCESS, "success");
     int sums[2], mine[2] = {checks - failures, failures};
     MPI_Reduce(mine, sums, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
