@@ -105,6 +105,13 @@ test-sanitizers: $(INSTALLED)
 		--call persistent --counts 0,1,1009 --large-count 0
 	$(SANITIZED_MPI) -n 3 $(SANITIZE_BUILD)/mpi_nonblocking
 	PAPCOLL_PROGRESS=thread $(SANITIZED_MPI) -n 3 $(SANITIZE_BUILD)/mpi_nonblocking
+	$(SANITIZED_MPI) -n 2 $(SANITIZE_BUILD)/mpi_tag_counter
+	PAPCOLL_TAG_LIMIT=32767 $(SANITIZED_MPI) -n 2 $(SANITIZE_BUILD)/mpi_tag_counter
+	@# failures: settled, never cleaned up inside MPI's hook, the lock held (asserted)
+	$(SANITIZED_MPI) -n 3 $(SANITIZE_BUILD)/mpi_failure_paths persistent
+	$(SANITIZED_MPI) -n 2 $(SANITIZE_BUILD)/mpi_failure_paths hook
+	ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 timeout 600 $(VENV)/bin/mpiexec \
+		-n 2 $(SANITIZE_BUILD)/mpi_failure_paths unstarted
 	@# reproducible mode: the canonical algorithms and their fold (issue 34)
 	$(SANITIZED_MPI) -n 3 $(SANITIZE_BUILD)/mpi_reproducible
 	@# libpapcoll_pmpi.so under an unmodified program (the ASan runtime must load first)

@@ -224,6 +224,11 @@ int papcoll_progress_poll(void);
  * running progress thread;
  * 0 where only papcoll_wait / papcoll_test / papcoll_progress_poll do. */
 int papcoll_mpi_advances_requests(void);
+/* The tags of pc's non-blocking all-reduces (docs/nonblocking.md, "Tags"): how many of its
+ * posts are in flight on this rank holding their tag ranges now (*holding), and how many
+ * posts so far had to wait for an earlier one's range (*waited; only where the counter came
+ * round onto a range still in flight). Either pointer may be NULL. */
+int papcoll_tag_holders(papcoll_comm *pc, int *holding, int64_t *waited);
 /* ---- the arrival monitor (Proficz 2018, Sect. 3): predictions for auto, slt, prr, straggler
  * In a loop of compute phases each followed by an all-reduce on pc:
  *   papcoll_compute_begin(pc);  ...half the work...  papcoll_edge(pc, 0.5);  ...rest...

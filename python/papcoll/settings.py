@@ -189,11 +189,12 @@ SETTINGS: tuple[Setting, ...] = (
         read_in=("src/mpi/native_variants.c",), docs="docs/mpi.md"),
     Setting(
         reader=LIBRARY, when="papcoll_comm_create",
-        environment="PAPCOLL_TAG_WINDOWS",
-        default="as many as MPI's tag bound leaves, at most 1024",
-        accepted="a whole number >= 1 (only ever lowers the number); the same on every rank",
-        meaning="how many non-blocking operations may be in flight on a communicator before "
-                "a later one waits; the tests use 2 so that windows are reused",
+        environment="PAPCOLL_TAG_LIMIT",
+        default="MPI's MPI_TAG_UB",
+        accepted="a whole number from 32767 (the least MPI_TAG_UB MPI allows) to 2147483647 "
+                 "(only ever lowers MPI_TAG_UB); the same on every rank",
+        meaning="the highest tag papcoll's non-blocking and persistent all-reduces use: the "
+                "tests set 32767, Open MPI's MPI_TAG_UB, under MPICH",
         read_in=("src/mpi/communicator.c",), docs="docs/nonblocking.md"),
     # ---- the drop-in library (LD_PRELOAD=$(papcoll preload)) -------------------------------
     Setting(

@@ -3,6 +3,7 @@
  * papcoll_allreduce with MPI_Allreduce's semantics and argument checks. */
 #define _POSIX_C_SOURCE 200809L /* sched_yield */
 #include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,8 +94,6 @@ static void release_communicator(papcoll_comm *pc) {
     if (pc->progress_thread) progress_thread_release();
     if (pc->nonblocking_comm != MPI_COMM_NULL && !pc->shares_tag_space)
         MPI_Comm_free(&pc->nonblocking_comm);
-    free(pc->window_owner);
-    free(pc->window_turn);
     free(pc->groups);
     free(pc->call_classes);
     free(pc->call_arrivals);
@@ -127,20 +126,21 @@ static int agree_on_checking(papcoll_comm *pc) {
     return MPI_SUCCESS;
 }
 
-/* PAPCOLL_TAG_WINDOWS, read before the agreement: a post picks its window as its number
- * modulo the windows, so ranks with different counts would tag the same post differently
- * and never match. 0: unset. */
-static int read_tag_windows(long *asked) {
-    const char *windows = getenv("PAPCOLL_TAG_WINDOWS");
-    *asked = 0;
-    if (windows == NULL || windows[0] == '\0') return MPI_SUCCESS;
+/* PAPCOLL_TAG_LIMIT, read before the agreement: the tag counter hands out ranges below it,
+ * so ranks with different limits would tag the same post differently and never match. 0:
+ * unset. Only ever lowers MPI_TAG_UB: the tests set Open MPI's 32767 under MPICH. */
+static int read_tag_limit(long *limit) {
+    const char *text = getenv("PAPCOLL_TAG_LIMIT");
+    *limit = 0;
+    if (text == NULL || text[0] == '\0') return MPI_SUCCESS;
     char *end = NULL;
     errno = 0;
-    long value = strtol(windows, &end, 10);
-    if (*end != '\0' || value < 1 || errno == ERANGE)
-        return record_error(MPI_ERR_ARG, "papcoll_comm_create: PAPCOLL_TAG_WINDOWS='%.32s' is "
-                            "not a whole number >= 1", windows);
-    *asked = value;
+    long value = strtol(text, &end, 10);
+    if (*end != '\0' || value < SCHED_MAX_TAG || value > INT_MAX || errno == ERANGE)
+        return record_error(MPI_ERR_ARG, "papcoll_comm_create: PAPCOLL_TAG_LIMIT='%.32s' is "
+                            "not a whole number from %d (the least MPI_TAG_UB MPI allows) to "
+                            "%d", text, SCHED_MAX_TAG, INT_MAX);
+    *limit = value;
     return MPI_SUCCESS;
 }
 
@@ -155,28 +155,29 @@ static int read_progress(papcoll_progress *progress) {
     return MPI_SUCCESS;
 }
 
-/* The non-blocking calls' tag windows (nonblocking.c), and the progress thread where asked
- * for (progress.c).
+/* The non-blocking and persistent calls' tags (tag_counter.c), and the progress thread
+ * where asked for (progress.c).
  *
  * Why the private communicator's tag space is shared: each communicator costs the MPI a
  * context id, of which MPICH has 2048 in all, and papcoll once made three for each of the
- * program's (a program that never freed its communicators ran out after 511, against 2046
- * without papcoll). Where MPI_TAG_UB leaves room, pc->comm alone carries everything, in
- * windows of SCHED_MAX_TAG + 1 tags: window 0 the blocking calls' schedules, window 1 the
- * monitor's messages (monitor.c), windows 2 and up the non-blocking calls'. Point-to-point
+ * program's, and one more per persistent request. Where MPI_TAG_UB leaves room, pc->comm
+ * alone carries everything: tags 0 .. SCHED_MAX_TAG the blocking calls' schedules, the next
+ * SCHED_MAX_TAG + 1 the monitor's messages (monitor.c), the rest the counter's. Point-to-point
  * messages match by tag, and papcoll's collectives on pc->comm run on the calling thread in
  * the same order on every rank. Where it does not (MPI_TAG_UB = 32767, the least MPI
- * allows), the non-blocking calls and the monitor each get a duplicate, as before.
+ * allows), the non-blocking calls and the monitor each get a duplicate, and persistent
+ * requests one each. tag_limit (PAPCOLL_TAG_LIMIT, 0: none) lowers MPI_TAG_UB.
  * Collective (the duplicate, where one is made). */
-static int prepare_nonblocking(papcoll_comm *pc, long asked_windows) {
+static int prepare_nonblocking(papcoll_comm *pc, long tag_limit) {
     int *tag_upper_bound = NULL, found = 0;
     MPI_Comm_get_attr(pc->comm, MPI_TAG_UB, &tag_upper_bound, &found);
-    long long tags = found ? (long long)*tag_upper_bound + 1 : SCHED_MAX_TAG + 1;
-    long long windows_in_all = tags / (SCHED_MAX_TAG + 1);
-    pc->shares_tag_space = windows_in_all >= 3;
+    long long highest = found ? (long long)*tag_upper_bound : SCHED_MAX_TAG;
+    if (tag_limit > 0 && tag_limit < highest) highest = tag_limit;
+    pc->shares_tag_space = highest + 1 >= 3LL * (SCHED_MAX_TAG + 1);
+    int32_t first = 0;
     if (pc->shares_tag_space) {
         pc->nonblocking_comm = pc->comm;
-        pc->first_nonblocking_window = 2;
+        first = 2 * (SCHED_MAX_TAG + 1);
     } else {
         int code = MPI_Comm_dup(pc->comm, &pc->nonblocking_comm);
         if (code != MPI_SUCCESS) {
@@ -185,17 +186,8 @@ static int prepare_nonblocking(papcoll_comm *pc, long asked_windows) {
                                       "(non-blocking)");
         }
         MPI_Comm_set_errhandler(pc->nonblocking_comm, MPI_ERRORS_RETURN);
-        pc->first_nonblocking_window = 0;
     }
-    long long usable = windows_in_all - pc->first_nonblocking_window;
-    pc->tag_windows = usable > NONBLOCKING_MOST_WINDOWS ? NONBLOCKING_MOST_WINDOWS : (int)usable;
-    /* PAPCOLL_TAG_WINDOWS=N uses fewer (the tests take 2, so that windows are reused) */
-    if (asked_windows > 0 && asked_windows < pc->tag_windows) pc->tag_windows = (int)asked_windows;
-    pc->window_owner = calloc((size_t)pc->tag_windows, sizeof *pc->window_owner);
-    pc->window_turn = malloc((size_t)pc->tag_windows * sizeof *pc->window_turn);
-    if (pc->window_owner == NULL || pc->window_turn == NULL)
-        return record_error(MPI_ERR_NO_MEM, "papcoll_comm_create: out of memory");
-    for (int w = 0; w < pc->tag_windows; w++) pc->window_turn[w] = w;
+    tag_counter_prepare(&pc->tags, first, (int32_t)highest);
     if (pc->config.progress != PAPCOLL_PROGRESS_CALLS &&
         pc->config.progress != PAPCOLL_PROGRESS_THREAD)
         return record_error(MPI_ERR_ARG, "papcoll_comm_create: progress %d is neither "
@@ -284,8 +276,8 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
     MPI_Comm_size(comm, &ranks);
     int refusal = config_refusal(config, algorithm, ranks);
     if (refusal == MPI_SUCCESS) refusal = read_progress(&effective.progress);
-    long asked_windows = 0;
-    if (refusal == MPI_SUCCESS) refusal = read_tag_windows(&asked_windows);
+    long tag_limit = 0;
+    if (refusal == MPI_SUCCESS) refusal = read_tag_limit(&tag_limit);
     rules_set rules;
     memset(&rules, 0, sizeof rules);
     if (refusal == MPI_SUCCESS) refusal = read_rules(config, algorithm, &rules);
@@ -293,7 +285,7 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
      * every rank here rather than hang one in what follows. Ranks with different rules
      * files would choose different algorithms for one call (a hang): their contents must
      * agree, not their paths. */
-    agreed_setting settings[] = {{"PAPCOLL_TAG_WINDOWS", asked_windows},
+    agreed_setting settings[] = {{"PAPCOLL_TAG_LIMIT", tag_limit},
                                  {"the rules file's contents (PAPCOLL_RULES or "
                                   "config.rules_file; 0: none)", rules.digest}};
     int code = config_agreement_check(comm, &effective, settings,
@@ -339,7 +331,7 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
     if ((code = agree_on_checking(pc)) != MPI_SUCCESS ||
         (code = reproducible_setting(pc)) != MPI_SUCCESS ||
         (code = rules_outside_reproducible(pc)) != MPI_SUCCESS ||
-        (code = prepare_nonblocking(pc, asked_windows)) != MPI_SUCCESS ||
+        (code = prepare_nonblocking(pc, tag_limit)) != MPI_SUCCESS ||
         (code = native_variants_open(&pc->natives, pc->comm,
                                      config->arrival_source == PAPCOLL_ARRIVALS_AUTOMATIC)) !=
             MPI_SUCCESS ||

@@ -1,6 +1,6 @@
 /* config_agreement.c - which papcoll_config fields must be the same on every rank, said once
  * (the table below), and the check at papcoll_comm_create that they are, together with the
- * settings read from the environment that must agree too (agreed_setting: the tag windows).
+ * settings read from the environment that must agree too (agreed_setting: the tag limit).
  *
  * Why at create and always (not only with PAPCOLL_CHECK): a field that differs makes ranks
  * build different schedules or wait in different places - max_message_elements splits a

@@ -8,7 +8,7 @@
 #include "papcoll.h"
 
 /* A setting read from the environment that is not a config field but must agree too
- * (PAPCOLL_TAG_WINDOWS: posts pick their tags by it). */
+ * (PAPCOLL_TAG_LIMIT: posts take their tags below it). */
 typedef struct agreed_setting {
     const char *name;
     int64_t value;

@@ -79,6 +79,12 @@ int executor_plan_prepare(executor_plan *plan) {
     plan->dependents = calloc((size_t)s->dependency_count + 1, sizeof(int32_t));
     plan->initial_pending = calloc(n + 1, sizeof(int32_t));
     if (!plan->dependent_first || !plan->dependents || !plan->initial_pending) return 0;
+    /* a non-blocking operation takes this many tags from its communicator's counter */
+    plan->tag_count = 0;
+    for (int32_t i = 0; i < s->op_count; i++)
+        if ((s->ops[i].kind == SCHED_SEND || s->ops[i].kind == SCHED_RECV) &&
+            s->ops[i].u.message.tag >= plan->tag_count)
+            plan->tag_count = s->ops[i].u.message.tag + 1;
     return sched_dependents(s, plan->initial_pending, plan->dependent_first, plan->dependents);
 }
 
@@ -281,49 +287,37 @@ static int wait_for_messages(executor_run *run) {
     return take_completions(run, code, completed);
 }
 
-/* After a failed run: no request of the call may stay outstanding, or freeing the
- * communicator would free scratch a receive still writes into. Every receive left is
- * cancelled and then completed; MPI promises that a cancelled request completes without
- * the other side (MPI-4.0 3.8.4), but some MPI libraries cannot cancel a send already
- * started, so the wait is bounded (SETTLE_SECONDS): what is still in flight then is freed
- * with MPI_Request_free (MPI completes it in the background) and the buffers it may touch
- * are handed over to it for good (never freed). Either way the workspace is spoiled: the
- * peers' messages of the failed call may still arrive on the private communicator, where a
- * later call's receives would match them and compute a wrong result, so the communicator
- * refuses every later call (communicator.c) and only papcoll_comm_free remains. */
-enum { SETTLE_SECONDS = 1 };
+/* After a failed run its requests are settled (request_settling.c). Either way the
+ * workspace is spoiled: the peers' messages of the failed call may still arrive on the
+ * private communicator, where a later call's receives would match them and compute a wrong
+ * result, so the communicator refuses every later call (communicator.c) and only
+ * papcoll_comm_free remains. Scratch MPI may still write into is never freed. */
+static void hand_over_scratch(executor_run *run) {
+    executor_workspace *w = run->workspace;
+    run->active = 0;
+    if (w->abandoned_requests > 0) {
+        w->scratch = NULL;
+        w->scratch_bytes = 0;
+    }
+}
 
 void executor_abandon(executor_run *run) {
     executor_workspace *w = run->workspace;
     w->spoiled = 1;
-    /* receives only: cancelling a send is deprecated (MPI-4.0 3.8.4) and crashed MPICH's
-     * UCX layer (SIGSEGV in ucp_request_cancel) on a send whose peer had failed; a send is
-     * waited for below and then freed like any request that will not settle. A failed wait
-     * may have freed some requests already. */
-    for (int32_t r = 0; r < run->active; r++)
-        if (w->requests[r] != MPI_REQUEST_NULL && w->request_elements[r] >= 0)
-            MPI_Cancel(&w->requests[r]);
-    double deadline = MPI_Wtime() + SETTLE_SECONDS;
-    int done = 0;
-    while (!done && MPI_Wtime() < deadline) {
-        if (MPI_Testall(run->active, w->requests, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
-            break; /* a request that failed is still complete; test the rest singly below */
-        if (!done) sched_yield();
-    }
-    for (int32_t r = 0; r < run->active; r++) {
-        int finished = 0;
-        if (w->requests[r] != MPI_REQUEST_NULL) MPI_Test(&w->requests[r], &finished,
-                                                         MPI_STATUS_IGNORE);
-        if (w->requests[r] == MPI_REQUEST_NULL || finished) continue;
-        MPI_Request_free(&w->requests[r]);
-        w->abandoned_requests++;
-    }
-    run->active = 0;
-    if (w->abandoned_requests > 0) {
-        /* MPI may still read or write these: leak them rather than free them under it */
-        w->scratch = NULL;
-        w->scratch_bytes = 0;
-    }
+    request_settling_finish(w->requests, run->active, w->request_elements,
+                            &w->abandoned_requests);
+    hand_over_scratch(run);
+}
+
+int executor_settle_step(executor_run *run, request_settling *settling,
+                         int (*request_is_complete)(MPI_Request)) {
+    executor_workspace *w = run->workspace;
+    w->spoiled = 1;
+    if (!request_settling_step(settling, w->requests, run->active, w->request_elements,
+                               request_is_complete, &w->abandoned_requests))
+        return 0;
+    hand_over_scratch(run);
+    return 1;
 }
 
 /* Upper bound of the requests one run can have in flight: every message op's pieces. */
@@ -386,6 +380,12 @@ static int start_ready(executor_run *run) {
     return code;
 }
 
+/* Rounds of executor_advance (start what is ready, collect what finished) per call. Where
+ * every message completes at once (one rank, shared memory) an unbounded loop ran a whole
+ * multi-megabyte schedule inside one MPI_Test of the program's, from MPI's progress hook;
+ * the engine comes back at the next poll anyway. */
+enum { ADVANCE_ROUNDS = 8 };
+
 /* The requests found complete without MPI's progress engine: each one that
  * request_is_complete reports is completed with MPI_Test, which on a complete request
  * only frees it (MPICH: MPIR_Test_state progresses only an incomplete one). */
@@ -413,7 +413,7 @@ static int collect_completed(executor_run *run, int (*request_is_complete)(MPI_R
 int executor_advance(executor_run *run, int (*request_is_complete)(MPI_Request), int *done) {
     executor_workspace *w = run->workspace;
     int code = MPI_SUCCESS;
-    for (;;) {
+    for (int round = 0; round < ADVANCE_ROUNDS; round++) {
         if ((code = start_ready(run)) != MPI_SUCCESS || run->remaining == 0) break;
         int completed = 0;
         code = request_is_complete != NULL
@@ -425,7 +425,6 @@ int executor_advance(executor_run *run, int (*request_is_complete)(MPI_Request),
         if (tested != MPI_SUCCESS || completed == 0 || completed == MPI_UNDEFINED) break;
     }
     *done = code == MPI_SUCCESS && run->remaining == 0;
-    if (code != MPI_SUCCESS && run->posted_any) executor_abandon(run);
     return code;
 }
 

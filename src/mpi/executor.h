@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "request_settling.h"
 #include "schedule.h"
 
 /* A schedule ready to run, kept across calls with the same shape (the common case in a
@@ -30,6 +31,7 @@ typedef struct executor_plan {
     int32_t *dependent_first;  /* CSR: the ops waiting for op i are */
     int32_t *dependents;       /* dependents[dependent_first[i] .. dependent_first[i+1]) */
     int32_t *initial_pending;  /* how many ops each op waits for */
+    int32_t tag_count;         /* the schedule's highest tag + 1 (0: no message) */
     /* non-blocking operations running it (nonblocking.c): a cache keeps it while > 0;
      * changed with __atomic builtins, as an operation lets go in whatever thread
      * completes it */
@@ -72,7 +74,7 @@ typedef struct executor_run {
     MPI_Op op;
     int64_t chunk;             /* most elements per MPI message */
     int tag_offset;            /* added to every schedule tag: operations outstanding
-                                  together on one communicator each get their own window */
+                                  together on one communicator each get their own range */
     int32_t ready_head, ready_tail;
     int32_t active;            /* requests in flight */
     int32_t remaining;         /* ops not yet completed */
@@ -94,20 +96,24 @@ int executor_run_blocking(const executor_plan *plan, executor_workspace *workspa
  * never blocking; *done says whether the schedule finished. With request_is_complete NULL
  * it tests with MPI_Testsome (which drives MPI's progress); inside MPI's own progress engine
  * (an MPICH progress hook, progress.c) that is forbidden, and request_is_complete (MPICH's
- * MPIX_Request_is_complete) says which requests finished instead. A failure abandons the
- * run (executor_abandon) and returns the error. */
+ * MPIX_Request_is_complete) says which requests finished instead. Bounded work per call
+ * (executor.c: ADVANCE_ROUNDS). A failure returns the error and leaves the requests in
+ * flight to executor_settle_step. */
 int executor_begin(executor_run *run, const executor_plan *plan,
                    executor_workspace *workspace, MPI_Comm comm, int64_t max_message_elements,
                    int tag_offset, const void *sendbuf, void *recvbuf, MPI_Datatype datatype,
                    MPI_Op op);
 int executor_advance(executor_run *run, int (*request_is_complete)(MPI_Request), int *done);
-/* After a failure: cancels and settles every request still in flight (executor.c says how)
- * and marks the workspace spoiled. */
+/* After a failure: settles every request still in flight (request_settling.h) and marks
+ * the workspace spoiled; only outside MPI's progress. */
 void executor_abandon(executor_run *run);
+/* The same in steps (request_settling_step, check as there): 1 once settled. */
+int executor_settle_step(executor_run *run, request_settling *settling,
+                         int (*request_is_complete)(MPI_Request));
 
 void executor_plan_release(executor_plan *plan);
 void executor_workspace_release(executor_workspace *workspace);
-/* Prepares the reverse edges and pending counts of plan->schedule. */
+/* Prepares the reverse edges, pending counts and tag count of plan->schedule. */
 int executor_plan_prepare(executor_plan *plan);
 
 #endif /* PAPCOLL_MPI_EXECUTOR_H */

@@ -13,9 +13,8 @@
 #include "parameters.h"
 #include "plan_cache.h"
 #include "rules.h"
+#include "tag_counter.h"
 
-/* Operations in flight on one communicator beyond this many wait for a window (tags). */
-enum { NONBLOCKING_MOST_WINDOWS = 1024 };
 /* Sizes whose reproducible-mode decision is kept (a training loop has a few). */
 enum { REPRODUCIBLE_CHOICES = 8 };
 
@@ -44,22 +43,17 @@ struct papcoll_comm {
     double *call_arrivals;     /* per call: its representative arrivals (call_plan.c) */
     executor_workspace workspace;
     monitor_state monitor;
-    /* 1: comm carries the monitor's and the non-blocking calls' messages too, in windows of
-     * SCHED_MAX_TAG + 1 tags (communicator.c: prepare_nonblocking says why) */
+    /* 1: comm carries the monitor's and the non-blocking calls' messages too, above the
+     * blocking calls' SCHED_MAX_TAG + 1 tags (communicator.c: prepare_nonblocking says why) */
     int shares_tag_space;
-    /* Non-blocking all-reduces (nonblocking.c): comm (or a duplicate), on which the k-th
-     * outstanding one's schedule tags are shifted into window first_nonblocking_window +
-     * (k mod tag_windows) */
+    /* Non-blocking and persistent all-reduces: comm (or a duplicate), their tags from a
+     * counter (tag_counter.c) */
     MPI_Comm nonblocking_comm;
-    int first_nonblocking_window;
-    int tag_windows;           /* the windows left to them, at most NONBLOCKING_MOST_WINDOWS */
-    /* the operation that holds each window, NULL when free; guarded by the progress
-     * engine's lock (progress.c), which alone claims and frees windows */
-    struct papcoll_operation **window_owner;
-    /* the post number whose turn it is in each window: k, then k + tag_windows, ... so a
-     * window serves its operations in post order on every rank (engine's lock) */
-    int64_t *window_turn;
-    int64_t nonblocking_posted;
+    tag_counter tags;
+    /* the posts of this communicator in flight on this rank, newest first: whose tags a
+     * later post may have to wait for (operation.c); guarded by the engine's lock */
+    struct papcoll_operation *tag_holders;
+    int64_t tag_waits;         /* posts that waited for one (papcoll_tag_holders) */
     int32_t nonblocking_outstanding; /* posted, request not yet freed (__atomic) */
     int32_t nonblocking_spoiled;     /* one failed with messages in flight (__atomic) */
     int32_t persistent_alive;        /* persistent requests not yet freed (__atomic) */

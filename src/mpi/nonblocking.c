@@ -8,14 +8,11 @@
  * from what every rank already knows alike: the arrival pattern the monitor learnt in the
  * blocking calls before (monitor_learnt_arrivals), or none.
  *
- * Operations outstanding together share the communicator's non-blocking duplicate; the
- * k-th posted shifts its schedule's tags into window k mod tag_windows, so messages of two
- * operations never match each other. An operation posts nothing until it holds its window
- * (operation_claim_window), which the one before it in that window gives back when it
- * finishes on this rank: then its messages to others went out before any of the later
- * one's, which MPI keeps in order, and its receives are all matched. Which window an
- * operation gets depends on the post order alone, the same on every rank; waiting for one
- * depends on progress, but only delays the operation, never refuses it.
+ * Operations outstanding together share the communicator's non-blocking duplicate; each
+ * takes the tags its schedule needs (its highest tag + 1) from the communicator's counter
+ * at its post (tag_counter.c), in post order, which is the same on every rank, so messages
+ * of two operations never match each other and no operation waits for another's tags
+ * (except where the counter came round onto a range still in flight: tag_counter.c).
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -43,8 +40,8 @@ int operation_choose(papcoll_comm *pc, const algorithm_entry *algorithm, plan_ca
     return choosing ? rules_explain_refusal(&choice->report, code) : code;
 }
 
-int operation_start(papcoll_operation *op, MPI_Comm comm, int tag_offset, const void *sendbuf,
-                     void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op mpi_op) {
+int operation_start(papcoll_operation *op, MPI_Comm comm, const void *sendbuf, void *recvbuf,
+                    MPI_Count count, MPI_Datatype datatype, MPI_Op mpi_op) {
     papcoll_comm *pc = op->pc;
     op->native = MPI_REQUEST_NULL;
     op->error = MPI_SUCCESS;
@@ -57,8 +54,14 @@ int operation_start(papcoll_operation *op, MPI_Comm comm, int tag_offset, const 
             return record_error(MPI_ERR_COUNT, "papcoll_iallreduce: auto chose native, and "
                                 "MPI_Iallreduce takes at most INT_MAX elements (count %lld)",
                                 (long long)count);
-        int code = MPI_Iallreduce(sendbuf, recvbuf, (int)count, datatype, mpi_op, comm,
+        int code;
+        if (op->native_persistent != MPI_REQUEST_NULL) {
+            code = MPI_Start(&op->native_persistent);
+            op->native = op->native_persistent; /* MPI_Test leaves it, inactive, when done */
+        } else {
+            code = MPI_Iallreduce(sendbuf, recvbuf, (int)count, datatype, mpi_op, comm,
                                   &op->native);
+        }
         if (code != MPI_SUCCESS)
             return record_error(code, "papcoll_iallreduce: MPI_Iallreduce (auto chose "
                                       "native) failed");
@@ -66,7 +69,7 @@ int operation_start(papcoll_operation *op, MPI_Comm comm, int tag_offset, const 
     }
     const void *source = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     int code = executor_begin(&op->run, op->plan, &op->workspace, comm,
-                              pc->config.max_message_elements, tag_offset, source, recvbuf,
+                              pc->config.max_message_elements, op->tag_first, source, recvbuf,
                               datatype, mpi_op);
     if (code != MPI_SUCCESS) return code;
     return progress_begin(op);
@@ -100,6 +103,7 @@ int papcoll_iallreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
     op->request = MPI_REQUEST_NULL;
     auto_call call = {.kind = AUTO_CALL_POSTED, .count = count, .extent = extent,
                       .commutative = commutative, .datatype = datatype, .op = mpi_op};
+    op->native_persistent = MPI_REQUEST_NULL;
     if ((algorithm == NULL || algorithm->info.needs_arrivals) &&
         monitor_learnt_arrivals(pc, learnt)) {
         call.arrivals = learnt;
@@ -115,18 +119,15 @@ int papcoll_iallreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
     op->plan_owned = op->plan != NULL && op->plan->uncached;
     if (op->plan != NULL && !op->plan_owned) __atomic_add_fetch(&op->plan->users, 1, __ATOMIC_ACQ_REL);
     __atomic_add_fetch(&pc->nonblocking_outstanding, 1, __ATOMIC_ACQ_REL);
-    op->sequence = pc->nonblocking_posted++;
-    op->window = (int)(op->sequence % pc->tag_windows);
-    code = operation_start(op, pc->nonblocking_comm,
-                           (pc->first_nonblocking_window + op->window) * (SCHED_MAX_TAG + 1),
-                           sendbuf,
-                           recvbuf, count, datatype, mpi_op);
+    op->tag_count = op->plan != NULL ? op->plan->tag_count : 0;
+    op->tag_first = tag_counter_take(&pc->tags, op->tag_count, &op->place);
+    code = operation_start(op, pc->nonblocking_comm, sendbuf, recvbuf, count, datatype, mpi_op);
     if (code != MPI_SUCCESS) {
         if (op->request != MPI_REQUEST_NULL) { /* started: MPI frees it at completion */
             *request = op->request;
             return MPI_SUCCESS;
         }
-        operation_finished(op);
+        progress_finish_unstarted(op);
         operation_released(op);
         return code;
     }

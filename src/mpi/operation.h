@@ -8,6 +8,7 @@
 
 #include "auto_call.h"
 #include "internal.h"
+#include "request_settling.h"
 
 typedef struct papcoll_operation {
     struct papcoll_operation *next; /* in the progress engine's list while it runs */
@@ -17,15 +18,28 @@ typedef struct papcoll_operation {
     executor_workspace workspace;
     executor_run run;
     MPI_Request native;        /* auto chose native: its MPI_Iallreduce, else REQUEST_NULL */
+    /* a persistent request's MPI_Allreduce_init, started instead of an MPI_Iallreduce */
+    MPI_Request native_persistent;
     /* persistent requests: this rank's start time to every other rank and theirs to it
      * (2 (P - 1) requests), taken with the operation; count 0 when not exchanged */
     MPI_Request *arrival_requests;
+    const int32_t *arrival_kinds; /* per request: >= 0 a receive, < 0 a send */
     int arrival_count;
     MPI_Request request;       /* the generalized request the program holds */
-    /* papcoll_iallreduce: its tag window (nonblocking.c); it posts nothing until it holds
-     * it (window_held), so a window is reused only once its last holder finished */
-    int window, window_held;
-    int64_t sequence;          /* its post number on the communicator */
+    /* its tags (tag_counter.h): schedule tag t travels as tag_first + t, and a
+     * persistent request's start times on tag_first - 1; tag_count 0: a persistent
+     * request's (its range is its own) or nothing of papcoll's to send */
+    int32_t tag_first, tag_count;
+    int64_t place;             /* its call's place in the communicator's order */
+    int tags_claimed;          /* no earlier post holding an overlapping range is in flight */
+    int tag_waited;            /* it had to wait for one (counted once: papcoll_tag_holders) */
+    struct papcoll_operation *next_holder; /* in pc->tag_holders while in flight */
+    int holds_tags;
+    /* After a failure: the requests still in flight are settled (request_settling.h) before
+     * the operation finishes; start_times_abandoned: start-time messages MPI may still
+     * write, so the persistent request never frees their memory */
+    request_settling settling, start_times_settling;
+    int64_t start_times_abandoned;
     int plan_owned;            /* plan is the operation's own (every cached one was in use) */
     int error;                 /* MPI_SUCCESS or the error class the operation failed with */
     char error_text[320];      /* its message: it may fail in the progress thread, and the
@@ -70,14 +84,28 @@ int progress_hook_available(int (*advance)(void (*when_idle)(void)));
  * MPIX_Request_is_complete), or NULL where MPI_Test may be called there. */
 int (*progress_hook_request_check(void))(MPI_Request);
 
-/* operation.c */
-/* The engine, before it advances op (its lock held): 1 once op holds its tag window (or
- * needs none), 0 while an earlier operation still does. */
-int operation_claim_window(papcoll_operation *op);
-/* The engine is done with op (called with its lock held, before the request completes):
- * what op held of its communicator (a plan, a tag window) is given back. */
+/* progress.c: whether the calling thread holds the engine's lock (the debug assertions of
+ * the functions below that need it) */
+int progress_engine_held(void);
+/* An operation that failed before progress_begin took it: finished under the engine's lock
+ * (its holders' list), then released; nothing of it was posted to the engine. */
+void progress_finish_unstarted(papcoll_operation *op);
+
+/* operation.c; each called with the engine's lock held (asserted) */
+/* The engine takes op in: a post joins its communicator's tag holders. */
+void operation_entered(papcoll_operation *op);
+/* The engine, before it advances op: 1 once op may post on its tags, 0 while an earlier post
+ * holding an overlapping range is in flight on this rank (tag_counter.c says why that
+ * cannot deadlock). */
+int operation_claim_tags(papcoll_operation *op);
+/* After op failed: one step of settling what it left in flight, without MPI's progress
+ * where check is given (inside MPI's progress hook); 1 once all is settled. */
+int operation_settle_step(papcoll_operation *op, int (*check)(MPI_Request));
+/* The engine is done with op (before the request completes): what op held of its
+ * communicator (a plan, its tags) is given back. */
 void operation_finished(papcoll_operation *op);
-/* MPI is done with op's request (its free function): a papcoll_iallreduce op is freed. */
+/* MPI is done with op's request (its free function): a papcoll_iallreduce op is freed. Any
+ * thread, no lock. */
 void operation_released(papcoll_operation *op);
 
 /* nonblocking.c */
@@ -87,11 +115,11 @@ void operation_released(papcoll_operation *op);
 int operation_choose(papcoll_comm *pc, const algorithm_entry *algorithm, plan_cache *plans,
                      const auto_call *call, auto_choice *choice, monitor_call_tag *tag,
                      executor_plan **plan);
-/* Starts op (its plan chosen; op->arrival_requests already posted) on comm with tags
- * shifted by tag_offset: MPI_Iallreduce where op->plan is NULL and count > 0, else the
+/* Starts op (its plan chosen, op->tag_first set; op->arrival_requests already posted) on
+ * comm: MPI_Iallreduce where op->plan is NULL and count > 0, else the
  * plan; then hands it to the engine. On an error before progress_begin, op->request stays
  * MPI_REQUEST_NULL. */
-int operation_start(papcoll_operation *op, MPI_Comm comm, int tag_offset, const void *sendbuf,
+int operation_start(papcoll_operation *op, MPI_Comm comm, const void *sendbuf,
                     void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op mpi_op);
 
 

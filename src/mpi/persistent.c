@@ -24,11 +24,13 @@
  *   sends        t1, -    t2, c1   t3, c2                  t4, c3
  *   observes     -        -        start 1: max c1 - max t1  start 2: max c2 - max t2
  *
- * Init is collective (as MPI's is): it duplicates the communicator, since starts of several
- * persistent requests may come in different orders on different ranks (MPI-4.1 6.13), and
- * calibrates tau if the communicator has not yet. Free is local.
+ * Init is collective (as MPI's is): it reserves the request's own tags on the papcoll
+ * communicator (persistent_communicator), since starts of several persistent requests may
+ * come in different orders on different ranks (MPI-4.1 6.13), and calibrates tau if the
+ * communicator has not yet. Free is local.
  */
 #define _POSIX_C_SOURCE 200809L /* sched_yield */
+#include <limits.h>
 #include <math.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -40,13 +42,21 @@
 #include "monitor_tau.h"
 #include "operation.h"
 
-enum { ARRIVAL_TAG = SCHED_MAX_TAG + 1 };
+enum { OWN_COMMUNICATOR_ARRIVAL_TAG = SCHED_MAX_TAG + 1 };
 /* How long papcoll_persistent_free waits for MPI to let go of the last request. */
 #define RELEASE_SECONDS 1.0
 
 struct papcoll_persistent {
     papcoll_comm *pc;
-    MPI_Comm comm;             /* private duplicate */
+    /* pc's non-blocking communicator, its tags reserved at init (tag_counter.h); or, where
+     * none were left, a duplicate of its own (owns_comm) */
+    MPI_Comm comm;
+    int owns_comm;
+    int arrival_tag;           /* the start times' tag */
+    /* auto on pc's communicator: MPI's own persistent all-reduce, made at init, for the
+     * starts auto runs as native (an MPI_Iallreduce at a start would be a collective in
+     * start order, which MPI lets differ between ranks) */
+    MPI_Request native;
     const void *sendbuf;
     void *recvbuf;
     MPI_Count count;
@@ -66,20 +76,65 @@ struct papcoll_persistent {
     monitor_call_tag start_tags[2]; /* and what each ran, for the loop */
     arrival_history history;   /* the starts before: what a start is predicted from */
     MPI_Request *arrival_requests; /* 2 (P - 1) */
+    int32_t *arrival_kinds;        /* a receive, then a send, per peer (exchange_times) */
     auto_choice last_choice;
     decision_site *decisions;  /* auto: the request's own decisions (auto_call.h says why) */
+    int64_t times_abandoned;   /* start-time requests left to MPI when times was replaced */
 };
 
 static void release(papcoll_persistent *p) {
     plan_cache_clear(&p->plans);
     executor_workspace_release(&p->operation.workspace);
-    if (p->comm != MPI_COMM_NULL) MPI_Comm_free(&p->comm);
-    free(p->times);
+    if (p->native != MPI_REQUEST_NULL) MPI_Request_free(&p->native);
+    if (p->owns_comm && p->comm != MPI_COMM_NULL) MPI_Comm_free(&p->comm);
+    /* start times MPI could not settle may still arrive there: left to MPI for good */
+    if (p->operation.start_times_abandoned == p->times_abandoned) free(p->times);
     arrival_history_release(&p->history);
     free(p->arrival_requests);
+    free(p->arrival_kinds);
     if (p->decisions != NULL) decision_site_release(p->decisions);
     free(p->decisions);
     free(p);
+}
+
+/* Where the request's messages go: pc's non-blocking communicator, on tags reserved now
+ * (init is collective, so every rank reserves the same range: tag_counter.c), spending no
+ * context id; else, where the counter has none left, a duplicate of its own. Collective. */
+static int persistent_communicator(papcoll_persistent *p) {
+    papcoll_comm *pc = p->pc;
+    int64_t place = 0;
+    int32_t first = tag_counter_reserve(&pc->tags, &place);
+    p->operation.place = place;
+    if (first >= 0) {
+        p->comm = pc->nonblocking_comm;
+        p->arrival_tag = first;
+        p->operation.tag_first = first + 1;
+#if MPI_VERSION >= 4
+        if (p->algorithm == NULL && p->count > 0 && p->count <= INT_MAX) {
+            int code = MPI_Allreduce_init(p->sendbuf, p->recvbuf, (int)p->count, p->datatype,
+                                          p->op, p->comm, MPI_INFO_NULL, &p->native);
+            if (code != MPI_SUCCESS) {
+                p->native = MPI_REQUEST_NULL;
+                return record_error(code, "papcoll_allreduce_init: MPI_Allreduce_init (for "
+                                          "the starts auto runs as native) failed");
+            }
+        }
+        return MPI_SUCCESS;
+#endif
+    }
+    int code = MPI_Comm_dup(pc->comm, &p->comm);
+    if (code != MPI_SUCCESS) {
+        p->comm = MPI_COMM_NULL;
+        return record_error(code, "papcoll_allreduce_init: MPI_Comm_dup failed");
+    }
+    p->owns_comm = 1;
+    p->operation.tag_first = 0;
+    MPI_Comm_set_errhandler(p->comm, MPI_ERRORS_RETURN);
+    int *tag_upper_bound = NULL, found = 0; /* the start times travel above the schedule's */
+    MPI_Comm_get_attr(p->comm, MPI_TAG_UB, &tag_upper_bound, &found);
+    p->arrival_tag = OWN_COMMUNICATOR_ARRIVAL_TAG;
+    if (!found || *tag_upper_bound < OWN_COMMUNICATOR_ARRIVAL_TAG) p->exchanges = 0;
+    return MPI_SUCCESS;
 }
 
 int papcoll_allreduce_init(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
@@ -102,11 +157,13 @@ int papcoll_allreduce_init(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
     p->times = calloc(2 * ranks, sizeof *p->times);
     int history_made = arrival_history_init(&p->history, pc->size);
     p->arrival_requests = malloc(2 * ranks * sizeof *p->arrival_requests);
+    p->arrival_kinds = malloc(2 * ranks * sizeof *p->arrival_kinds);
     p->comm = MPI_COMM_NULL;
+    p->native = MPI_REQUEST_NULL;
     if (algorithm == NULL && (p->decisions = malloc(sizeof *p->decisions)) != NULL &&
         decision_site_init(p->decisions, pc->size) != MPI_SUCCESS)
         history_made = 0; /* released below with the rest */
-    if (!p->times || !history_made || !p->arrival_requests ||
+    if (!p->times || !history_made || !p->arrival_requests || !p->arrival_kinds ||
         (algorithm == NULL && p->decisions == NULL)) {
         release(p);
         return record_error(MPI_ERR_NO_MEM, "papcoll_allreduce_init: out of memory");
@@ -128,15 +185,12 @@ int papcoll_allreduce_init(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
     p->operation.owner = p;
     p->operation.request = MPI_REQUEST_NULL;
     p->operation.arrival_requests = p->arrival_requests;
-    if ((code = MPI_Comm_dup(pc->comm, &p->comm)) != MPI_SUCCESS) {
-        p->comm = MPI_COMM_NULL;
+    p->operation.arrival_kinds = p->arrival_kinds;
+    for (size_t k = 0; k < 2 * ranks; k++) p->arrival_kinds[k] = k % 2 == 0 ? 1 : -1;
+    if ((code = persistent_communicator(p)) != MPI_SUCCESS) {
         release(p);
-        return record_error(code, "papcoll_allreduce_init: MPI_Comm_dup failed");
+        return code;
     }
-    MPI_Comm_set_errhandler(p->comm, MPI_ERRORS_RETURN);
-    int *tag_upper_bound = NULL, found = 0; /* the start times travel on tag 32768 */
-    MPI_Comm_get_attr(p->comm, MPI_TAG_UB, &tag_upper_bound, &found);
-    if (!found || *tag_upper_bound < ARRIVAL_TAG) p->exchanges = 0; /* no history, then */
     double latency, seconds_per_byte, reduce_seconds_per_byte;
     if (p->exchanges &&
         !monitor_model(pc, &latency, &seconds_per_byte, &reduce_seconds_per_byte) &&
@@ -160,30 +214,20 @@ static int released_by_mpi(papcoll_operation *op) {
 }
 
 /* After a start failed before its post: the start times already in flight must not write
- * into p->times later, or stay posted. Cancelled, then waited for a bounded time; what MPI
- * could not settle is freed (MPI completes it in the background; p->times then stays
- * allocated for good, as executor_abandon leaves its scratch). */
+ * into p->times later, or stay posted (request_settling.h). */
 static void settle_start_times(papcoll_operation *op) {
-    papcoll_persistent *p = op->owner;
-    for (int r = 0; r < op->arrival_count; r++)
-        if (op->arrival_requests[r] != MPI_REQUEST_NULL) MPI_Cancel(&op->arrival_requests[r]);
-    double deadline = MPI_Wtime() + RELEASE_SECONDS;
-    int done = 0;
-    while (!done && MPI_Wtime() < deadline)
-        if (MPI_Testall(op->arrival_count, op->arrival_requests, &done, MPI_STATUSES_IGNORE) !=
-            MPI_SUCCESS)
-            break;
-    int abandoned = 0;
-    for (int r = 0; r < op->arrival_count; r++)
-        if (op->arrival_requests[r] != MPI_REQUEST_NULL) {
-            MPI_Request_free(&op->arrival_requests[r]);
-            abandoned = 1;
-        }
+    request_settling_finish(op->arrival_requests, op->arrival_count, op->arrival_kinds,
+                            &op->start_times_abandoned);
     op->arrival_count = 0;
-    if (abandoned) { /* MPI may still write into the old array: leaked on purpose */
-        p->times = calloc(2 * (size_t)p->pc->size, sizeof *p->times);
-        if (p->times == NULL) p->exchanges = 0;
-    }
+}
+
+/* Start times MPI could not settle (here or after a failure in the engine) may still
+ * arrive in p->times: a new array for the next starts, the old one left to MPI for good. */
+static void replace_abandoned_times(papcoll_persistent *p) {
+    if (p->operation.start_times_abandoned == p->times_abandoned) return;
+    p->times_abandoned = p->operation.start_times_abandoned;
+    p->times = calloc(2 * (size_t)p->pc->size, sizeof *p->times);
+    if (p->times == NULL) p->exchanges = 0;
 }
 
 /* This start's time and the previous start's completion (NaN: none) to every other rank,
@@ -196,10 +240,10 @@ static int exchange_times(papcoll_persistent *p, double now) {
         p->starts > 0 ? p->operation.finished_at + pc->monitor.clock_offset : NAN;
     for (int peer = 0; peer < pc->size; peer++) {
         if (peer == pc->rank) continue;
-        int code = MPI_Irecv(&p->times[2 * peer], 2, MPI_DOUBLE, peer, ARRIVAL_TAG, p->comm,
-                             &p->arrival_requests[posted++]);
+        int code = MPI_Irecv(&p->times[2 * peer], 2, MPI_DOUBLE, peer, p->arrival_tag,
+                             p->comm, &p->arrival_requests[posted++]);
         if (code == MPI_SUCCESS)
-            code = MPI_Isend(&p->times[2 * pc->rank], 2, MPI_DOUBLE, peer, ARRIVAL_TAG,
+            code = MPI_Isend(&p->times[2 * pc->rank], 2, MPI_DOUBLE, peer, p->arrival_tag,
                              p->comm, &p->arrival_requests[posted++]);
         if (code != MPI_SUCCESS) { /* the failed call's slot holds no request */
             p->operation.arrival_count = posted - 1;
@@ -266,7 +310,11 @@ int papcoll_start_notifying(papcoll_persistent *p, MPI_Request *request,
         call.observed_count = 1;
     }
     papcoll_operation *op = &p->operation;
+    replace_abandoned_times(p);
+    op->plan = NULL;
     op->arrival_count = 0;
+    memset(&op->settling, 0, sizeof op->settling);
+    memset(&op->start_times_settling, 0, sizeof op->start_times_settling);
     op->finished = NULL; /* set only once the start cannot fail before its post */
     /* auto or the request's algorithm; native (op->plan NULL): MPI_Iallreduce */
     monitor_call_tag tag;
@@ -282,12 +330,12 @@ int papcoll_start_notifying(papcoll_persistent *p, MPI_Request *request,
     op->request = MPI_REQUEST_NULL;
     op->finished = finished;
     op->finished_argument = argument;
-    code = operation_start(op, p->comm, 0, p->sendbuf, p->recvbuf, p->count, p->datatype,
-                           p->op);
+    op->native_persistent = p->native;
+    code = operation_start(op, p->comm, p->sendbuf, p->recvbuf, p->count, p->datatype, p->op);
     if (op->request == MPI_REQUEST_NULL) { /* failed before its post: no notice */
         op->finished = NULL;
         settle_start_times(op);
-        operation_finished(op);
+        progress_finish_unstarted(op);
     }
     *request = op->request;
     return op->request != MPI_REQUEST_NULL ? MPI_SUCCESS : code;

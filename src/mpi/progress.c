@@ -35,13 +35,34 @@ static pthread_cond_t work_arrived = PTHREAD_COND_INITIALIZER;
 static papcoll_operation *running;  /* operations in flight, guarded by engine */
 static pthread_t thread;
 static int thread_users, thread_stop; /* guarded by engine */
+/* Whether this thread holds engine, for the locking contract's debug assertions
+ * (operation.c): per thread, so it is never read by another */
+static _Thread_local int engine_held_here;
+
+static void engine_lock(void) {
+    pthread_mutex_lock(&engine);
+    engine_held_here = 1;
+}
+
+static int engine_trylock(void) {
+    if (pthread_mutex_trylock(&engine) != 0) return 0;
+    engine_held_here = 1;
+    return 1;
+}
+
+static void engine_unlock(void) {
+    engine_held_here = 0;
+    pthread_mutex_unlock(&engine);
+}
+
+int progress_engine_held(void) { return engine_held_here; }
 
 static int advance_from_hook(void (*when_idle)(void));
 
 int papcoll_mpi_advances_requests(void) {
-    pthread_mutex_lock(&engine);
+    engine_lock();
     int advances = thread_users > 0 || progress_hook_available(advance_from_hook);
-    pthread_mutex_unlock(&engine);
+    engine_unlock();
     return advances;
 }
 
@@ -92,11 +113,20 @@ static int test_requests(MPI_Request *requests, int count, int (*check)(MPI_Requ
     return MPI_SUCCESS;
 }
 
-/* Advances op as far as it goes now; 1 when it is finished (or failed: op->error). */
+/* Marks op failed with code: from here on the engine only settles it. */
+static void mark_failed(papcoll_operation *op, int code) {
+    op->error = code;
+    snprintf(op->error_text, sizeof op->error_text, "%s", papcoll_error_string(code));
+}
+
+/* Advances op as far as it goes now; 1 when it is finished (or failed, op->error, and what
+ * it left in flight is settled). Inside MPI's progress hook a failure only marks op failed
+ * and looks at its requests (request_settling.h); papcoll's own poll or thread cancels. */
 static int advance(papcoll_operation *op, int inside_mpi_progress) {
     int (*check)(MPI_Request) = inside_mpi_progress ? progress_hook_request_check() : NULL;
+    if (op->error != MPI_SUCCESS) return operation_settle_step(op, check);
     int code = MPI_SUCCESS, done = 1, part = 1;
-    if (!operation_claim_window(op)) return 0; /* an earlier operation holds its tags */
+    if (!operation_claim_tags(op)) return 0; /* an earlier post holds some of its tags */
     if (op->plan != NULL) {
         code = executor_advance(&op->run, check, &part);
         done = part;
@@ -110,36 +140,50 @@ static int advance(papcoll_operation *op, int inside_mpi_progress) {
         done = done && part;
     }
     if (code == MPI_SUCCESS) return done;
-    op->error = code;
-    snprintf(op->error_text, sizeof op->error_text, "%s", papcoll_error_string(code));
-    return 1;
+    mark_failed(op, code);
+    return operation_settle_step(op, check);
 }
 
-/* Advances every operation in flight; the finished ones leave the list and their requests
- * are completed. Called with the engine's lock held. After MPI_Grequest_complete the
- * operation may be freed at any moment by the thread that completes the request, so it is
- * unlinked first and never touched after. */
+/* Operations one pass of the engine advances. Every MPI call of the program (a post
+ * too) runs a pass from MPI's hook; with thousands in flight, a pass over all of them made
+ * each post cost as much as all before it (16400 posts outstanding did not finish in 300
+ * s, tests/mpi/tag_counter.c). The ones advanced go to the end of the list, so every
+ * operation is advanced within (operations in flight) / OPERATIONS_PER_PASS passes. */
+enum { OPERATIONS_PER_PASS = 64 };
+
+/* Advances the first OPERATIONS_PER_PASS operations in flight; the finished ones leave the
+ * list and their requests are completed, the others go to its end. Called with the
+ * engine's lock held. After MPI_Grequest_complete the operation may be freed at any moment
+ * by the thread that completes the request, so it is unlinked first and never touched
+ * after. */
 static void advance_all(int inside_mpi_progress) {
-    papcoll_operation **link = &running;
-    while (*link != NULL) {
-        papcoll_operation *op = *link;
+    papcoll_operation *advanced = NULL, **advanced_end = &advanced;
+    for (int visited = 0; running != NULL && visited < OPERATIONS_PER_PASS; visited++) {
+        papcoll_operation *op = running;
+        running = op->next;
         if (advance(op, inside_mpi_progress)) {
-            *link = op->next;
             operation_finished(op);
             MPI_Grequest_complete(op->request);
         } else {
-            link = &op->next;
+            op->next = NULL;
+            *advanced_end = op;
+            advanced_end = &op->next;
         }
     }
+    papcoll_operation **end = &running;
+    while (*end != NULL) end = &(*end)->next;
+    *end = advanced;
 }
 
 /* MPI's progress hook calls this (progress_hook_ensure). */
 static int advance_from_hook(void (*when_idle)(void)) {
-    if (pthread_mutex_trylock(&engine) != 0) return 0;
+    if (!engine_trylock()) return 0;
+    request_settling_inside_hook(1);
     advance_all(1);
+    request_settling_inside_hook(0);
     int idle = running == NULL;
     if (idle && when_idle != NULL) when_idle();
-    pthread_mutex_unlock(&engine);
+    engine_unlock();
     return idle;
 }
 
@@ -148,10 +192,11 @@ int progress_begin(papcoll_operation *op) {
     if (code != MPI_SUCCESS)
         return record_error(code, "papcoll: MPI_Grequest_start failed");
     __atomic_store_n(&op->held_by_mpi, 1, __ATOMIC_RELEASE);
-    pthread_mutex_lock(&engine);
+    engine_lock();
+    operation_entered(op);
     if (advance(op, 0)) {
         operation_finished(op);
-        pthread_mutex_unlock(&engine);
+        engine_unlock();
         MPI_Grequest_complete(op->request);
         return MPI_SUCCESS;
     }
@@ -159,14 +204,32 @@ int progress_begin(papcoll_operation *op) {
     running = op;
     progress_hook_ensure(advance_from_hook);
     pthread_cond_signal(&work_arrived);
-    pthread_mutex_unlock(&engine);
+    engine_unlock();
     return MPI_SUCCESS;
 }
 
+void progress_finish_unstarted(papcoll_operation *op) {
+    engine_lock();
+    operation_finished(op);
+    engine_unlock();
+}
+
 int papcoll_progress_poll(void) {
-    pthread_mutex_lock(&engine);
+    engine_lock();
     advance_all(0);
-    pthread_mutex_unlock(&engine);
+    engine_unlock();
+    return MPI_SUCCESS;
+}
+
+int papcoll_tag_holders(papcoll_comm *pc, int *holding, int64_t *waited) {
+    if (pc == NULL) return record_error(MPI_ERR_ARG, "papcoll_tag_holders: pc is NULL");
+    engine_lock();
+    int held = 0;
+    for (const papcoll_operation *op = pc->tag_holders; op != NULL; op = op->next_holder)
+        held += op->tags_claimed;
+    if (holding != NULL) *holding = held;
+    if (waited != NULL) *waited = pc->tag_waits;
+    engine_unlock();
     return MPI_SUCCESS;
 }
 
@@ -205,18 +268,20 @@ static void pin_to_chosen_core(void) {
 static void *progress_main(void *unused) {
     (void)unused;
     pin_to_chosen_core();
-    pthread_mutex_lock(&engine);
+    engine_lock();
     while (!thread_stop) {
         if (running == NULL) {
+            engine_held_here = 0; /* the wait gives the lock up while it sleeps */
             pthread_cond_wait(&work_arrived, &engine);
+            engine_held_here = 1;
             continue;
         }
         advance_all(0);
-        pthread_mutex_unlock(&engine);
+        engine_unlock();
         sched_yield();
-        pthread_mutex_lock(&engine);
+        engine_lock();
     }
-    pthread_mutex_unlock(&engine);
+    engine_unlock();
     return NULL;
 }
 
@@ -230,7 +295,7 @@ int progress_thread_acquire(void) {
             return record_error(MPI_ERR_ARG, "PAPCOLL_PROGRESS_CPU='%.32s' is not a core "
                                 "number (0 to %d)", cpu, CPU_SETSIZE - 1);
     }
-    pthread_mutex_lock(&engine);
+    engine_lock();
     int code = MPI_SUCCESS;
     if (thread_users == 0) {
         thread_stop = 0;
@@ -239,17 +304,17 @@ int progress_thread_acquire(void) {
             code = record_error(MPI_ERR_OTHER, "papcoll: could not start the progress thread");
     }
     if (code == MPI_SUCCESS) thread_users++;
-    pthread_mutex_unlock(&engine);
+    engine_unlock();
     return code;
 }
 
 void progress_thread_release(void) {
-    pthread_mutex_lock(&engine);
+    engine_lock();
     int last = --thread_users == 0;
     if (last) {
         thread_stop = 1;
         pthread_cond_signal(&work_arrived);
     }
-    pthread_mutex_unlock(&engine);
+    engine_unlock();
     if (last) pthread_join(thread, NULL);
 }

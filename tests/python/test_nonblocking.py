@@ -59,14 +59,14 @@ def test_nonblocking_and_persistent_at_four_ranks(call):
     assert passed_failed(result.stdout)[1] == 0
 
 
-@pytest.mark.parametrize(("ranks", "progress", "windows"), [
+@pytest.mark.parametrize(("ranks", "progress", "tag_limit"), [
     (1, "calls", ""), (2, "calls", ""), (3, "calls", ""), (2, "thread", ""),
-    (3, "thread", "2"), (2, "calls", "2")])
-def test_nonblocking_semantics(ranks, progress, windows, monkeypatch):
+    (3, "thread", "32767"), (2, "calls", "32767")])
+def test_nonblocking_semantics(ranks, progress, tag_limit, monkeypatch):
     monkeypatch.setenv("PAPCOLL_PROGRESS", progress)
-    # PAPCOLL_TAG_WINDOWS=2: the four and nine outstanding reuse tag windows while earlier
-    # operations may still hold them (they must wait for them, not share them)
-    monkeypatch.setenv("PAPCOLL_TAG_WINDOWS", windows)
+    # PAPCOLL_TAG_LIMIT=32767 (Open MPI's MPI_TAG_UB): the posts share one duplicate's
+    # 32768 tags, and persistent requests need a duplicate each again
+    monkeypatch.setenv("PAPCOLL_TAG_LIMIT", tag_limit)
     # 28 checks per rank on one rank, 30 elsewhere (the late-rank checks need two ranks, the
     # moving one three); the refusal of the thread without MPI_THREAD_MULTIPLE only where
     # the thread is not asked for
@@ -102,3 +102,31 @@ def test_the_progress_thread_runs_on_the_core_papcoll_progress_cpu_names(cpu, pr
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     # each rank prints one line; mpiexec may interleave the two
     assert result.stdout.count(printed) == 2 and not result.stdout.replace(printed, "").strip()
+@pytest.mark.parametrize(("ranks", "progress", "tag_limit"), [
+    (1, "calls", ""), (2, "calls", ""), (3, "calls", ""), (2, "thread", ""),
+    (2, "calls", "32767"), (2, "thread", "32767")])
+def test_tags_from_a_counter(ranks, progress, tag_limit, monkeypatch):
+    # 16 posts outstanding at once, none waiting for another's tags, completed in reverse and
+    # shuffled order, results equal to MPI_Allreduce's; 3000 persistent requests alive on
+    # one communicator (500 under the limit, where each needs a duplicate): 9 checks a rank,
+    # and rank 0's "all 16 hold their tags at once" where it has a peer. Under the limit the
+    # counter comes round: 16400 posts outstanding, the last 16 waiting for the first 16 on
+    # rank 0 (3 checks a rank and rank 0's count of waits; about 1 min at P = 3 on 2 cores,
+    # so P = 2 here)
+    monkeypatch.setenv("PAPCOLL_PROGRESS", progress)
+    monkeypatch.setenv("PAPCOLL_TAG_LIMIT", tag_limit)
+    per_rank = 9 + (3 if tag_limit else 0)
+    rank_zero_extra = (1 + (1 if tag_limit else 0)) if ranks > 1 else 0
+    assert checks_passed(ranks, "mpi_tag_counter") == per_rank * ranks + rank_zero_extra
+
+
+@pytest.mark.parametrize(("case", "ranks", "expected_checks"), [
+    ("persistent", 3, 8), ("hook", 2, 5), ("unstarted", 2, 10), ("unstarted", 3, 15)])
+def test_failures_leave_nothing_in_flight(case, ranks, expected_checks):
+    # tests/mpi/failure_paths.c: a failed start settles its start-time receives, a failure
+    # found inside MPI's progress hook still reaches MPI_Wait, a post or start refused
+    # before the engine took it frees cleanly (the sanitizer build, make test-sanitizers,
+    # adds the use-after-free and locking checks)
+    result = run_mpi(ranks, "mpi_failure_paths", case)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    assert passed_failed(result.stdout) == (expected_checks, 0)

@@ -112,13 +112,13 @@ def test_settings_that_differ_between_ranks_stop_every_rank_at_mpi_init(variable
 
 
 @pytest.mark.parametrize(("variable", "value", "message"), [
-    ("PAPCOLL_TAG_WINDOWS", "2", "PAPCOLL_TAG_WINDOWS differs between ranks"),
+    ("PAPCOLL_TAG_LIMIT", "32767", "PAPCOLL_TAG_LIMIT differs between ranks"),
     ("PAPCOLL_PROGRESS", "thread", "the ranks disagree on config.progress")])
 def test_settings_read_at_the_first_papcoll_call_that_differ_stop_every_rank(variable, value,
                                                                              message):
     """Read where papcoll makes a communicator (MPI_COMM_WORLD's in MPI_Init): a post
-    picks its tags by the number of tag windows, so ranks with different counts hung in
-    their first non-blocking call; now every rank fails there, naming the setting."""
+    takes its tags below the tag limit, so ranks with different limits would hang in
+    their first non-blocking call; every rank fails there, naming the setting."""
     result = run_preloaded(3, on_rank_zero(variable, value), {"PAPCOLL_MIN_BYTES": "0"})
     output = result.stdout + result.stderr
     assert result.returncode != 0, output[-2000:]
@@ -136,7 +136,7 @@ def test_a_malformed_setting_stops_the_program_at_mpi_init(variable, value, mess
 
 @pytest.mark.parametrize(("variable", "value", "message"), [
     ("PAPCOLL_NATIVE_VARIANTS", "bogus", "PAPCOLL_NATIVE_VARIANTS names 'bogus'"),
-    ("PAPCOLL_TAG_WINDOWS", "0", "PAPCOLL_TAG_WINDOWS='0' is not a whole number >= 1"),
+    ("PAPCOLL_TAG_LIMIT", "100", "PAPCOLL_TAG_LIMIT='100' is not a whole number from 32767"),
     ("PAPCOLL_PROGRESS", "thread", "needs MPI_THREAD_MULTIPLE")])
 def test_a_setting_papcoll_comm_create_refuses_stops_the_program_at_mpi_init(variable, value,
                                                                            message):
