@@ -121,17 +121,17 @@ static int overlap(const void *a, const void *b, int64_t bytes) {
     return distance < (uintptr_t)bytes;
 }
 
-/* This rank's own checks of a call; on success *chosen is the algorithm to run. */
+/* This rank's own checks of a call; on success *shape says what they found. */
 int call_arguments_check(papcoll_comm *pc, const void *sendbuf, const void *recvbuf,
-                      MPI_Count count, MPI_Datatype datatype, MPI_Op op,
-                      const algorithm_entry **chosen, int64_t *extent, int *commutative) {
+                         MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                         call_shape *shape) {
     int code;
     if (count < 0)
         return record_error(MPI_ERR_COUNT, "papcoll_allreduce: count %lld is negative",
                             (long long)count);
-    if ((code = call_arguments_datatype(datatype, extent)) != MPI_SUCCESS) return code;
-    if ((code = call_arguments_op(op, commutative)) != MPI_SUCCESS) return code;
-    if ((code = call_arguments_pair(pc, datatype, op, *extent)) != MPI_SUCCESS) return code;
+    if ((code = call_arguments_datatype(datatype, &shape->extent)) != MPI_SUCCESS) return code;
+    if ((code = call_arguments_op(op, &shape->commutative)) != MPI_SUCCESS) return code;
+    if ((code = call_arguments_pair(pc, datatype, op, shape->extent)) != MPI_SUCCESS) return code;
     if (count > 0 && (recvbuf == NULL || sendbuf == NULL))
         return record_error(MPI_ERR_BUFFER,
                             "papcoll_allreduce: %s is NULL with count %lld > 0",
@@ -142,19 +142,19 @@ int call_arguments_check(papcoll_comm *pc, const void *sendbuf, const void *recv
     if (sendbuf == recvbuf && count > 0)
         return record_error(MPI_ERR_BUFFER, "papcoll_allreduce: sendbuf and recvbuf are the "
                                             "same buffer; pass MPI_IN_PLACE as sendbuf");
-    if (sendbuf != MPI_IN_PLACE && count > 0 && overlap(sendbuf, recvbuf, count * *extent))
+    if (sendbuf != MPI_IN_PLACE && count > 0 && overlap(sendbuf, recvbuf, count * shape->extent))
         return record_error(MPI_ERR_BUFFER, "papcoll_allreduce: sendbuf and recvbuf overlap "
                             "(MPI forbids it; for one buffer pass MPI_IN_PLACE as sendbuf)");
-    *chosen = NULL; /* auto: chosen per call, once the predicted arrivals are known */
+    shape->algorithm = NULL; /* auto: chosen per call, once the predicted arrivals are known */
     if (call_arguments_is_auto(pc)) { /* ...except in reproducible mode (reproducible.c) */
-        code = reproducible_algorithm(pc, (int64_t)count, *extent, datatype, op, chosen);
-        if (code == MPI_SUCCESS && *chosen != NULL) { /* what papcoll_last_choice tells */
+        code = reproducible_algorithm(pc, (int64_t)count, shape->extent, datatype, op, &shape->algorithm);
+        if (code == MPI_SUCCESS && shape->algorithm != NULL) { /* what papcoll_last_choice tells */
             memset(&pc->last_choice, 0, sizeof pc->last_choice);
-            pc->last_choice.algorithm = *chosen;
+            pc->last_choice.algorithm = shape->algorithm;
             snprintf(pc->last_choice.report.algorithm, sizeof pc->last_choice.report.algorithm,
-                     "%s", (*chosen)->info.name);
+                     "%s", shape->algorithm->info.name);
             snprintf(pc->last_choice.report.model_algorithm,
-                     sizeof pc->last_choice.report.model_algorithm, "%s", (*chosen)->info.name);
+                     sizeof pc->last_choice.report.model_algorithm, "%s", shape->algorithm->info.name);
             pc->last_choice.report.decided_by = -1;
         }
         return code;
@@ -165,23 +165,21 @@ int call_arguments_check(papcoll_comm *pc, const void *sendbuf, const void *recv
     if (algorithm->info.reduce_scatter)
         return record_error(MPI_ERR_ARG, "papcoll_allreduce: '%s' is a reduce-scatter, not an "
                             "all-reduce (it runs in `papcoll verify` and `papcoll sim`)", name);
-    if (!*commutative && algorithm->info.commutative_only)
+    if (!shape->commutative && algorithm->info.commutative_only)
         return record_error(MPI_ERR_OP,
                             "papcoll_allreduce: algorithm '%s' reorders operands, so it needs a "
                             "commutative op; this op is not (use recursive_doubling, "
                             "rabenseifner, binomial, linear_tree, linear or auto)",
                             name);
-    *chosen = algorithm;
-    return reproducible_algorithm(pc, (int64_t)count, *extent, datatype, op, chosen);
+    shape->algorithm = algorithm;
+    return reproducible_algorithm(pc, (int64_t)count, shape->extent, datatype, op, &shape->algorithm);
 }
 
 
 int call_arguments_check_agreed(papcoll_comm *pc, const void *sendbuf, const void *recvbuf,
                                 MPI_Count count, MPI_Datatype datatype, MPI_Op op,
-                                const char *caller, const algorithm_entry **chosen,
-                                int64_t *extent, int *commutative) {
-    int code = call_arguments_check(pc, sendbuf, recvbuf, count, datatype, op, chosen, extent,
-                                    commutative);
+                                const char *caller, call_shape *shape) {
+    int code = call_arguments_check(pc, sendbuf, recvbuf, count, datatype, op, shape);
     if (pc->config.check_agreement) {
         /* Even a rank that refused the call takes part: the others then fail, not hang. */
         call_digest digest;

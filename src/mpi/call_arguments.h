@@ -17,18 +17,23 @@ int call_arguments_op(MPI_Op op, int *commutative);
 /* That MPI_Reduce_local takes op on datatype (a predefined op on a datatype it is not
  * defined for, MPI_SUM on MPI_C_BOOL say, is refused); the last pair found good is kept. */
 int call_arguments_pair(papcoll_comm *pc, MPI_Datatype datatype, MPI_Op op, int64_t extent);
-/* This rank's checks of a call; on success *chosen is the algorithm to run (NULL: auto,
- * chosen per call), *extent the datatype's and *commutative the op's. */
+/* What a call's checks found: the algorithm to run (NULL: auto, chosen per call), the
+ * datatype's extent and whether the op commutes. */
+typedef struct call_shape {
+    const algorithm_entry *algorithm;
+    int64_t extent;
+    int commutative;
+} call_shape;
+
+/* This rank's checks of a call; on success *shape says what they found. */
 int call_arguments_check(papcoll_comm *pc, const void *sendbuf, const void *recvbuf,
-                         MPI_Count count, MPI_Datatype datatype, MPI_Op op,
-                         const algorithm_entry **chosen, int64_t *extent, int *commutative);
+                         MPI_Count count, MPI_Datatype datatype, MPI_Op op, call_shape *shape);
 
 /* The same, then, where the communicator checks agreement (PAPCOLL_CHECK), that every rank
  * makes the same call (agreement.h: collective, a small MPI_Allreduce): for the blocking
  * call and persistent init, never for a non-blocking post, which must not wait. */
 int call_arguments_check_agreed(papcoll_comm *pc, const void *sendbuf, const void *recvbuf,
                                 MPI_Count count, MPI_Datatype datatype, MPI_Op op,
-                                const char *caller, const algorithm_entry **chosen,
-                                int64_t *extent, int *commutative);
+                                const char *caller, call_shape *shape);
 
 #endif /* PAPCOLL_MPI_CALL_ARGUMENTS_H */

@@ -502,19 +502,16 @@ int papcoll_allreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf, MP
                             "during an earlier call, with messages in flight (%lld of them "
                             "MPI could not cancel); free it and create another",
                             (long long)pc->workspace.abandoned_requests);
-    const algorithm_entry *algorithm = NULL;
-    int64_t extent = 0;
-    int commutative = 0;
+    call_shape shape;
     int code = call_arguments_check_agreed(pc, sendbuf, recvbuf, count, datatype, op,
-                                           "papcoll_allreduce", &algorithm, &extent,
-                                           &commutative);
+                                           "papcoll_allreduce", &shape);
     if (code != MPI_SUCCESS) return code;
-    if (algorithm == NULL || algorithm->info.needs_arrivals)
-        return run_with_arrivals(pc, algorithm, sendbuf, recvbuf, count, extent, commutative,
-                                 datatype, op);
+    if (shape.algorithm == NULL || shape.algorithm->info.needs_arrivals)
+        return run_with_arrivals(pc, shape.algorithm, sendbuf, recvbuf, count, shape.extent,
+                                 shape.commutative, datatype, op);
     executor_plan *plan = NULL;
-    if ((code = call_plan_for_call(pc, &pc->plans, algorithm, count, extent,
-                                           commutative, NULL, 0, &plan)) != MPI_SUCCESS)
+    if ((code = call_plan_for_call(pc, &pc->plans, shape.algorithm, count, shape.extent,
+                                   shape.commutative, NULL, 0, &plan)) != MPI_SUCCESS)
         return code;
     const void *source = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     return run_plan(pc, plan, source, recvbuf, datatype, op);

@@ -86,11 +86,8 @@ int papcoll_iallreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
         return record_error(MPI_ERR_OTHER, "papcoll_iallreduce: an earlier non-blocking call "
                             "on this communicator failed with messages in flight; free it "
                             "and create another");
-    const algorithm_entry *algorithm = NULL;
-    int64_t extent = 0;
-    int commutative = 0;
-    int code = call_arguments_check(pc, sendbuf, recvbuf, count, datatype, mpi_op,
-                                    &algorithm, &extent, &commutative);
+    call_shape shape;
+    int code = call_arguments_check(pc, sendbuf, recvbuf, count, datatype, mpi_op, &shape);
     if (code != MPI_SUCCESS) return code;
     papcoll_operation *op = calloc(1, sizeof *op);
     double *learnt = malloc((size_t)pc->size * sizeof *learnt);
@@ -101,16 +98,17 @@ int papcoll_iallreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
     }
     op->pc = pc;
     op->request = MPI_REQUEST_NULL;
-    auto_call call = {.kind = AUTO_CALL_POSTED, .count = count, .extent = extent,
-                      .commutative = commutative, .datatype = datatype, .op = mpi_op};
+    auto_call call = {.kind = AUTO_CALL_POSTED, .count = count, .extent = shape.extent,
+                      .commutative = shape.commutative, .datatype = datatype, .op = mpi_op};
     op->native_persistent = MPI_REQUEST_NULL;
-    if ((algorithm == NULL || algorithm->info.needs_arrivals) &&
+    if ((shape.algorithm == NULL || shape.algorithm->info.needs_arrivals) &&
         monitor_learnt_arrivals(pc, learnt)) {
         call.arrivals = learnt;
-        call.tau = monitor_tau(pc, (double)((count + pc->size - 1) / pc->size) * (double)extent);
+        call.tau = monitor_tau(pc, (double)((count + pc->size - 1) / pc->size) *
+                                       (double)shape.extent);
     }
-    code = operation_choose(pc, algorithm, &pc->nonblocking_plans, &call, &pc->last_choice,
-                            NULL, &op->plan);
+    code = operation_choose(pc, shape.algorithm, &pc->nonblocking_plans, &call,
+                            &pc->last_choice, NULL, &op->plan);
     free(learnt);
     if (code != MPI_SUCCESS) {
         free(op);

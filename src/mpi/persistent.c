@@ -143,14 +143,12 @@ int papcoll_allreduce_init(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
     if (out == NULL) return record_error(MPI_ERR_ARG, "papcoll_allreduce_init: out is NULL");
     *out = NULL;
     if (pc == NULL) return record_error(MPI_ERR_ARG, "papcoll_allreduce_init: pc is NULL");
-    const algorithm_entry *algorithm = NULL;
-    int64_t extent = 0;
-    int commutative = 0;
+    call_shape shape;
     /* init is collective: it may check agreement, as a blocking call does */
     int code = call_arguments_check_agreed(pc, sendbuf, recvbuf, count, datatype, op,
-                                           "papcoll_allreduce_init", &algorithm, &extent,
-                                           &commutative);
+                                           "papcoll_allreduce_init", &shape);
     if (code != MPI_SUCCESS) return code;
+    const algorithm_entry *algorithm = shape.algorithm;
     papcoll_persistent *p = calloc(1, sizeof *p);
     if (p == NULL) return record_error(MPI_ERR_NO_MEM, "papcoll_allreduce_init: out of memory");
     size_t ranks = (size_t)pc->size;
@@ -178,8 +176,8 @@ int papcoll_allreduce_init(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
     /* auto in reproducible mode chose at the check (call_arguments.c); what it chose is what
      * papcoll_persistent_last_choice tells */
     if (algorithm != NULL && call_arguments_is_auto(pc)) p->last_choice = pc->last_choice;
-    p->extent = extent;
-    p->commutative = commutative;
+    p->extent = shape.extent;
+    p->commutative = shape.commutative;
     p->exchanges = (algorithm == NULL || algorithm->info.needs_arrivals) && pc->size > 1;
     p->operation.pc = pc;
     p->operation.owner = p;
