@@ -145,6 +145,14 @@ static void one_late(papcoll_comm *pc) {
     check_everywhere(post.decided_by == -1,
                      "a post finds the blocking calls' decision for the late pattern", detail);
     same_algorithm("the post", post.model_algorithm, last.model_algorithm);
+    /* a post of a shape nobody decided: simulated on every rank, then kept */
+    papcoll_choice fresh = posted(pc, SHAPE_C / 2, 1), kept = posted(pc, SHAPE_C / 2, 1);
+    snprintf(detail, sizeof detail, "posts of C/2: decided_by %d (%.1f us), then %d (%.1f us)",
+             (int)fresh.decided_by, fresh.decision_seconds * 1e6, (int)kept.decided_by,
+             kept.decision_seconds * 1e6);
+    check_everywhere(fresh.decided_by == rank && kept.decided_by == -1,
+                     "a late pattern's post decides once, then finds it kept", detail);
+    if (rank == 0) printf("# P = %d, a post's decision: %s\n", ranks, detail);
     int measured = 0;
     papcoll_choice start = started(pc, SHAPE_C, 1, &measured);
     same_algorithm("the persistent request", start.model_algorithm, last.model_algorithm);
