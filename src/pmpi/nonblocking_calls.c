@@ -159,18 +159,27 @@ int MPI_Request_free(MPI_Request *request) {
 
 /* ---- the two calls ---------------------------------------------------------------------- */
 
-/* What both calls first decide: the record and site of the call, and whether it goes to
- * the MPI (as a blocking call would route it: intercept_route_to_native). */
-static int routed_to_native(const void *sendbuf, const void *recvbuf, MPI_Count count,
-                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                            MPI_Request *request, const void *caller, call_kind kind,
-                            communicator_record **record, site_record **site,
-                            native_reason *reason) {
-    *site = NULL;
-    *record = intercept_record_and_site(comm, caller, kind, site);
-    *reason = NATIVE_INVALID_ARGUMENTS;
-    return request == NULL || count > INT_MAX ||
-           intercept_route_to_native(*record, sendbuf, recvbuf, count, datatype, op, reason);
+/* What both calls first decide: when the call began (its time counts from there), its
+ * record and site, and whether it goes to the MPI (as a blocking call would route it:
+ * intercept_route_to_native) and why. */
+typedef struct {
+    double started;
+    communicator_record *record;
+    site_record *site;
+    native_reason reason;
+    int native;
+} call_route;
+
+static call_route route_call(const void *sendbuf, const void *recvbuf, MPI_Count count,
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                             MPI_Request *request, const void *caller, call_kind kind) {
+    call_route route = {.started = PMPI_Wtime(), .site = NULL,
+                        .reason = NATIVE_INVALID_ARGUMENTS};
+    route.record = intercept_record_and_site(comm, caller, kind, &route.site);
+    route.native = request == NULL || count > INT_MAX ||
+                   intercept_route_to_native(route.record, sendbuf, recvbuf, count, datatype,
+                                             op, &route.reason);
+    return route;
 }
 
 /* The init counts as one call of its site, whichever route it takes; papcoll's starts count
@@ -178,23 +187,22 @@ static int routed_to_native(const void *sendbuf, const void *recvbuf, MPI_Count 
 static int persistent_init(const void *sendbuf, void *recvbuf, MPI_Count count,
                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
                            MPI_Request *request, const void *caller) {
-    double started = PMPI_Wtime();
-    site_record *site;
-    communicator_record *record;
-    native_reason reason;
-    int native = routed_to_native(sendbuf, recvbuf, count, datatype, op, comm, request, caller,
-                                  CALL_PERSISTENT, &record, &site, &reason);
+    call_route route = route_call(sendbuf, recvbuf, count, datatype, op, comm, request, caller,
+                                  CALL_PERSISTENT);
     int code = MPI_SUCCESS;
     /* Usually made already (MPI_Init, the communicator's constructor). Where not (a
      * communicator from MPI_Comm_idup, say), it is made here, alike on every rank: MPI-4.1
      * makes a persistent collective's init non-local, a collective that may synchronize
      * like a blocking one (Sect. 6.13). An open MPI Forum proposal would make the inits
      * local, as posts are; that would take this fallback away, not the constructors'. */
-    if (!native && (code = intercept_make_papcoll_communicator(record, comm)) != MPI_SUCCESS)
+    if (!route.native &&
+        (code = intercept_make_papcoll_communicator(route.record, comm)) != MPI_SUCCESS)
         return intercept_raise_error(comm, code);
-    if (!native && !papcoll_mpi_advances_requests()) native = 1, reason = NATIVE_NO_PROGRESS;
-    if (native) {
-        intercept_count_call(site, count, datatype, PMPI_Wtime() - started, &reason, NULL);
+    if (!route.native && !papcoll_mpi_advances_requests())
+        route.native = 1, route.reason = NATIVE_NO_PROGRESS;
+    if (route.native) {
+        intercept_count_call(route.site, count, datatype, PMPI_Wtime() - route.started,
+                             &route.reason, NULL);
         return PMPI_Allreduce_init(sendbuf, recvbuf, (int)count, datatype, op, comm, info,
                                    request);
     }
@@ -207,7 +215,7 @@ static int persistent_init(const void *sendbuf, void *recvbuf, MPI_Count count,
     if (code == MPI_SUCCESS && s->tag < 0) code = MPI_ERR_TAG; /* 32768 live shells */
     if (code == MPI_SUCCESS) {
         intercept_enter_papcoll();
-        code = papcoll_allreduce_init(record->pc, sendbuf, recvbuf, count, datatype, op,
+        code = papcoll_allreduce_init(route.record->pc, sendbuf, recvbuf, count, datatype, op,
                                       &s->persistent);
         intercept_leave_papcoll();
     }
@@ -220,9 +228,9 @@ static int persistent_init(const void *sendbuf, void *recvbuf, MPI_Count count,
     }
     s->started = MPI_REQUEST_NULL;
     s->comm = comm;
-    s->record = record;
+    s->record = route.record;
     intercept_lock_records();
-    record->persistent_shells++;
+    route.record->persistent_shells++;
     intercept_unlock_records();
     s->caller = caller;
     s->count = count;
@@ -232,7 +240,7 @@ static int persistent_init(const void *sendbuf, void *recvbuf, MPI_Count count,
     shells = s;
     pthread_mutex_unlock(&shells_lock);
     *request = s->shell;
-    intercept_count_call(site, count, datatype, PMPI_Wtime() - started, NULL, NULL);
+    intercept_count_call(route.site, count, datatype, PMPI_Wtime() - route.started, NULL, NULL);
     return MPI_SUCCESS;
 }
 
@@ -255,31 +263,30 @@ static void say_not_taken(MPI_Comm comm, int order_not_kept) {
 
 static int post(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                 MPI_Op op, MPI_Comm comm, MPI_Request *request, const void *caller) {
-    double started = PMPI_Wtime();
-    site_record *site;
-    communicator_record *record;
-    native_reason reason;
-    int native = routed_to_native(sendbuf, recvbuf, count, datatype, op, comm, request, caller,
-                                  CALL_IALLREDUCE, &record, &site, &reason);
+    call_route route = route_call(sendbuf, recvbuf, count, datatype, op, comm, request, caller,
+                                  CALL_IALLREDUCE);
     /* both alike on every rank: the communicator was made by a collective call, and the
      * progress route is the MPI's and the configuration's */
-    if (!native && record->pc == NULL) native = 1, reason = NATIVE_NO_PAPCOLL_COMMUNICATOR;
-    if (!native && !papcoll_mpi_advances_requests()) native = 1, reason = NATIVE_NO_PROGRESS;
-    if (native && reason == NATIVE_NO_PAPCOLL_COMMUNICATOR)
+    if (!route.native && route.record->pc == NULL)
+        route.native = 1, route.reason = NATIVE_NO_PAPCOLL_COMMUNICATOR;
+    if (!route.native && !papcoll_mpi_advances_requests())
+        route.native = 1, route.reason = NATIVE_NO_PROGRESS;
+    if (route.native && route.reason == NATIVE_NO_PAPCOLL_COMMUNICATOR)
         say_not_taken(comm, intercept_reproducible() && papcoll_order_matters(datatype, op));
-    if (native) {
+    if (route.native) {
         int code = PMPI_Iallreduce(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
-        intercept_count_call(site, count, datatype, PMPI_Wtime() - started, &reason, NULL);
+        intercept_count_call(route.site, count, datatype, PMPI_Wtime() - route.started,
+                             &route.reason, NULL);
         return code;
     }
     intercept_enter_papcoll();
-    int code = papcoll_iallreduce_c(record->pc, sendbuf, recvbuf, count, datatype, op,
+    int code = papcoll_iallreduce_c(route.record->pc, sendbuf, recvbuf, count, datatype, op,
                                     request);
     papcoll_choice choice;
-    papcoll_last_choice(record->pc, &choice);
+    papcoll_last_choice(route.record->pc, &choice);
     intercept_leave_papcoll();
     if (code != MPI_SUCCESS) return intercept_raise_error(comm, code);
-    intercept_count_call(site, count, datatype, PMPI_Wtime() - started, NULL,
+    intercept_count_call(route.site, count, datatype, PMPI_Wtime() - route.started, NULL,
                          choice.algorithm[0] ? choice.algorithm : "papcoll");
     return MPI_SUCCESS;
 }

@@ -101,9 +101,7 @@ static void next_level(papcoll_comm *pc, const float *input, float *result,
 }
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    checks_start(&argc, &argv, &rank, &ranks);
     /* a million times faster than any machine: every gain is under two one-way messages */
     setenv("PAPCOLL_TAU_MODEL",
            "latency=1e-12,seconds_per_byte=1e-18,reduce_seconds_per_byte=1e-18", 1);

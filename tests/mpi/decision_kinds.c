@@ -165,9 +165,7 @@ static void one_late(papcoll_comm *pc) {
 }
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    checks_start(&argc, &argv, &rank, &ranks);
     papcoll_comm *pc = NULL;
     int code = papcoll_comm_create(MPI_COMM_WORLD, NULL, &pc); /* auto, AUTOMATIC arrivals */
     check_everywhere(code == MPI_SUCCESS, "papcoll_comm_create", papcoll_error_string(code));

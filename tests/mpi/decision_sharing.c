@@ -65,9 +65,7 @@ static void call(papcoll_comm *pc, int count, int new_shape, const char *what) {
 }
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    checks_start(&argc, &argv, &rank, &ranks);
     papcoll_config config;
     papcoll_config_init(&config);
     config.algorithm = "auto";

@@ -88,6 +88,12 @@ static void play(feedback_table *table, const scenario *s, int uses, run *runs) 
     }
 }
 
+/* play() on a table that has seen no call yet: each check starts the loop from nothing. */
+static void play_fresh(feedback_table *table, const scenario *s, int uses, run *runs) {
+    feedback_clear(table);
+    play(table, s, uses, runs);
+}
+
 /* How many of runs[from .. to) ran `name`, not counting trials of other variants. */
 static int count_runs(const run *runs, int from, int to, const char *name) {
     int n = 0;
@@ -97,10 +103,9 @@ static int count_runs(const run *runs, int from, int to, const char *name) {
 
 static void variants_alone(int lag) {
     feedback_table table;
-    feedback_clear(&table);
     scenario s = {NULL, "", 0, 0, 1, lag};
     run runs[64];
-    play(&table, &s, 64, runs);
+    play_fresh(&table, &s, 64, runs);
     char detail[200];
     int tries[VARIANTS] = {0};
     for (int k = 0; k < 12; k++) tries[runs[k].variant]++;
@@ -133,10 +138,9 @@ static void variants_alone(int lag) {
  * its fastest variant. */
 static void native_wins(int lag) {
     feedback_table table;
-    feedback_clear(&table);
     scenario s = {"straggler", "native", 100, 0, 1, lag};
     run runs[80];
-    play(&table, &s, 80, runs);
+    play_fresh(&table, &s, 80, runs);
     char detail[200];
     int first_native = -1;
     for (int k = 6; k < 80 && first_native < 0; k++)
@@ -170,10 +174,9 @@ static void native_wins(int lag) {
  * slower than it, native's recursive doubling (31) faster. */
 static void fastest_variant_beats_alternative(int lag) {
     feedback_table table;
-    feedback_clear(&table);
     scenario s = {NULL, "recursive_doubling", 0, 41, 1, lag};
     run runs[120];
-    play(&table, &s, 120, runs);
+    play_fresh(&table, &s, 120, runs);
     int fastest = count_runs(runs, 88, 120, "native:recursive_doubling");
     char detail[200];
     snprintf(detail, sizeof detail, "lag %d: %d of uses 88 .. 119 ran native's recursive "
@@ -187,10 +190,9 @@ static void fastest_variant_beats_alternative(int lag) {
  * again. */
 static void shared_across_decisions(void) {
     feedback_table table;
-    feedback_clear(&table);
     scenario alone = {NULL, "", 0, 0, 1, 0}, pair = {"straggler", "native", 100, 0, 1, 0};
     run runs[40];
-    play(&table, &alone, 40, runs);
+    play_fresh(&table, &alone, 40, runs);
     play(&table, &pair, 20, runs);
     int trials = 0;
     for (int k = 0; k < 20; k++)
@@ -250,10 +252,9 @@ static void flat_alternative(void) {
 
 static void not_commutative(void) {
     feedback_table table;
-    feedback_clear(&table);
     scenario s = {NULL, "", 0, 0, 0, 0};
     run runs[40];
-    play(&table, &s, 40, runs);
+    play_fresh(&table, &s, 40, runs);
     char detail[80];
     snprintf(detail, sizeof detail, "%d of 40 ran the default",
              count_runs(runs, 0, 40, "native"));

@@ -260,9 +260,7 @@ static void automatic_auto(void) {
 }
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    checks_start(&argc, &argv, &rank, &ranks);
     if (ranks < 2) {
         if (rank == 0) printf("mpi_monitor needs 2 or more ranks\n");
         MPI_Finalize();

@@ -41,6 +41,14 @@ static inline int name_hash(const char *name) {
     return (int)(hash & 0x7fffffff);
 }
 
+/* The opening of every check program: MPI_Init, then this process's rank and the world's
+ * size. */
+static inline void checks_start(int *argc, char ***argv, int *rank, int *ranks) {
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    MPI_Comm_size(MPI_COMM_WORLD, ranks);
+}
+
 /* Prints the last line on rank 0; the program's exit status. */
 static inline int checks_report(void) {
     int rank = 0;
