@@ -102,6 +102,8 @@ def test_the_progress_thread_runs_on_the_core_papcoll_progress_cpu_names(cpu, pr
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     # each rank prints one line; mpiexec may interleave the two
     assert result.stdout.count(printed) == 2 and not result.stdout.replace(printed, "").strip()
+
+
 @pytest.mark.parametrize(("ranks", "progress", "tag_limit"), [
     (1, "calls", ""), (2, "calls", ""), (3, "calls", ""), (2, "thread", ""),
     (2, "calls", "32767"), (2, "thread", "32767")])
