@@ -62,6 +62,7 @@ int auto_decide(papcoll_comm *pc, const auto_call *call, auto_choice *out,
     input.extent = call->extent;
     input.commutative = call->commutative;
     input.parameters = &pc->parameters.parameters;
+    input.tuning = &pc->config.tuning;
     input.calibrated = monitor_model(pc, &input.latency, &input.seconds_per_byte,
                                      &input.reduce_seconds_per_byte);
     /* a rule of the rules file decides before the model (rules.h), on the raw predicted
