@@ -131,9 +131,18 @@ typedef struct papcoll_tuning {
     double operations_per_second;      /* operations built and simulated a second */
     int64_t budget_floor;              /* the least budget, in operations */
     int64_t most_simulated_operations; /* the most operations one candidate may hold */
+    double switch_share;               /* the closed loop's margin (src/mpi/native_feedback.c) */
+    double switch_seconds;             /* and its absolute part */
+    int64_t samples_to_compare;        /* the closed loop's measurements a side needs */
+    int64_t probe_every;               /* then it runs the other side every this many calls */
+    int64_t probe_phase;               /* at this call of each probe_every (below it) */
+    int64_t neighbour_levels;          /* a new lateness level inherits from this far */
     int64_t flat_alternative_most_bytes; /* the largest vector whose flat alternative the
                                             closed loop measures (src/mpi/choose.c) */
 } papcoll_tuning;
+
+/* The most measurements the closed loop keeps a side (samples_to_compare's bound). */
+enum { PAPCOLL_TUNING_MOST_SAMPLES = 5 };
 
 /* What a tuning constant holds (papcoll_tuning_info.kind). */
 typedef enum papcoll_tuning_kind {

@@ -58,6 +58,7 @@
 #include <string.h>
 
 #include "papcoll_core.h"
+#include "tuning.h"
 
 /* The constants below are papcoll_tuning's (src/core/tuning_table.c declares them and their
  * defaults; context->tuning, or the defaults where it is NULL). Why their defaults:
@@ -195,9 +196,7 @@ int select_choose(int32_t ranks, int64_t count, int32_t elem_size, int32_t commu
     if (!uneven && !grouped) return PAPCOLL_OK;
     choice->from_arrivals = uneven;
     choice->from_groups = grouped;
-    papcoll_tuning tuning;
-    if (context->tuning != NULL) tuning = *context->tuning;
-    else papcoll_tuning_defaults(&tuning);
+    papcoll_tuning tuning = tuning_in_force(context->tuning);
     double margin = tuning.margin;
     int64_t most_operations = tuning.most_simulated_operations;
     papcoll_context candidate_context = *context;

@@ -42,6 +42,27 @@ static const papcoll_tuning_info rows[] = {
     {FIELD(most_simulated_operations), WHOLE, .default_value = 4000000, .minimum = 1,
      .maximum = 1e12, .read_in = "src/core/select.c",
      .help = "a candidate whose schedules hold more operations in all is not simulated"},
+    {FIELD(switch_share), REAL, .default_value = 0.15, .minimum = 0, .maximum = 0.99,
+     .read_in = "src/mpi/native_feedback.c",
+     .help = "the closed loop overrules the side it runs where the other's median is faster "
+             "by this share (and by switch_seconds)"},
+    {FIELD(switch_seconds), REAL, .default_value = 1e-6, .minimum = 0, .maximum = 1,
+     .read_in = "src/mpi/native_feedback.c",
+     .help = "the closed loop's absolute margin, in seconds, beside switch_share"},
+    {FIELD(samples_to_compare), WHOLE, .default_value = 3, .minimum = 1,
+     .maximum = PAPCOLL_TUNING_MOST_SAMPLES, .read_in = "src/mpi/auto_feedback.c",
+     .help = "measurements each side of the closed loop needs before the two are compared"},
+    {FIELD(probe_every), WHOLE, .default_value = 16, .minimum = 1, .maximum = 1 << 20,
+     .read_in = "src/mpi/auto_feedback.c",
+     .help = "once both sides are measured, the closed loop runs the other side every this "
+             "many calls"},
+    {FIELD(probe_phase), WHOLE, .default_value = 8, .minimum = 0, .maximum = (1 << 20) - 1,
+     .read_in = "src/mpi/auto_feedback.c",
+     .help = "the call, counted from 0 and below probe_every, at which those probes fall"},
+    {FIELD(neighbour_levels), WHOLE, .default_value = 2, .minimum = 0, .maximum = 64,
+     .read_in = "src/mpi/auto_feedback.c",
+     .help = "a new lateness level starts from the measurements of a level at most this "
+             "many levels away"},
     {FIELD(flat_alternative_most_bytes), WHOLE, .default_value = 16777216, .minimum = 0,
      .maximum = 1e15, .read_in = "src/mpi/choose.c",
      .help = "the largest vector (bytes) for which the closed loop measures the fixed "
@@ -96,6 +117,11 @@ int papcoll_tuning_check(const papcoll_tuning *tuning, char *error, size_t error
         int status = check_value(&rows[i], value_of(tuning, &rows[i]), error, error_size);
         if (status != PAPCOLL_OK) return status;
     }
+    if (tuning->probe_phase >= tuning->probe_every)
+        return message_write(error, error_size, PAPCOLL_ERR_ARGUMENT,
+                             "tuning constant probe_phase = %lld must be below probe_every = "
+                             "%lld", (long long)tuning->probe_phase,
+                             (long long)tuning->probe_every);
     return PAPCOLL_OK;
 }
 
@@ -140,8 +166,9 @@ int papcoll_tuning_parse(const char *text, papcoll_tuning *tuning, char *error,
         set_value(&parsed, row, value);
         item = *end == ',' ? end + 1 : end;
     }
-    *tuning = parsed;
-    return PAPCOLL_OK;
+    int status = papcoll_tuning_check(&parsed, error, error_size); /* the rules across rows */
+    if (status == PAPCOLL_OK) *tuning = parsed;
+    return status;
 }
 
 uint64_t papcoll_tuning_digest(const papcoll_tuning *tuning) {

@@ -23,6 +23,7 @@
 
 #include "recency.h"
 #include "select.h"
+#include "tuning.h"
 
 static int ascending(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -87,10 +88,8 @@ void choice_decide(const choice_input *input, auto_choice *out) {
      * keeps it (executor.c), and a probe that cannot get it fails a call MPI_Allreduce
      * would have run. No prediction is made for it (alternative_seconds stays 0). The
      * bound is papcoll_tuning's flat_alternative_most_bytes (16 MiB by default). */
-    papcoll_tuning defaults;
-    papcoll_tuning_defaults(&defaults);
     const int64_t flat_alternative_most_bytes =
-        (input->tuning != NULL ? input->tuning : &defaults)->flat_alternative_most_bytes;
+        tuning_in_force(input->tuning).flat_alternative_most_bytes;
     if (out->report.alternative[0] == '\0' && out->algorithm == NULL && input->ranks > 1 &&
         input->count <= INT_MAX &&
         input->count <= flat_alternative_most_bytes / (input->extent > 0 ? input->extent : 1)) {
