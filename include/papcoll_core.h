@@ -137,12 +137,15 @@ typedef struct papcoll_tuning {
     int64_t probe_every;               /* then it runs the other side every this many calls */
     int64_t probe_phase;               /* at this call of each probe_every (below it) */
     int64_t neighbour_levels;          /* a new lateness level inherits from this far */
+    double arrival_jitter_seconds;     /* the least lateness taken for a pattern */
+    int64_t history_starts;            /* a persistent request predicts from this many starts */
     int64_t flat_alternative_most_bytes; /* the largest vector whose flat alternative the
                                             closed loop measures (src/mpi/choose.c) */
 } papcoll_tuning;
 
-/* The most measurements the closed loop keeps a side (samples_to_compare's bound). */
-enum { PAPCOLL_TUNING_MOST_SAMPLES = 5 };
+/* The most measurements the closed loop keeps a side (samples_to_compare's bound), and the
+ * most starts a persistent request's history keeps (history_starts' bound): array sizes. */
+enum { PAPCOLL_TUNING_MOST_SAMPLES = 5, PAPCOLL_TUNING_MOST_HISTORY_STARTS = 15 };
 
 /* What a tuning constant holds (papcoll_tuning_info.kind). */
 typedef enum papcoll_tuning_kind {

@@ -63,6 +63,14 @@ static const papcoll_tuning_info rows[] = {
      .read_in = "src/mpi/auto_feedback.c",
      .help = "a new lateness level starts from the measurements of a level at most this "
              "many levels away"},
+    {FIELD(arrival_jitter_seconds), REAL, .default_value = 100e-6, .minimum = 1e-9,
+     .maximum = 1, .read_in = "src/mpi/arrival_class.c",
+     .help = "the least lateness (seconds) taken for a pattern: ranks released together "
+             "arrive this far apart from scheduling alone where they share cores"},
+    {FIELD(history_starts), WHOLE, .default_value = 3, .minimum = 1,
+     .maximum = PAPCOLL_TUNING_MOST_HISTORY_STARTS, .read_in = "src/mpi/arrival_history.c",
+     .help = "a persistent request predicts each rank's lateness as its median over this "
+             "many last starts"},
     {FIELD(flat_alternative_most_bytes), WHOLE, .default_value = 16777216, .minimum = 0,
      .maximum = 1e15, .read_in = "src/mpi/choose.c",
      .help = "the largest vector (bytes) for which the closed loop measures the fixed "
