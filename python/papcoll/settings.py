@@ -200,7 +200,7 @@ SETTINGS: tuple[Setting, ...] = (
         read_in=("src/mpi/communicator.c",), docs="docs/nonblocking.md"),
     Setting(
         reader=LIBRARY, when="papcoll_comm_create (the drop-in: at MPI_Init's communicator)",
-        environment="PAPCOLL_TUNING", c="tuning",
+        environment="PAPCOLL_TUNING", c="tuning", python=_config_python("tuning"),
         default="every constant's default (the section below)",
         accepted="name=value,name=value,... of the constants below, each in its range; an "
                  "unknown name, a value that is not a number or one out of range is refused "

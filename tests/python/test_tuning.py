@@ -5,7 +5,10 @@ papcoll_comm_create (MPI_COMM_WORLD's, made in MPI_Init under the drop-in)."""
 
 from __future__ import annotations
 
+import sys
+
 import pytest
+from conftest import run_under_mpiexec
 from papcoll._core import ffi
 from papcoll.core import Context
 from papcoll.errors import PapcollError
@@ -98,6 +101,45 @@ def test_ranks_with_different_tuning_are_refused_at_create():
             "ranks")
 
 
+def test_python_s_config_refuses_a_bad_tuning_naming_it():
+    from papcoll.communicator import Config
+
+    with pytest.raises(PapcollError, match="unknown tuning constant 'margn'"):
+        Config(tuning="margn=0.1")
+
+
 def test_the_same_tuning_on_every_rank_runs():
     result = run_preloaded(2, [PROGRAM], {"PAPCOLL_TUNING": "margin=0.5,budget_floor=1000"})
     assert result.returncode == 0, (result.stdout + result.stderr)[-2000:]
+
+
+CONFIG_PROGRAM = """
+import sys
+import numpy as np
+import papcoll
+from mpi4py import MPI
+rank = MPI.COMM_WORLD.rank
+tuning = sys.argv[1] if rank == 0 else ""
+try:
+    communicator = papcoll.Communicator(MPI.COMM_WORLD, config=papcoll.Config(tuning=tuning))
+except papcoll.PapcollError as error:
+    print(f"refused: {error}")
+else:
+    data = np.arange(1009, dtype=np.float64) * (rank + 1)
+    result = communicator.allreduce(data)
+    print("equal" if np.array_equal(result, MPI.COMM_WORLD.allreduce(data)) else "differ")
+"""
+
+
+@pytest.mark.parametrize(("tuning", "printed"), [
+    ("", "equal"), ("budget_floor=262144", "equal"),
+    ("margin=0.5", "refused: papcoll_comm_create: the tuning constants' digest")])
+def test_python_s_config_tuning_reaches_the_agreement(tmp_path, tuning, printed):
+    """Config.tuning on rank 0 only: its defaults written out agree with the others' (the
+    digest is of the values), a changed constant fails every rank at create."""
+    script = tmp_path / "config_tuning.py"
+    script.write_text(CONFIG_PROGRAM)
+    result = run_under_mpiexec(2, [sys.executable, str(script), tuning], 240)
+    # counted, not split into lines: the ranks' lines may reach mpiexec interleaved
+    assert result.stdout.count(printed) == 2, result.stdout[-2000:] + result.stderr[-2000:]
+    assert ("refused" in printed) == (result.stdout.count("refused") == 2)
