@@ -182,7 +182,7 @@ int papcoll_tuning_parse(const char *text, papcoll_tuning *tuning, char *error,
 uint64_t papcoll_tuning_digest(const papcoll_tuning *tuning) {
     uint64_t digest = 1469598103934665603ULL; /* FNV-1a's offset basis */
     for (int i = 0; i < ROW_COUNT; i++) {
-        double value = value_of(tuning, &rows[i]);
+        double value = value_of(tuning, &rows[i]) + 0.0; /* -0 and 0 alike */
         unsigned char bytes[sizeof value];
         memcpy(bytes, &value, sizeof value);
         for (size_t b = 0; b < sizeof bytes; b++) digest = (digest ^ bytes[b]) * 1099511628211ULL;
