@@ -113,6 +113,12 @@ typedef struct papcoll_config {
      * line); its contents must be the same on every rank. Needs algorithm "auto" and
      * reproducible mode off. */
     const char *rules_file;
+    /* The constants that steer auto (papcoll_tuning, papcoll_core.h: margins, the
+     * decision's budget); papcoll_config_init sets the defaults. PAPCOLL_TUNING in the
+     * environment ("margin=0.1,budget_floor=65536") overrides it field by field. Checked at
+     * create (a value out of range is refused naming it); it must be the same on every rank
+     * (papcoll_comm_create compares a digest). */
+    papcoll_tuning tuning;
 } papcoll_config;
 
 void papcoll_config_init(papcoll_config *config);

@@ -116,6 +116,72 @@ int32_t papcoll_parameter_count(void);
 /* Fills info for the parameter at index (0 .. count-1); PAPCOLL_ERR_ARGUMENT if out of range. */
 int papcoll_parameter_get(int32_t index, papcoll_parameter_info *info);
 
+/* The constants that steer auto's decision (src/core/select.c) and the MPI library's use of
+ * it (src/mpi/choose.c), once fixed at compile time: one struct a communicator's config
+ * holds (papcoll_config.tuning) and PAPCOLL_TUNING overrides field by field. Each field is
+ * declared once more, as a row of src/core/tuning_table.c (kind, default, range, where it
+ * is read, one help line; listed by papcoll_tuning_get): the defaults, the checks, the
+ * environment's parser, the digest the ranks compare and `papcoll settings` come from it.
+ * Every rank must hold the same values, or the ranks decide differently (a hang). */
+typedef struct papcoll_tuning {
+    double margin;                     /* share of e-bar a candidate must beat native by */
+    double alternative_share;          /* a candidate within this share is still measured */
+    double decision_share;             /* the decision budget's share of the calls it serves */
+    double calls_per_decision;         /* calls one decision is taken to serve */
+    double operations_per_second;      /* operations built and simulated a second */
+    int64_t budget_floor;              /* the least budget, in operations */
+    int64_t most_simulated_operations; /* the most operations one candidate may hold */
+    double switch_share;               /* the closed loop's margin (src/mpi/native_feedback.c) */
+    double switch_seconds;             /* and its absolute part */
+    int64_t samples_to_compare;        /* the closed loop's measurements a side needs */
+    int64_t probe_every;               /* then it runs the other side every this many calls */
+    int64_t probe_phase;               /* at this call of each probe_every (below it) */
+    int64_t neighbour_levels;          /* a new lateness level inherits from this far */
+    double arrival_jitter_seconds;     /* the least lateness taken for a pattern */
+    int64_t history_starts;            /* a persistent request predicts from this many starts */
+    int64_t flat_alternative_most_bytes; /* the largest vector whose flat alternative the
+                                            closed loop measures (src/mpi/choose.c) */
+} papcoll_tuning;
+
+/* The most measurements the closed loop keeps a side (samples_to_compare's bound), and the
+ * most starts a persistent request's history keeps (history_starts' bound): array sizes. */
+enum { PAPCOLL_TUNING_MOST_SAMPLES = 5, PAPCOLL_TUNING_MOST_HISTORY_STARTS = 15 };
+
+/* What a tuning constant holds (papcoll_tuning_info.kind). */
+typedef enum papcoll_tuning_kind {
+    PAPCOLL_TUNING_REAL = 0,        /* double */
+    PAPCOLL_TUNING_WHOLE_NUMBER = 1 /* int64_t */
+} papcoll_tuning_kind;
+
+/* One field of papcoll_tuning, as declared in src/core/tuning_table.c. */
+typedef struct papcoll_tuning_info {
+    const char *name;     /* the field, and its name in PAPCOLL_TUNING */
+    int32_t kind;         /* papcoll_tuning_kind */
+    size_t offset;        /* offsetof(papcoll_tuning, name) */
+    double default_value;
+    double minimum;       /* the least value accepted */
+    double maximum;       /* the greatest value accepted */
+    const char *read_in;  /* the source file that reads it */
+    const char *help;     /* one line */
+} papcoll_tuning_info;
+
+int32_t papcoll_tuning_count(void);
+/* Fills info for the constant at index (0 .. count-1); PAPCOLL_ERR_ARGUMENT if out of range. */
+int papcoll_tuning_get(int32_t index, papcoll_tuning_info *info);
+/* Fills tuning with every row's default. */
+void papcoll_tuning_defaults(papcoll_tuning *tuning);
+/* PAPCOLL_OK, or PAPCOLL_ERR_ARGUMENT with a message naming the first constant out of its
+ * range (or not a whole number where it must be one) and the range. */
+int papcoll_tuning_check(const papcoll_tuning *tuning, char *error, size_t error_size);
+/* Sets the constants text names, "name=value,name=value" (PAPCOLL_TUNING's text), leaving
+ * the others as they are: PAPCOLL_OK, or PAPCOLL_ERR_ARGUMENT with a message naming the
+ * unknown name, the value that is not a number or the value out of range (tuning then
+ * untouched). */
+int papcoll_tuning_parse(const char *text, papcoll_tuning *tuning, char *error,
+                         size_t error_size);
+/* A digest of every constant's value (FNV-1a over the rows), which the ranks compare. */
+uint64_t papcoll_tuning_digest(const papcoll_tuning *tuning);
+
 /* Everything that may shape a schedule besides (P, rank, count, elem_size): the user's
  * parameters, and what the caller learns per communicator or per call. It must be identical
  * on every rank, or the ranks build schedules that do not match. A zero-filled context
@@ -133,6 +199,8 @@ typedef struct papcoll_context {
     const int32_t *groups;        /* per communicator: the group of each rank (any ids >= 0:
                                      a site, a node) for hr1, hr2, smp_*, or NULL */
     int32_t group_count;          /* entries in groups: 0 or P */
+    const papcoll_tuning *tuning; /* auto's constants (papcoll_choose), or NULL: the
+                                     defaults (papcoll_tuning_defaults) */
 } papcoll_context;
 
 typedef struct papcoll_algorithm_info {

@@ -41,6 +41,7 @@ from .mpi_binding import check as _check
 from .mpi_binding import handle_address as _address
 from .mpi_binding import library as _lib
 from .parameters import Parameters, c_parameters
+from .tuning import parse_tuning
 
 _ARRIVAL_SOURCES = {"edge": 0, "history": 1, "automatic": 2}
 _GROUPINGS = {"shared_memory": 0, "color": 1}
@@ -79,6 +80,10 @@ class Config:
     # a rules file (docs/rules.md): the algorithm per call shape, consulted by auto before its
     # model; "" for PAPCOLL_RULES, where set. Its contents must be the same on every rank.
     rules_file: str | os.PathLike[str] = ""
+    # auto's tuning constants in PAPCOLL_TUNING's form ("margin=0.1,probe_every=32"; the
+    # names and ranges: papcoll.tuning, `papcoll settings`), over their defaults;
+    # PAPCOLL_TUNING overrides them field by field. The same on every rank.
+    tuning: str = ""
 
     def __post_init__(self) -> None:
         # a string such as 'no' would be true in C: the switches take only True or False
@@ -92,6 +97,9 @@ class Config:
         if not isinstance(self.rules_file, (str, os.PathLike)):
             raise TypeError("Config.rules_file must be a path (str or os.PathLike), not "
                             f"{type(self.rules_file).__name__}")
+        if not isinstance(self.tuning, str):
+            raise TypeError(f"Config.tuning must be text, not {type(self.tuning).__name__}")
+        parse_tuning(self.tuning)  # a bad name or value is refused here, naming it
         whole_number(self.max_message_elements, "Config.max_message_elements", 0, INT64_MAX)
         whole_number(self.group_color, "Config.group_color", 0, INT32_MAX)
         for name, table in (("arrival_source", _ARRIVAL_SOURCES), ("grouping", _GROUPINGS),
@@ -123,6 +131,8 @@ def _c_config(algorithm: str, config: Config) -> tuple[Any, list[Any]]:
     raw.reproducible = int(config.reproducible)
     if os.fspath(config.rules_file):
         raw.rules_file = text(os.fspath(config.rules_file), "Config.rules_file")
+    for name, value in parse_tuning(config.tuning).items():
+        setattr(raw.tuning, name, value)
     return raw, keep
 
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from .tuning import tuning_constants
+
 # Who reads a setting, in the order `papcoll settings` lists them.
 LIBRARY = "libpapcoll"            # the C library (papcoll.h), and through it Python's Communicator
 DROP_IN = "libpapcoll_pmpi"       # the drop-in library for unmodified programs (docs/pmpi.md)
@@ -196,6 +198,20 @@ SETTINGS: tuple[Setting, ...] = (
         meaning="the highest tag papcoll's non-blocking and persistent all-reduces use: the "
                 "tests set 32767, Open MPI's MPI_TAG_UB, under MPICH",
         read_in=("src/mpi/communicator.c",), docs="docs/nonblocking.md"),
+    Setting(
+        reader=LIBRARY, when="papcoll_comm_create (the drop-in: at MPI_Init's communicator)",
+        environment="PAPCOLL_TUNING", c="tuning", python=_config_python("tuning"),
+        default="every constant's default (the section below)",
+        accepted="name=value,name=value,... of the constants below, each in its range; an "
+                 "unknown name, a value that is not a number or one out of range is refused "
+                 "naming it; the same on every rank. Of: " + ", ".join(
+                     f"{constant.name} ({constant.shown(constant.minimum)} .. "
+                     f"{constant.shown(constant.maximum)}, default "
+                     f"{constant.shown(constant.default)})" for constant in tuning_constants()),
+        meaning="auto's tuning constants, field by field over papcoll_config.tuning: the "
+                "margin a PAP-aware algorithm must beat native by, the decision's budget, "
+                "what the closed loop measures",
+        read_in=("src/mpi/communicator.c",), docs="docs/settings.md"),
     # ---- the drop-in library (LD_PRELOAD=$(papcoll preload)) -------------------------------
     Setting(
         reader=DROP_IN, when="MPI_Init (every rank must agree)",
@@ -349,4 +365,18 @@ def settings_markdown() -> str:
             lines.append(f"| {names} | {_cell(setting.when)} | {_cell(setting.default)} | "
                          f"{_cell(setting.accepted)} | {_cell(setting.meaning)}{more} |")
         lines.append("")
-    return "\n".join(lines)
+    return "\n".join(lines + tuning_markdown())
+
+
+def tuning_markdown() -> list[str]:
+    """docs/settings.md's section on auto's tuning constants, from the core's table."""
+    lines = ["## auto's tuning constants (`PAPCOLL_TUNING`, `papcoll_config.tuning`)", "",
+             "Declared once, in `src/core/tuning_table.c`; `PAPCOLL_TUNING=\"margin=0.1,"
+             "budget_floor=65536\"` sets them field by field over the config's.", "",
+             "| name | default | range | read in | meaning |", "|---|---|---|---|---|"]
+    for constant in tuning_constants():
+        lines.append(f"| `{constant.name}` | {constant.shown(constant.default)} | "
+                     f"{constant.shown(constant.minimum)} .. {constant.shown(constant.maximum)} "
+                     f"| `{constant.read_in}` | {_cell(constant.help)} |")
+    lines.append("")
+    return lines

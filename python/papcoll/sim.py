@@ -25,6 +25,7 @@ from .model import preset as preset
 from .model import with_parameters as with_parameters
 from .model import with_values as with_values
 from .topology import Topology
+from .tuning import parse_tuning
 
 KINDS = ("send", "recv", "reduce", "copy")
 
@@ -276,7 +277,8 @@ class AutoChoice:
 
 
 def choose(ranks: int, count: int, elem_size: int, model: SimModel, context: Context,
-           commutative: bool = True, reproducible: bool = False) -> AutoChoice:
+           commutative: bool = True, reproducible: bool = False,
+           tuning: str = "") -> AutoChoice:
     """auto's decision for these predicted arrivals (context.arrivals) under the model:
     the rule the MPI library applies (papcoll_choose). The library gives it the arrivals
     rounded to their class (src/mpi/arrival_class.h) and the monitor's three-number model
@@ -285,13 +287,18 @@ def choose(ranks: int, count: int, elem_size: int, model: SimModel, context: Con
 
     reproducible: auto in reproducible mode (papcoll_choose_reproducible,
     docs/reproducible.md): the least predicted e-bar among the algorithms that keep the
-    canonical order, never native (commutative is then irrelevant)."""
+    canonical order, never native (commutative is then irrelevant).
+
+    tuning: auto's tuning constants in PAPCOLL_TUNING's form ("margin=0.1"; papcoll.tuning),
+    over their defaults, as a communicator with that PAPCOLL_TUNING decides."""
     whole_number(ranks, "ranks", 1, INT32_MAX)
     whole_number(count, "count", 0, INT64_MAX)
     whole_number(elem_size, "elem_size", 1, INT32_MAX)
     if not isinstance(reproducible, bool):
         raise TypeError(f"reproducible must be a bool, not {type(reproducible).__name__}")
     raw_context, _keep = _c_context(context)
+    raw_tuning = ffi.new("papcoll_tuning *", parse_tuning(tuning))
+    raw_context.tuning = raw_tuning
     raw_model = ffi.new("papcoll_sim_model *", asdict(model))
     raw = ffi.new("papcoll_choice *")
     if reproducible:

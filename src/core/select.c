@@ -58,25 +58,22 @@
 #include <string.h>
 
 #include "papcoll_core.h"
+#include "tuning.h"
 
-/* A papcoll algorithm must beat native's predicted e-bar by this share to be chosen. */
-static const double margin = 0.05;
-/* A candidate that lost by at most this share is still measured against native. */
-static const double alternative_share = 0.25;
-static const int64_t most_simulated_operations = 4000000;
-/* The decision's budget (decision_budget): this share of the calls one decision serves, at
- * the cost of building and simulating one operation. A decision is kept per shape and
- * arrival class (src/mpi/choose.c) and serves every call of that class; 100 calls is a
- * conservative count for a training or solver loop. One operation built and simulated
- * costs about 0.4-0.8 us (1.2-2.5 M a second measured on a loaded 2-core machine; 1 us is
- * the conservative figure). Below the floor the budget does not bind: every decision up to
+/* The constants below are papcoll_tuning's (src/core/tuning_table.c declares them and their
+ * defaults; context->tuning, or the defaults where it is NULL). Why their defaults:
+ * margin (5 %): a papcoll algorithm must beat native's predicted e-bar by this share to be
+ * chosen. alternative_share (25 %): a candidate that lost by at most this share is still
+ * measured against native. The decision's budget (decision_budget): decision_share (1 %) of
+ * the calls one decision serves, at the cost of building and simulating one operation. A
+ * decision is kept per shape and arrival class (src/mpi/choose.c) and serves every call of
+ * that class; calls_per_decision (100) is a conservative count for a training or solver
+ * loop. One operation built and simulated costs about 0.4-0.8 us (1.2-2.5 M a second
+ * measured on a loaded 2-core machine; operations_per_second, 1e6, is the conservative
+ * figure). Below budget_floor (262144) the budget does not bind: every decision up to
  * P = 128 runs as before (some 200 000 operations in all at P = 128), which keeps the gains
  * the full comparison finds there (P = 64, 1 MiB: auto / native 0.83 in the simulator,
  * lost with a floor of 32 768). */
-static const double decision_share = 0.01;
-static const double calls_per_decision = 100;
-static const double operations_per_second = 1e6;
-static const int64_t budget_floor = 262144;
 
 const char *select_default_algorithm(int32_t ranks, int64_t count, int64_t elem_size,
                                      int commutative) {
@@ -146,13 +143,16 @@ static int stands_for_native(const char *name) {
 /* What a decision may spend, in operations built and simulated: a share of the calls it
  * serves, at the model's closed-form duration of a call, never less than the floor. */
 static int64_t decision_budget(int32_t ranks, int64_t bytes, int32_t commutative,
-                               const papcoll_sim_model *model) {
+                               const papcoll_sim_model *model, const papcoll_tuning *tuning) {
     double call = fmin(select_closed_form_seconds("recursive_doubling", ranks, bytes, model),
                        select_closed_form_seconds("rabenseifner", ranks, bytes, model));
     if (commutative) call = fmin(call, select_closed_form_seconds("ring", ranks, bytes, model));
-    double affordable = decision_share * calls_per_decision * call * operations_per_second;
-    if (!(affordable < (double)most_simulated_operations)) return most_simulated_operations;
-    return affordable > (double)budget_floor ? (int64_t)affordable : budget_floor;
+    double affordable = tuning->decision_share * tuning->calls_per_decision * call *
+                        tuning->operations_per_second;
+    if (!(affordable < (double)tuning->most_simulated_operations))
+        return tuning->most_simulated_operations;
+    return affordable > (double)tuning->budget_floor ? (int64_t)affordable
+                                                      : tuning->budget_floor;
 }
 
 /* Whether `name` fits what is left of the budget (spent: simulated so far; what was built to
@@ -171,7 +171,8 @@ static int affordable(const char *name, int32_t ranks, int64_t count, int32_t el
 /* The most operations the next simulation may hold: the fixed cap, and with the shortcuts
  * what is left of the budget (an estimate from three ranks can fall short; the simulator
  * refuses beyond the limit before running, so a decision never spends more). */
-static int64_t limit_of(const select_trace *trace, int64_t spent, int shortcuts) {
+static int64_t limit_of(const select_trace *trace, int64_t spent, int shortcuts,
+                        int64_t most_simulated_operations) {
     if (!shortcuts) return most_simulated_operations;
     int64_t left = trace->budget_operations - spent - trace->built_operations;
     return left < 1 ? 1 : left < most_simulated_operations ? left : most_simulated_operations;
@@ -195,6 +196,9 @@ int select_choose(int32_t ranks, int64_t count, int32_t elem_size, int32_t commu
     if (!uneven && !grouped) return PAPCOLL_OK;
     choice->from_arrivals = uneven;
     choice->from_groups = grouped;
+    papcoll_tuning tuning = tuning_in_force(context->tuning);
+    double margin = tuning.margin;
+    int64_t most_operations = tuning.most_simulated_operations;
     papcoll_context candidate_context = *context;
     candidate_context.keep_order = !commutative;
     /* the margin is on what an algorithm can change: e-bar less the wait for the last
@@ -208,7 +212,7 @@ int select_choose(int32_t ranks, int64_t count, int32_t elem_size, int32_t commu
     int64_t bytes = count > INT64_MAX / elem_size ? INT64_MAX : count * elem_size;
     /* the shortcuts stand on the closed forms and the bound: a crossbar, no token bucket */
     shortcuts = shortcuts && context->parameters.tree == NULL && model->burst_bytes <= 0;
-    if (shortcuts) trace->budget_operations = decision_budget(ranks, bytes, commutative, model);
+    if (shortcuts) trace->budget_operations = decision_budget(ranks, bytes, commutative, model, &tuning);
     int64_t spent = 0;
     /* native first: the bound may settle the call before any candidate is built */
     double native = INFINITY;
@@ -219,7 +223,7 @@ int select_choose(int32_t ranks, int64_t count, int32_t elem_size, int32_t commu
         if (!shortcuts ||
             affordable(name, ranks, count, elem_size, &candidate_context, spent, trace))
             seconds = predicted_seconds(name, ranks, count, elem_size, &candidate_context,
-                                        model, limit_of(trace, spent, shortcuts), &spent);
+                                        model, limit_of(trace, spent, shortcuts, most_operations), &spent);
         if (shortcuts && !isfinite(seconds)) {
             seconds = wait + select_closed_form_seconds(name, ranks, bytes, model);
             trace->closed_form_stand_ins++;
@@ -262,7 +266,7 @@ int select_choose(int32_t ranks, int64_t count, int32_t elem_size, int32_t commu
         }
         double seconds =
             predicted_seconds(info.name, ranks, count, elem_size, &candidate_context, model,
-                              limit_of(trace, spent, shortcuts), &spent);
+                              limit_of(trace, spent, shortcuts, most_operations), &spent);
         if (seconds < best) {
             best = seconds;
             best_name = info.name;
@@ -282,7 +286,7 @@ int select_choose(int32_t ranks, int64_t count, int32_t elem_size, int32_t commu
      * auto_feedback.c): native against a winner; against native, the best candidate where
      * the model puts it within its own uncertainty (25 % of what follows the wait), so that
      * a candidate the model wrongly thinks a little slower is tried, one far slower not */
-    int close = best - wait <= (1 + alternative_share) * (native - wait);
+    int close = best - wait <= (1 + tuning.alternative_share) * (native - wait);
     if (best_name != NULL && isfinite(best) && (wins || close)) {
         snprintf(choice->alternative, sizeof choice->alternative, "%s",
                  wins ? "native" : best_name);

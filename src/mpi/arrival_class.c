@@ -5,13 +5,11 @@
 
 enum { MOST_CLASS = 60 };
 
-double arrival_on_time(double unit) {
-    return unit > ARRIVAL_JITTER_SECONDS ? unit : ARRIVAL_JITTER_SECONDS;
-}
+double arrival_on_time(double unit, double jitter) { return unit > jitter ? unit : jitter; }
 
-void arrival_class_of(const double *arrivals, int32_t ranks, double unit, uint8_t *classes,
-                      double *representative) {
-    double on_time = arrival_on_time(unit);
+void arrival_class_of(const double *arrivals, int32_t ranks, double unit, double jitter,
+                      uint8_t *classes, double *representative) {
+    double on_time = arrival_on_time(unit, jitter);
     for (int32_t r = 0; r < ranks; r++) {
         double lateness = arrivals[r];
         int level = 0;

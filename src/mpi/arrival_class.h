@@ -7,8 +7,9 @@
  * else 1 + floor(log2(lateness / on_time)), at most 60: classes double in width. on_time
  * is the larger of unit, the time to move and reduce the whole vector (P x tau: the on-time
  * ranks need about that long to combine what they hold, so a smaller lateness gives them
- * nothing to do in it), and 100 microseconds, the jitter of ranks released together where
- * they share cores, which is not taken for a pattern. The schedules are built from the
+ * nothing to do in it), and the jitter of ranks released together where they share cores
+ * (papcoll_tuning's arrival_jitter_seconds, 100 microseconds), which is not taken for a
+ * pattern. The schedules are built from the
  * class's representative lateness (its geometric middle), never from the raw predictions,
  * so one class always gives one schedule. */
 #ifndef PAPCOLL_MPI_ARRIVAL_CLASS_H
@@ -16,20 +17,20 @@
 
 #include <stdint.h>
 
-/* The least lateness taken for a pattern: ranks released together arrive this far apart
- * from scheduling alone where they share cores (measured on the 2-core test machine with 4
- * ranks: tens of microseconds to milliseconds). A class that flipped with that noise made
- * auto re-decide, and the plan be rebuilt, on every call; per-call predictions (monitor_source_automatic.c)
- * are not worth their message round below it either. */
-#define ARRIVAL_JITTER_SECONDS 100e-6
+/* jitter below, arrival_jitter_seconds: the least lateness taken for a pattern: ranks
+ * released together arrive this far apart from scheduling alone where they share cores
+ * (measured on the 2-core test machine with 4 ranks: tens of microseconds to milliseconds).
+ * A class that flipped with that noise made auto re-decide, and the plan be rebuilt, on
+ * every call; per-call predictions (monitor_source_automatic.c) are not worth their message
+ * round below it either. */
 
 /* The lateness below which a rank is on time (class 0) for this unit: the larger of unit
- * and ARRIVAL_JITTER_SECONDS. */
-double arrival_on_time(double unit);
+ * and jitter. */
+double arrival_on_time(double unit, double jitter);
 
 /* arrivals: P predicted arrivals in seconds after the earliest (>= 0). Fills classes (P
  * bytes) and representative (P seconds). */
-void arrival_class_of(const double *arrivals, int32_t ranks, double unit, uint8_t *classes,
-                      double *representative);
+void arrival_class_of(const double *arrivals, int32_t ranks, double unit, double jitter,
+                      uint8_t *classes, double *representative);
 
 #endif /* PAPCOLL_MPI_ARRIVAL_CLASS_H */

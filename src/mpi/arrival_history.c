@@ -7,12 +7,16 @@
 #include "arrival_class.h"
 #include "median.h"
 
-_Static_assert((int)ARRIVAL_HISTORY_STARTS <= (int)MEDIAN_MOST_VALUES, "median_of takes the history");
+_Static_assert((int)PAPCOLL_TUNING_MOST_HISTORY_STARTS <= (int)MEDIAN_MOST_VALUES,
+               "median_of takes the history");
 
-int arrival_history_init(arrival_history *history, int32_t ranks) {
+int arrival_history_init(arrival_history *history, int32_t ranks,
+                         const papcoll_tuning *tuning) {
     history->ranks = ranks;
+    history->starts = (int32_t)tuning->history_starts;
+    history->jitter = tuning->arrival_jitter_seconds;
     history->recorded = history->judged = 0;
-    history->rows = calloc((size_t)ARRIVAL_HISTORY_STARTS * (size_t)ranks, sizeof(double));
+    history->rows = calloc((size_t)history->starts * (size_t)ranks, sizeof(double));
     history->predicted = calloc((size_t)ranks, sizeof(double));
     return history->rows != NULL && history->predicted != NULL;
 }
@@ -31,13 +35,13 @@ void arrival_history_release(arrival_history *history) {
  * scheduling noise among on-time ranks never counts as a miss. */
 static void judge(arrival_history *history, const double *row, double tau) {
     int32_t ranks = history->ranks, named = 0;
-    double unit = fmax(tau * ranks, ARRIVAL_JITTER_SECONDS), latest = 0;
+    double unit = arrival_on_time(tau * ranks, history->jitter), latest = 0;
     for (int32_t r = 0; r < ranks; r++) {
         if (history->predicted[r] > history->predicted[named]) named = r;
         if (row[r] > latest) latest = row[r];
     }
     int hit = history->predicted[named] < unit ? latest < unit : row[named] >= latest - unit;
-    history->missed[history->judged % ARRIVAL_HISTORY_STARTS] = !hit;
+    history->missed[history->judged % history->starts] = !hit;
     history->judged++;
 }
 
@@ -46,7 +50,7 @@ void arrival_history_record(arrival_history *history, const double *times, int s
     int32_t ranks = history->ranks;
     double earliest = INFINITY;
     for (int32_t r = 0; r < ranks; r++) earliest = fmin(earliest, times[(size_t)r * stride]);
-    double *row = &history->rows[(history->recorded % ARRIVAL_HISTORY_STARTS) * ranks];
+    double *row = &history->rows[(history->recorded % history->starts) * ranks];
     for (int32_t r = 0; r < ranks; r++) row[r] = times[(size_t)r * stride] - earliest;
     /* the first start ran on no prediction: nothing to judge */
     if (history->recorded >= 1) judge(history, row, tau);
@@ -56,9 +60,8 @@ void arrival_history_record(arrival_history *history, const double *times, int s
 int arrival_history_predict(arrival_history *history) {
     int32_t ranks = history->ranks;
     if (history->recorded == 0) return 0;
-    int64_t kept = history->recorded < ARRIVAL_HISTORY_STARTS ? history->recorded
-                                                              : ARRIVAL_HISTORY_STARTS;
-    double values[ARRIVAL_HISTORY_STARTS], least = INFINITY;
+    int64_t kept = history->recorded < history->starts ? history->recorded : history->starts;
+    double values[PAPCOLL_TUNING_MOST_HISTORY_STARTS], least = INFINITY;
     for (int32_t r = 0; r < ranks; r++) {
         for (int64_t k = 0; k < kept; k++) values[k] = history->rows[k * ranks + r];
         history->predicted[r] = median_of(values, (int)kept);
@@ -66,8 +69,7 @@ int arrival_history_predict(arrival_history *history) {
     }
     /* medians need not keep a zero: relative to the earliest again */
     for (int32_t r = 0; r < ranks; r++) history->predicted[r] -= least;
-    int64_t judged = history->judged < ARRIVAL_HISTORY_STARTS ? history->judged
-                                                              : ARRIVAL_HISTORY_STARTS;
+    int64_t judged = history->judged < history->starts ? history->judged : history->starts;
     int misses = 0;
     for (int64_t k = 0; k < judged; k++) misses += history->missed[k];
     return 2 * misses <= judged; /* most of the last judged predictions were right */

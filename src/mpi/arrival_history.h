@@ -6,12 +6,12 @@
  * every site of the communicator.
  *
  * The prediction for each rank is its median lateness (after the earliest, median.h) over
- * the last ARRIVAL_HISTORY_STARTS starts: one odd start does not move it, and a lasting
- * change shows after ARRIVAL_HISTORY_STARTS / 2 + 1 starts.
+ * the last `starts` starts (papcoll_tuning's history_starts, 3): one odd start does not move
+ * it, and a lasting change shows after starts / 2 + 1 starts.
  *
  * A prediction is used only while it has been right: each start's times also judge the
  * prediction that start ran on: did the rank it named as last come last (within an on-time
- * unit), or, where it named none, did none. When most of the last ARRIVAL_HISTORY_STARTS
+ * unit), or, where it named none, did none. When most of the last `starts`
  * judged predictions missed, the pattern is one the history does not foretell (a late rank
  * drawn at random each call: the median names a rank that was late twice, and straggler
  * then waits for the wrong one), and the start is decided as balanced; predictions are
@@ -23,19 +23,23 @@
 
 #include <stdint.h>
 
-enum { ARRIVAL_HISTORY_STARTS = 3 };
+#include "papcoll_core.h"
 
 typedef struct arrival_history {
     int32_t ranks;
+    int32_t starts;            /* kept: 1 .. PAPCOLL_TUNING_MOST_HISTORY_STARTS */
+    double jitter;             /* the tuning's arrival_jitter_seconds (arrival_class.h) */
     int64_t recorded;          /* starts recorded */
-    double *rows;              /* ARRIVAL_HISTORY_STARTS x P latenesses, oldest overwritten */
+    double *rows;              /* starts x P latenesses, oldest overwritten */
     double *predicted;         /* P: the last prediction (what the next start is judged by) */
-    uint8_t missed[ARRIVAL_HISTORY_STARTS]; /* per judged start: its prediction missed */
+    uint8_t missed[PAPCOLL_TUNING_MOST_HISTORY_STARTS]; /* per judged start: it missed */
     int64_t judged;            /* starts whose prediction was judged */
 } arrival_history;
 
-/* 1, or 0 out of memory (then release it). */
-int arrival_history_init(arrival_history *history, int32_t ranks);
+/* 1, or 0 out of memory (then release it). tuning: its history_starts and
+ * arrival_jitter_seconds (checked at papcoll_comm_create: in range). */
+int arrival_history_init(arrival_history *history, int32_t ranks,
+                         const papcoll_tuning *tuning);
 void arrival_history_release(arrival_history *history);
 /* Records one start: every rank's start time on one clock (rank r's at times[r * stride]),
  * judged against the prediction it ran on with the on-time unit of tau (arrival_class.h). */

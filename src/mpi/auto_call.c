@@ -62,6 +62,7 @@ int auto_decide(papcoll_comm *pc, const auto_call *call, auto_choice *out,
     input.extent = call->extent;
     input.commutative = call->commutative;
     input.parameters = &pc->parameters.parameters;
+    input.tuning = &pc->config.tuning;
     input.calibrated = monitor_model(pc, &input.latency, &input.seconds_per_byte,
                                      &input.reduce_seconds_per_byte);
     /* a rule of the rules file decides before the model (rules.h), on the raw predicted
@@ -72,7 +73,8 @@ int auto_decide(papcoll_comm *pc, const auto_call *call, auto_choice *out,
                             call->tau * pc->size, out, &ruled);
     if (code != MPI_SUCCESS || ruled) return code;
     if (call->arrivals != NULL) {
-        arrival_class_of(call->arrivals, pc->size, call->tau * pc->size, site->classes,
+        arrival_class_of(call->arrivals, pc->size, call->tau * pc->size,
+                         pc->config.tuning.arrival_jitter_seconds, site->classes,
                          site->class_arrivals);
         input.arrival_class = site->classes;
         input.profile = site->profile;

@@ -19,7 +19,7 @@
  *   is lower by more than 15 % and 1 us (the margin keeps noise from flipping it back and
  *   forth)
  *   a new lateness level within 2 of a measured one starts from its measurements, from use
- *   6 (NEIGHBOUR_LEVELS says why)
+ *   6 (neighbour_levels: below, it says why)
  *
  *   e.g. the testbed, 64 KiB, one rank late: the model picks straggler, against native
  *     use       0          1       2          3       4          5       6, 7 ..
@@ -58,21 +58,19 @@
 #include <string.h>
 
 #include "recency.h"
+#include "tuning.h"
 
-enum {
-    PROBE_EVERY = FEEDBACK_PROBE_EVERY,
-    PROBE_PHASE = FEEDBACK_PROBE_PHASE,
-    SAMPLES_TO_COMPARE = FEEDBACK_SAMPLES_TO_COMPARE
-};
-
-/* A new lateness level starts from the measurements of the nearest level measured, up to
- * two levels away (a factor of 4 in lateness; classes double), and skips the early probes
- * (its next is at use PROBE_PHASE). Why: where ranks share cores, on-time ranks scatter by
- * up to milliseconds, so "nobody late" comes as levels 1, 2, 3 in turn, and each new level
- * probed the other side 3 times afresh (the testbed, 64 KiB: 8 of 24 calls straggler after
+/* The loop's constants are papcoll_tuning's (input->tuning, or the defaults):
+ * samples_to_compare (3), probe_every (16), probe_phase (8), neighbour_levels (2), and
+ * native_feedback.c's margin (switch_share, switch_seconds).
+ *
+ * A new lateness level starts from the measurements of the nearest level measured, up to
+ * neighbour_levels (2) levels away (a factor of 4 in lateness; classes double), and skips
+ * the early probes (its next is at use probe_phase). Why: where ranks share cores, on-time
+ * ranks scatter by up to milliseconds, so "nobody late" comes as levels 1, 2, 3 in turn, and
+ * each new level probed the other side 3 times afresh (the testbed, 64 KiB: 8 of 24 calls straggler after
  * lateness stopped, each 0.5 - 2 ms slower). The probe at use 8 and every measurement of
  * the level's own calls correct an inheritance that does not hold there. */
-enum { NEIGHBOUR_LEVELS = 2 };
 
 static int key_equal(const feedback_key *a, const feedback_key *b) {
     return a->count == b->count && a->extent == b->extent &&
@@ -98,26 +96,30 @@ static int counted_calls(const feedback_entry *entry, int alternative, int nativ
     return side_samples(entry, alternative)->filled;
 }
 
-static int side_measured(const feedback_entry *entry, int alternative, int native_variant) {
-    return counted_calls(entry, alternative, native_variant) >= SAMPLES_TO_COMPARE;
+static int side_measured(const feedback_entry *entry, int alternative, int native_variant,
+                         const papcoll_tuning *tuning) {
+    return counted_calls(entry, alternative, native_variant) >= tuning->samples_to_compare;
 }
 
-static int measured_enough(const feedback_entry *entry, int native_variant) {
-    return side_measured(entry, 0, native_variant) && side_measured(entry, 1, native_variant);
+static int measured_enough(const feedback_entry *entry, int native_variant,
+                           const papcoll_tuning *tuning) {
+    return side_measured(entry, 0, native_variant, tuning) &&
+           side_measured(entry, 1, native_variant, tuning);
 }
 
 /* The measured decision of the same shape and pair at the nearest lateness level, at most
- * NEIGHBOUR_LEVELS away (ties: the lower level), with both sides measured; or NULL. */
+ * neighbour_levels away (ties: the lower level), with both sides measured; or NULL. */
 static const feedback_entry *neighbour_of(const feedback_table *table,
-                                          const feedback_key *key, int native_variant) {
+                                          const feedback_key *key, int native_variant,
+                                          const papcoll_tuning *tuning) {
     const feedback_entry *nearest = NULL;
-    int nearest_distance = NEIGHBOUR_LEVELS + 1;
+    int nearest_distance = (int)tuning->neighbour_levels + 1;
     for (int i = 0; i < FEEDBACK_ENTRIES; i++) {
         const feedback_entry *entry = &table->entries[i];
         feedback_key same_level = entry->key;
         same_level.level = key->level;
         if (entry->serial == 0 || !key_equal(&same_level, key) ||
-            !measured_enough(entry, native_variant))
+            !measured_enough(entry, native_variant, tuning))
             continue;
         int distance = abs(entry->key.level - key->level);
         if (distance < nearest_distance ||
@@ -131,7 +133,8 @@ static const feedback_entry *neighbour_of(const feedback_table *table,
 }
 
 static feedback_entry *entry_for(feedback_table *table, const feedback_key *key,
-                                 int native_variant, int create) {
+                                 int native_variant, int create,
+                                 const papcoll_tuning *tuning) {
     for (int i = 0; i < FEEDBACK_ENTRIES; i++) {
         feedback_entry *entry = &table->entries[i];
         if (entry->serial != 0 && key_equal(&entry->key, key)) return entry;
@@ -139,7 +142,7 @@ static feedback_entry *entry_for(feedback_table *table, const feedback_key *key,
     if (!create) return NULL;
     feedback_entry *oldest = &table->entries[least_recently_used(
         &table->entries[0].last_used, sizeof table->entries[0], FEEDBACK_ENTRIES, NULL, NULL)];
-    const feedback_entry *neighbour = neighbour_of(table, key, native_variant);
+    const feedback_entry *neighbour = neighbour_of(table, key, native_variant, tuning);
     feedback_entry inherited;
     memset(&inherited, 0, sizeof inherited);
     inherited.native_variant = native_variant;
@@ -147,7 +150,7 @@ static feedback_entry *entry_for(feedback_table *table, const feedback_key *key,
         inherited.model = neighbour->model;
         inherited.alternative = neighbour->alternative;
         inherited.overruled = neighbour->overruled;
-        inherited.uses = 2 * SAMPLES_TO_COMPARE; /* its early probes are done */
+        inherited.uses = 2 * tuning->samples_to_compare; /* its early probes are done */
     }
     *oldest = inherited;
     oldest->key = *key;
@@ -157,19 +160,20 @@ static feedback_entry *entry_for(feedback_table *table, const feedback_key *key,
 
 /* Whether the measurements say: run the alternative (with the margin against the side
  * preferred now). */
-static int alternative_preferred(const feedback_entry *entry, int native_variant) {
-    if (!measured_enough(entry, native_variant)) return entry->overruled;
+static int alternative_preferred(const feedback_entry *entry, int native_variant,
+                                 const papcoll_tuning *tuning) {
+    if (!measured_enough(entry, native_variant, tuning)) return entry->overruled;
     double model = feedback_median(&entry->model);
     double alternative = feedback_median(&entry->alternative);
-    if (entry->overruled) return !feedback_clearly_faster(model, alternative);
-    return feedback_clearly_faster(alternative, model);
+    if (entry->overruled) return !feedback_clearly_faster(model, alternative, tuning);
+    return feedback_clearly_faster(alternative, model, tuning);
 }
 
-/* uses 1, 3 and 5 (the SAMPLES_TO_COMPARE measurements of the other side), then every
- * PROBE_EVERY-th */
-static int is_probe(int64_t use) {
-    return (use < 2 * SAMPLES_TO_COMPARE && use % 2 == 1) ||
-           (use >= PROBE_PHASE && use % PROBE_EVERY == PROBE_PHASE);
+/* uses 1, 3 and 5 (the samples_to_compare measurements of the other side), then every
+ * probe_every-th */
+static int is_probe(int64_t use, const papcoll_tuning *tuning) {
+    return (use < 2 * tuning->samples_to_compare && use % 2 == 1) ||
+           (use >= tuning->probe_phase && use % tuning->probe_every == tuning->probe_phase);
 }
 
 /* A call's tag for the decision: which entry, which side, and for native's side which
@@ -186,13 +190,14 @@ double feedback_decide(feedback_table *table, const choice_input *input, int lev
     *native_tag_out = -1;
     choice->native_variant = 0;
     if (input->count > INT_MAX) return -1;
+    papcoll_tuning tuning = tuning_in_force(input->tuning);
     /* MPICH's named algorithms reorder operands: only commutative ops try them */
     int variants = input->commutative ? natives->count : 1;
     native_shape *shape =
         variants > 1 ? native_shape_for(&table->natives, input->count, input->extent,
                                         count_use)
                      : NULL;
-    int preferred = shape != NULL ? native_preferred(shape, variants) : 0;
+    int preferred = shape != NULL ? native_preferred(shape, variants, &tuning) : 0;
     int has_alternative = report->alternative[0] != '\0';
     feedback_entry *entry = NULL;
     feedback_key key;
@@ -205,12 +210,12 @@ double feedback_decide(feedback_table *table, const choice_input *input, int lev
         key.level = level;
         key.model = choice->algorithm;
         key.alternative = registry_find(report->alternative); /* NULL: native */
-        entry = entry_for(table, &key, preferred, count_use);
+        entry = entry_for(table, &key, preferred, count_use, &tuning);
     }
     if (entry != NULL) {
         /* only a call changes the table: papcoll_resolve_algorithm, which some ranks may
          * call and others not, only asks */
-        int overruled = alternative_preferred(entry, preferred);
+        int overruled = alternative_preferred(entry, preferred, &tuning);
         int64_t use = entry->uses;
         if (count_use) {
             entry->overruled = overruled;
@@ -221,9 +226,9 @@ double feedback_decide(feedback_table *table, const choice_input *input, int lev
          * variant preferred: probed every other use, as in the first uses */
         int native = native_side(&key), waiting = overruled ? native == 0 : native == 1;
         int native_waits = waiting && shape != NULL &&
-                           (native_untried(shape, variants) ||
-                            !side_measured(entry, native, preferred));
-        report->probe = count_use && (is_probe(use) || (native_waits && use % 2 == 1));
+                           (native_untried(shape, variants, &tuning) ||
+                            !side_measured(entry, native, preferred, &tuning));
+        report->probe = count_use && (is_probe(use, &tuning) || (native_waits && use % 2 == 1));
         run_alternative = overruled != report->probe;
         report->overruled = overruled && !report->probe;
         /* the report shows what the rule weighs: native's measurements of a variant no
@@ -240,7 +245,7 @@ double feedback_decide(feedback_table *table, const choice_input *input, int lev
     }
     int variant = -1; /* for the decision's tag */
     if (choice->algorithm == NULL && shape != NULL) { /* native: as which of the library's */
-        choice->native_variant = count_use ? native_next(shape, variants) : preferred;
+        choice->native_variant = count_use ? native_next(shape, variants, &tuning) : preferred;
         snprintf(report->algorithm, sizeof report->algorithm, "%s",
                  natives->names[choice->native_variant]);
         if (count_use) *native_tag_out = native_tag(shape, choice->native_variant);

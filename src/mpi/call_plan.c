@@ -7,6 +7,32 @@
 #include "arrival_class.h"
 #include "call_plan.h"
 
+/* The most tags any rank's schedule of this call uses (*tag_count holds this rank's): a
+ * post takes that many from its communicator's counter (tag_counter.h), which must move
+ * alike on every rank, and some algorithms' schedules use more tags on some ranks than on
+ * others (priority_rabenseifner at P = 5: 5 on rank 0, 6 on the others; slt, pap_hierarchical
+ * alike). Each other rank's schedule is built once, for the plan, and dropped. */
+static int widest_tag_count(const papcoll_comm *pc, const char *name, int64_t count,
+                            int32_t elem_size, const papcoll_context *context,
+                            int32_t *tag_count) {
+    char error[256];
+    for (int32_t rank = 0; rank < pc->size; rank++) {
+        if (rank == pc->rank) continue;
+        papcoll_schedule *other = NULL;
+        int status = papcoll_schedule_build(name, pc->size, rank, count, elem_size, context,
+                                            &other, error, sizeof error);
+        if (status != PAPCOLL_OK)
+            return record_error(MPI_ERR_NO_MEM, "papcoll: rank %d's schedule of %s, built to "
+                                "count its tags: %s", (int)rank, name, error);
+        for (int32_t i = 0; i < other->op_count; i++)
+            if ((other->ops[i].kind == SCHED_SEND || other->ops[i].kind == SCHED_RECV) &&
+                other->ops[i].u.message.tag >= *tag_count)
+                *tag_count = other->ops[i].u.message.tag + 1;
+        papcoll_schedule_free(other);
+    }
+    return MPI_SUCCESS;
+}
+
 /* The plan for this call: from the cache when its key was built before, else built now.
  * classes and arrivals (P each) are the predicted arrival class and its representative
  * arrivals for a PAP-aware algorithm, else NULL. */
@@ -55,6 +81,14 @@ int call_plan_prepare(papcoll_comm *pc, plan_cache *cache, const algorithm_entry
         if (uncached) free(plan);
         return record_error(MPI_ERR_NO_MEM, "papcoll: out of memory preparing a schedule");
     }
+    int code = cache->tags_alike ? widest_tag_count(pc, algorithm->info.name, count, elem_size,
+                                                    &context, &plan->tag_count)
+                                 : MPI_SUCCESS;
+    if (code != MPI_SUCCESS) {
+        executor_plan_release(plan);
+        if (uncached) free(plan);
+        return code;
+    }
     plan->uncached = uncached;
     *out = plan;
     return MPI_SUCCESS;
@@ -74,7 +108,8 @@ int call_plan_for_call(papcoll_comm *pc, plan_cache *cache,
                                                    ? "canonical_scatter" : "ring"),
                                  count, extent, !commutative && algorithm->info.canonical_order,
                                  NULL, NULL, 0, out);
-    arrival_class_of(arrivals, pc->size, tau * pc->size, pc->call_classes, pc->call_arrivals);
+    arrival_class_of(arrivals, pc->size, tau * pc->size, pc->config.tuning.arrival_jitter_seconds,
+                     pc->call_classes, pc->call_arrivals);
     return call_plan_prepare(pc, cache, algorithm, count, extent, 0, pc->call_classes,
                                      pc->call_arrivals, tau, out);
 }

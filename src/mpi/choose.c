@@ -23,6 +23,7 @@
 
 #include "recency.h"
 #include "select.h"
+#include "tuning.h"
 
 static int ascending(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -54,6 +55,7 @@ void choice_decide(const choice_input *input, auto_choice *out) {
     papcoll_context context;
     memset(&context, 0, sizeof context);
     context.parameters = *input->parameters;
+    context.tuning = input->tuning;
     double *sorted = NULL;
     /* every rank in class 0 gives arrivals all 0, which papcoll_choose runs native for */
     if (input->arrival_class != NULL && input->calibrated) {
@@ -84,8 +86,10 @@ void choice_decide(const choice_input *input, auto_choice *out) {
      * (docs/benchmarks.md, "the grid with a core per rank"). Up to 16 MiB, the largest
      * size measured: a probe grows the communicator's scratch to the vector's size and
      * keeps it (executor.c), and a probe that cannot get it fails a call MPI_Allreduce
-     * would have run. No prediction is made for it (alternative_seconds stays 0). */
-    const int64_t flat_alternative_most_bytes = (int64_t)16 << 20;
+     * would have run. No prediction is made for it (alternative_seconds stays 0). The
+     * bound is papcoll_tuning's flat_alternative_most_bytes (16 MiB by default). */
+    const int64_t flat_alternative_most_bytes =
+        tuning_in_force(input->tuning).flat_alternative_most_bytes;
     if (out->report.alternative[0] == '\0' && out->algorithm == NULL && input->ranks > 1 &&
         input->count <= INT_MAX &&
         input->count <= flat_alternative_most_bytes / (input->extent > 0 ? input->extent : 1)) {

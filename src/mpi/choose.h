@@ -22,6 +22,7 @@ typedef struct choice_input {
     int64_t count, extent;
     int commutative;
     const papcoll_parameters *parameters;
+    const papcoll_tuning *tuning;   /* the communicator's (config.tuning), or NULL: defaults */
     const uint8_t *arrival_class;   /* P bytes (arrival_class.h), or NULL: none predicted */
     uint8_t *profile;               /* P bytes of scratch for the sorted classes */
     const double *arrivals;         /* the class's representative arrivals (P seconds) */

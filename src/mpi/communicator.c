@@ -27,6 +27,23 @@ void papcoll_config_init(papcoll_config *config) {
     memset(config, 0, sizeof *config);
     config->algorithm = "auto";
     config->arrival_source = PAPCOLL_ARRIVALS_AUTOMATIC;
+    papcoll_tuning_defaults(&config->tuning);
+}
+
+/* auto's constants as they take effect: the config's, then PAPCOLL_TUNING's field by field,
+ * checked (a bad value is refused naming the constant). */
+static int read_tuning(papcoll_tuning *tuning) {
+    char why[240];
+    int status = papcoll_tuning_check(tuning, why, sizeof why);
+    if (status != PAPCOLL_OK)
+        return record_error(MPI_ERR_ARG, "papcoll_comm_create: config.tuning: %s", why);
+    const char *text = getenv("PAPCOLL_TUNING");
+    if (text == NULL || text[0] == '\0') return MPI_SUCCESS;
+    status = papcoll_tuning_parse(text, tuning, why, sizeof why);
+    if (status != PAPCOLL_OK)
+        return record_error(MPI_ERR_ARG, "papcoll_comm_create: PAPCOLL_TUNING='%.80s': %s",
+                            text, why);
+    return MPI_SUCCESS;
 }
 
 static int valid_algorithm(const char *name) {
@@ -276,6 +293,7 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
     MPI_Comm_size(comm, &ranks);
     int refusal = config_refusal(config, algorithm, ranks);
     if (refusal == MPI_SUCCESS) refusal = read_progress(&effective.progress);
+    if (refusal == MPI_SUCCESS) refusal = read_tuning(&effective.tuning);
     long tag_limit = 0;
     if (refusal == MPI_SUCCESS) refusal = read_tag_limit(&tag_limit);
     rules_set rules;
@@ -287,7 +305,12 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
      * agree, not their paths. */
     agreed_setting settings[] = {{"PAPCOLL_TAG_LIMIT", tag_limit},
                                  {"the rules file's contents (PAPCOLL_RULES or "
-                                  "config.rules_file; 0: none)", rules.digest}};
+                                  "config.rules_file; 0: none)", rules.digest},
+                                 /* shifted: the comparison negates it, which must not
+                                  * overflow */
+                                 {"the tuning constants' digest (config.tuning and "
+                                  "PAPCOLL_TUNING)",
+                                  (int64_t)(papcoll_tuning_digest(&effective.tuning) >> 2)}};
     int code = config_agreement_check(comm, &effective, settings,
                                       (int)(sizeof settings / sizeof settings[0]),
                                       refusal != MPI_SUCCESS);
@@ -298,6 +321,7 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
     if (pc == NULL) return record_error(MPI_ERR_NO_MEM, "papcoll_comm_create: out of memory");
     pc->rules = rules;
     pc->checked_datatype = MPI_DATATYPE_NULL;
+    pc->nonblocking_plans.tags_alike = 1; /* posts' tag counts alike on every rank */
     pc->nonblocking_comm = MPI_COMM_NULL;
     pc->checked_op = MPI_OP_NULL;
     pc->config = effective;

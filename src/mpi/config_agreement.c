@@ -52,6 +52,8 @@ static const config_field config_fields[] = {
      "at create, with PAPCOLL_REPRODUCIBLE (reproducible.c)"},
     {"rules_file", FIELD_AGREED_ELSEWHERE, 0, 0,
      "at create: a digest of the file's contents, not its path (communicator.c)"},
+    {"tuning", FIELD_AGREED_ELSEWHERE, 0, 0,
+     "at create: a digest of every constant, after PAPCOLL_TUNING (communicator.c)"},
 };
 enum { FIELD_COUNT = sizeof config_fields / sizeof config_fields[0] };
 

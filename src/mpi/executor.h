@@ -31,7 +31,8 @@ typedef struct executor_plan {
     int32_t *dependent_first;  /* CSR: the ops waiting for op i are */
     int32_t *dependents;       /* dependents[dependent_first[i] .. dependent_first[i+1]) */
     int32_t *initial_pending;  /* how many ops each op waits for */
-    int32_t tag_count;         /* the schedule's highest tag + 1 (0: no message) */
+    int32_t tag_count;         /* the schedule's highest tag + 1 (0: no message); a post's
+                                  plan: the most over every rank's schedule (call_plan.c) */
     /* non-blocking operations running it (nonblocking.c): a cache keeps it while > 0;
      * changed with __atomic builtins, as an operation lets go in whatever thread
      * completes it */

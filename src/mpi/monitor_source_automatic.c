@@ -27,11 +27,12 @@ enum {
 };
 
 /* Per-call predictions are turned on only where arrivals were spread by more than this
- * share of the call's own time, and by more than scheduling jitter
- * (ARRIVAL_JITTER_SECONDS): below it a prediction could gain little, and its message round
- * would be a tax on every call; and only after a period in which some call ran a schedule
- * built on the arrivals (monitor_call_built_on_arrivals): where auto runs native, exact
- * predictions change nothing, and their round was auto's tax on small calls. */
+ * share of the call's own time, and by more than scheduling jitter (the tuning's
+ * arrival_jitter_seconds, arrival_class.h): below it a prediction could gain little, and
+ * its message round would be a tax on every call; and only after a period in which some
+ * call ran a schedule built on the arrivals (monitor_call_built_on_arrivals): where auto
+ * runs native, exact predictions change nothing, and their round was auto's tax on small
+ * calls. */
 static const double edge_worth_spread = 0.25;
 
 /* auto's closed loop: each tagged call's time from its last arrival to its completion (the
@@ -126,11 +127,11 @@ static void follow_a_change(papcoll_comm *pc, int calls, double call_seconds) {
     period_lateness(pc, calls - RECENT_CALLS, calls, recent, NULL, NULL);
     double latest = 0;
     for (int r = 0; r < pc->size; r++) latest = fmax(latest, recent[r]);
-    double tolerance = fmax(fmax(edge_worth_spread * call_seconds, ARRIVAL_JITTER_SECONDS),
+    double jitter = pc->config.tuning.arrival_jitter_seconds;
+    double tolerance = fmax(fmax(edge_worth_spread * call_seconds, jitter),
                             change_share * latest);
     /* not a change: what stays within a few calls' time (or the jitter) of the mean */
-    double significant =
-        fmax(change_calls * call_seconds, change_jitters * ARRIVAL_JITTER_SECONDS);
+    double significant = fmax(change_calls * call_seconds, change_jitters * jitter);
     if (alike(recent, m->lateness, pc->size, fmax(tolerance, significant))) return;
     for (int k = calls - RECENT_CALLS; k < calls; k++) {
         period_lateness(pc, k, k + 1, one_call, NULL, NULL);
@@ -177,7 +178,7 @@ static int receive_period(papcoll_comm *pc) {
     m->have_lateness = 1;
     m->edge_mode = all_edge && m->sent_built_on_arrivals &&
                    spread > edge_worth_spread * call_seconds &&
-                   spread > ARRIVAL_JITTER_SECONDS;
+                   spread > pc->config.tuning.arrival_jitter_seconds;
     return MPI_SUCCESS;
 }
 

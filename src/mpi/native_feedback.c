@@ -35,11 +35,11 @@
 #include "median.h"
 #include "recency.h"
 
-/* The margin that overrules: relative and absolute. 15 %: calls on ranks that share cores
- * scatter 10-20 % (docs/benchmarks.md), and with a margin of 5 % the loop followed that
- * noise (1 MiB, balanced: straggler in 46 of 200 calls, auto 1.12 x native); the model
- * errors the loop is for are larger (6-15 x on the testbed at 64 KiB). */
-static const double switch_share = 0.15, switch_seconds = 1e-6;
+/* The margin that overrules (papcoll_tuning's switch_share and switch_seconds): relative
+ * and absolute. 15 %: calls on ranks that share cores scatter 10-20 % (docs/benchmarks.md),
+ * and with a margin of 5 % the loop followed that noise (1 MiB, balanced: straggler in 46 of
+ * 200 calls, auto 1.12 x native); the model errors the loop is for are larger (6-15 x on
+ * the testbed at 64 KiB). */
 
 double feedback_median(const feedback_samples *samples) {
     return median_of(samples->seconds, samples->filled);
@@ -51,8 +51,8 @@ void feedback_samples_add(feedback_samples *samples, double seconds) {
     if (samples->filled < FEEDBACK_SAMPLES) samples->filled++;
 }
 
-int feedback_clearly_faster(double candidate, double incumbent) {
-    return candidate < incumbent * (1 - switch_share) - switch_seconds;
+int feedback_clearly_faster(double candidate, double incumbent, const papcoll_tuning *tuning) {
+    return candidate < incumbent * (1 - tuning->switch_share) - tuning->switch_seconds;
 }
 
 native_shape *native_shape_for(native_feedback *table, int64_t count, int64_t extent,
@@ -76,16 +76,16 @@ native_shape *native_shape_for(native_feedback *table, int64_t count, int64_t ex
     return oldest;
 }
 
-int native_preferred(const native_shape *shape, int variants) {
+int native_preferred(const native_shape *shape, int variants, const papcoll_tuning *tuning) {
     const feedback_samples *kept = &shape->samples[shape->preferred];
-    if (kept->filled < FEEDBACK_SAMPLES_TO_COMPARE) return shape->preferred;
+    if (kept->filled < tuning->samples_to_compare) return shape->preferred;
     int best = shape->preferred;
     double kept_seconds = feedback_median(kept), best_seconds = kept_seconds;
     for (int v = 0; v < variants; v++) {
         const feedback_samples *samples = &shape->samples[v];
-        if (v == shape->preferred || samples->filled < FEEDBACK_SAMPLES_TO_COMPARE) continue;
+        if (v == shape->preferred || samples->filled < tuning->samples_to_compare) continue;
         double seconds = feedback_median(samples);
-        if (seconds < best_seconds && feedback_clearly_faster(seconds, kept_seconds)) {
+        if (seconds < best_seconds && feedback_clearly_faster(seconds, kept_seconds, tuning)) {
             best = v;
             best_seconds = seconds;
         }
@@ -93,25 +93,25 @@ int native_preferred(const native_shape *shape, int variants) {
     return best;
 }
 
-int native_untried(const native_shape *shape, int variants) {
+int native_untried(const native_shape *shape, int variants, const papcoll_tuning *tuning) {
     for (int v = 0; v < variants; v++)
-        if (shape->tries[v] < FEEDBACK_SAMPLES_TO_COMPARE) return 1;
+        if (shape->tries[v] < tuning->samples_to_compare) return 1;
     return 0;
 }
 
-int native_next(native_shape *shape, int variants) {
-    shape->preferred = native_preferred(shape, variants);
+int native_next(native_shape *shape, int variants, const papcoll_tuning *tuning) {
+    shape->preferred = native_preferred(shape, variants, tuning);
     int least = 0;
-    for (int v = 1; v < variants && shape->tries[0] >= FEEDBACK_SAMPLES_TO_COMPARE; v++)
+    for (int v = 1; v < variants && shape->tries[0] >= tuning->samples_to_compare; v++)
         if (shape->tries[v] < shape->tries[least]) least = v;
-    if (shape->tries[least] < FEEDBACK_SAMPLES_TO_COMPARE) {
+    if (shape->tries[least] < tuning->samples_to_compare) {
         shape->tries[least]++;
         return least;
     }
     int64_t run = shape->runs++;
-    if (variants < 2 || run % FEEDBACK_PROBE_EVERY != FEEDBACK_PROBE_PHASE)
+    if (variants < 2 || run % tuning->probe_every != tuning->probe_phase)
         return shape->preferred;
-    int other = (int)((run / FEEDBACK_PROBE_EVERY) % (variants - 1));
+    int other = (int)((run / tuning->probe_every) % (variants - 1));
     return other < shape->preferred ? other : other + 1; /* the others, in turn */
 }
 

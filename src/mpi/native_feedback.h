@@ -7,8 +7,10 @@
 #include <stdint.h>
 
 #include "native_variants.h"
+#include "papcoll_core.h"
 
-enum { FEEDBACK_SAMPLES = 5, NATIVE_FEEDBACK_SHAPES = 16 };
+/* samples_to_compare (papcoll_tuning) may ask for every kept sample */
+enum { FEEDBACK_SAMPLES = PAPCOLL_TUNING_MOST_SAMPLES, NATIVE_FEEDBACK_SHAPES = 16 };
 
 /* The last FEEDBACK_SAMPLES measured times of one algorithm (seconds after the last
  * arrival). */
@@ -19,14 +21,13 @@ typedef struct feedback_samples {
 
 double feedback_median(const feedback_samples *samples); /* 0 with none */
 void feedback_samples_add(feedback_samples *samples, double seconds);
-/* Whether candidate seconds (a median) beat incumbent by the loop's margin (15 % and 1 us:
- * native_feedback.c says why). */
-int feedback_clearly_faster(double candidate, double incumbent);
+/* Whether candidate seconds (a median) beat incumbent by the loop's margin (tuning's
+ * switch_share and switch_seconds, 15 % and 1 us: native_feedback.c says why). */
+int feedback_clearly_faster(double candidate, double incumbent, const papcoll_tuning *tuning);
 
-/* Both sides need this many measurements before they are compared; after that the other
- * side (the other variants) runs every FEEDBACK_PROBE_EVERY-th time, from
- * FEEDBACK_PROBE_PHASE. */
-enum { FEEDBACK_SAMPLES_TO_COMPARE = 3, FEEDBACK_PROBE_EVERY = 16, FEEDBACK_PROBE_PHASE = 8 };
+/* Both sides need tuning's samples_to_compare measurements (3) before they are compared;
+ * after that the other side (the other variants) runs every probe_every-th time (16), from
+ * probe_phase (8). */
 
 typedef struct native_shape {
     int64_t count, extent;
@@ -49,13 +50,13 @@ typedef struct native_feedback {
 native_shape *native_shape_for(native_feedback *table, int64_t count, int64_t extent,
                                int create);
 /* The variant preferred now: the fastest measured, by the margin (0 until measured). */
-int native_preferred(const native_shape *shape, int variants);
-/* Whether some variant has not yet run its FEEDBACK_SAMPLES_TO_COMPARE tries. */
-int native_untried(const native_shape *shape, int variants);
+int native_preferred(const native_shape *shape, int variants, const papcoll_tuning *tuning);
+/* Whether some variant has not yet run its samples_to_compare tries. */
+int native_untried(const native_shape *shape, int variants, const papcoll_tuning *tuning);
 /* The variant the next run of native uses (and counts the run): the default first, then
  * the others until each had its tries, then the preferred with a trial of another every
- * FEEDBACK_PROBE_EVERY-th run. Sets shape->preferred first. */
-int native_next(native_shape *shape, int variants);
+ * probe_every-th run. Sets shape->preferred first. */
+int native_next(native_shape *shape, int variants, const papcoll_tuning *tuning);
 double native_tag(const native_shape *shape, int variant);
 void native_observe(native_feedback *table, double tag, double seconds);
 

@@ -153,7 +153,7 @@ int papcoll_allreduce_init(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
     if (p == NULL) return record_error(MPI_ERR_NO_MEM, "papcoll_allreduce_init: out of memory");
     size_t ranks = (size_t)pc->size;
     p->times = calloc(2 * ranks, sizeof *p->times);
-    int history_made = arrival_history_init(&p->history, pc->size);
+    int history_made = arrival_history_init(&p->history, pc->size, &pc->config.tuning);
     p->arrival_requests = malloc(2 * ranks * sizeof *p->arrival_requests);
     p->arrival_kinds = malloc(2 * ranks * sizeof *p->arrival_kinds);
     p->comm = MPI_COMM_NULL;

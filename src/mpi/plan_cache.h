@@ -14,6 +14,9 @@ typedef struct plan_cache {
     executor_plan plans[PLAN_CACHE_SIZE]; /* an empty slot has no schedule */
     int64_t last_used[PLAN_CACHE_SIZE];
     int64_t clock;
+    /* posts' plans (nonblocking.c): a plan's tag_count is the most any rank's schedule
+     * uses, not this rank's (call_plan.c says why) */
+    int tags_alike;
 } plan_cache;
 
 /* The plan built for key, or NULL. key->arrival_class is compared, not kept. */

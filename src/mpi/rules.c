@@ -12,6 +12,7 @@
 #include "errors.h"
 #include "operations.h"
 #include "rules.h"
+#include "tuning.h"
 
 static const char *const arrival_names[] = {"", "unpredicted", "balanced", "one_late",
                                             "several_late"};
@@ -29,10 +30,11 @@ const char *rules_kind_name(int kind) {
 }
 
 rules_arrival rules_arrival_of(const double *arrivals, int32_t ranks, double unit,
-                               double *lateness) {
+                               double jitter, double *lateness) {
     *lateness = 0;
     if (arrivals == NULL) return RULES_ARRIVAL_UNPREDICTED;
-    double on_time = arrival_on_time(unit); /* a class 0 rank is on time (arrival_class.h) */
+    /* a class 0 rank is on time (arrival_class.h) */
+    double on_time = arrival_on_time(unit, jitter);
     int32_t late = 0;
     for (int32_t r = 0; r < ranks; r++) {
         if (arrivals[r] >= on_time) late++;
@@ -173,7 +175,9 @@ int rules_decide(const rules_set *rules, const rules_call *call, const choice_in
     datatype_name(call->datatype, facts.datatype);
     int op_index = predefined_op_index(call->op);
     facts.op = op_index >= 0 ? op_index : RULES_OP_USER;
-    facts.arrival = rules_arrival_of(arrivals, input->ranks, unit, &facts.lateness);
+    facts.arrival = rules_arrival_of(arrivals, input->ranks, unit,
+                                     tuning_in_force(input->tuning).arrival_jitter_seconds,
+                                     &facts.lateness);
     const rule *found = NULL;
     for (int k = 0; k < rules->count && found == NULL; k++)
         if (matches(&rules->rules[k], call, input, &facts)) found = &rules->rules[k];

@@ -110,9 +110,10 @@ int rules_decide(const rules_set *rules, const rules_call *call, const choice_in
  * another silently. */
 int rules_explain_refusal(const papcoll_choice *choice, int code);
 
-/* The call's arrival as a rule names it, and its largest lateness (0 where unpredicted). */
+/* The call's arrival as a rule names it, and its largest lateness (0 where unpredicted);
+ * unit and jitter as arrival_class.h's. */
 rules_arrival rules_arrival_of(const double *arrivals, int32_t ranks, double unit,
-                               double *lateness);
+                               double jitter, double *lateness);
 /* "unpredicted", "balanced", "one_late", "several_late" ("" for RULES_ARRIVAL_ANY). */
 const char *rules_arrival_name(int arrival);
 /* "blocking", "nonblocking", "persistent" ("" for RULES_KIND_ANY). */

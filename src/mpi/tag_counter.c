@@ -5,7 +5,8 @@
  * collective calls in the same order (MPI-4.1 6.12 for non-blocking posts, 6.13 for
  * persistent inits; starts may come in any order, which is why a persistent request's
  * range is fixed at its init). The counter moves only at those calls, by what each call's
- * schedule needs (its highest tag + 1, the same on every rank for the same call), so the
+ * schedule needs (the highest tag + 1 over every rank's schedule of the call, which
+ * call_plan.c counts once per plan: some algorithms use more tags on some ranks), so the
  * k-th call gets the same range everywhere. Nothing here depends on progress.
  *
  * Wrapping: a post whose range would pass post_last starts again at post_first. Its range

@@ -37,6 +37,7 @@ typedef struct scenario {
     const char *model, *alternative;
     double model_us, alternative_us; /* where the side is papcoll's */
     int commutative, lag;
+    const papcoll_tuning *tuning;    /* the loop's constants, or NULL: the defaults */
 } scenario;
 
 typedef struct run {
@@ -55,6 +56,7 @@ static void play(feedback_table *table, const scenario *s, int uses, run *runs) 
     input.count = 256;
     input.extent = 4;
     input.commutative = s->commutative;
+    input.tuning = s->tuning;
     for (int use = 0; use < uses; use++) {
         auto_choice choice;
         memset(&choice, 0, sizeof choice);
@@ -103,7 +105,7 @@ static int count_runs(const run *runs, int from, int to, const char *name) {
 
 static void variants_alone(int lag) {
     feedback_table table;
-    scenario s = {NULL, "", 0, 0, 1, lag};
+    scenario s = {NULL, "", 0, 0, 1, lag, NULL};
     run runs[64];
     play_fresh(&table, &s, 64, runs);
     char detail[200];
@@ -138,7 +140,7 @@ static void variants_alone(int lag) {
  * its fastest variant. */
 static void native_wins(int lag) {
     feedback_table table;
-    scenario s = {"straggler", "native", 100, 0, 1, lag};
+    scenario s = {"straggler", "native", 100, 0, 1, lag, NULL};
     run runs[80];
     play_fresh(&table, &s, 80, runs);
     char detail[200];
@@ -174,7 +176,7 @@ static void native_wins(int lag) {
  * slower than it, native's recursive doubling (31) faster. */
 static void fastest_variant_beats_alternative(int lag) {
     feedback_table table;
-    scenario s = {NULL, "recursive_doubling", 0, 41, 1, lag};
+    scenario s = {NULL, "recursive_doubling", 0, 41, 1, lag, NULL};
     run runs[120];
     play_fresh(&table, &s, 120, runs);
     int fastest = count_runs(runs, 88, 120, "native:recursive_doubling");
@@ -190,7 +192,8 @@ static void fastest_variant_beats_alternative(int lag) {
  * again. */
 static void shared_across_decisions(void) {
     feedback_table table;
-    scenario alone = {NULL, "", 0, 0, 1, 0}, pair = {"straggler", "native", 100, 0, 1, 0};
+    scenario alone = {NULL, "", 0, 0, 1, 0, NULL},
+             pair = {"straggler", "native", 100, 0, 1, 0, NULL};
     run runs[40];
     play_fresh(&table, &alone, 40, runs);
     play(&table, &pair, 20, runs);
@@ -250,9 +253,46 @@ static void flat_alternative(void) {
     }
 }
 
+/* The probes of the other side fall where the tuning constants say: the samples_to_compare
+ * early ones every other use, then at probe_phase of every probe_every uses. The model
+ * picks native (one variant: a non-commutative op) against straggler, 100 us, which never
+ * wins, so every run of straggler is a probe. */
+static void probes_follow_the_tuning(void) {
+    static const struct {
+        const char *tuning;
+        int expected[16], count;
+    } cases[] = {
+        {"", {1, 3, 5, 8, 24}, 5},
+        {"probe_every=4,probe_phase=2", {1, 2, 3, 5, 6, 10, 14, 18, 22, 26, 30}, 11},
+        {"samples_to_compare=1,probe_every=8,probe_phase=0", {0, 1, 8, 16, 24}, 5},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        papcoll_tuning tuning;
+        papcoll_tuning_defaults(&tuning);
+        char error[200] = "";
+        int parsed = papcoll_tuning_parse(cases[k].tuning, &tuning, error, sizeof error);
+        scenario s = {NULL, "straggler", 0, 100, 0, 0, &tuning};
+        feedback_table table;
+        run runs[32];
+        play_fresh(&table, &s, 32, runs);
+        int probes[32], found = 0, same = parsed == PAPCOLL_OK;
+        for (int use = 0; use < 32; use++)
+            if (strcmp(runs[use].algorithm, "straggler") == 0) probes[found++] = use;
+        same = same && found == cases[k].count;
+        for (int i = 0; same && i < found; i++) same = probes[i] == cases[k].expected[i];
+        char detail[300];
+        int length = snprintf(detail, sizeof detail, "'%s' (%s): straggler ran at",
+                              cases[k].tuning, error);
+        for (int i = 0; i < found && length < (int)sizeof detail - 8; i++)
+            length += snprintf(detail + length, sizeof detail - (size_t)length, " %d",
+                               probes[i]);
+        check(same, "the closed loop probes where the tuning constants say", detail);
+    }
+}
+
 static void not_commutative(void) {
     feedback_table table;
-    scenario s = {NULL, "", 0, 0, 0, 0};
+    scenario s = {NULL, "", 0, 0, 0, 0, NULL};
     run runs[40];
     play_fresh(&table, &s, 40, runs);
     char detail[80];
@@ -275,6 +315,7 @@ int main(void) {
     }
     shared_across_decisions();
     not_commutative();
+    probes_follow_the_tuning();
     flat_alternative();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;

@@ -122,6 +122,15 @@ def test_tags_from_a_counter(ranks, progress, tag_limit, monkeypatch):
     assert checks_passed(ranks, "mpi_tag_counter") == per_rank * ranks + rank_zero_extra
 
 
+@pytest.mark.parametrize("ranks", [2, 5])
+def test_posts_take_tags_alike_where_schedules_use_different_counts(ranks):
+    # priority_rabenseifner at P = 5 uses 5 tags on rank 0 and 6 on the others: each post
+    # takes the most any rank's schedule uses, so the ranks' counters move alike (with
+    # their own counts they drifted apart and the third post hung); 6 posts outstanding,
+    # alternating it with ring, completed in reverse, results equal to MPI_Allreduce's
+    assert checks_passed(ranks, "mpi_tag_counts_alike") == 13
+
+
 @pytest.mark.parametrize(("case", "ranks", "expected_checks"), [
     ("persistent", 3, 8), ("hook", 2, 5), ("unstarted", 2, 10), ("unstarted", 3, 15)])
 def test_failures_leave_nothing_in_flight(case, ranks, expected_checks):
