@@ -178,7 +178,9 @@ static void advance_all(int inside_mpi_progress) {
 /* MPI's progress hook calls this (progress_hook_ensure). */
 static int advance_from_hook(void (*when_idle)(void)) {
     if (!engine_trylock()) return 0;
-    request_settling_inside_hook(1);
+    /* only a hook that may not drive MPI's progress again forbids cancels and tests there:
+     * MPICH's, which gives a check (progress_hook.c); Open MPI's callback may test */
+    request_settling_inside_hook(progress_hook_request_check() != NULL);
     advance_all(1);
     request_settling_inside_hook(0);
     int idle = running == NULL;

@@ -9,7 +9,7 @@
  * Receives only are cancelled: cancelling a send is deprecated (MPI-4.1 3.8.4) and crashed
  * MPICH's UCX layer (SIGSEGV in ucp_request_cancel) on a send whose peer had failed.
  *
- * In steps, because a failure may be found inside MPI's progress hook (progress.c), where
+ * In steps, because a failure may be found inside MPICH's progress hook (progress.c), where
  * nothing may wait, cancel or drive MPI's progress again: there a step only looks at the
  * requests (MPIX_Request_is_complete) and completes the finished ones; the cancels and
  * tests happen at the next step papcoll's own poll, call or thread makes. A program that
