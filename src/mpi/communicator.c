@@ -331,6 +331,7 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
     snprintf(pc->algorithm, sizeof pc->algorithm, "%s", algorithm);
     code = MPI_Comm_dup(comm, &pc->comm);
     if (code != MPI_SUCCESS) {
+        rules_release(&pc->rules);
         free(pc);
         return record_error(code, "papcoll_comm_create: MPI_Comm_dup failed");
     }

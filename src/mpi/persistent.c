@@ -80,6 +80,10 @@ struct papcoll_persistent {
     auto_choice last_choice;
     decision_site *decisions;  /* auto: the request's own decisions (auto_call.h says why) */
     int64_t times_abandoned;   /* start-time requests left to MPI when times was replaced */
+    /* a start failed after its start times went out: the peers' times of that start may
+     * still arrive, and would be taken for the next start's (every rank must hold the same
+     * history), so the request takes no more starts */
+    int spoiled;
 };
 
 static void release(papcoll_persistent *p) {
@@ -190,7 +194,9 @@ int papcoll_allreduce_init(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
         return code;
     }
     double latency, seconds_per_byte, reduce_seconds_per_byte;
-    if (p->exchanges &&
+    /* calibrated here, where every rank is, for auto too where no times travel: a start
+     * must not decide on a model that a blocking call calibrates between two ranks' starts */
+    if ((p->exchanges || algorithm == NULL) &&
         !monitor_model(pc, &latency, &seconds_per_byte, &reduce_seconds_per_byte) &&
         (code = monitor_calibrate(pc)) != MPI_SUCCESS) {
         release(p);
@@ -283,9 +289,11 @@ int papcoll_start_notifying(papcoll_persistent *p, MPI_Request *request,
         !released_by_mpi(&p->operation))
         return record_error(MPI_ERR_REQUEST, "papcoll_start: the previous start's request "
                             "is not completed yet (MPI_Wait or papcoll_wait it first)");
-    if (p->operation.error != MPI_SUCCESS && p->operation.run.posted_any)
+    if (p->spoiled || (p->operation.error != MPI_SUCCESS &&
+                       (p->operation.run.posted_any || p->exchanges)))
         return record_error(MPI_ERR_OTHER, "papcoll_start: an earlier start of this request "
-                            "failed with messages in flight; free it and create another");
+                            "failed with messages in flight (its schedule's or its start "
+                            "times); free it and create another");
     papcoll_comm *pc = p->pc;
     double now = MPI_Wtime() + pc->monitor.clock_offset;
     auto_call call = {.kind = AUTO_CALL_STARTED, .count = p->count, .extent = p->extent,
@@ -296,7 +304,9 @@ int papcoll_start_notifying(papcoll_persistent *p, MPI_Request *request,
     if (p->exchanges) {
         call.tau = monitor_tau(pc, (double)((p->count + pc->size - 1) / pc->size) *
                                        (double)p->extent);
-        if (p->starts > 0) {
+        /* the last start's times, once: a start refused before its exchange (alike on
+         * every rank) may be tried again, and must not count them twice */
+        if (p->starts > p->history.recorded) {
             arrival_history_record(&p->history, p->times, 2, call.tau);
             observed = observe_start(p);
         }
@@ -320,6 +330,7 @@ int papcoll_start_notifying(papcoll_persistent *p, MPI_Request *request,
                                 &op->plan);
     if (code == MPI_SUCCESS && p->exchanges) code = exchange_times(p, now);
     if (code != MPI_SUCCESS) {
+        p->spoiled = op->arrival_count > 0;
         settle_start_times(op);
         return code;
     }
@@ -332,6 +343,7 @@ int papcoll_start_notifying(papcoll_persistent *p, MPI_Request *request,
     code = operation_start(op, p->comm, p->sendbuf, p->recvbuf, p->count, p->datatype, p->op);
     if (op->request == MPI_REQUEST_NULL) { /* failed before its post: no notice */
         op->finished = NULL;
+        p->spoiled = op->arrival_count > 0;
         settle_start_times(op);
         progress_finish_unstarted(op);
     }
