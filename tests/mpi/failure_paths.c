@@ -120,9 +120,11 @@ static void unstarted_failures(void) {
 
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
-    /* MPICH raises a failed request of MPI_Testsome on MPI_COMM_SELF's handler, not on
-     * the request's communicator's (papcoll's return errors) */
+    /* MPICH raises a failed request of MPI_Testsome on MPI_COMM_SELF's handler, Open MPI
+     * on MPI_COMM_WORLD's, not on the request's communicator's (papcoll's return errors):
+     * the erroneous calls here must come back as errors, not end the job */
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
     const char *which = argc > 1 ? argv[1] : "";

@@ -139,5 +139,9 @@ def test_failures_leave_nothing_in_flight(case, ranks, expected_checks):
     # before the engine took it frees cleanly (the sanitizer build, make test-sanitizers,
     # adds the use-after-free and locking checks)
     result = run_mpi(ranks, "mpi_failure_paths", case)
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
-    assert passed_failed(result.stdout) == (expected_checks, 0)
+    # the persistent case leaves with _exit (its all-reduce cannot complete), which Open
+    # MPI's launcher reports as a failed job: there the checks' line says what happened
+    if case != "persistent":
+        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    assert passed_failed(result.stdout) == (expected_checks, 0), \
+        result.stdout[-2000:] + result.stderr[-3000:]
