@@ -174,6 +174,11 @@ int32_t sched_copy(papcoll_schedule *schedule, sched_region source, sched_region
                      after_count);
 }
 
+int32_t sched_copy_own_vector(papcoll_schedule *schedule) {
+    return sched_copy(schedule, SCHED_SEND_REGION(0, schedule->count),
+                      SCHED_RECV_REGION(0, schedule->count), SCHED_FIRST);
+}
+
 const int32_t *sched_dependencies(const papcoll_schedule *schedule, int32_t index,
                                   int32_t *count) {
     uint32_t first = schedule->ops[index].first_dependency;

@@ -126,6 +126,12 @@ PAPCOLL_HIDDEN
 int32_t sched_copy(papcoll_schedule *schedule, sched_region source, sched_region target,
                    const int32_t *after, int32_t after_count);
 
+/* The first op of most all-reduces: this rank's own vector (the send buffer, all `count`
+ * elements) copied into the receive buffer, where it is then reduced in place. It reads the
+ * send buffer once and first, so MPI_IN_PLACE (send and receive the same) stays safe. */
+PAPCOLL_HIDDEN
+int32_t sched_copy_own_vector(papcoll_schedule *schedule);
+
 /* Records a builder's refusal: message is printf-style. Returns code. */
 PAPCOLL_HIDDEN
 int sched_fail(papcoll_schedule *schedule, int code, const char *format, ...)

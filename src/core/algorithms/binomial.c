@@ -44,7 +44,7 @@ static int binomial_build(int32_t ranks, int32_t rank, int64_t count, int32_t el
     (void)elem_size;
     (void)context;
     const int32_t root = 0;
-    if (single_rank_copy(ranks, count, out)) return sched_finish(out);
+    if (single_rank_copy(ranks, out)) return sched_finish(out);
     const int32_t step_bound = child_step_bound(ranks, rank);
     int32_t children = 0, largest_step = 0;
     for (int32_t step = 1; step < step_bound && rank + step < ranks; step *= 2) {

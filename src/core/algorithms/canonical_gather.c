@@ -32,8 +32,7 @@ static int canonical_gather_build(int32_t ranks, int32_t rank, int64_t count,
                                   papcoll_schedule *out) {
     (void)elem_size;
     (void)context;
-    int32_t copied =
-        sched_copy(out, SCHED_SEND_REGION(0, count), SCHED_RECV_REGION(0, count), SCHED_FIRST);
+    int32_t copied = sched_copy_own_vector(out);
     if (ranks == 1) return sched_finish(out);
     int32_t *sends = malloc((size_t)ranks * sizeof *sends);
     if (sends == NULL) return sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory");

@@ -76,8 +76,7 @@ static int canonical_straggler_build(int32_t ranks, int32_t rank, int64_t count,
         return sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory");
     }
     int32_t blocks = core_owners(ranks, context, owner_of, out);
-    int32_t copied =
-        sched_copy(out, SCHED_SEND_REGION(0, count), SCHED_RECV_REGION(0, count), SCHED_FIRST);
+    int32_t copied = sched_copy_own_vector(out);
     int32_t mine = -1; /* the block this rank owns */
     for (int32_t b = 0; b < blocks; b++)
         if (owner_of[b] == rank) mine = b;

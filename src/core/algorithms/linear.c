@@ -20,7 +20,7 @@ static int linear_build(int32_t ranks, int32_t rank, int64_t count, int32_t elem
                         const papcoll_context *context, papcoll_schedule *out) {
     (void)elem_size;
     (void)context;
-    if (single_rank_copy(ranks, count, out)) return sched_finish(out);
+    if (single_rank_copy(ranks, out)) return sched_finish(out);
     const int32_t root = 0;
     if (rank != root) {
         int32_t sent = sched_send(out, root, 0, SCHED_SEND_REGION(0, count), SCHED_FIRST);

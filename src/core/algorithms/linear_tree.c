@@ -55,8 +55,7 @@ int linear_tree_build_with_order(int32_t ranks, int32_t rank, int64_t count,
                           "segment_count %d is more than the %lld elements of the vector: a "
                           "segment holds at least one element", segments, (long long)count);
     if (segments == 0) segments = ranks; /* Proficz 2018, Sect. 4.1: "we assume P segments" */
-    int32_t copied =
-        sched_copy(out, SCHED_SEND_REGION(0, count), SCHED_RECV_REGION(0, count), SCHED_FIRST);
+    int32_t copied = sched_copy_own_vector(out);
     if (ranks == 1) return sched_finish(out);
 
     int32_t next_position = (position + 1) % ranks;

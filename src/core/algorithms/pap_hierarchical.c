@@ -345,8 +345,7 @@ static int build_leader(const site_layout *layout, int64_t count, papcoll_schedu
      * position l ends with the leaders' partial of slice l), on the whole vector copied into
      * the receive buffer first, then the on-time members outside it, in predicted arrival
      * order */
-    int32_t copied = sched_copy(out, SCHED_SEND_REGION(0, count), SCHED_RECV_REGION(0, count),
-                                SCHED_FIRST);
+    int32_t copied = sched_copy_own_vector(out);
     ring_phases ring;
     if (!ring_phases_open(&ring, site_leaders(layout, g), q, slice, count, 0, copied, out))
         return sched_finish(out);

@@ -60,7 +60,7 @@ static int rabenseifner_build(int32_t ranks, int32_t rank, int64_t count, int32_
     (void)context;
     const sched_region whole_send = SCHED_SEND_REGION(0, count);
     const sched_region whole_recv = SCHED_RECV_REGION(0, count);
-    if (single_rank_copy(ranks, count, out)) return sched_finish(out);
+    if (single_rank_copy(ranks, out)) return sched_finish(out);
     const fold_plan fold = fold_plan_of(ranks, rank);
     if (fold.hands_over) return fold_hand_over(out, rank, count, 0);
     const int32_t blocks = fold.exchange;

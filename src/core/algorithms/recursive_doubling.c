@@ -45,7 +45,7 @@ static int recursive_doubling_build(int32_t ranks, int32_t rank, int64_t count,
                                     papcoll_schedule *out) {
     (void)elem_size;
     (void)context;
-    if (single_rank_copy(ranks, count, out)) return sched_finish(out);
+    if (single_rank_copy(ranks, out)) return sched_finish(out);
     const fold_plan fold = fold_plan_of(ranks, rank);
     if (fold.hands_over) return fold_hand_over(out, rank, count, 0);
 

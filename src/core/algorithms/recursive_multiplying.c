@@ -326,8 +326,7 @@ static int recursive_multiplying_build(int32_t ranks, int32_t rank, int64_t coun
     if (b.regions == NULL) return sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory");
     for (int32_t r = 0; r < b.region_count; r++) b.regions[r].writer = SCHED_NONE;
     /* the send buffer is read once, first, so MPI_IN_PLACE is safe */
-    int32_t copy = sched_copy(out, SCHED_SEND_REGION(0, count), SCHED_RECV_REGION(0, count),
-                              SCHED_FIRST);
+    int32_t copy = sched_copy_own_vector(out);
     note_written(&b, 0, copy);
     build_stages(&b, &parsed, ranks, rank);
     if (b.accumulator != 0 && !b.failed) { /* the result belongs in the receive buffer */

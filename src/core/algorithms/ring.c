@@ -46,8 +46,7 @@ int ring_build_with_order(int32_t ranks, int32_t rank, int64_t count, const int3
         return sched_fail(out, PAPCOLL_ERR_ARGUMENT, "segment size must not be negative");
     /* Copying first is the whole answer for P = 1, and for P > 1 it frees the schedule
      * from the send buffer (MPI_IN_PLACE aliases it with recv). */
-    int32_t copied =
-        sched_copy(out, SCHED_SEND_REGION(0, count), SCHED_RECV_REGION(0, count), SCHED_FIRST);
+    int32_t copied = sched_copy_own_vector(out);
     if (ranks == 1) return sched_finish(out);
     ring_phases ring;
     if (!ring_phases_open(&ring, order, ranks, position, count, segment_elements, copied, out))

@@ -423,7 +423,7 @@ static int straggler_build(int32_t ranks, int32_t rank, int64_t count, int32_t e
         layout_release(&layout);
         return sched_finish(out);
     }
-    if (single_rank_copy(ranks, count, out)) {
+    if (single_rank_copy(ranks, out)) {
         layout_release(&layout);
         return sched_finish(out);
     }

@@ -142,8 +142,7 @@ int reduce_scatter_build(int32_t ranks, int32_t rank, int64_t count, int priorit
     int32_t *identity = malloc((size_t)ranks * sizeof *identity);
     if (identity == NULL) return sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory");
     for (int32_t r = 0; r < ranks; r++) identity[r] = r;
-    int32_t start = sched_copy(out, SCHED_SEND_REGION(0, count), SCHED_RECV_REGION(0, count),
-                               SCHED_FIRST);
+    int32_t start = sched_copy_own_vector(out);
     halving_state state;
     halving_reduce_scatter(out, ranks, rank, identity, count, start, priority, &state);
     halving_state_free(&state);

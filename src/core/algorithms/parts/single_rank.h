@@ -13,6 +13,6 @@
 /* With ranks == 1, appends that copy and returns 1: the builder is done and returns
  * sched_finish(out). With more ranks, appends nothing and returns 0. */
 PAPCOLL_HIDDEN
-int single_rank_copy(int32_t ranks, int64_t count, papcoll_schedule *out);
+int single_rank_copy(int32_t ranks, papcoll_schedule *out);
 
 #endif /* PAPCOLL_ALGORITHMS_PARTS_SINGLE_RANK_H */
