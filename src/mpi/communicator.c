@@ -18,6 +18,7 @@
 #include "internal.h"
 #include "operation.h"
 #include "operations.h"
+#include "rank_groups.h"
 #include "reproducible.h"
 #include "select.h"
 
@@ -80,33 +81,6 @@ static int store_parameters(papcoll_comm *pc, const papcoll_parameters *paramete
 
 /* The group of every rank, the same on all (collective): from each rank's color, or one
  * group per shared-memory node named by its lowest rank. */
-static int compute_groups(papcoll_comm *pc, const papcoll_config *config) {
-    pc->groups = malloc((size_t)pc->size * sizeof *pc->groups);
-    if (pc->groups == NULL) return record_error(MPI_ERR_NO_MEM, "papcoll_comm_create: out of memory");
-    int32_t mine = config->group_color;
-    if (config->grouping == PAPCOLL_GROUPS_SHARED_MEMORY) {
-        MPI_Comm node;
-        int code = MPI_Comm_split_type(pc->comm, MPI_COMM_TYPE_SHARED, pc->rank, MPI_INFO_NULL,
-                                       &node);
-        if (code != MPI_SUCCESS) return record_error(code, "papcoll_comm_create: "
-                                                           "MPI_Comm_split_type failed");
-        int rank = pc->rank, lowest = 0;
-        code = MPI_Allreduce(&rank, &lowest, 1, MPI_INT, MPI_MIN, node);
-        MPI_Comm_free(&node);
-        if (code != MPI_SUCCESS) return record_error(code, "papcoll_comm_create: MPI_Allreduce "
-                                                           "failed");
-        mine = lowest;
-    }
-    int code = MPI_Allgather(&mine, 1, MPI_INT32_T, pc->groups, 1, MPI_INT32_T, pc->comm);
-    if (code != MPI_SUCCESS) return record_error(code, "papcoll_comm_create: MPI_Allgather "
-                                                       "failed");
-    for (int r = 0; r < pc->size; r++) /* every rank sees every color: all fail alike */
-        if (pc->groups[r] < 0)
-            return record_error(MPI_ERR_ARG, "papcoll_comm_create: rank %d gave group_color %d; "
-                                "colors must be >= 0", r, (int)pc->groups[r]);
-    return MPI_SUCCESS;
-}
-
 static void release_communicator(papcoll_comm *pc) {
     if (pc->progress_thread) progress_thread_release();
     if (pc->nonblocking_comm != MPI_COMM_NULL && !pc->shares_tag_space)
@@ -349,7 +323,7 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
     }
     if ((code = store_parameters(pc, &config->parameters, "papcoll_comm_create")) !=
             MPI_SUCCESS ||
-        (code = compute_groups(pc, config)) != MPI_SUCCESS) {
+        (code = rank_groups_compute(pc, config)) != MPI_SUCCESS) {
         release_communicator(pc);
         return code;
     }

@@ -24,6 +24,9 @@ struct papcoll_comm {
     char algorithm[64];        /* "auto" or a registered name */
     owned_parameters parameters; /* the algorithms' parameters, copied from the config */
     int32_t *groups;           /* the group of every rank (hierarchical algorithms) */
+    /* 1: every rank holds its world's clock offset and node (world_reference.h), so the
+     * monitor takes its clock from there instead of measuring (rank_groups.c decides) */
+    int shares_world_reference;
     papcoll_config config;     /* the rest of the config (its parameters zeroed: see above) */
     plan_cache plans;          /* schedules built once per shape and arrival class */
     /* auto's decisions per shape and arrival class, and what they were measured to take,

@@ -23,7 +23,10 @@
  * everywhere (all finite and within an hour of each other, else the ring).
  *
  * Clocks: at creation rank 0 ping-pongs with every rank (clock_offsets.h); all predictions
- * are put on rank 0's clock; MPI_WTIME_IS_GLOBAL is not assumed.
+ * are put on rank 0's clock; MPI_WTIME_IS_GLOBAL is not assumed. A communicator whose ranks
+ * all hold their world's offsets (world_reference.h: measured once, at the world's papcoll
+ * communicator) puts them on world rank 0's clock instead, without measuring: only
+ * differences between ranks' times are used, so any one common clock serves.
  *
  * Not done: a monitor thread, for MPI libraries that do not send small messages eagerly.
  */
@@ -33,6 +36,7 @@
 #include <string.h>
 
 #include "clock_offsets.h"
+#include "world_reference.h"
 #include "internal.h"
 #include "monitor_messages.h"
 #include "monitor_source.h"
@@ -97,11 +101,17 @@ int monitor_create(papcoll_comm *pc) {
         m->comm = MPI_COMM_NULL;
         code = record_error(code, "papcoll_comm_create: MPI_Comm_dup failed (monitor)");
     }
-    if (code == MPI_SUCCESS) {
-        MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
-        if ((code = clock_offsets_measure(m->comm, monitor_tag(m, MONITOR_CLOCK_TAG), &m->clock_offset, NULL,
-                                          NULL)) != MPI_SUCCESS)
+    if (code == MPI_SUCCESS) MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
+    if (code == MPI_SUCCESS && pc->shares_world_reference) {
+        /* on world rank 0's clock, measured once at the world's communicator */
+        m->clock_offset = world_reference_clock_offset();
+    } else if (code == MPI_SUCCESS) {
+        code = clock_offsets_measure(m->comm, monitor_tag(m, MONITOR_CLOCK_TAG),
+                                     &m->clock_offset, NULL, NULL);
+        if (code != MPI_SUCCESS)
             code = record_error(code, "papcoll_comm_create: measuring clock offsets failed");
+        else if (world_reference_is_world(m->comm))
+            world_reference_set_clock_offset(m->clock_offset);
     }
     if (code != MPI_SUCCESS) monitor_free(m);
     return code;

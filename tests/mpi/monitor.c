@@ -259,6 +259,39 @@ static void automatic_auto(void) {
     papcoll_comm_free(&pc);
 }
 
+/* A communicator made after the world's papcoll communicator takes its clock offsets and
+ * nodes from the world's (world_reference.h) instead of measuring: its ranks in reverse
+ * order, HISTORY must still find its rank 1 (world rank P - 2) late, and the hierarchical
+ * algorithms, which use the nodes, still give MPI's result. */
+static void derived_communicator(void) {
+    papcoll_config config;
+    papcoll_config_init(&config);
+    config.algorithm = "straggler";
+    config.arrival_source = PAPCOLL_ARRIVALS_HISTORY;
+    papcoll_comm *world, *pc;
+    MPI_Comm reversed;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, ranks - rank, &reversed);
+    if (papcoll_comm_create(MPI_COMM_WORLD, &config, &world) != MPI_SUCCESS ||
+        papcoll_comm_create(reversed, &config, &pc) != MPI_SUCCESS)
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    for (int call = 0; call < 4; call++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == ranks - 2) sleep_ms(20);
+        /* the sum over every rank, in any order: the same as MPI_COMM_WORLD's */
+        run_call(pc, "straggler", call == 0 ? "derived communicator, first call"
+                                            : "derived communicator", call > 0,
+                 call > 0 ? 1 : -1);
+    }
+    const char *hierarchical[] = {"hr1", "hr2", "smp_binomial"};
+    for (int a = 0; a < 3; a++) {
+        papcoll_set_algorithm(pc, hierarchical[a]);
+        run_call(pc, hierarchical[a], "derived communicator's nodes", -1, -1);
+    }
+    papcoll_comm_free(&pc);
+    papcoll_comm_free(&world);
+    MPI_Comm_free(&reversed);
+}
+
 int main(int argc, char **argv) {
     checks_start(&argc, &argv, &rank, &ranks);
     if (ranks < 2) {
@@ -314,6 +347,7 @@ int main(int argc, char **argv) {
         }
         papcoll_comm_free(&pc);
     }
+    derived_communicator();
     automatic_auto();
     straggler_shapes();
     int status = checks_report();
