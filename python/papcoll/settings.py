@@ -112,13 +112,13 @@ SETTINGS: tuple[Setting, ...] = (
         accepted="shared_memory, color; the same on every rank",
         meaning="the groups of the hierarchical algorithms (hr1, hr2, smp_*): one per "
                 "shared-memory node, or by each rank's group_color",
-        read_in=("src/mpi/communicator.c",), docs="docs/mpi.md"),
+        read_in=("src/mpi/communicator.c", "src/mpi/rank_groups.c"), docs="docs/mpi.md"),
     Setting(
         reader=LIBRARY, when="papcoll_comm_create",
         c="group_color", python=_config_python("group_color"),
         default="0", accepted="0 .. 2^31 - 1; differs between ranks (that is its point)",
         meaning="with grouping = color: this rank's group",
-        read_in=("src/mpi/communicator.c",), docs="docs/mpi.md"),
+        read_in=("src/mpi/rank_groups.c",), docs="docs/mpi.md"),
     Setting(
         reader=LIBRARY, when="papcoll_comm_create (the drop-in: also at MPI_Init)",
         environment="PAPCOLL_CHECK", c="check_agreement",
