@@ -10,8 +10,9 @@ import json
 import time
 
 import pytest
-from conftest import hang_guard
+from conftest import hang_guard, passed_failed, run_under_mpiexec
 from papcoll.lab.launcher import mpi_flavor, mpiexec_path
+from papcoll.pmpi import load_report
 from test_pmpi import BUILD, run_preloaded
 from test_python_api import PROGRAMS, run_python_mpi
 
@@ -154,3 +155,38 @@ def test_the_drop_in_spends_one_mpi_communicator_for_each_of_the_program():
     assert communicators_made(preload=True) >= min(natively // 2 - 2, MOST_COMMUNICATORS), \
         natively
 
+
+# Threads that post at once (MPI_THREAD_MULTIPLE), each on a communicator of its own. The
+# engine is one per process (src/mpi/progress.c: one lock, and whoever holds it advances
+# every thread's operations), so a thread's wait runs the others' schedules.
+@pytest.mark.parametrize("progress", ["calls", "thread"])
+@pytest.mark.parametrize("algorithm", ["auto", "ring", "recursive_doubling"])
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_threads_posting_papcoll_iallreduce_at_once_get_mpis_results(
+        monkeypatch, ranks, algorithm, progress):
+    """tests/mpi/threads_posting.c: 4 threads x 30 posts, each compared with MPI_Allreduce,
+    completed with MPI_Wait (MPI's progress hook) or papcoll_wait where there is none."""
+    monkeypatch.setenv("PAPCOLL_PROGRESS", progress)
+    result = run_under_mpiexec(ranks, [str(BUILD / "mpi_threads_posting"), "4", "30",
+                                       algorithm, "wait"], timeout=120)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    passed, failed = passed_failed(result.stdout)
+    assert failed == 0 and passed >= 4 * 30, result.stdout[-3000:]
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_threads_posting_mpi_iallreduce_under_the_drop_in_get_mpis_results(tmp_path, ranks):
+    """tests/pmpi/threads_posting.c: the main thread's posts run on papcoll, the 2 other
+    threads' go to the MPI (other_thread), all at once; every result equals PMPI_Allreduce's
+    and the report counts each thread's posts where they went."""
+    report_path = tmp_path / "report.json"
+    rounds = 15
+    result = run_preloaded(ranks, [str(BUILD / "pmpi_threads_posting"), "3", str(rounds)],
+                           {"PAPCOLL_MIN_BYTES": "0", "PAPCOLL_REPORT": str(report_path)},
+                           timeout_seconds=120)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert f"threads_posting: {3 * rounds * ranks} passed, 0 failed" in result.stdout, \
+        result.stdout[-3000:]
+    totals = load_report(report_path)["totals"]
+    assert totals["papcoll_calls"] > 0, totals
+    assert totals["native_reasons"].get("other_thread") == 2 * totals["papcoll_calls"], totals
