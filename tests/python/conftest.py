@@ -5,10 +5,8 @@ from __future__ import annotations
 import os
 import random
 import resource
-import signal
 import subprocess
 import sys
-import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -78,56 +76,6 @@ def hang_guard(seconds: float) -> float:
     return seconds * min(4.0, max(1.0, os.getloadavg()[0] / cores))
 
 
-def _descendants(root: int) -> list[int]:
-    """The processes below `root` (Linux /proc), children first found first."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            # the command name in parentheses may hold spaces: the fields after it count
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry.name))
-    found, pending = [], [root]
-    while pending:
-        for child in children.get(pending.pop(), []):
-            found.append(child)
-            pending.append(child)
-    return found
-
-
-def run_job(argv: list[str], environment: dict[str, str],
-            timeout: float) -> subprocess.CompletedProcess[str]:
-    """subprocess.run(argv, timeout=timeout) for an MPI launcher, except that a job that
-    outlives its timeout is ended whole, and at once. subprocess.run kills only the launcher,
-    with SIGKILL, so it cannot clean up: MPICH's hydra starts every rank in a session of its
-    own, and the ranks went on spinning on the cores, slowing every later test (a job whose
-    rank aborted while mpiexec never exited left them so). Here the launcher gets SIGTERM
-    (hydra then ends its ranks), and whatever is left of its process tree SIGKILL."""
-    with subprocess.Popen(argv, env=environment, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True) as process:
-        try:
-            stdout, stderr = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            tree = _descendants(process.pid)
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=3)
-            except subprocess.TimeoutExpired:
-                process.kill()
-            time.sleep(0.5)
-            for pid in tree:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            stdout, stderr = process.communicate()
-            raise subprocess.TimeoutExpired(argv, timeout, stdout, stderr) from None
-    return subprocess.CompletedProcess(argv, process.returncode, stdout, stderr)
-
-
 def run_papcoll(*arguments: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(VENV_BIN / "papcoll"), *arguments],
@@ -173,4 +121,5 @@ def run_under_mpiexec(ranks: int, program: list[str],
                       timeout: float = COMMAND_TIMEOUT_SECONDS) -> subprocess.CompletedProcess[str]:
     """`program` on `ranks` processes through papcoll's launcher, killed after `timeout` s."""
     argv, environment = mpiexec_command(ranks, program)
-    return run_job(argv, environment, hang_guard(timeout))
+    return subprocess.run(argv, env=environment, capture_output=True, text=True,
+                          timeout=hang_guard(timeout))

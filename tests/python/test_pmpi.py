@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import hang_guard, run_job, run_papcoll
+from conftest import hang_guard, run_papcoll
 from papcoll.core import algorithms
 from papcoll.lab.launcher import mpi_flavor, mpiexec_command
 from papcoll.pmpi import load_report, preload_library_path
@@ -42,7 +42,8 @@ def run_preloaded(ranks: int, program: list[str], environment: dict[str, str] | 
     if preload:
         launch_environment["LD_PRELOAD"] = str(preload_library_path())
     launch_environment.update(environment or {})
-    return run_job(argv, launch_environment, hang_guard(timeout_seconds))
+    return subprocess.run(argv, env=launch_environment, capture_output=True, text=True,
+                          timeout=hang_guard(timeout_seconds))
 
 
 def checks_passed(result: subprocess.CompletedProcess[str], finalized: bool = True) -> int:
