@@ -208,6 +208,16 @@ int papcoll_start(papcoll_persistent *persistent, MPI_Request *request);
  * request with it (src/pmpi/nonblocking_calls.c). */
 int papcoll_start_notifying(papcoll_persistent *persistent, MPI_Request *request,
                             void (*finished)(void *argument, int error), void *argument);
+/* Ranks whose calls differ in count or datatype (erroneous: MPI requires the same) are
+ * found by papcoll on some ranks only: a receive of the wrong size (a forced algorithm), or
+ * auto's decision made for another count. The ranks that did not find it wait inside the
+ * operation for a rank that has left it, and nothing can complete that wait: they may be
+ * inside the MPI's own all-reduce. With ends_job 0 (the default) the call that found it
+ * returns the error (MPI_ERR_TRUNCATE or MPI_ERR_ARG) and the program decides what to do;
+ * with 1 the rank that finds it prints papcoll's message on stderr and ends the job with
+ * MPI_Abort, as the MPI itself would on a truncated message. The drop-in library sets 1: the
+ * program it runs does not know papcoll is there. Process-wide; any thread. */
+void papcoll_set_mismatch_ends_job(int ends_job);
 /* Completes the request like MPI_Wait / MPI_Test (any MPI request; papcoll's advance
  * meanwhile, whatever the progress setting). */
 int papcoll_wait(MPI_Request *request, MPI_Status *status);

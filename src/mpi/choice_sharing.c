@@ -23,7 +23,9 @@
  * keys in the same order of use (choose.h says how that is kept); the message carries the
  * call's number, so ranks that disagree anyway are reported, not mixed up, and the call's
  * count and element size, so that a rank whose call differs from the decider's (an
- * erroneous program) returns an error naming both instead of going on. The decider
+ * erroneous program) returns an error naming both instead of going on (or, under the
+ * drop-in, ends the job: the decider has gone on into the all-reduce and would wait for
+ * this rank for ever; errors.c says why nothing cheaper helps it). The decider
  * sends to every other rank itself (P - 1 eager messages of ~350 bytes, about a
  * microsecond each, while it waits); a tree would put forwarding on ranks that may be
  * late. */
@@ -83,13 +85,13 @@ int choice_share(papcoll_comm *pc, choice_cache *cache, const choice_input *inpu
             return record_error(code, "papcoll: auto could not receive the decision of rank "
                                       "%d", decider);
         if (message.call != (double)pc->monitor.calls)
-            return record_error(MPI_ERR_INTERN,
+            return record_mismatch(comm, MPI_ERR_INTERN,
                                 "papcoll: rank %d decided auto's call %.0f while this rank "
                                 "(%d) is in call %.0f: the ranks do not make the same "
                                 "sequence of calls on this communicator",
                                 decider, message.call, pc->rank, (double)pc->monitor.calls);
         if (message.count != input->count || message.extent != input->extent)
-            return record_error(MPI_ERR_ARG,
+            return record_mismatch(comm, MPI_ERR_ARG,
                                 "papcoll: the ranks disagree on the call: rank %d passed %"
                                 PRId64 " elements of %" PRId64 " bytes, this rank (%d) %"
                                 PRId64 " of %" PRId64 " (MPI requires the same count and "

@@ -187,7 +187,8 @@ static int start(executor_run *run, int32_t index) {
  * the same call, but a program whose ranks pass different counts or datatypes (erroneous)
  * would otherwise go on silently where a message came short, and then wait for messages
  * that never come; a message too long fails in MPI itself (MPI_ERR_TRUNCATE). Either is
- * said here, in the program's terms. */
+ * said here, in the program's terms, and ends the job where the drop-in asks for it
+ * (record_mismatch: the peers wait for this rank's messages of a call it has left). */
 static int check_received(const executor_run *run, int32_t request, const MPI_Status *status,
                           int failed) {
     const executor_workspace *w = run->workspace;
@@ -204,7 +205,8 @@ static int check_received(const executor_run *run, int32_t request, const MPI_St
             return record_error(status->MPI_ERROR, "papcoll: a message of rank %d failed: %s",
                                 rank, text);
         }
-        return record_error(MPI_ERR_TRUNCATE, "papcoll: rank %d received a message longer "
+        return record_mismatch(run->comm, MPI_ERR_TRUNCATE,
+                            "papcoll: rank %d received a message longer "
                             "than the %d elements its schedule expects from rank %d: the "
                             "ranks' calls differ in count or datatype, which MPI forbids "
                             "(PAPCOLL_CHECK=1 compares every call and names the difference)",
@@ -214,7 +216,8 @@ static int check_received(const executor_run *run, int32_t request, const MPI_St
     int received = 0;
     if (MPI_Get_count(status, run->datatype, &received) != MPI_SUCCESS ||
         received != expected)
-        return record_error(MPI_ERR_TRUNCATE, "papcoll: rank %d received %d elements from "
+        return record_mismatch(run->comm, MPI_ERR_TRUNCATE,
+                            "papcoll: rank %d received %d elements from "
                             "rank %d where its schedule expects %d: the ranks' calls differ "
                             "in count or datatype, which MPI forbids (PAPCOLL_CHECK=1 "
                             "compares every call and names the difference)", rank,
@@ -257,6 +260,41 @@ static int take_completions(executor_run *run, int code, int completed) {
     return MPI_SUCCESS;
 }
 
+/* The requests of the run that completed: each one request_is_complete reports (NULL:
+ * every one) is tested with MPI_Test. Where request_is_complete looks without MPI's progress
+ * engine (inside MPICH's progress hook), MPI_Test on a complete request only frees it
+ * (MPICH: MPIR_Test_state progresses only an incomplete one).
+ *
+ * Why one MPI_Test per request rather than MPI_Testsome: MPICH raises a failed request of its
+ * multiple-completion calls (MPI_Testsome, MPI_Testany, MPI_Waitall) on the error handler
+ * of MPI_COMM_SELF / MPI_COMM_WORLD, not on the request's communicator. Those are the
+ * program's, fatal by default: a message of the wrong size (ranks whose counts differ) then
+ * ended the job from inside papcoll with "Fatal error in internal_Testsome: See the
+ * MPI_ERROR field in MPI_Status" and without papcoll's message, whatever handler the program
+ * had set on its own communicator. MPI_Test raises on the request's communicator, papcoll's
+ * private duplicate, which returns. The price: an incomplete request's MPI_Test polls MPI's
+ * progress once, so a round polls once per request in flight (a schedule keeps a few). */
+static int collect_completed(executor_run *run, int (*request_is_complete)(MPI_Request),
+                             int *completed) {
+    executor_workspace *w = run->workspace;
+    *completed = 0;
+    for (int32_t r = 0; r < run->active; r++) {
+        if (request_is_complete != NULL && !request_is_complete(w->requests[r])) continue;
+        int flag = 0;
+        int code = MPI_Test(&w->requests[r], &flag, &w->statuses[*completed]);
+        if (code != MPI_SUCCESS) {
+            w->statuses[*completed].MPI_ERROR = code;
+            w->completed_indices[(*completed)++] = r;
+            return code;
+        }
+        if (flag) { /* a successful MPI_Test leaves MPI_ERROR as it was */
+            w->statuses[*completed].MPI_ERROR = MPI_SUCCESS;
+            w->completed_indices[(*completed)++] = r;
+        }
+    }
+    return MPI_SUCCESS;
+}
+
 /* Waits until at least one request in flight completes, then completes the ops whose
  * pieces are all done and drops the finished requests from the array.
  *
@@ -265,7 +303,8 @@ static int take_completions(executor_run *run, int code, int completed) {
  * ranks outnumber cores (oversubscription: CI machines, laptops) a spinning rank burns its
  * whole time slice while the peer it waits for cannot run: an 8-byte all-reduce at P = 4
  * on 2 cores took 3 ms with Waitsome against 0.02 ms with Waitall (docs/benchmarks.md).
- * So: one request in flight -> MPI_Wait, which blocks the MPI way. Several -> MPI_Testsome,
+ * So: one request in flight -> MPI_Wait, which blocks the MPI way. Several -> MPI_Test on
+ * each (collect_completed says why not MPI_Testsome),
  * and if nothing finished, sched_yield() before testing again; on an idle core the yield
  * returns at once, so this polls no more than MPI's own waits do. MPI_Wait on one chosen
  * request of several would be wrong: the op that unblocks the peer may hang on another. */
@@ -279,8 +318,7 @@ static int wait_for_messages(executor_run *run) {
             w->completed_indices[0] = 0;
             completed = 1;
         } else {
-            code = MPI_Testsome(run->active, w->requests, &completed, w->completed_indices,
-                                w->statuses);
+            code = collect_completed(run, NULL, &completed);
             if (code == MPI_SUCCESS && completed == 0) sched_yield();
         }
     }
@@ -386,40 +424,12 @@ static int start_ready(executor_run *run) {
  * the engine comes back at the next poll anyway. */
 enum { ADVANCE_ROUNDS = 8 };
 
-/* The requests found complete without MPI's progress engine: each one that
- * request_is_complete reports is completed with MPI_Test, which on a complete request
- * only frees it (MPICH: MPIR_Test_state progresses only an incomplete one). */
-static int collect_completed(executor_run *run, int (*request_is_complete)(MPI_Request),
-                             int *completed) {
-    executor_workspace *w = run->workspace;
-    *completed = 0;
-    for (int32_t r = 0; r < run->active; r++) {
-        if (!request_is_complete(w->requests[r])) continue;
-        int flag = 0;
-        int code = MPI_Test(&w->requests[r], &flag, &w->statuses[*completed]);
-        if (code != MPI_SUCCESS) {
-            w->statuses[*completed].MPI_ERROR = code;
-            w->completed_indices[(*completed)++] = r;
-            return code;
-        }
-        if (flag) { /* a successful MPI_Test leaves MPI_ERROR as it was */
-            w->statuses[*completed].MPI_ERROR = MPI_SUCCESS;
-            w->completed_indices[(*completed)++] = r;
-        }
-    }
-    return MPI_SUCCESS;
-}
-
 int executor_advance(executor_run *run, int (*request_is_complete)(MPI_Request), int *done) {
-    executor_workspace *w = run->workspace;
     int code = MPI_SUCCESS;
     for (int round = 0; round < ADVANCE_ROUNDS; round++) {
         if ((code = start_ready(run)) != MPI_SUCCESS || run->remaining == 0) break;
         int completed = 0;
-        code = request_is_complete != NULL
-                   ? collect_completed(run, request_is_complete, &completed)
-                   : MPI_Testsome(run->active, w->requests, &completed, w->completed_indices,
-                                  w->statuses);
+        code = collect_completed(run, request_is_complete, &completed);
         int tested = code;
         if ((code = take_completions(run, code, completed)) != MPI_SUCCESS) break;
         if (tested != MPI_SUCCESS || completed == 0 || completed == MPI_UNDEFINED) break;

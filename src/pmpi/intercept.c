@@ -147,6 +147,11 @@ static void start(void) {
     forced_commutative_only = papcoll_algorithm_find(settings.algorithm, &info) == PAPCOLL_OK &&
                               info.commutative_only;
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, forget_communicator, &keyval, NULL);
+    /* Ranks whose counts differ: the rank that finds it ends the job with papcoll's message
+     * (include/papcoll.h). Returning the error would leave the ranks that did not find it
+     * inside the all-reduce for ever, a silent hang, even under MPI_ERRORS_RETURN: the
+     * program cannot know papcoll is there to recover, and MPI itself aborts. */
+    papcoll_set_mismatch_ends_job(1);
     running = 1;
     atexit(report_at_exit);
     /* A program's first collective on MPI_COMM_WORLD may be an MPI_Iallreduce, which cannot

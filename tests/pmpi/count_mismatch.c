@@ -1,6 +1,7 @@
 /* count_mismatch.c - an erroneous MPI program for the drop-in: rank 0
  * passes MPI_Allreduce DELTA more elements than the others (argv: COUNT DELTA [HANDLER
- * [ODD_RANK]]; ODD_RANK, default 0, names another rank to pass them instead). MPI forbids
+ * [ODD_RANK [CALL]]]; ODD_RANK, default 0, names another rank to pass them instead; CALL
+ * "nonblocking" makes the call MPI_Iallreduce and MPI_Wait instead). MPI forbids
  * it, and MPICH itself aborts ("Message truncated"); under libpapcoll_pmpi.so it must fail
  * no worse: a clear error and an end, never a segmentation fault (papcoll once cancelled
  * sends, which crashed MPICH's UCX layer) or a silent success with a wrong sum where a
@@ -24,7 +25,16 @@ int main(int argc, char **argv) {
     int count = base + (rank == odd_rank ? delta : 0);
     double *input = calloc((size_t)count, sizeof *input);
     double *output = calloc((size_t)count, sizeof *output);
-    int code = MPI_Allreduce(input, output, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    int nonblocking = argc > 5 && argv[5][0] == 'n';
+    int code = MPI_SUCCESS;
+    if (nonblocking) {
+        MPI_Request request = MPI_REQUEST_NULL;
+        code = MPI_Iallreduce(input, output, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
+                              &request);
+        if (code == MPI_SUCCESS) code = MPI_Wait(&request, MPI_STATUS_IGNORE);
+    } else {
+        code = MPI_Allreduce(input, output, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    }
     char text[MPI_MAX_ERROR_STRING] = "";
     int length = 0;
     if (code != MPI_SUCCESS) MPI_Error_string(code, text, &length);

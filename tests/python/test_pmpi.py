@@ -36,13 +36,14 @@ OTHER_THREAD_CALLS = 30
 
 
 def run_preloaded(ranks: int, program: list[str], environment: dict[str, str] | None = None,
-                  preload: bool = True) -> subprocess.CompletedProcess[str]:
+                  preload: bool = True,
+                  timeout_seconds: float = TIMEOUT_SECONDS) -> subprocess.CompletedProcess[str]:
     argv, launch_environment = mpiexec_command(ranks, program)
     if preload:
         launch_environment["LD_PRELOAD"] = str(preload_library_path())
     launch_environment.update(environment or {})
     return subprocess.run(argv, env=launch_environment, capture_output=True, text=True,
-                          timeout=hang_guard(TIMEOUT_SECONDS))
+                          timeout=hang_guard(timeout_seconds))
 
 
 def checks_passed(result: subprocess.CompletedProcess[str], finalized: bool = True) -> int:
