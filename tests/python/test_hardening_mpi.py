@@ -110,3 +110,67 @@ def test_the_drop_in_spends_one_mpi_communicator_for_each_of_the_program():
     natively = communicators_made(preload=False)
     assert communicators_made(preload=True) >= min(natively // 2 - 2, MOST_COMMUNICATORS), \
         natively
+
+
+# The drop-in's non-blocking and persistent requests where the program errs or an operation
+# fails (tests/pmpi/request_errors.c says what each case does): never a wrong result, never
+# an abort where MPI_ERRORS_RETURN is set, and papcoll's own words through MPI_Error_string.
+REQUEST_ERRORS = BUILD / "pmpi_request_errors"
+PROGRESS_MODES = {"calls": ({}, "single"), "thread": ({"PAPCOLL_PROGRESS": "thread"}, "multiple")}
+
+
+def request_error_lines(case: str, progress: str, ranks: int = 2,
+                        algorithm: str = "auto") -> tuple[list[str], str, int]:
+    environment, threading = PROGRESS_MODES[progress]
+    result = run_preloaded(ranks, [str(REQUEST_ERRORS), case, threading],
+                           {"PAPCOLL_MIN_BYTES": "0", "PAPCOLL_ALGORITHM": algorithm,
+                            **environment})
+    output = result.stdout + result.stderr
+    lines = [line for line in result.stdout.splitlines()
+             if line.startswith("request_errors: rank ")]
+    return lines, output, result.returncode
+
+
+def fields(line: str) -> dict[str, str]:
+    words = line.split()
+    return {"class": words[5], "refused": words[7], "wrong": words[9],
+            "text": " ".join(words[11:])}
+
+
+@pytest.mark.parametrize("progress", ["calls", "thread"])
+@pytest.mark.parametrize("case", ["cancel-persistent", "cancel-post", "start-active"])
+def test_cancel_and_start_of_an_active_request_are_refused_and_results_stay_right(
+        case, progress):
+    """MPI_Cancel of a started persistent all-reduce was accepted: the program's handle was
+    cancelled while papcoll's operation went on, and every later MPI_Wait returned before
+    its all-reduce had finished (wrong results, exit 0). MPI_Cancel of a posted one ended
+    the job ("cancel function returned error code 19"), as did MPI_Start of an active
+    request under MPICH. Each is refused with MPI_ERR_REQUEST (Open MPI's own answer to
+    both), papcoll's words in MPI_Error_string, and every result after it is right."""
+    lines, output, returncode = request_error_lines(case, progress)
+    assert returncode == 0, output[-3000:]
+    assert len(lines) == 2, output[-3000:]
+    for line in lines:
+        seen = fields(line)
+        assert seen["refused"] == "1", line
+        assert seen["wrong"] == "0", line
+        assert seen["text"].startswith("papcoll (libpapcoll_pmpi): MPI_"), line
+
+
+@pytest.mark.parametrize("progress", ["calls", "thread"])
+@pytest.mark.parametrize("case", ["failed-post", "failed-persistent"])
+@pytest.mark.parametrize("algorithm", ["ring", "recursive_doubling"])
+def test_a_failed_operation_is_returned_by_its_wait_with_papcolls_message(
+        case, progress, algorithm):
+    """Ranks that pass different counts (erroneous) make the operation fail. Its MPI_Wait
+    returned MPI_SUCCESS with the buffer unfinished (persistent: the error came only at the
+    next start or free), or MPICH's "user request free function returned error code 14"
+    and the end of the job whatever the handler (non-blocking). With MPI_ERRORS_RETURN the
+    wait returns the error, and its MPI_Error_string is papcoll's message."""
+    lines, output, _ = request_error_lines(case, progress, algorithm=algorithm)
+    assert len(lines) == 2, output[-3000:]
+    for line in lines:
+        seen = fields(line)
+        assert seen["class"] != "0", line
+        assert seen["text"].startswith("papcoll: "), line
+        assert "the ranks' calls differ" in seen["text"] or "failed" in seen["text"], line
