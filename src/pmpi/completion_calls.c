@@ -73,6 +73,13 @@ static int completed(owner found, MPI_Status *status) {
         error = posted_request_completed(found.post, message, sizeof message);
     } else if (found.shell != NULL) {
         error = nonblocking_shell_completed(found.shell, message, sizeof message);
+        /* the shell's status is its private receive's (itself, a tag of its own): a
+         * collective's source and tag are undefined (MPI-4.1 6.12), so it reads as a
+         * post's does (MPI_UNDEFINED, count 0), not as a message the program never sent */
+        if (status != MPI_STATUS_IGNORE) {
+            status->MPI_SOURCE = MPI_UNDEFINED;
+            status->MPI_TAG = MPI_UNDEFINED;
+        }
     }
     if (error == MPI_SUCCESS) return MPI_SUCCESS;
     int code = intercept_raise_message(found.comm, error, message);
@@ -93,6 +100,24 @@ static int completed_all(owner *owners, owner *few, int count, const int *indice
     }
     if (owners != few) free(owners);
     return first;
+}
+
+/* Waitall / Testall: which of ours completed. On success all (Testall: where flag); where
+ * another request failed (MPI_ERR_IN_STATUS) a post whose handle MPI freed, and a shell
+ * whose status says MPI_SUCCESS: a completed request left in the table would be taken for
+ * the program's next request that MPI gives the same handle. */
+static int all_completed(int code, int flag, owner *owners, owner *few, int count,
+                         const MPI_Request requests[], MPI_Status statuses[]) {
+    int in_status = code == MPI_ERR_IN_STATUS && statuses != MPI_STATUSES_IGNORE;
+    for (int k = 0; owners != NULL && k < count; k++) {
+        if (owners[k].post == NULL && owners[k].shell == NULL) continue;
+        int done = code == MPI_SUCCESS ? flag
+                   : owners[k].post != NULL ? requests[k] == MPI_REQUEST_NULL
+                                            : in_status && statuses[k].MPI_ERROR == MPI_SUCCESS;
+        if (!done) owners[k] = (owner){NULL, NULL, MPI_COMM_NULL};
+    }
+    int error = completed_all(owners, few, count, NULL, statuses);
+    return code != MPI_SUCCESS ? code : error;
 }
 
 enum { FEW = 16 };
@@ -137,9 +162,7 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
     if (requests == NULL || !any_alive()) return PMPI_Waitall(count, requests, statuses);
     owner few[FEW], *owners = owners_of(count, requests, few, FEW);
     int code = PMPI_Waitall(count, requests, statuses);
-    if (code != MPI_SUCCESS) owners = owners != few ? (free(owners), NULL) : NULL;
-    int error = completed_all(owners, few, count, NULL, statuses);
-    return code != MPI_SUCCESS ? code : error;
+    return all_completed(code, 1, owners, few, count, requests, statuses);
 }
 
 int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]) {
@@ -147,19 +170,19 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuse
         return PMPI_Testall(count, requests, flag, statuses);
     owner few[FEW], *owners = owners_of(count, requests, few, FEW);
     int code = PMPI_Testall(count, requests, flag, statuses);
-    if (code != MPI_SUCCESS || !*flag) owners = owners != few ? (free(owners), NULL) : NULL;
-    int error = completed_all(owners, few, count, NULL, statuses);
-    return code != MPI_SUCCESS ? code : error;
+    return all_completed(code, *flag, owners, few, count, requests, statuses);
 }
 
 /* Waitsome / Testsome: the completed ones are indices[0 .. *outcount) */
 static int some_completed(int code, owner *owners, owner *few, int outcount,
                           const int indices[], MPI_Status statuses[]) {
-    if (code != MPI_SUCCESS || outcount == MPI_UNDEFINED) {
+    if ((code != MPI_SUCCESS && code != MPI_ERR_IN_STATUS) || outcount == MPI_UNDEFINED) {
         if (owners != few) free(owners);
         return code;
     }
-    return completed_all(owners, few, outcount, indices, statuses);
+    /* with MPI_ERR_IN_STATUS too: indices still name every completed one */
+    int error = completed_all(owners, few, outcount, indices, statuses);
+    return code != MPI_SUCCESS ? code : error;
 }
 
 int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],

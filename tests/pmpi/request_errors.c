@@ -14,6 +14,13 @@
  *   failed-post         rank 0 passes MPI_Iallreduce 7 more elements than the others
  *                       (erroneous): MPI_Wait's code and its MPI_Error_string
  *   failed-persistent   the same for one start of an MPI_Allreduce_init request
+ *   status              the status an MPI_Wait gives a completed MPI_Iallreduce and a
+ *                       completed start: "status source S tag T count C cancelled X" for
+ *                       each, to compare with the MPI's own (without the preload)
+ *   many                200 MPI_Iallreduce outstanding at once, completed by one
+ *                       MPI_Waitall in reverse order of posting, then 100 by MPI_Testsome,
+ *                       then 20 persistent all-reduces in MPI_Startall / MPI_Waitall, 3
+ *                       rounds: "wrong" counts the wrong elements of all
  * The failed cases return errors on MPI_COMM_SELF too: MPICH raises an error of a request
  * array's test there (docs/nonblocking.md, Limits), and the case is about the program's. */
 #define _POSIX_C_SOURCE 200809L /* _exit */
@@ -108,6 +115,69 @@ static void failed(const char *name) {
     _exit(0);
 }
 
+static void say_status(const char *what, const MPI_Status *status) {
+    int count = -1, cancelled = -1;
+    MPI_Get_count(status, MPI_BYTE, &count);
+    MPI_Test_cancelled(status, &cancelled);
+    printf("request_errors: rank %d status %s source %d tag %d count %d cancelled %d\n", rank,
+           what, status->MPI_SOURCE, status->MPI_TAG, count, cancelled);
+}
+
+static void statuses(void) {
+    static double send[COUNT], receive[COUNT];
+    fill(send, COUNT, 0);
+    MPI_Request request;
+    MPI_Status status;
+    MPI_Iallreduce(send, receive, COUNT, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &request);
+    MPI_Wait(&request, &status);
+    say_status("post", &status);
+    MPI_Allreduce_init(send, receive, COUNT, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
+                       MPI_INFO_NULL, &request);
+    MPI_Start(&request);
+    MPI_Wait(&request, &status);
+    say_status("start", &status);
+    MPI_Request_free(&request);
+    fflush(stdout);
+}
+
+enum { MANY = 200, TESTED = 100, PERSISTENT = 20, SMALL = 64 };
+
+static void many(void) {
+    static double send[MANY][SMALL], receive[MANY][SMALL];
+    static MPI_Request requests[MANY], reversed[MANY];
+    int bad = 0;
+    for (int k = 0; k < MANY; k++) {
+        fill(send[k], SMALL, k);
+        MPI_Iallreduce(send[k], receive[k], SMALL, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
+                       &requests[k]);
+    }
+    for (int k = 0; k < MANY; k++) reversed[k] = requests[MANY - 1 - k];
+    int code = MPI_Waitall(MANY, reversed, MPI_STATUSES_IGNORE);
+    for (int k = 0; k < MANY; k++) bad += wrong(receive[k], SMALL, k);
+    for (int k = 0; k < TESTED; k++) {
+        fill(send[k], SMALL, k + 1);
+        MPI_Iallreduce(send[k], receive[k], SMALL, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
+                       &requests[k]);
+    }
+    for (int left = TESTED; left > 0 && code == MPI_SUCCESS;) {
+        int done = 0, indices[TESTED];
+        code = MPI_Testsome(TESTED, requests, &done, indices, MPI_STATUSES_IGNORE);
+        if (done != MPI_UNDEFINED) left -= done;
+    }
+    for (int k = 0; k < TESTED; k++) bad += wrong(receive[k], SMALL, k + 1);
+    for (int k = 0; k < PERSISTENT; k++)
+        MPI_Allreduce_init(send[k], receive[k], SMALL, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
+                           MPI_INFO_NULL, &requests[k]);
+    for (int round = 0; round < 3 && code == MPI_SUCCESS; round++) {
+        for (int k = 0; k < PERSISTENT; k++) fill(send[k], SMALL, round + k);
+        MPI_Startall(PERSISTENT, requests);
+        code = MPI_Waitall(PERSISTENT, requests, MPI_STATUSES_IGNORE);
+        for (int k = 0; k < PERSISTENT; k++) bad += wrong(receive[k], SMALL, round + k);
+    }
+    for (int k = 0; k < PERSISTENT; k++) MPI_Request_free(&requests[k]);
+    say("many", code, bad);
+}
+
 int main(int argc, char **argv) {
     int provided = 0;
     if (argc > 2 && strcmp(argv[2], "multiple") == 0)
@@ -122,6 +192,10 @@ int main(int argc, char **argv) {
         persistent_case(name);
     else if (strcmp(name, "cancel-post") == 0)
         cancel_post();
+    else if (strcmp(name, "status") == 0)
+        statuses();
+    else if (strcmp(name, "many") == 0)
+        many();
     else if (strncmp(name, "failed-", 7) == 0)
         failed(name);
     else

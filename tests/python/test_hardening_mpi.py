@@ -174,3 +174,33 @@ def test_a_failed_operation_is_returned_by_its_wait_with_papcolls_message(
         assert seen["class"] != "0", line
         assert seen["text"].startswith("papcoll: "), line
         assert "the ranks' calls differ" in seen["text"] or "failed" in seen["text"], line
+
+
+@pytest.mark.parametrize("progress", ["calls", "thread"])
+def test_statuses_of_completed_requests_read_alike(progress):
+    """A collective's source and tag are undefined (MPI-4.1 6.12; MPICH leaves whatever its
+    last message had), but the count is 0 and the request not cancelled. A persistent start
+    gave the status of the drop-in's private 0-byte receive from the process itself, with a
+    tag of its own; it now reads as a post's does."""
+    lines, output, returncode = request_error_lines("status", progress)
+    assert returncode == 0, output[-3000:]
+    assert len(lines) == 4, output[-3000:]
+    # "request_errors: rank R status post|start source S tag T count C cancelled X"
+    statuses = [line.split()[5:] for line in lines]
+    for words in statuses:
+        assert words[words.index("count") + 1] == "0", lines
+        assert words[words.index("cancelled") + 1] == "0", lines
+    assert len({tuple(words) for words in statuses}) == 1, lines
+
+
+@pytest.mark.parametrize("progress", ["calls", "thread"])
+def test_hundreds_of_requests_outstanding_complete_right(progress):
+    """200 posts outstanding at once in one MPI_Waitall in reverse order, 100 through
+    MPI_Testsome, 20 persistent all-reduces in MPI_Startall / MPI_Waitall: every result
+    right, under the completion calls' table of papcoll's requests."""
+    lines, output, returncode = request_error_lines("many", progress)
+    assert returncode == 0, output[-3000:]
+    assert len(lines) == 2, output[-3000:]
+    for line in lines:
+        seen = fields(line)
+        assert (seen["class"], seen["wrong"]) == ("0", "0"), line
