@@ -157,9 +157,17 @@ def test_cancel_and_start_of_an_active_request_are_refused_and_results_stay_righ
         assert seen["text"].startswith("papcoll (libpapcoll_pmpi): MPI_"), line
 
 
+# recursive doubling exchanges whole vectors: under Open MPI 5.0 the rank with fewer elements
+# receives the longer message into its shorter buffer and Open MPI itself corrupts the heap
+# ("double free or corruption", with papcoll's old code too; docs/pmpi.md says so of its own
+# all-reduce on such a call), so there only ring, whose pieces papcoll checks itself
+FAILING_ALGORITHMS = (["ring", "recursive_doubling"]
+                      if mpi_flavor(str(mpiexec_path())) == "mpich" else ["ring"])
+
+
 @pytest.mark.parametrize("progress", ["calls", "thread"])
 @pytest.mark.parametrize("case", ["failed-post", "failed-persistent"])
-@pytest.mark.parametrize("algorithm", ["ring", "recursive_doubling"])
+@pytest.mark.parametrize("algorithm", FAILING_ALGORITHMS)
 def test_a_failed_operation_is_returned_by_its_wait_with_papcolls_message(
         case, progress, algorithm):
     """Ranks that pass different counts (erroneous) make the operation fail. Its MPI_Wait
