@@ -158,8 +158,17 @@ static int start_shell(persistent_shell *s) {
 }
 
 int MPI_Start(MPI_Request *request) {
-    persistent_shell *s = intercept_inside_papcoll() || request == NULL ? NULL
-                                                                        : shell_of(*request);
+    if (intercept_inside_papcoll() || request == NULL) return PMPI_Start(request);
+    /* MPI_REQUEST_NULL is what an MPI_Allreduce_init papcoll refused leaves: MPICH ends
+     * the job on it whatever the handlers ("Null MPI_Request", raised on a communicator of
+     * its own), Open MPI returns MPI_ERR_REQUEST; it is returned, through MPI_COMM_WORLD's
+     * handler (the request names no communicator) */
+    if (*request == MPI_REQUEST_NULL)
+        return intercept_raise_message(MPI_COMM_WORLD, MPI_ERR_REQUEST,
+                                       "papcoll (libpapcoll_pmpi): MPI_Start of "
+                                       "MPI_REQUEST_NULL (what a refused MPI_Allreduce_init "
+                                       "leaves in its request)");
+    persistent_shell *s = shell_of(*request);
     return s == NULL ? PMPI_Start(request) : start_shell(s);
 }
 

@@ -14,6 +14,9 @@
  *   failed-post         rank 0 passes MPI_Iallreduce 7 more elements than the others
  *                       (erroneous): MPI_Wait's code and its MPI_Error_string
  *   failed-persistent   the same for one start of an MPI_Allreduce_init request
+ *   refused-init        rank 0 passes MPI_Allreduce_init 7 more elements than the others
+ *                       (run with PAPCOLL_CHECK=1, so papcoll refuses the init), then
+ *                       MPI_Start of the request it left: the start's class
  *   status              the status an MPI_Wait gives a completed MPI_Iallreduce and a
  *                       completed start: "status source S tag T count C cancelled X" for
  *                       each, to compare with the MPI's own (without the preload)
@@ -115,6 +118,17 @@ static void failed(const char *name) {
     _exit(0);
 }
 
+static void refused_init(void) {
+    static double send[COUNT + 7], receive[COUNT + 7];
+    MPI_Request request = MPI_REQUEST_NULL;
+    int count = COUNT + (rank == 0 ? 7 : 0);
+    int code = MPI_Allreduce_init(send, receive, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
+                                  MPI_INFO_NULL, &request);
+    if (code != MPI_SUCCESS) code = MPI_Start(&request);
+    else code = MPI_ERR_OTHER; /* not refused: the case's premise failed */
+    say("refused-init", code, 0);
+}
+
 static void say_status(const char *what, const MPI_Status *status) {
     int count = -1, cancelled = -1;
     MPI_Get_count(status, MPI_BYTE, &count);
@@ -192,6 +206,8 @@ int main(int argc, char **argv) {
         persistent_case(name);
     else if (strcmp(name, "cancel-post") == 0)
         cancel_post();
+    else if (strcmp(name, "refused-init") == 0)
+        refused_init();
     else if (strcmp(name, "status") == 0)
         statuses();
     else if (strcmp(name, "many") == 0)

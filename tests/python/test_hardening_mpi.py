@@ -119,12 +119,12 @@ REQUEST_ERRORS = BUILD / "pmpi_request_errors"
 PROGRESS_MODES = {"calls": ({}, "single"), "thread": ({"PAPCOLL_PROGRESS": "thread"}, "multiple")}
 
 
-def request_error_lines(case: str, progress: str, ranks: int = 2,
-                        algorithm: str = "auto") -> tuple[list[str], str, int]:
+def request_error_lines(case: str, progress: str, ranks: int = 2, algorithm: str = "auto",
+                        check: str = "0") -> tuple[list[str], str, int]:
     environment, threading = PROGRESS_MODES[progress]
     result = run_preloaded(ranks, [str(REQUEST_ERRORS), case, threading],
                            {"PAPCOLL_MIN_BYTES": "0", "PAPCOLL_ALGORITHM": algorithm,
-                            **environment})
+                            "PAPCOLL_CHECK": check, **environment})
     output = result.stdout + result.stderr
     lines = [line for line in result.stdout.splitlines()
              if line.startswith("request_errors: rank ")]
@@ -212,3 +212,17 @@ def test_hundreds_of_requests_outstanding_complete_right(progress):
     for line in lines:
         seen = fields(line)
         assert (seen["class"], seen["wrong"]) == ("0", "0"), line
+
+
+def test_a_start_after_a_refused_init_returns_mpi_err_request():
+    """PAPCOLL_CHECK=1 refuses an MPI_Allreduce_init whose counts differ; MPI_Start of the
+    request it left ended the job under MPICH ("Invalid MPI_Request", whatever the
+    handlers). It is MPI_REQUEST_NULL, and its start returns MPI_ERR_REQUEST with papcoll's
+    words through MPI_COMM_WORLD's handler."""
+    lines, output, returncode = request_error_lines("refused-init", "calls", check="1")
+    assert returncode == 0, output[-3000:]
+    assert len(lines) == 2, output[-3000:]
+    for line in lines:
+        seen = fields(line)
+        assert seen["refused"] == "1", line
+        assert "MPI_Start of MPI_REQUEST_NULL" in seen["text"], line
