@@ -147,8 +147,10 @@ int papcoll_environment_switch(const char *variable, int *on);
 int papcoll_order_matters(MPI_Datatype datatype, MPI_Op op);
 /* cffi-begin */
 /* Frees it and sets *pc to NULL (collective, as it frees the duplicate communicator). Its
- * non-blocking all-reduces still running are completed first (their requests stay valid);
- * its persistent requests must be freed before (MPI_ERR_PENDING otherwise). */
+ * non-blocking all-reduces still running are completed first, as MPI_Comm_free lets
+ * pending operations complete (their requests stay valid; every rank advances them in its
+ * own free, and MPI's calls do where MPI's hook runs papcoll: docs/nonblocking.md); its
+ * persistent requests must be freed before (MPI_ERR_PENDING otherwise). */
 int papcoll_comm_free(papcoll_comm **pc);
 
 /* Chooses the algorithm of later calls: a registered name or "auto". Must be the same on
@@ -201,13 +203,25 @@ int papcoll_allreduce_init(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
                            MPI_Count count, MPI_Datatype datatype, MPI_Op op,
                            papcoll_persistent **out);
 int papcoll_start(papcoll_persistent *persistent, MPI_Request *request);
-/* The same, and finished(argument, error) is called once the operation is done (error: an
- * MPI error class or MPI_SUCCESS), before its request completes, from whatever advanced it:
- * possibly inside MPI's progress engine, so it may post (MPI_Isend) but must not wait. For
- * completion routes of one's own: the drop-in library completes the program's persistent
- * request with it (src/pmpi/nonblocking_calls.c). */
+/* The same, and finished(argument, error, message) is called once the operation is done
+ * (error: an MPI error class or MPI_SUCCESS), before its request completes, from whatever
+ * advanced it: possibly inside MPI's progress engine, so it may post (MPI_Isend) but must
+ * not wait. For completion routes of one's own: the drop-in library completes the
+ * program's persistent request with it (src/pmpi/nonblocking_calls.c). */
 int papcoll_start_notifying(papcoll_persistent *persistent, MPI_Request *request,
-                            void (*finished)(void *argument, int error), void *argument);
+                            void (*finished)(void *argument, int error, const char *message),
+                            void *argument);
+/* papcoll_iallreduce_c with the same notice. With a notice, the owner reports the error
+ * (message: papcoll's words, "" on success, valid during the call only): the request itself
+ * then completes with MPI_SUCCESS, since MPI would raise a generalized request's error on
+ * MPI_COMM_SELF under a message of its own ("user request free function returned error
+ * code N"). The drop-in library raises it on the program's communicator instead. */
+int papcoll_iallreduce_notifying(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
+                                 MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                                 MPI_Request *request,
+                                 void (*finished)(void *argument, int error,
+                                                  const char *message),
+                                 void *argument);
 /* Ranks whose calls differ in count or datatype (erroneous: MPI requires the same) are
  * found by papcoll on some ranks only: a receive of the wrong size (a forced algorithm), or
  * auto's decision made for another count. The ranks that did not find it wait inside the

@@ -3,6 +3,7 @@
  * non-blocking and persistent ones (nonblocking.c, persistent.c). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "agreement.h"
@@ -142,6 +143,12 @@ int call_arguments_check(papcoll_comm *pc, const void *sendbuf, const void *recv
     if (sendbuf == recvbuf && count > 0)
         return record_error(MPI_ERR_BUFFER, "papcoll_allreduce: sendbuf and recvbuf are the "
                                             "same buffer; pass MPI_IN_PLACE as sendbuf");
+    /* a count whose bytes no address space holds (INT64_MAX) is the count's fault: checked
+     * before the overlap test, whose byte count would overflow into nonsense */
+    if (count > 0 && shape->extent > 0 && count > (MPI_Count)(PTRDIFF_MAX / shape->extent))
+        return record_error(MPI_ERR_COUNT, "papcoll_allreduce: count %lld of %lld-byte "
+                            "elements is more bytes than an address space holds",
+                            (long long)count, (long long)shape->extent);
     if (sendbuf != MPI_IN_PLACE && count > 0 && overlap(sendbuf, recvbuf, count * shape->extent))
         return record_error(MPI_ERR_BUFFER, "papcoll_allreduce: sendbuf and recvbuf overlap "
                             "(MPI forbids it; for one buffer pass MPI_IN_PLACE as sendbuf)");

@@ -50,14 +50,21 @@ int operation_start(papcoll_operation *op, MPI_Comm comm, const void *sendbuf, v
     if (op->plan == NULL) {    /* native, or count 0: nothing of papcoll to run */
         memset(&op->run, 0, sizeof op->run); /* a persistent op's last run says nothing now */
         if (count == 0) return progress_begin(op);
+#if MPI_VERSION < 4
         if (count > INT_MAX)
             return record_error(MPI_ERR_COUNT, "papcoll_iallreduce: auto chose native, and "
-                                "MPI_Iallreduce takes at most INT_MAX elements (count %lld)",
-                                (long long)count);
+                                "this MPI's MPI_Iallreduce takes at most INT_MAX elements "
+                                "(count %lld; MPI 4 has MPI_Iallreduce_c)", (long long)count);
+#endif
         int code;
         if (op->native_persistent != MPI_REQUEST_NULL) {
             code = MPI_Start(&op->native_persistent);
             op->native = op->native_persistent; /* MPI_Test leaves it, inactive, when done */
+#if MPI_VERSION >= 4
+        } else if (count > INT_MAX) { /* beyond an int: MPI 4's large-count twin */
+            code = MPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, mpi_op, comm,
+                                    &op->native);
+#endif
         } else {
             code = MPI_Iallreduce(sendbuf, recvbuf, (int)count, datatype, mpi_op, comm,
                                   &op->native);
@@ -78,6 +85,16 @@ int operation_start(papcoll_operation *op, MPI_Comm comm, const void *sendbuf, v
 int papcoll_iallreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
                          MPI_Count count, MPI_Datatype datatype, MPI_Op mpi_op,
                          MPI_Request *request) {
+    return papcoll_iallreduce_notifying(pc, sendbuf, recvbuf, count, datatype, mpi_op,
+                                        request, NULL, NULL);
+}
+
+int papcoll_iallreduce_notifying(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
+                                 MPI_Count count, MPI_Datatype datatype, MPI_Op mpi_op,
+                                 MPI_Request *request,
+                                 void (*finished)(void *argument, int error,
+                                                  const char *message),
+                                 void *argument) {
     if (request == NULL)
         return record_error(MPI_ERR_REQUEST, "papcoll_iallreduce: request is NULL");
     *request = MPI_REQUEST_NULL;
@@ -119,12 +136,15 @@ int papcoll_iallreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf,
     __atomic_add_fetch(&pc->nonblocking_outstanding, 1, __ATOMIC_ACQ_REL);
     op->tag_count = op->plan != NULL ? op->plan->tag_count : 0;
     op->tag_first = tag_counter_take(&pc->tags, op->tag_count, &op->place);
+    op->finished = finished;
+    op->finished_argument = argument;
     code = operation_start(op, pc->nonblocking_comm, sendbuf, recvbuf, count, datatype, mpi_op);
     if (code != MPI_SUCCESS) {
         if (op->request != MPI_REQUEST_NULL) { /* started: MPI frees it at completion */
             *request = op->request;
             return MPI_SUCCESS;
         }
+        op->finished = NULL; /* refused at the post, which returns the error: no notice */
         progress_finish_unstarted(op);
         operation_released(op);
         return code;

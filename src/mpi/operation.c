@@ -65,7 +65,9 @@ void operation_finished(papcoll_operation *op) {
     }
     op->finished_at = MPI_Wtime();
     __atomic_store_n(&op->running, 0, __ATOMIC_RELEASE);
-    if (op->finished != NULL) op->finished(op->finished_argument, op->error);
+    if (op->finished != NULL)
+        op->finished(op->finished_argument, op->error,
+                     op->error != MPI_SUCCESS ? op->error_text : "");
 }
 
 void operation_released(papcoll_operation *op) {

@@ -56,8 +56,10 @@ typedef struct papcoll_operation {
     /* MPI_Wtime() when the engine finished the operation on this rank: a persistent start's
      * completion, which the next start sends to the others (auto's closed loop) */
     double finished_at;
-    /* papcoll_start_notifying: called when the engine finishes the operation */
-    void (*finished)(void *argument, int error);
+    /* papcoll_start_notifying / papcoll_iallreduce_notifying: called when the engine
+     * finishes the operation; the owner it notifies reports the error, so the generalized
+     * request's callbacks then return MPI_SUCCESS (progress.c says why) */
+    void (*finished)(void *argument, int error, const char *message);
     void *finished_argument;
 } papcoll_operation;
 

@@ -114,9 +114,9 @@ static int persistent_communicator(papcoll_persistent *p) {
         p->arrival_tag = first;
         p->operation.tag_first = first + 1;
 #if MPI_VERSION >= 4
-        if (p->algorithm == NULL && p->count > 0 && p->count <= INT_MAX) {
-            int code = MPI_Allreduce_init(p->sendbuf, p->recvbuf, (int)p->count, p->datatype,
-                                          p->op, p->comm, MPI_INFO_NULL, &p->native);
+        if (p->algorithm == NULL && p->count > 0) { /* MPI 4: the large-count twin too */
+            int code = MPI_Allreduce_init_c(p->sendbuf, p->recvbuf, p->count, p->datatype,
+                                            p->op, p->comm, MPI_INFO_NULL, &p->native);
             if (code != MPI_SUCCESS) {
                 p->native = MPI_REQUEST_NULL;
                 return record_error(code, "papcoll_allreduce_init: MPI_Allreduce_init (for "
@@ -281,7 +281,9 @@ int papcoll_start(papcoll_persistent *p, MPI_Request *request) {
 }
 
 int papcoll_start_notifying(papcoll_persistent *p, MPI_Request *request,
-                            void (*finished)(void *argument, int error), void *argument) {
+                            void (*finished)(void *argument, int error,
+                                             const char *message),
+                            void *argument) {
     if (request == NULL) return record_error(MPI_ERR_REQUEST, "papcoll_start: request is NULL");
     *request = MPI_REQUEST_NULL;
     if (p == NULL) return record_error(MPI_ERR_REQUEST, "papcoll_start: persistent is NULL");

@@ -68,30 +68,39 @@ int papcoll_mpi_advances_requests(void) {
 
 /* ---- the generalized request's callbacks ------------------------------------------------ */
 
+/* An operation whose owner is notified (op->finished: the drop-in library) returns
+ * MPI_SUCCESS here, and the owner raises the error on the program's communicator with
+ * papcoll's message: MPICH turns a callback's code into "user request query (free)
+ * function returned error code N" of class MPI_ERR_OTHER and raises it on MPI_COMM_SELF,
+ * fatal by default, whatever handler the program's communicator has. */
 static int query_status(void *state, MPI_Status *status) {
     const papcoll_operation *op = state;
     MPI_Status_set_elements(status, MPI_BYTE, 0);
     MPI_Status_set_cancelled(status, 0);
     status->MPI_SOURCE = MPI_UNDEFINED;
     status->MPI_TAG = MPI_UNDEFINED;
-    if (op->error != MPI_SUCCESS) record_error(op->error, "%s", op->error_text);
-    return op->error;
+    if (op->error == MPI_SUCCESS || op->finished != NULL) return MPI_SUCCESS;
+    return record_error(op->error, "%s", op->error_text);
 }
 
 /* MPI returns the free function's code from MPI_Wait, so it repeats the error. */
 static int free_state(void *state) {
     papcoll_operation *op = state;
-    int code = op->error;
+    int code = op->finished != NULL ? MPI_SUCCESS : op->error;
     if (code != MPI_SUCCESS) record_error(code, "%s", op->error_text);
     operation_released(op);
     return code;
 }
 
+/* MPI-4.1 6.12 makes cancelling a collective erroneous; a generalized request's cancel may
+ * leave it to complete normally (13.2), which is what happens: MPI_Cancel returns
+ * MPI_SUCCESS, the operation runs to its end, and MPI_Test_cancelled says false. An error
+ * here would end the job (MPICH raises it on MPI_COMM_SELF: "cancel function returned error
+ * code 19"). The drop-in library refuses MPI_Cancel of its requests before it gets here. */
 static int cancel_operation(void *state, int complete) {
     (void)state;
-    if (complete) return MPI_SUCCESS;
-    return record_error(MPI_ERR_REQUEST, "papcoll: a non-blocking all-reduce cannot be "
-                        "cancelled (MPI-4.1 6.12 makes it erroneous for collectives)");
+    (void)complete;
+    return MPI_SUCCESS;
 }
 
 /* ---- advancing ------------------------------------------------------------------------- */
@@ -116,7 +125,17 @@ static int test_requests(MPI_Request *requests, int count, int (*check)(MPI_Requ
 /* Marks op failed with code: from here on the engine only settles it. */
 static void mark_failed(papcoll_operation *op, int code) {
     op->error = code;
-    snprintf(op->error_text, sizeof op->error_text, "%s", papcoll_error_string(code));
+    const char *known = papcoll_error_string(code);
+    if (strncmp(known, "papcoll", 7) == 0) { /* papcoll's own words (the executor's) */
+        snprintf(op->error_text, sizeof op->error_text, "%s", known);
+        return;
+    }
+    char mpi_text[MPI_MAX_ERROR_STRING] = "";
+    int length = 0;
+    if (MPI_Error_string(code, mpi_text, &length) != MPI_SUCCESS) mpi_text[0] = '\0';
+    snprintf(op->error_text, sizeof op->error_text, "papcoll: a message of a non-blocking or "
+             "persistent all-reduce failed (erroneous when ranks passed different counts, "
+             "datatypes or ops): %s", mpi_text[0] ? mpi_text : known);
 }
 
 /* Advances op as far as it goes now; 1 when it is finished (or failed, op->error, and what

@@ -281,7 +281,7 @@ static communicator_record *record_of(MPI_Comm comm) {
  * papcoll knows what disagreed. One added code per class, its string replaced each time
  * (MPI-4.0 9.5 lets MPI_Add_error_string replace a string it set); the code itself where
  * MPI cannot add one. */
-static int described(int code) {
+static int described(int code, const char *message) {
     enum { CLASSES = 64 };
     static int added[CLASSES];
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -294,7 +294,6 @@ static int described(int code) {
     added[class] = described;
     if (described != 0) {
         char text[MPI_MAX_ERROR_STRING];
-        const char *message = papcoll_error_string(code); /* most say "papcoll..." */
         snprintf(text, sizeof text, "%s%s", strncmp(message, "papcoll", 7) == 0 ? "" :
                  "papcoll: ", message);
         if (PMPI_Add_error_string(described, text) != MPI_SUCCESS) described = 0;
@@ -307,13 +306,16 @@ static int described(int code) {
  * is papcoll's message. A fatal handler gets papcoll's message on stderr first, since the
  * MPI's would only name the error class. */
 int intercept_raise_error(MPI_Comm comm, int code) {
+    return intercept_raise_message(comm, code, papcoll_error_string(code));
+}
+
+int intercept_raise_message(MPI_Comm comm, int code, const char *message) {
     MPI_Errhandler handler;
     if (PMPI_Comm_get_errhandler(comm, &handler) == MPI_SUCCESS) {
         int fatal = handler == MPI_ERRORS_ARE_FATAL;
 #ifdef MPI_ERRORS_ABORT
         fatal |= handler == MPI_ERRORS_ABORT;
 #endif
-        const char *message = papcoll_error_string(code);
         if (fatal) fprintf(stderr, "papcoll (libpapcoll_pmpi): %s\n", message);
         /* "another rank refused ...": the rank that refused prints why as it aborts too, and
          * the first abort may end the job before its line is out (seen 1 run in 4 at P = 6
@@ -324,7 +326,7 @@ int intercept_raise_error(MPI_Comm comm, int code) {
         }
         PMPI_Errhandler_free(&handler);
     }
-    code = described(code);
+    code = described(code, message);
     PMPI_Comm_call_errhandler(comm, code);
     return code;
 }

@@ -48,6 +48,8 @@ void intercept_count_call_at(communicator_record *record, const void *caller, ca
                              const char *ran);
 /* Raises code on comm's error handler, as the MPI call would. */
 int intercept_raise_error(MPI_Comm comm, int code);
+/* The same with message (papcoll's words for code, kept from where the error happened). */
+int intercept_raise_message(MPI_Comm comm, int code, const char *message);
 
 /* node.c: the ranks on this rank's node and the cores they may run on (the union of their
  * affinity masks); collective over MPI_COMM_WORLD, called once at MPI_Init. */

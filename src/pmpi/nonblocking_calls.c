@@ -20,16 +20,19 @@
  * operation it sends the shell its 0-byte message (papcoll_start_notifying), and the MPI
  * completes the shell in whichever call the program waits with, leaving it inactive, as a
  * persistent request should be: the MPI keeps every rule of inactive requests, Startall,
- * Waitany indices and statuses. The shell cannot carry papcoll's error: an error of an
- * operation comes back from the next MPI_Start or MPI_Request_free of the request, through
- * the communicator's error handler (fatal by default).
+ * Waitany indices and statuses. The shell cannot carry papcoll's error, and a generalized
+ * request's error would be raised on MPI_COMM_SELF under MPI's words: the completion calls
+ * (completion_calls.c) raise an operation's error on the program's communicator, with
+ * papcoll's message, from the very call that completes the request.
  */
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "completion_calls.h"
 #include "intercept.h"
+#include "posted_requests.h"
 #include "papcoll.h"
 
 typedef struct persistent_shell {
@@ -42,6 +45,11 @@ typedef struct persistent_shell {
     const void *caller;         /* its init's call site: starts are counted there */
     MPI_Count count;
     MPI_Datatype datatype;
+    /* the last start's outcome, from the engine (start_finished), read by the program's
+     * thread once the shell completed (the shell's message follows these writes) */
+    int error;
+    char message[MPI_MAX_ERROR_STRING];
+    int active;                 /* started and not yet completed through the program */
     struct persistent_shell *next;
 } persistent_shell;
 
@@ -49,6 +57,7 @@ static pthread_mutex_t shells_lock = PTHREAD_MUTEX_INITIALIZER;
 static persistent_shell *shells;    /* guarded by shells_lock */
 static MPI_Comm self_comm = MPI_COMM_NULL;
 static int next_tag;
+static int shells_alive; /* atomic: whether the completion calls need to look */
 
 /* A tag no live shell has (shells_lock held): MPI_TAG_UB is at least 32767. */
 static int free_tag(void) {
@@ -70,38 +79,75 @@ static persistent_shell *shell_of(MPI_Request request) {
     return s;
 }
 
-/* papcoll's engine finished a start: the shell gets its message (from inside MPI's
- * progress, possibly: posting is allowed there, waiting is not). */
-static void start_finished(void *argument, int error) {
-    (void)error; /* the start's request carries it, waited at the next start or free */
-    persistent_shell *s = argument;
+int nonblocking_shells_alive(void) { return __atomic_load_n(&shells_alive, __ATOMIC_ACQUIRE); }
+
+void *nonblocking_shell_of(MPI_Request request, MPI_Comm *comm) {
+    persistent_shell *s = shell_of(request);
+    if (s != NULL) *comm = s->comm;
+    return s;
+}
+
+int nonblocking_shell_completed(void *shell, char *message, size_t size) {
+    persistent_shell *s = shell;
+    int active = __atomic_exchange_n(&s->active, 0, __ATOMIC_ACQ_REL);
+    int error = __atomic_exchange_n(&s->error, MPI_SUCCESS, __ATOMIC_ACQ_REL);
+    if (active && error != MPI_SUCCESS) snprintf(message, size, "%s", s->message);
+    return active ? error : MPI_SUCCESS;
+}
+
+/* Completes the shell's receive (its 0-byte message; posting is allowed inside MPI's
+ * progress, waiting is not). */
+static void notify_shell(persistent_shell *s) {
     MPI_Request send;
     if (PMPI_Isend(NULL, 0, MPI_BYTE, 0, s->tag, self_comm, &send) == MPI_SUCCESS)
         PMPI_Request_free(&send);
 }
 
-/* The last start's papcoll request (complete once the shell completed) and its error. */
+/* papcoll's engine finished a start: its outcome for the completion call, then the shell's
+ * message. */
+static void start_finished(void *argument, int error, const char *message) {
+    persistent_shell *s = argument;
+    if (error != MPI_SUCCESS) snprintf(s->message, sizeof s->message, "%s", message);
+    __atomic_store_n(&s->error, error, __ATOMIC_RELEASE);
+    notify_shell(s);
+}
+
+/* The last start's papcoll request (complete once the shell completed); its error went to
+ * the call that completed the shell, or comes here where none did. */
 static int collect_last_start(persistent_shell *s) {
     if (s->started == MPI_REQUEST_NULL) return MPI_SUCCESS;
     intercept_enter_papcoll();
     int code = papcoll_wait(&s->started, MPI_STATUS_IGNORE);
     intercept_leave_papcoll();
-    return code;
+    if (code != MPI_SUCCESS) return intercept_raise_error(s->comm, code);
+    char message[MPI_MAX_ERROR_STRING];
+    int error = nonblocking_shell_completed(s, message, sizeof message);
+    return error == MPI_SUCCESS ? MPI_SUCCESS : intercept_raise_message(s->comm, error, message);
 }
 
 static int start_shell(persistent_shell *s) {
     double started = PMPI_Wtime();
+    /* MPI: starting an active request is erroneous, MPI_ERR_REQUEST (Open MPI and MPICH
+     * natively); papcoll's wait for the last start must not come first */
+    if (__atomic_load_n(&s->active, __ATOMIC_ACQUIRE))
+        return intercept_raise_message(s->comm, MPI_ERR_REQUEST, "papcoll (libpapcoll_pmpi): "
+                                       "MPI_Start of a persistent all-reduce that is still "
+                                       "active: complete its last start (MPI_Wait, MPI_Test) "
+                                       "first");
     int code = collect_last_start(s);
-    if (code != MPI_SUCCESS) return intercept_raise_error(s->comm, code);
-    if ((code = PMPI_Start(&s->shell)) != MPI_SUCCESS) return code;
+    if (code != MPI_SUCCESS) return code;
+    if ((code = PMPI_Start(&s->shell)) != MPI_SUCCESS)
+        return intercept_raise_message(s->comm, code, "papcoll (libpapcoll_pmpi): MPI_Start "
+                                       "of the persistent all-reduce's request failed");
     intercept_enter_papcoll();
     code = papcoll_start_notifying(s->persistent, &s->started, start_finished, s);
     intercept_leave_papcoll();
     if (code != MPI_SUCCESS) { /* nothing runs: complete the shell, then report */
-        start_finished(s, code);
+        notify_shell(s);
         PMPI_Wait(&s->shell, MPI_STATUS_IGNORE);
         return intercept_raise_error(s->comm, code);
     }
+    __atomic_store_n(&s->active, 1, __ATOMIC_RELEASE);
     papcoll_choice choice;
     int64_t starts = 0;
     papcoll_persistent_last_choice(s->persistent, &choice, &starts);
@@ -112,8 +158,17 @@ static int start_shell(persistent_shell *s) {
 }
 
 int MPI_Start(MPI_Request *request) {
-    persistent_shell *s = intercept_inside_papcoll() || request == NULL ? NULL
-                                                                        : shell_of(*request);
+    if (intercept_inside_papcoll() || request == NULL) return PMPI_Start(request);
+    /* MPI_REQUEST_NULL is what an MPI_Allreduce_init papcoll refused leaves: MPICH ends
+     * the job on it whatever the handlers ("Null MPI_Request", raised on a communicator of
+     * its own), Open MPI returns MPI_ERR_REQUEST; it is returned, through MPI_COMM_WORLD's
+     * handler (the request names no communicator) */
+    if (*request == MPI_REQUEST_NULL)
+        return intercept_raise_message(MPI_COMM_WORLD, MPI_ERR_REQUEST,
+                                       "papcoll (libpapcoll_pmpi): MPI_Start of "
+                                       "MPI_REQUEST_NULL (what a refused MPI_Allreduce_init "
+                                       "leaves in its request)");
+    persistent_shell *s = shell_of(*request);
     return s == NULL ? PMPI_Start(request) : start_shell(s);
 }
 
@@ -133,7 +188,7 @@ int MPI_Startall(int count, MPI_Request requests[]) {
 int MPI_Request_free(MPI_Request *request) {
     persistent_shell *s = intercept_inside_papcoll() || request == NULL ? NULL
                                                                         : shell_of(*request);
-    if (s == NULL) return PMPI_Request_free(request);
+    if (s == NULL) return posted_request_free(request);
     int code = collect_last_start(s);
     intercept_enter_papcoll();
     int freed = papcoll_persistent_free(&s->persistent);
@@ -143,6 +198,7 @@ int MPI_Request_free(MPI_Request *request) {
     persistent_shell **link = &shells;
     while (*link != s) link = &(*link)->next;
     *link = s->next;
+    __atomic_sub_fetch(&shells_alive, 1, __ATOMIC_ACQ_REL);
     pthread_mutex_unlock(&shells_lock);
     PMPI_Request_free(&s->shell);
     *request = MPI_REQUEST_NULL;
@@ -154,7 +210,8 @@ int MPI_Request_free(MPI_Request *request) {
     int last = --record->persistent_shells == 0 && record->free_when_unused;
     intercept_unlock_records();
     if (last) intercept_free_papcoll_communicator(record);
-    return code == MPI_SUCCESS ? MPI_SUCCESS : intercept_raise_error(comm, code);
+    (void)comm; /* collect_last_start raised it */
+    return code;
 }
 
 /* ---- the two calls ---------------------------------------------------------------------- */
@@ -190,6 +247,9 @@ static int persistent_init(const void *sendbuf, void *recvbuf, MPI_Count count,
     call_route route = route_call(sendbuf, recvbuf, count, datatype, op, comm, request, caller,
                                   CALL_PERSISTENT);
     int code = MPI_SUCCESS;
+    /* a refused init leaves no request behind: a later MPI_Start of the handle is the MPI's
+     * MPI_ERR_REQUEST, as after a native init that failed */
+    if (!route.native) *request = MPI_REQUEST_NULL;
     /* Usually made already (MPI_Init, the communicator's constructor). Where not (a
      * communicator from MPI_Comm_idup, say), it is made here, alike on every rank: MPI-4.1
      * makes a persistent collective's init non-local, a collective that may synchronize
@@ -208,8 +268,15 @@ static int persistent_init(const void *sendbuf, void *recvbuf, MPI_Count count,
     }
     persistent_shell *s = calloc(1, sizeof *s);
     if (s == NULL) return intercept_raise_error(comm, MPI_ERR_NO_MEM);
+    /* not under shells_lock: the dup may run MPI's progress, whose hook's MPI_Test passes
+     * through the completion calls, which look shells up */
+    static pthread_mutex_t self_comm_lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&self_comm_lock);
+    if (self_comm == MPI_COMM_NULL && (code = PMPI_Comm_dup(MPI_COMM_SELF, &self_comm)) ==
+        MPI_SUCCESS) /* the shells' own errors are returned, then raised on the program's */
+        PMPI_Comm_set_errhandler(self_comm, MPI_ERRORS_RETURN);
+    pthread_mutex_unlock(&self_comm_lock);
     pthread_mutex_lock(&shells_lock);
-    if (self_comm == MPI_COMM_NULL) code = PMPI_Comm_dup(MPI_COMM_SELF, &self_comm);
     s->tag = free_tag();
     pthread_mutex_unlock(&shells_lock);
     if (code == MPI_SUCCESS && s->tag < 0) code = MPI_ERR_TAG; /* 32768 live shells */
@@ -238,6 +305,7 @@ static int persistent_init(const void *sendbuf, void *recvbuf, MPI_Count count,
     pthread_mutex_lock(&shells_lock);
     s->next = shells;
     shells = s;
+    __atomic_add_fetch(&shells_alive, 1, __ATOMIC_ACQ_REL);
     pthread_mutex_unlock(&shells_lock);
     *request = s->shell;
     intercept_count_call(route.site, count, datatype, PMPI_Wtime() - route.started, NULL, NULL);
@@ -279,13 +347,20 @@ static int post(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatyp
                              &route.reason, NULL);
         return code;
     }
+    posted_request *owned = posted_request_new(comm);
+    if (owned == NULL) return intercept_raise_error(comm, MPI_ERR_NO_MEM);
     intercept_enter_papcoll();
-    int code = papcoll_iallreduce_c(route.record->pc, sendbuf, recvbuf, count, datatype, op,
-                                    request);
+    int code = papcoll_iallreduce_notifying(route.record->pc, sendbuf, recvbuf, count,
+                                            datatype, op, request, posted_request_finished,
+                                            owned);
     papcoll_choice choice;
     papcoll_last_choice(route.record->pc, &choice);
     intercept_leave_papcoll();
-    if (code != MPI_SUCCESS) return intercept_raise_error(comm, code);
+    if (code != MPI_SUCCESS) {
+        posted_request_discard(owned);
+        return intercept_raise_error(comm, code);
+    }
+    posted_request_taken(owned, *request);
     intercept_count_call(route.site, count, datatype, PMPI_Wtime() - route.started, NULL,
                          choice.algorithm[0] ? choice.algorithm : "papcoll");
     return MPI_SUCCESS;

@@ -18,6 +18,11 @@
  *               fail before the engine takes them (executor_begin cannot allocate the
  *               scratch of 2^60 elements): they are refused, and finishing them keeps
  *               the engine's locking contract (a debug build asserts it).
+ *   refusals    (P >= 2) What is refused or let be without a failure: a post of INT64_MAX
+ *               elements is refused naming the count (it said "sendbuf and recvbuf
+ *               overlap"); MPI_Cancel of a posted all-reduce is a no-op MPI allows (it
+ *               ended the job: "cancel function returned error code 19"): MPI_SUCCESS,
+ *               the result right, MPI_Test_cancelled false.
  *
  * The persistent case leaves ranks 0 and 2 with an all-reduce that cannot complete (rank 1
  * stopped), so after the checks every rank leaves with _exit, not MPI_Finalize. */
@@ -118,6 +123,30 @@ static void unstarted_failures(void) {
     expect("the communicator frees", papcoll_comm_free(&pc), MPI_SUCCESS, "success");
 }
 
+static void refusals(void) {
+    papcoll_comm *pc = communicator("ring", 0);
+    static double input[64], output[64];
+    MPI_Request request;
+    int code = papcoll_iallreduce_c(pc, input, output, INT64_MAX, MPI_DOUBLE, MPI_SUM,
+                                    &request);
+    expect("a post of INT64_MAX elements names the count", code, MPI_ERR_COUNT,
+           "count 9223372036854775807 of 8-byte elements");
+    for (int i = 0; i < 64; i++) input[i] = rank + 1 + i;
+    code = papcoll_iallreduce(pc, input, output, 64, MPI_DOUBLE, MPI_SUM, &request);
+    expect("a post", code, MPI_SUCCESS, "success");
+    expect("MPI_Cancel of it is a no-op", MPI_Cancel(&request), MPI_SUCCESS, "success");
+    MPI_Status status;
+    expect("its wait", papcoll_wait(&request, &status), MPI_SUCCESS, "success");
+    int cancelled = 1, wrong = 0;
+    MPI_Test_cancelled(&status, &cancelled);
+    expect("MPI_Test_cancelled says not cancelled", cancelled ? MPI_ERR_OTHER : MPI_SUCCESS,
+           MPI_SUCCESS, "success");
+    for (int i = 0; i < 64; i++) wrong += output[i] != ranks * (ranks + 1) / 2.0 + ranks * i;
+    expect("its result is the sum", wrong ? MPI_ERR_OTHER : MPI_SUCCESS, MPI_SUCCESS,
+           "success");
+    expect("the communicator frees", papcoll_comm_free(&pc), MPI_SUCCESS, "success");
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     /* MPICH raises a failed request of MPI_Testsome on MPI_COMM_SELF's handler, Open MPI
@@ -131,8 +160,10 @@ int main(int argc, char **argv) {
     if (strcmp(which, "persistent") == 0 && ranks == 3) persistent_start_times_settled();
     else if (strcmp(which, "hook") == 0 && ranks == 2) failure_inside_the_hook();
     else if (strcmp(which, "unstarted") == 0 && ranks >= 2) unstarted_failures();
+    else if (strcmp(which, "refusals") == 0 && ranks >= 2) refusals();
     else if (rank == 0)
-        fprintf(stderr, "failure_paths: persistent (3 ranks), hook (2) or unstarted (2+)\n");
+        fprintf(stderr, "failure_paths: persistent (3 ranks), hook (2), unstarted (2+) or "
+                        "refusals (2+)\n");
     int sums[2], mine[2] = {checks - failures, failures};
     MPI_Reduce(mine, sums, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) printf("%d passed, %d failed\n", sums[0], sums[1]);

@@ -132,12 +132,14 @@ def test_posts_take_tags_alike_where_schedules_use_different_counts(ranks):
 
 
 @pytest.mark.parametrize(("case", "ranks", "expected_checks"), [
-    ("persistent", 3, 8), ("hook", 2, 5), ("unstarted", 2, 10), ("unstarted", 3, 15)])
+    ("persistent", 3, 8), ("hook", 2, 5), ("unstarted", 2, 10), ("unstarted", 3, 15),
+    ("refusals", 2, 14)])
 def test_failures_leave_nothing_in_flight(case, ranks, expected_checks):
     # tests/mpi/failure_paths.c: a failed start settles its start-time receives, a failure
     # found inside MPI's progress hook still reaches MPI_Wait, a post or start refused
     # before the engine took it frees cleanly (the sanitizer build, make test-sanitizers,
-    # adds the use-after-free and locking checks)
+    # adds the use-after-free and locking checks); a post of INT64_MAX elements is refused
+    # naming the count, and MPI_Cancel of a post is a no-op that leaves its result right
     result = run_mpi(ranks, "mpi_failure_paths", case)
     # the persistent case leaves with _exit (its all-reduce cannot complete), which Open
     # MPI's launcher reports as a failed job: there the checks' line says what happened

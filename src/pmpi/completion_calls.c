@@ -1,0 +1,215 @@
+/* completion_calls.c - where the program completes, cancels or frees a request of the
+ * drop-in's: an operation's error is raised on the program's communicator, with papcoll's
+ * message, by the call that completes the request.
+ *
+ * Why here: a generalized request's error (its query or free function's code) is raised by
+ * MPI on MPI_COMM_SELF, fatal by default, whatever handler the program gave the
+ * communicator it posted on, and MPICH replaces the code by its own ("user request free
+ * function returned error code 14"); the persistent requests' shells (nonblocking_calls.c)
+ * are receives that cannot fail at all. So papcoll's requests complete with MPI_SUCCESS
+ * (papcoll_iallreduce_notifying, papcoll_start_notifying), the engine hands the error to
+ * the drop-in, and these calls raise it after the MPI's own call returned, as MPI raises a
+ * native MPI_Iallreduce's on its communicator. MPI_Cancel of such a request is refused
+ * with MPI_ERR_REQUEST, as Open MPI refuses a collective's (MPI-4.1 makes it erroneous).
+ *
+ * Cost where the program has none of papcoll's requests alive: one atomic load per call.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+
+#include "completion_calls.h"
+#include "intercept.h"
+#include "posted_requests.h"
+
+/* ---- the completion calls ---------------------------------------------------------------- */
+
+/* The drop-in's request behind one of the program's handles, seen before the MPI's call
+ * (which sets a completed handle to MPI_REQUEST_NULL). */
+typedef struct {
+    posted_request *post;
+    void *shell;
+    MPI_Comm comm;
+} owner;
+
+static int any_alive(void) {
+    return !intercept_inside_papcoll() &&
+           (posted_requests_alive() > 0 || nonblocking_shells_alive());
+}
+
+static owner owner_of(MPI_Request request) {
+    owner found = {NULL, NULL, MPI_COMM_NULL};
+    if (request == MPI_REQUEST_NULL) return found;
+    if ((found.post = posted_request_of(request)) != NULL)
+        found.comm = posted_request_comm(found.post);
+    else found.shell = nonblocking_shell_of(request, &found.comm);
+    return found;
+}
+
+/* The owners of count handles (NULL where none is papcoll's: then nothing to do after). */
+static owner *owners_of(int count, const MPI_Request requests[], owner *few, int few_size) {
+    owner *owners = NULL;
+    for (int k = 0; k < count; k++) {
+        owner found = owner_of(requests[k]);
+        if (found.post == NULL && found.shell == NULL) continue;
+        if (owners == NULL) {
+            owners = count <= few_size ? few : calloc((size_t)count, sizeof *owners);
+            if (owners == NULL) return NULL; /* out of memory: MPI_SUCCESS as MPI's */
+            memset(owners, 0, (size_t)count * sizeof *owners);
+        }
+        owners[k] = found;
+    }
+    return owners;
+}
+
+/* After the MPI completed the request of found: its operation's error, raised on the
+ * program's communicator (MPI_SUCCESS where it succeeded or is not papcoll's). */
+static int completed(owner found, MPI_Status *status) {
+    char message[MPI_MAX_ERROR_STRING] = "";
+    int error = MPI_SUCCESS;
+    if (found.post != NULL) {
+        error = posted_request_completed(found.post, message, sizeof message);
+    } else if (found.shell != NULL) {
+        error = nonblocking_shell_completed(found.shell, message, sizeof message);
+        /* the shell's status is its private receive's (itself, a tag of its own): a
+         * collective's source and tag are undefined (MPI-4.1 6.12), so it reads as a
+         * post's does (MPI_UNDEFINED, count 0), not as a message the program never sent */
+        if (status != MPI_STATUS_IGNORE) {
+            status->MPI_SOURCE = MPI_UNDEFINED;
+            status->MPI_TAG = MPI_UNDEFINED;
+        }
+    }
+    if (error == MPI_SUCCESS) return MPI_SUCCESS;
+    int code = intercept_raise_message(found.comm, error, message);
+    if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = code;
+    return code;
+}
+
+/* The first error of the completed ones among owners (indices: which; NULL: all). */
+static int completed_all(owner *owners, owner *few, int count, const int *indices,
+                         MPI_Status statuses[]) {
+    int first = MPI_SUCCESS;
+    for (int k = 0; owners != NULL && k < count; k++) {
+        int index = indices != NULL ? indices[k] : k;
+        MPI_Status *status = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE
+                                                             : &statuses[k];
+        int code = completed(owners[index], status);
+        if (first == MPI_SUCCESS) first = code;
+    }
+    if (owners != few) free(owners);
+    return first;
+}
+
+/* Waitall / Testall: which of ours completed. On success all (Testall: where flag); where
+ * another request failed (MPI_ERR_IN_STATUS) a post whose handle MPI freed, and a shell
+ * whose status says MPI_SUCCESS: a completed request left in the table would be taken for
+ * the program's next request that MPI gives the same handle. */
+static int all_completed(int code, int flag, owner *owners, owner *few, int count,
+                         const MPI_Request requests[], MPI_Status statuses[]) {
+    int in_status = code == MPI_ERR_IN_STATUS && statuses != MPI_STATUSES_IGNORE;
+    for (int k = 0; owners != NULL && k < count; k++) {
+        if (owners[k].post == NULL && owners[k].shell == NULL) continue;
+        int done = code == MPI_SUCCESS ? flag
+                   : owners[k].post != NULL ? requests[k] == MPI_REQUEST_NULL
+                                            : in_status && statuses[k].MPI_ERROR == MPI_SUCCESS;
+        if (!done) owners[k] = (owner){NULL, NULL, MPI_COMM_NULL};
+    }
+    int error = completed_all(owners, few, count, NULL, statuses);
+    return code != MPI_SUCCESS ? code : error;
+}
+
+enum { FEW = 16 };
+
+int MPI_Wait(MPI_Request *request, MPI_Status *status) {
+    if (request == NULL || !any_alive()) return PMPI_Wait(request, status);
+    owner found = owner_of(*request);
+    int code = PMPI_Wait(request, status);
+    return code != MPI_SUCCESS ? code : completed(found, status);
+}
+
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
+    if (request == NULL || flag == NULL || !any_alive()) return PMPI_Test(request, flag, status);
+    owner found = owner_of(*request);
+    int code = PMPI_Test(request, flag, status);
+    return code != MPI_SUCCESS || !*flag ? code : completed(found, status);
+}
+
+int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status) {
+    if (requests == NULL || index == NULL || !any_alive())
+        return PMPI_Waitany(count, requests, index, status);
+    owner few[FEW], *owners = owners_of(count, requests, few, FEW);
+    int code = PMPI_Waitany(count, requests, index, status);
+    int error = code == MPI_SUCCESS && owners != NULL && *index != MPI_UNDEFINED
+                    ? completed(owners[*index], status) : MPI_SUCCESS;
+    if (owners != few) free(owners);
+    return code != MPI_SUCCESS ? code : error;
+}
+
+int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status) {
+    if (requests == NULL || index == NULL || flag == NULL || !any_alive())
+        return PMPI_Testany(count, requests, index, flag, status);
+    owner few[FEW], *owners = owners_of(count, requests, few, FEW);
+    int code = PMPI_Testany(count, requests, index, flag, status);
+    int error = code == MPI_SUCCESS && *flag && owners != NULL && *index != MPI_UNDEFINED
+                    ? completed(owners[*index], status) : MPI_SUCCESS;
+    if (owners != few) free(owners);
+    return code != MPI_SUCCESS ? code : error;
+}
+
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+    if (requests == NULL || !any_alive()) return PMPI_Waitall(count, requests, statuses);
+    owner few[FEW], *owners = owners_of(count, requests, few, FEW);
+    int code = PMPI_Waitall(count, requests, statuses);
+    return all_completed(code, 1, owners, few, count, requests, statuses);
+}
+
+int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]) {
+    if (requests == NULL || flag == NULL || !any_alive())
+        return PMPI_Testall(count, requests, flag, statuses);
+    owner few[FEW], *owners = owners_of(count, requests, few, FEW);
+    int code = PMPI_Testall(count, requests, flag, statuses);
+    return all_completed(code, *flag, owners, few, count, requests, statuses);
+}
+
+/* Waitsome / Testsome: the completed ones are indices[0 .. *outcount) */
+static int some_completed(int code, owner *owners, owner *few, int outcount,
+                          const int indices[], MPI_Status statuses[]) {
+    if ((code != MPI_SUCCESS && code != MPI_ERR_IN_STATUS) || outcount == MPI_UNDEFINED) {
+        if (owners != few) free(owners);
+        return code;
+    }
+    /* with MPI_ERR_IN_STATUS too: indices still name every completed one */
+    int error = completed_all(owners, few, outcount, indices, statuses);
+    return code != MPI_SUCCESS ? code : error;
+}
+
+int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                 MPI_Status statuses[]) {
+    if (requests == NULL || outcount == NULL || indices == NULL || !any_alive())
+        return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+    owner few[FEW], *owners = owners_of(incount, requests, few, FEW);
+    int code = PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+    return some_completed(code, owners, few, *outcount, indices, statuses);
+}
+
+int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                 MPI_Status statuses[]) {
+    if (requests == NULL || outcount == NULL || indices == NULL || !any_alive())
+        return PMPI_Testsome(incount, requests, outcount, indices, statuses);
+    owner few[FEW], *owners = owners_of(incount, requests, few, FEW);
+    int code = PMPI_Testsome(incount, requests, outcount, indices, statuses);
+    return some_completed(code, owners, few, *outcount, indices, statuses);
+}
+
+int MPI_Cancel(MPI_Request *request) {
+    if (request == NULL || !any_alive()) return PMPI_Cancel(request);
+    owner found = owner_of(*request);
+    if (found.post == NULL && found.shell == NULL) return PMPI_Cancel(request);
+    return intercept_raise_message(found.comm, MPI_ERR_REQUEST, "papcoll (libpapcoll_pmpi): "
+                                   "MPI_Cancel of an all-reduce's request is refused: MPI "
+                                   "makes cancelling a collective (non-blocking or "
+                                   "persistent) erroneous; complete it with MPI_Wait or "
+                                   "MPI_Test instead");
+}
