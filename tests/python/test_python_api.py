@@ -90,6 +90,16 @@ def test_ddp_hook_averages_gradients(ranks):
     assert failed == 0 and passed > 40 * ranks
 
 
+def test_ddp_hooks_misused_end_with_a_clear_message_on_every_rank():
+    """Each misuse of papcoll.torch's hooks ends on every rank with an exception that names
+    it, never a hang or a wrong mean (programs/ddp_misuse_check.py lists them): bfloat16
+    gradients said only "numpy cannot view this DLPack object"."""
+    result = run_python_mpi(2, PROGRAMS / "ddp_misuse_check.py")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    passed, failed = passed_failed(result.stdout)
+    assert failed == 0 and passed >= 30, result.stdout[-3000:]
+
+
 def test_sgd_example_trains_and_prints_table_5(tmp_path):
     output = tmp_path / "train.json"
     result = run_python_mpi(2, ROOT / "examples" / "train_sgd.py", "--epochs", "3",
