@@ -213,8 +213,9 @@ int papcoll_setting_parse(const char *name, const char *text, int64_t *value, ch
         if (strcmp(rows[i].info.name, name) == 0) row = &rows[i];
     if (row == NULL)
         return message_write(error, error_size, PAPCOLL_ERR_ARGUMENT,
-                             "'%.60s' is no setting papcoll declares (`papcoll settings` lists "
-                             "them)", name != NULL ? name : "(NULL)");
+                             "%.60s='%.32s': papcoll declares no such setting (`papcoll "
+                             "settings` lists them)", name != NULL ? name : "(NULL)",
+                             text != NULL ? text : "");
     if (text == NULL || text[0] == '\0')
         return message_write(error, error_size, PAPCOLL_ERR_ARGUMENT,
                              "%s: no value to parse (empty means unset)", row->info.name);
