@@ -136,9 +136,10 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
  * MPI_ERR_ARG, with the message for papcoll_error_string, when it is not 1/0, true/false,
  * yes/no or on/off. */
 int papcoll_reproducible_requested(int *on);
-/* An on/off environment variable (PAPCOLL_REPRODUCIBLE, PAPCOLL_CHECK): *on is 1 for 1,
- * true, yes or on, 0 for 0, false, no or off and when unset or empty (any case);
- * MPI_ERR_ARG, with the message naming the variable for papcoll_error_string, otherwise. */
+/* An on/off environment variable of the settings table (PAPCOLL_REPRODUCIBLE, PAPCOLL_CHECK;
+ * papcoll_setting_parse in papcoll_core.h): *on is 1 for 1, true, yes or on, 0 for 0, false,
+ * no or off (any case, no spaces around) and when unset or empty; MPI_ERR_ARG, with the
+ * message naming the variable for papcoll_error_string, otherwise. */
 int papcoll_environment_switch(const char *variable, int *on);
 /* 1 where the bits of an all-reduce of datatype with op depend on the order the
  * contributions are combined in (floating-point data, min and max and MINLOC/MAXLOC on it

@@ -147,6 +147,40 @@ typedef struct papcoll_tuning {
  * most starts a persistent request's history keeps (history_starts' bound): array sizes. */
 enum { PAPCOLL_TUNING_MOST_SAMPLES = 5, PAPCOLL_TUNING_MOST_HISTORY_STARTS = 15 };
 
+/* What an environment setting's value is (papcoll_setting_info.kind). */
+typedef enum papcoll_setting_kind {
+    PAPCOLL_SETTING_SWITCH = 0,       /* 1/0, true/false, yes/no or on/off (any case): 1 or 0 */
+    PAPCOLL_SETTING_WHOLE_NUMBER = 1, /* decimal digits alone, minimum .. maximum */
+    PAPCOLL_SETTING_CHOICE = 2,       /* one of the words of choices: its index */
+    PAPCOLL_SETTING_BYTE_COUNT = 3,   /* digits, then K, M or G (x 1024, also KB or KiB) or B */
+    PAPCOLL_SETTING_TEXT = 4          /* its own grammar (PAPCOLL_TUNING's, ...): 0 */
+} papcoll_setting_kind;
+
+/* One environment variable of the C libraries whose value has a grammar, as declared in
+ * src/core/environment_table.c: the one parser every reader of it calls (papcoll_comm_create,
+ * the progress thread, the drop-in's MPI_Init, which checks every row). Whatever the kind,
+ * the value is taken as written: spaces around it are refused. */
+typedef struct papcoll_setting_info {
+    const char *name;    /* the environment variable */
+    int32_t kind;        /* papcoll_setting_kind */
+    int64_t minimum;     /* WHOLE_NUMBER, BYTE_COUNT: the least value accepted */
+    int64_t maximum;     /* ... and the greatest */
+    const char *noun;    /* WHOLE_NUMBER: what the number is ("a whole number", "a core
+                            number"), for the refusal */
+    const char *note;    /* why the range is what it is, said with a refusal; "" for none */
+    const char *choices; /* CHOICE: the words, comma separated, in the order of their index */
+} papcoll_setting_info;
+
+int32_t papcoll_setting_count(void);
+/* Fills info for the setting at index (0 .. count-1); PAPCOLL_ERR_ARGUMENT if out of range. */
+int papcoll_setting_get(int32_t index, papcoll_setting_info *info);
+/* Parses text as the value of the setting `name` (a row's name): PAPCOLL_OK and *value (the
+ * switch's 1 or 0, the number, the choice's index; 0 for TEXT), or PAPCOLL_ERR_ARGUMENT with
+ * one line naming the variable, its value and what it accepts. text is the variable's
+ * value, set and not empty (empty means unset, for every setting: the caller's default). */
+int papcoll_setting_parse(const char *name, const char *text, int64_t *value, char *error,
+                          size_t error_size);
+
 /* What a tuning constant holds (papcoll_tuning_info.kind). */
 typedef enum papcoll_tuning_kind {
     PAPCOLL_TUNING_REAL = 0,        /* double */

@@ -20,10 +20,9 @@ module checks that at import and refuses a mismatch with a message that names bo
 
 from __future__ import annotations
 
+import gc
 import os
-import threading
 import weakref
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -36,10 +35,14 @@ from .buffers import checked_op as _checked_op
 from .buffers import mpi_datatype as _mpi_datatype
 from .buffers import specified_buffer
 from .checks import INT32_MAX, INT64_MAX, whole_number
+from .choice import Choice as Choice
+from .choice import Prediction as Prediction
 from .errors import c_string
 from .mpi_binding import check as _check
 from .mpi_binding import handle_address as _address
 from .mpi_binding import library as _lib
+from .nonblocking import PersistentRequest, Request, _complete_orphans
+from .nonblocking import mpi_advances_requests as mpi_advances_requests
 from .parameters import Parameters, c_parameters
 from .tuning import parse_tuning
 
@@ -136,68 +139,6 @@ def _c_config(algorithm: str, config: Config) -> tuple[Any, list[Any]]:
     return raw, keep
 
 
-@dataclass(frozen=True)
-class Prediction:
-    """What the last call of auto or a PAP-aware algorithm (slt, prr, straggler) ran on
-    (C: papcoll_last_prediction)."""
-
-    predicted: bool          # False: no usable prediction: the plain ring (auto: native) ran
-    arrivals: list[float]    # seconds after the earliest predicted arrival, per rank
-    tau: float               # seconds to move and reduce one segment, as used
-
-
-@dataclass(frozen=True)
-class Choice:
-    """What the last "auto" call ran, and why (C: papcoll_last_choice)."""
-
-    algorithm: str             # a registered name, "native" (MPI_Allreduce itself) or
-    #                            "native:NAME" (one of the MPI library's own algorithms)
-    from_arrivals: bool        # the cost model compared algorithms on predicted arrivals
-    from_groups: bool          # the groups formed a hierarchy: hierarchical ones weighed too
-    predicted_seconds: float   # the model's e-bar for its choice (model_algorithm)
-    native_seconds: float      # the model's e-bar for MPI_Allreduce
-    # auto's closed loop (docs/mpi.md): the model's time after the last arrival is
-    # its e-bar less wait_seconds; the measured one is from the last arrival to completion
-    wait_seconds: float = 0.0          # the model's mean wait for the last arrival
-    model_algorithm: str = ""          # the model's choice (algorithm may be the alternative)
-    alternative: str = ""              # what the loop measures it against ("": nothing)
-    alternative_seconds: float = 0.0   # the model's e-bar for the alternative
-    observed_seconds: float = 0.0      # measured median, last arrival to completion: model's
-    alternative_observed_seconds: float = 0.0  # ... and the alternative's
-    observed_calls: int = 0            # calls each median counts (<= 5; 0: an old variant's)
-    alternative_observed_calls: int = 0
-    probe: bool = False                # this call ran the alternative to measure it
-    overruled: bool = False            # measurements overruled the model
-    path_seconds: float = 0.0          # this rank's time in auto's own path this call
-    decided_by: int = -1               # the rank that simulated this decision and sent it
-                                       # to the others (-1: kept from an earlier call)
-    decision_seconds: float = 0.0      # this rank's time on the decision: simulating,
-                                       # waiting for the decider, or a lookup
-    rule: str = ""                     # "FILE:LINE" of the rules file's rule that decided
-                                       # ("": the model did; docs/rules.md)
-
-    @property
-    def predicted_gain(self) -> float:
-        """native_seconds / predicted_seconds (1.0 when nothing was simulated)."""
-        if self.predicted_seconds <= 0:
-            return 1.0
-        return self.native_seconds / self.predicted_seconds
-
-    @classmethod
-    def from_c(cls, raw: Any) -> Choice:
-        """From a papcoll_choice (cffi)."""
-        return cls(ffi.string(raw.algorithm).decode(), bool(raw.from_arrivals),
-                   bool(raw.from_groups), float(raw.predicted_seconds),
-                   float(raw.native_seconds), float(raw.wait_seconds),
-                   ffi.string(raw.model_algorithm).decode(),
-                   ffi.string(raw.alternative).decode(), float(raw.alternative_seconds),
-                   float(raw.observed_seconds), float(raw.alternative_observed_seconds),
-                   int(raw.observed_calls), int(raw.alternative_observed_calls),
-                   bool(raw.probe), bool(raw.overruled), float(raw.path_seconds),
-                   int(raw.decided_by), float(raw.decision_seconds),
-                   ffi.string(raw.rule).decode())
-
-
 class Communicator:
     """papcoll's all-reduce over an mpi4py intra-communicator (a private duplicate of it).
 
@@ -221,6 +162,7 @@ class Communicator:
         out = ffi.new("papcoll_comm **")
         _check(_lib.papcoll_comm_create_from_handle(_address(comm), raw_config, out))
         self._handle: Any = out[0]
+        self._persistents: weakref.WeakSet[PersistentRequest] = weakref.WeakSet()
         self.comm = comm
         self.size: int = comm.Get_size()
         self.rank: int = comm.Get_rank()
@@ -237,6 +179,9 @@ class Communicator:
         if self._handle is None or MPI.Is_finalized():
             self._handle = None
             return
+        if self._persistents:  # a request only a reference cycle holds is collected first
+            gc.collect()
+        _complete_orphans(finishing=self._handle)
         handle = ffi.new("papcoll_comm **", self._handle)
         self._handle = None
         _check(_lib.papcoll_comm_free(handle))
@@ -320,7 +265,9 @@ class Communicator:
             handle, send_pointer, ffi.cast("void *", receive.ctypes.data), receive.size,
             _address(datatype), _address(_checked_op(op)), out))
         result = receive if recvbuf is None else recvbuf
-        return PersistentRequest(out[0], result, (sendbuf, receive))
+        persistent = PersistentRequest(out[0], result, (sendbuf, receive), handle)
+        self._persistents.add(persistent)
+        return persistent
 
     # ---- the arrival monitor (Proficz 2018, Sect. 3) ----------------------------------------
 
@@ -386,178 +333,3 @@ def _specified_buffers(sendbuf: Any, recvbuf: Any) -> tuple[Any, Any]:
                         "recvbuf, as mpi4py's do (allreduce() returns a new array instead)")
     return (specified_buffer(sendbuf, "sendbuf", writable=False),
             specified_buffer(recvbuf, "recvbuf", writable=True))
-
-
-def mpi_advances_requests() -> bool:
-    """True where MPI's own completion calls (MPI.Request.Waitall over `Request.mpi` and
-    the program's requests) advance papcoll's operations: MPI's progress hook (MPICH >= 4.3,
-    Open MPI >= 4) or a running progress thread (papcoll_mpi_advances_requests). Elsewhere
-    complete papcoll's requests with their wait() or test()."""
-    return bool(_lib.papcoll_mpi_advances_requests())
-
-
-class _Flight:
-    """What a posted all-reduce keeps alive until it completes: its mpi4py request and its
-    buffers (None once completed). Its Request holds it; a Request dropped unfinished hands
-    it to _orphans, so that Python does not free memory MPI may still write."""
-
-    __slots__ = ("mpi", "buffers")
-
-    def __init__(self, mpi: MPI.Request, buffers: tuple[Any, ...]) -> None:
-        self.mpi = mpi
-        self.buffers: tuple[Any, ...] | None = buffers
-
-
-_orphans: list[_Flight] = []
-# re-entrant: a garbage collection inside _complete_orphans may finalize a dropped Request
-# of a reference cycle, whose _adopt then takes the lock again in the same thread
-_orphans_lock = threading.RLock()
-
-
-def _adopt(flight: _Flight) -> None:
-    """A Request was collected: keeps its buffers until the all-reduce completes."""
-    if flight.buffers is not None:
-        with _orphans_lock:
-            _orphans.append(flight)
-
-
-def _complete_orphans() -> int:
-    """Completes the dropped requests that finished, and lets their buffers go; called at
-    every post, start, wait and test. Only the orphans list holds them, so no other thread
-    tests them. An error of a dropped request has nobody to reach and is not raised.
-    Returns how many are still in flight."""
-    with _orphans_lock:
-        flag = ffi.new("int *")
-        for flight in list(_orphans):
-            _lib.papcoll_test_from_handle(ffi.cast("void *", MPI._addressof(flight.mpi)), flag)
-            if flag[0]:
-                flight.buffers = None
-                _orphans.remove(flight)
-        return len(_orphans)
-
-
-class Request:
-    """A non-blocking all-reduce in flight (Communicator.iallreduce and Iallreduce,
-    PersistentRequest.start).
-
-    `mpi` is the mpi4py MPI.Request (a generalized request); wait() and test(), or Wait()
-    and Test() as mpi4py names them, advance papcoll's operations whatever the progress
-    setting. The buffers are kept alive until it completes, even if this Request is dropped
-    without wait() (then papcoll completes it at a later post, start, wait or test)."""
-
-    def __init__(self, request: MPI.Request, result: Any, buffers: tuple[Any, ...]) -> None:
-        self.mpi = request
-        self._result = result
-        self._flight = _Flight(request, buffers)
-        weakref.finalize(self, _adopt, self._flight)
-
-    def wait(self) -> Any:
-        """Completes the all-reduce (papcoll_wait) and returns its result."""
-        if self._flight.buffers is not None:
-            _check(_lib.papcoll_wait_from_handle(ffi.cast("void *",
-                                                          MPI._addressof(self.mpi))))
-            self._flight.buffers = None
-        _complete_orphans()
-        return self._result
-
-    def test(self) -> bool:
-        """True once the all-reduce completed (papcoll_test); then wait() returns at once."""
-        _complete_orphans()
-        if self._flight.buffers is None:
-            return True
-        flag = ffi.new("int *")
-        _check(_lib.papcoll_test_from_handle(ffi.cast("void *", MPI._addressof(self.mpi)),
-                                             flag))
-        if flag[0]:
-            self._flight.buffers = None
-        return bool(flag[0])
-
-    def Wait(self) -> Literal[True]:  # noqa: N802 - mpi4py's name
-        """mpi4py's Request.Wait(): completes the all-reduce (the result is in recvbuf)."""
-        self.wait()
-        return True
-
-    def Test(self) -> bool:  # noqa: N802 - mpi4py's name
-        """mpi4py's Request.Test(): True once the all-reduce completed."""
-        return self.test()
-
-
-class PersistentRequest:
-    """A persistent all-reduce (Communicator.allreduce_init, Allreduce_init) in the shape of
-    mpi4py's Prequest: one request, started again and again with the buffers given at init
-    (their contents at each start): Start(), then Wait() or Test(); Free() when done (local;
-    refused while a start is active). Inactive, Wait() and Test() return at once, as MPI's
-    do. `mpi` is the active start's mpi4py MPI.Request (a generalized request, for
-    MPI.Request.Waitall beside the program's own), MPI.REQUEST_NULL while inactive, which
-    MPI's completion calls take as done. start() is the older form: it starts and returns
-    that start's Request."""
-
-    def __init__(self, handle: Any, result: Any, buffers: tuple[Any, ...]) -> None:
-        self._handle: Any = handle
-        self._result = result
-        self._buffers = buffers
-        self._active: Request | None = None
-
-    @property
-    def mpi(self) -> MPI.Request:
-        return MPI.REQUEST_NULL if self._active is None else self._active.mpi
-
-    def Start(self) -> None:  # noqa: N802 - mpi4py's name
-        """Starts the all-reduce (MPI_Start) with the buffers' contents now. Refused
-        (PapcollError) while the last start is active: a persistent request runs one
-        operation at a time (MPI-4.1 Sect. 3.9)."""
-        self.start()
-
-    def start(self) -> Request:
-        """Starts the all-reduce and returns this start's Request (wait() gives the result):
-        the older form of Start(), which Wait() and Test() complete as well."""
-        if self._handle is None:
-            raise ValueError("this PersistentRequest has been freed")
-        # not tested here: a start that finished but was not waited for is still active,
-        # as in MPI, and papcoll refuses the new start
-        _complete_orphans()
-        request = MPI.Request()
-        _check(_lib.papcoll_start_from_handle(self._handle,
-                                              ffi.cast("void *", MPI._addressof(request))))
-        self._active = Request(request, self._result, self._buffers)
-        return self._active
-
-    @staticmethod
-    def Startall(requests: Sequence[PersistentRequest]) -> None:  # noqa: N802
-        """mpi4py's Prequest.Startall: Start() each, in order."""
-        for request in requests:
-            request.Start()
-
-    def Wait(self) -> Literal[True]:  # noqa: N802 - mpi4py's name
-        """Completes the active start (MPI_Wait): the result is in recvbuf. At once when
-        inactive."""
-        if self._active is not None:
-            self._active.wait()
-            self._active = None
-        return True
-
-    def Test(self) -> bool:  # noqa: N802 - mpi4py's name
-        """True when inactive or once the active start completed (then inactive)."""
-        if self._active is not None and self._active.test():
-            self._active = None
-        return self._active is None
-
-    def Free(self) -> None:  # noqa: N802 - mpi4py's name
-        """Frees the request (local). Refused (PapcollError) while a start is active: Wait()
-        it first."""
-        self.free()
-
-    def last_choice(self) -> Choice:
-        """What auto chose for the last start."""
-        raw = ffi.new("papcoll_choice *")
-        _check(_lib.papcoll_persistent_last_choice(self._handle, raw, ffi.NULL))
-        return Choice.from_c(raw)
-
-    def free(self) -> None:
-        if self._handle is None or MPI.Is_finalized():
-            self._handle = None
-            return
-        _complete_orphans()  # a dropped start's request, completed, lets free go ahead
-        handle = ffi.new("papcoll_persistent **", self._handle)
-        _check(_lib.papcoll_persistent_free(handle))
-        self._handle = None

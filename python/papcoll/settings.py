@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ._core import ffi, lib
+from .errors import _text
 from .tuning import tuning_constants
 
 # Who reads a setting, in the order `papcoll settings` lists them.
@@ -28,6 +30,43 @@ TESTS = "tests"                   # papcoll's own test suite
 READERS = (LIBRARY, DROP_IN, PYTHON, BUILD, TESTS)
 
 SWITCH = "1/0, true/false, yes/no, on/off (any case); empty: unset"
+BYTE_COUNT = "a byte count >= 0: a number, optionally with K, M or G (x 1024), also written KB " \
+             "or KiB"
+
+
+def c_grammar(variable: str) -> str | None:
+    """What the C libraries' one parser of environment values (src/core/environment_table.c,
+    papcoll_setting_parse) takes for `variable`, in words, from its row; None for a variable
+    without a row, or one whose grammar is its own (PAPCOLL_TUNING's: the row says it)."""
+    info = ffi.new("papcoll_setting_info *")
+    for index in range(lib.papcoll_setting_count()):
+        lib.papcoll_setting_get(index, info)
+        if _text(info.name) != variable:
+            continue
+        note = f" ({_text(info.note)})" if _text(info.note) else ""
+        return {lib.PAPCOLL_SETTING_SWITCH: SWITCH,
+                lib.PAPCOLL_SETTING_WHOLE_NUMBER:
+                    f"{_text(info.noun)} from {info.minimum} to {info.maximum}{note}",
+                lib.PAPCOLL_SETTING_CHOICE: ", ".join(_text(info.choices).split(",")),
+                lib.PAPCOLL_SETTING_BYTE_COUNT: BYTE_COUNT}.get(info.kind)
+    return None
+
+
+def c_setting_names() -> list[str]:
+    """Every variable of the C libraries' table of environment settings."""
+    info = ffi.new("papcoll_setting_info *")
+    names = []
+    for index in range(lib.papcoll_setting_count()):
+        lib.papcoll_setting_get(index, info)
+        names.append(_text(info.name))
+    return names
+
+
+def _accepted(variable: str, more: str) -> str:
+    """A row's `accepted` from the C table's grammar, then what the row adds."""
+    grammar = c_grammar(variable)
+    assert grammar is not None, variable
+    return f"{grammar}; {more}" if more else grammar
 
 
 @dataclass(frozen=True)
@@ -123,31 +162,39 @@ SETTINGS: tuple[Setting, ...] = (
         reader=LIBRARY, when="papcoll_comm_create (the drop-in: also at MPI_Init)",
         environment="PAPCOLL_CHECK", c="check_agreement",
         python=_config_python("check_agreement"),
-        default="off", accepted=SWITCH + "; one rank asking turns it on for all",
+        default="off", accepted=_accepted("PAPCOLL_CHECK", "one rank asking turns it on for all"),
         meaning="before each call the ranks check that they make the same call (count, "
                 "datatype, op, algorithm and its parameters): a mismatch is an error on every "
                 "rank instead of a hang or a wrong sum; costs one small MPI_Allreduce a call",
-        read_in=("src/mpi/communicator.c", "src/pmpi/settings.c"), docs="docs/mpi.md"),
+        read_in=("src/mpi/communicator.c", "src/core/environment_table.c"),
+        docs="docs/mpi.md"),
     Setting(
-        reader=LIBRARY, when="papcoll_comm_create",
+        reader=LIBRARY, when="papcoll_comm_create (the drop-in: also at MPI_Init)",
         environment="PAPCOLL_PROGRESS", c="progress", python=_config_python("progress"),
-        default="calls", accepted="calls, thread; the same on every rank",
+        default="calls", accepted=_accepted("PAPCOLL_PROGRESS", "the same on every rank"),
         meaning="who advances non-blocking and persistent all-reduces: MPI and papcoll calls "
                 "(calls), or also a progress thread (thread, which needs "
-                "MPI_THREAD_MULTIPLE); the variable overrides the config",
-        read_in=("src/mpi/communicator.c",), docs="docs/nonblocking.md"),
+                "MPI_THREAD_MULTIPLE: refused otherwise, under the drop-in at MPI_Init, "
+                "rather than fall back to calls unseen); the variable overrides the config",
+        read_in=("src/mpi/communicator.c", "src/pmpi/settings.c"), docs="docs/nonblocking.md"),
     Setting(
-        reader=LIBRARY, when="when the progress thread starts",
+        reader=LIBRARY,
+        when="papcoll_comm_create, and when the progress thread starts (the drop-in: also at "
+             "MPI_Init)",
         environment="PAPCOLL_PROGRESS_CPU",
-        default="unset: the thread is not pinned", accepted="a core number, 0 .. 1023",
+        default="unset: the thread is not pinned",
+        accepted=_accepted("PAPCOLL_PROGRESS_CPU",
+                           "one this process may run on (its affinity mask); only with the "
+                           "progress thread (refused where the communicator runs without it)"),
         meaning="pins the progress thread (PAPCOLL_PROGRESS=thread) to one core, so it does "
                 "not take time from the ranks' own cores",
-        read_in=("src/mpi/progress.c",), docs="docs/nonblocking.md"),
+        read_in=("src/mpi/progress.c", "src/mpi/communicator.c", "src/pmpi/settings.c"),
+        docs="docs/nonblocking.md"),
     Setting(
-        reader=LIBRARY, when="papcoll_comm_create",
+        reader=LIBRARY, when="papcoll_comm_create (the drop-in: also at MPI_Init)",
         environment="PAPCOLL_REPRODUCIBLE", c="reproducible",
         python=_config_python("reproducible") + ", Communicator(reproducible=...)",
-        default="off", accepted=SWITCH + "; the same on every rank",
+        default="off", accepted=_accepted("PAPCOLL_REPRODUCIBLE", "the same on every rank"),
         meaning="reproducible mode: every result is the rank-order left fold's value, bit for "
                 "bit, whatever the algorithm, the arrivals or auto's choice; algorithms that "
                 "do not keep that order are refused for floating-point data",
@@ -163,7 +210,7 @@ SETTINGS: tuple[Setting, ...] = (
                  "finite number >= 0); rank 0's decides",
         meaning="auto's cost model and the arrival monitor's tau, from `papcoll calibrate` "
                 "(it prints the line to export) instead of the start-up measurement",
-        read_in=("src/mpi/monitor_tau.c", "src/pmpi/settings.c"), docs="docs/mpi.md"),
+        read_in=("src/mpi/monitor_tau.c", "src/core/environment_table.c"), docs="docs/mpi.md"),
     Setting(
         reader=LIBRARY,
         when="papcoll_comm_create (the drop-in: MPI_Init, where MPI_COMM_WORLD's is made)",
@@ -190,16 +237,16 @@ SETTINGS: tuple[Setting, ...] = (
                 "against each other so native runs as the fastest",
         read_in=("src/mpi/native_variants.c",), docs="docs/mpi.md"),
     Setting(
-        reader=LIBRARY, when="papcoll_comm_create",
+        reader=LIBRARY, when="papcoll_comm_create (the drop-in: also at MPI_Init)",
         environment="PAPCOLL_TAG_LIMIT",
         default="MPI's MPI_TAG_UB",
-        accepted="a whole number from 32767 (the least MPI_TAG_UB MPI allows) to 2147483647 "
-                 "(only ever lowers MPI_TAG_UB); the same on every rank",
+        accepted=_accepted("PAPCOLL_TAG_LIMIT",
+                           "only ever lowers MPI_TAG_UB; the same on every rank"),
         meaning="the highest tag papcoll's non-blocking and persistent all-reduces use: the "
                 "tests set 32767, Open MPI's MPI_TAG_UB, under MPICH",
         read_in=("src/mpi/communicator.c",), docs="docs/nonblocking.md"),
     Setting(
-        reader=LIBRARY, when="papcoll_comm_create (the drop-in: at MPI_Init's communicator)",
+        reader=LIBRARY, when="papcoll_comm_create (the drop-in: also at MPI_Init)",
         environment="PAPCOLL_TUNING", c="tuning", python=_config_python("tuning"),
         default="every constant's default (the section below)",
         accepted="name=value,name=value,... of the constants below, each in its range; an "
@@ -226,8 +273,7 @@ SETTINGS: tuple[Setting, ...] = (
         reader=DROP_IN, when="MPI_Init (every rank must agree)",
         environment="PAPCOLL_MIN_BYTES",
         default="65536 (64 KiB); 0 with PAPCOLL_RULES",
-        accepted="a byte count >= 0: a number, optionally with K, M or G (x 1024), also "
-                 "written KB or KiB",
+        accepted=_accepted("PAPCOLL_MIN_BYTES", ""),
         meaning="calls moving fewer bytes go to MPI_Allreduce: below 64 KiB auto was never "
                 "measured faster than MPI_Allreduce, the call is too short to save more than "
                 "a schedule costs",
@@ -347,7 +393,13 @@ def settings_markdown() -> str:
              "`papcoll settings` prints it, `papcoll settings --json -` gives it to programs. "
              "This page is made from it: `papcoll settings --markdown docs/settings.md`. "
              "The algorithms' own parameters (segments, schedule, tree, ...) are listed by "
-             "`papcoll parameters`.", ""]
+             "`papcoll parameters`.", "",
+             "The C libraries' environment variables with a grammar (switches, numbers, "
+             "words, sizes, PAPCOLL_TUNING, PAPCOLL_TAU_MODEL) have one parser, declared "
+             "once in `src/core/environment_table.c`: a value is taken as written, so spaces "
+             "around it (`' 1'`) are refused for every one of them, and empty means unset. "
+             "The drop-in checks every one at MPI_Init, whatever the communicator size or "
+             "PAPCOLL_ALGORITHM, and stops the program there with one line naming it.", ""]
     titles = {LIBRARY: "The C library (and Python's Communicator)",
               DROP_IN: "The drop-in library (`LD_PRELOAD=$(papcoll preload)`)",
               PYTHON: "The Python package and the command line",

@@ -74,11 +74,22 @@ def _hook_state(state: Communicator | HookState, hook: str) -> HookState:
     return hook_state
 
 
-def _bucket_tensor(bucket: dist.GradBucket) -> torch.Tensor:
+def _bucket_tensor(bucket: dist.GradBucket, hook: str) -> torch.Tensor:
+    """The bucket's gradients, refused by name where papcoll cannot reduce them: on a
+    device, or of a dtype numpy has no view of (bfloat16: papcoll's buffers said only "numpy
+    cannot view this DLPack object"). Every rank refuses alike: DDP checks at construction
+    that the ranks' parameters have the same shapes and dtypes, and it lays the buckets out
+    alike (rank 0's layout, after the first step)."""
     tensor = bucket.buffer()
     if tensor.device.type != "cpu":
         raise ValueError(f"papcoll reduces CPU tensors; this gradient bucket is on "
                          f"{tensor.device}")
+    try:
+        torch.empty(0, dtype=tensor.dtype).numpy()
+    except TypeError:
+        raise TypeError(f"{hook}: this gradient bucket holds {tensor.dtype} gradients, which "
+                        "papcoll cannot reduce (numpy has no such dtype); train in float32 or "
+                        "float64 (model.float()), or use DDP's own all-reduce") from None
     return tensor
 
 
@@ -92,7 +103,7 @@ def allreduce_hook(state: Communicator | HookState,
     """
     hook_state = _hook_state(state, "allreduce_hook")
     communicator = hook_state.communicator
-    tensor = _bucket_tensor(bucket)
+    tensor = _bucket_tensor(bucket, "allreduce_hook")
     if hook_state.predictor is not None:
         hook_state.predictor.arrived()
     start = time.perf_counter()
@@ -146,7 +157,7 @@ def overlapping_allreduce_hook(state: Communicator | HookState,
         raise RuntimeError("overlapping_allreduce_hook completes all-reduces on a second "
                            "thread, which needs MPI_THREAD_MULTIPLE (mpi4py's default "
                            "unless mpi4py.rc.thread_level is changed)")
-    tensor = _bucket_tensor(bucket)
+    tensor = _bucket_tensor(bucket, "overlapping_allreduce_hook")
     if hook_state.predictor is not None:
         hook_state.predictor.arrived()
     start = time.perf_counter()

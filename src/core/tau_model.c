@@ -3,6 +3,7 @@
  * (src/mpi/monitor_tau.c) and the message is all the user sees. */
 #include "tau_model.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +37,9 @@ static int parse_value(const char *name, const char *value, size_t length, doubl
     number[copied] = '\0';
     char *stop = NULL;
     double parsed = strtod(number, &stop);
-    if (stop == number || *stop != '\0' || copied != length) {
+    /* strtod skips leading spaces: refused, as every setting's parser refuses them */
+    if (isspace((unsigned char)number[0]) || stop == number || *stop != '\0' ||
+        copied != length) {
         snprintf(why, why_size, "%s=%.40s is not a number", name, number);
         return 0;
     }

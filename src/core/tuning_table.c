@@ -6,6 +6,7 @@
  * `papcoll settings` (python/papcoll/settings.py through papcoll_tuning_get). Adding a
  * constant: a field in papcoll_tuning, a row here, its use reading the struct.
  * The defaults are the values measured in the files that read them (their comments say why). */
+#include <ctype.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -165,8 +166,9 @@ int papcoll_tuning_parse(const char *text, papcoll_tuning *tuning, char *error,
         number[copied] = '\0';
         char *stop = NULL;
         double value = strtod(number, &stop);
-        if (copied == 0 || stop == number || *stop != '\0' || copied != length ||
-            !isfinite(value))
+        /* strtod skips leading spaces: refused, as every setting's parser refuses them */
+        if (copied == 0 || isspace((unsigned char)number[0]) || stop == number ||
+            *stop != '\0' || copied != length || !isfinite(value))
             return message_write(error, error_size, PAPCOLL_ERR_ARGUMENT,
                                  "tuning constant %s: '%s' is not a number", row->name, number);
         int status = check_value(row, value, error, error_size);

@@ -2,8 +2,6 @@
  * user's communicator, the algorithm choice, the plans kept for reuse (plan_cache.h), and
  * papcoll_allreduce with MPI_Allreduce's semantics and argument checks. */
 #define _POSIX_C_SOURCE 200809L /* sched_yield */
-#include <errno.h>
-#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +12,7 @@
 #include "auto_call.h"
 #include "call_arguments.h"
 #include "config_agreement.h"
+#include "environment.h"
 #include "call_plan.h"
 #include "internal.h"
 #include "operation.h"
@@ -121,29 +120,36 @@ static int agree_on_checking(papcoll_comm *pc) {
  * so ranks with different limits would tag the same post differently and never match. 0:
  * unset. Only ever lowers MPI_TAG_UB: the tests set Open MPI's 32767 under MPICH. */
 static int read_tag_limit(long *limit) {
-    const char *text = getenv("PAPCOLL_TAG_LIMIT");
-    *limit = 0;
-    if (text == NULL || text[0] == '\0') return MPI_SUCCESS;
-    char *end = NULL;
-    errno = 0;
-    long value = strtol(text, &end, 10);
-    if (*end != '\0' || value < SCHED_MAX_TAG || value > INT_MAX || errno == ERANGE)
-        return record_error(MPI_ERR_ARG, "papcoll_comm_create: PAPCOLL_TAG_LIMIT='%.32s' is "
-                            "not a whole number from %d (the least MPI_TAG_UB MPI allows) to "
-                            "%d", text, SCHED_MAX_TAG, INT_MAX);
-    *limit = value;
-    return MPI_SUCCESS;
+    int64_t value = 0;
+    int set = 0;
+    int code = environment_read("PAPCOLL_TAG_LIMIT", "papcoll_comm_create", &value, &set);
+    *limit = set ? (long)value : 0; /* the table's range: SCHED_MAX_TAG .. INT32_MAX */
+    return code;
 }
 
-/* Who advances non-blocking calls: the config, or PAPCOLL_PROGRESS=calls|thread. */
+/* Who advances non-blocking calls: the config, or PAPCOLL_PROGRESS=calls|thread (its
+ * words in the order of papcoll_progress). */
 static int read_progress(papcoll_progress *progress) {
-    const char *text = getenv("PAPCOLL_PROGRESS");
-    if (text == NULL || text[0] == '\0') return MPI_SUCCESS;
-    if (strcmp(text, "calls") == 0) *progress = PAPCOLL_PROGRESS_CALLS;
-    else if (strcmp(text, "thread") == 0) *progress = PAPCOLL_PROGRESS_THREAD;
-    else return record_error(MPI_ERR_ARG, "papcoll_comm_create: PAPCOLL_PROGRESS='%.32s' is "
-                             "neither 'calls' nor 'thread'", text);
-    return MPI_SUCCESS;
+    int64_t value = 0;
+    int set = 0;
+    int code = environment_read("PAPCOLL_PROGRESS", "papcoll_comm_create", &value, &set);
+    if (set) *progress = value == 1 ? PAPCOLL_PROGRESS_THREAD : PAPCOLL_PROGRESS_CALLS;
+    return code;
+}
+
+/* PAPCOLL_PROGRESS_CPU pins the progress thread: checked here, by the rank alone before the
+ * ranks compare (a core outside this rank's affinity mask is this rank's refusal), and
+ * refused where this communicator runs without the thread, where it was silently ignored.
+ * progress_thread_acquire reads it again to pin the thread. */
+static int read_progress_cpu(papcoll_progress progress) {
+    int64_t core = 0;
+    int set = 0;
+    int code = environment_read("PAPCOLL_PROGRESS_CPU", "papcoll_comm_create", &core, &set);
+    if (code != MPI_SUCCESS || !set || progress == PAPCOLL_PROGRESS_THREAD) return code;
+    return record_error(MPI_ERR_ARG, "papcoll_comm_create: PAPCOLL_PROGRESS_CPU='%lld' pins "
+                        "the progress thread, and this communicator runs without it "
+                        "(PAPCOLL_PROGRESS or config.progress is calls); ask for the thread, "
+                        "or leave PAPCOLL_PROGRESS_CPU unset", (long long)core);
 }
 
 /* The non-blocking and persistent calls' tags (tag_counter.c), and the progress thread
@@ -267,6 +273,7 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
     MPI_Comm_size(comm, &ranks);
     int refusal = config_refusal(config, algorithm, ranks);
     if (refusal == MPI_SUCCESS) refusal = read_progress(&effective.progress);
+    if (refusal == MPI_SUCCESS) refusal = read_progress_cpu(effective.progress);
     if (refusal == MPI_SUCCESS) refusal = read_tuning(&effective.tuning);
     long tag_limit = 0;
     if (refusal == MPI_SUCCESS) refusal = read_tag_limit(&tag_limit);

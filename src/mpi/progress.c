@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "environment.h"
 #include "errors.h"
 #include "operation.h"
 
@@ -307,20 +308,16 @@ static void *progress_main(void *unused) {
 }
 
 int progress_thread_acquire(void) {
-    const char *cpu = getenv("PAPCOLL_PROGRESS_CPU");
-    long core = -1;
-    if (cpu != NULL && cpu[0] != '\0') {
-        char *end = NULL;
-        core = strtol(cpu, &end, 10);
-        if (*end != '\0' || core < 0 || core >= CPU_SETSIZE)
-            return record_error(MPI_ERR_ARG, "PAPCOLL_PROGRESS_CPU='%.32s' is not a core "
-                                "number (0 to %d)", cpu, CPU_SETSIZE - 1);
-    }
+    /* a core in this process's affinity mask (the table's check), or -1: not pinned */
+    int64_t core = -1;
+    int set = 0;
+    int code = environment_read("PAPCOLL_PROGRESS_CPU", NULL, &core, &set);
+    if (code != MPI_SUCCESS) return code;
+    if (!set) core = -1;
     engine_lock();
-    int code = MPI_SUCCESS;
     if (thread_users == 0) {
         thread_stop = 0;
-        chosen_core = core; /* the thread reads it once it runs, after pthread_create */
+        chosen_core = (long)core; /* the thread reads it once it runs, after pthread_create */
         if (pthread_create(&thread, NULL, progress_main, NULL) != 0)
             code = record_error(MPI_ERR_OTHER, "papcoll: could not start the progress thread");
     }

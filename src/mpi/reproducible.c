@@ -7,32 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "errors.h"
-
-/* "1"/"0" and their words; -1 for anything else. */
-static int switch_value(const char *text) {
-    static const char *const on[] = {"1", "true", "yes", "on"};
-    static const char *const off[] = {"0", "false", "no", "off"};
-    for (size_t i = 0; i < sizeof on / sizeof on[0]; i++) {
-        if (strcasecmp(text, on[i]) == 0) return 1;
-        if (strcasecmp(text, off[i]) == 0) return 0;
-    }
-    return -1;
-}
-
-int papcoll_environment_switch(const char *variable, int *on) {
-    const char *text = getenv(variable);
-    *on = 0;
-    if (text == NULL || text[0] == '\0') return MPI_SUCCESS;
-    int value = switch_value(text);
-    if (value < 0)
-        return record_error(MPI_ERR_ARG, "%s='%.32s' is not 1/0, true/false, yes/no or "
-                            "on/off", variable, text);
-    *on = value;
-    return MPI_SUCCESS;
-}
 
 int papcoll_reproducible_requested(int *on) {
     return papcoll_environment_switch("PAPCOLL_REPRODUCIBLE", on);

@@ -122,7 +122,8 @@ static void start(void) {
     PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
     char error[1024];
-    int bad = pmpi_settings_read(&settings, world_rank == 0, error, sizeof error) != 0;
+    int bad = pmpi_settings_read(&settings, world_rank == 0,
+                                 thread_level == MPI_THREAD_MULTIPLE, error, sizeof error) != 0;
     stop_where_refused(bad, bad, error);
     /* Settings that decide a call's route must agree, or one rank would wait in papcoll
      * for another in MPI_Allreduce (a hang): compared once, here, where every rank is. */

@@ -60,31 +60,11 @@ static int read_min_bytes(pmpi_settings *settings, char *error, size_t error_siz
     /* a rules file decides every call, the small ones too, unless the user says otherwise */
     settings->min_bytes = settings->rules_path[0] != '\0' ? 0 : PMPI_DEFAULT_MIN_BYTES;
     if (text == NULL || text[0] == '\0') return 0;
-    char *end = NULL;
-    errno = 0;
-    long long value = strtoll(text, &end, 10);
-    long long unit = 1;
-    /* the forms papcoll's command line takes (cli/options.py: parse_count): K, M or G
-     * (x1024), also written KB or KiB; or B */
-    if (end != text) {
-        switch (*end) {
-        case 'K': case 'k': unit = 1LL << 10; end++; break;
-        case 'M': case 'm': unit = 1LL << 20; end++; break;
-        case 'G': case 'g': unit = 1LL << 30; end++; break;
-        default: break;
-        }
-        if (unit > 1 && (*end == 'i' || *end == 'I') && (end[1] == 'B' || end[1] == 'b'))
-            end += 2;
-        else if (*end == 'B' || *end == 'b')
-            end++;
-    }
-    if (end == text || *end != '\0' || errno != 0 || value < 0 || value > INT64_MAX / unit) {
-        snprintf(error, error_size, "PAPCOLL_MIN_BYTES='%s' is not a byte count; use a "
-                 "number >= 0, optionally with K, M or G (e.g. 65536, 64K, 64KB or 64KiB)",
-                 text);
+    int64_t value = 0;
+    if (papcoll_setting_parse("PAPCOLL_MIN_BYTES", text, &value, error, error_size) !=
+        PAPCOLL_OK)
         return -1;
-    }
-    settings->min_bytes = (int64_t)(value * unit);
+    settings->min_bytes = value;
     return 0;
 }
 
@@ -167,25 +147,44 @@ int pmpi_report_path_usable(const char *path, char *why, size_t why_size) {
     return 0;
 }
 
-/* PAPCOLL_TAU_MODEL, which papcoll_comm_create reads at the first call on a communicator:
- * checked here too, so that a typo stops the program at MPI_Init rather than failing every
- * call from 64 KiB. */
-static int read_tau_model(char *error, size_t error_size) {
-    const char *text = getenv("PAPCOLL_TAU_MODEL");
-    if (text == NULL || text[0] == '\0') return 0;
-    double model[3];
-    char why[200];
-    if (papcoll_tau_model_parse(text, model, why, sizeof why) == PAPCOLL_OK) return 0;
-    snprintf(error, error_size, "PAPCOLL_TAU_MODEL='%.200s': %s", text, why);
-    return -1;
+/* Every setting of the table (src/core/environment_table.c), through its one parser: the
+ * drop-in's own and those papcoll_comm_create, the monitor and the progress thread read
+ * later (PAPCOLL_TAG_LIMIT, PAPCOLL_TUNING, PAPCOLL_TAU_MODEL, ...). MPI_Init made MPI_COMM_
+ * WORLD's papcoll communicator, which reads most of them, only at P > 1 and with
+ * interception on, so a typo elsewhere went by; here it stops the program at MPI_Init. */
+static int read_table(char *error, size_t error_size) {
+    papcoll_setting_info info;
+    for (int32_t k = 0; papcoll_setting_get(k, &info) == PAPCOLL_OK; k++) {
+        const char *text = getenv(info.name);
+        if (text != NULL && text[0] != '\0' &&
+            papcoll_setting_parse(info.name, text, NULL, error, error_size) != PAPCOLL_OK)
+            return -1;
+    }
+    return 0;
 }
 
-/* PAPCOLL_CHECK, as papcoll_comm_create reads it: 1/0, true/false, yes/no or on/off. */
-static int read_check(char *error, size_t error_size) {
-    int on = 0;
-    if (papcoll_environment_switch("PAPCOLL_CHECK", &on) == MPI_SUCCESS) return 0;
-    snprintf(error, error_size, "%s", papcoll_error_string(MPI_ERR_ARG));
-    return -1;
+/* The progress thread's settings, which an unmodified program cannot meet by changing its
+ * MPI_Init: PAPCOLL_PROGRESS=thread calls MPI beside the program, so it needs
+ * MPI_THREAD_MULTIPLE (refused, not fallen back from: a silent `calls` would not be what
+ * the user measured), and PAPCOLL_PROGRESS_CPU pins that thread, so it needs the thread. */
+static int read_progress(const pmpi_settings *settings, int thread_multiple, char *error,
+                         size_t error_size) {
+    const char *progress = getenv("PAPCOLL_PROGRESS");
+    const char *cpu = getenv("PAPCOLL_PROGRESS_CPU");
+    int thread = progress != NULL && strcmp(progress, "thread") == 0;
+    if (cpu != NULL && cpu[0] != '\0' && !thread) {
+        snprintf(error, error_size, "PAPCOLL_PROGRESS_CPU='%.32s' pins the progress thread, "
+                 "and PAPCOLL_PROGRESS is not 'thread'; set PAPCOLL_PROGRESS=thread, or leave "
+                 "PAPCOLL_PROGRESS_CPU unset", cpu);
+        return -1;
+    }
+    if (thread && settings->intercept && !thread_multiple) {
+        snprintf(error, error_size, "the progress thread (PAPCOLL_PROGRESS=thread) calls MPI "
+                 "beside the program, which needs MPI_THREAD_MULTIPLE, and the program "
+                 "initialised MPI without it; unset PAPCOLL_PROGRESS (or set it to calls)");
+        return -1;
+    }
+    return 0;
 }
 
 /* A 62-bit FNV-1a of the text: equal texts give equal numbers on every rank. */
@@ -233,15 +232,16 @@ void pmpi_settings_native_tuning(pmpi_settings *settings) {
     }
 }
 
-int pmpi_settings_read(pmpi_settings *settings, int writes_report, char *error,
-                       size_t error_size) {
+int pmpi_settings_read(pmpi_settings *settings, int writes_report, int thread_multiple,
+                       char *error, size_t error_size) {
     memset(settings, 0, sizeof *settings);
     if (read_algorithm(settings, error, error_size) != 0 ||
         read_rules(settings, error, error_size) != 0 ||
         read_min_bytes(settings, error, error_size) != 0 ||
         read_reproducible(settings, error, error_size) != 0 ||
         read_report(settings, writes_report, error, error_size) != 0 ||
-        read_tau_model(error, error_size) != 0 || read_check(error, error_size) != 0)
+        read_table(error, error_size) != 0 ||
+        read_progress(settings, thread_multiple, error, error_size) != 0)
         return -1;
     return 0;
 }

@@ -56,10 +56,12 @@ void pmpi_settings_agreed(const pmpi_settings *settings, int64_t values[PMPI_AGR
  * settings->native_settings. */
 void pmpi_settings_native_tuning(pmpi_settings *settings);
 
-/* Reads the environment into settings. Returns 0, or -1 with a message naming the
- * variable, its value and what it accepts in error. writes_report: this rank writes the
- * report (world rank 0), so PAPCOLL_REPORT's path is checked here and on no other rank. */
-int pmpi_settings_read(pmpi_settings *settings, int writes_report, char *error,
-                       size_t error_size);
+/* Reads the environment into settings, and checks every setting of the table (src/core/
+ * environment_table.c) and the progress thread's. Returns 0, or -1 with a message naming
+ * the variable, its value and what it accepts in error. writes_report: this rank writes the
+ * report (world rank 0), so PAPCOLL_REPORT's path is checked here and on no other rank.
+ * thread_multiple: MPI was initialised with MPI_THREAD_MULTIPLE. */
+int pmpi_settings_read(pmpi_settings *settings, int writes_report, int thread_multiple,
+                       char *error, size_t error_size);
 
 #endif /* PAPCOLL_PMPI_SETTINGS_H */

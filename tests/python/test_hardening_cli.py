@@ -430,6 +430,16 @@ def test_version_prints_the_version() -> None:
     assert cli.papcoll_version().split(".")[0].isdigit()
 
 
+@pytest.mark.parametrize("argv", [["--version", "extra"], ["--version", "algorithms"],
+                                  ["--version", "--version"], ["--version", "sim", "--ranks", "4"]])
+def test_version_with_anything_after_it_is_a_usage_error(argv: list[str]) -> None:
+    """argparse's version action printed the version and exited 0 whatever followed it, so
+    `papcoll --version extra` hid a typo (a command meant, not run)."""
+    status, out, err = run_cli(argv)
+    assert_one_line_refusal(status, err, "--version takes nothing after it", repr(argv[1]))
+    assert out == ""
+
+
 # --- 9. validate --testbed without --network -----------------------------------------------------
 
 

@@ -21,13 +21,14 @@ PROGRAM = str(BUILD / "pmpi_reproducible_unmodified")
 FINISHED = "reproducible_unmodified:"
 
 
-def on_rank_zero(variable: str, value: str, elsewhere: str | None = None) -> list[str]:
+def on_rank_zero(variable: str, value: str, elsewhere: str | None = None,
+                 program: tuple[str, ...] = (PROGRAM,)) -> list[str]:
     """The program, with variable=value on world rank 0 only, and =elsewhere on the other
     ranks where given (MPICH's hydra sets PMI_RANK, Open MPI OMPI_COMM_WORLD_RANK)."""
     otherwise = f'else export {variable}="{elsewhere}"; ' if elsewhere is not None else ""
     script = (f'if [ "${{PMI_RANK:-$OMPI_COMM_WORLD_RANK}}" = 0 ]; then '
-              f'export {variable}="{value}"; {otherwise}fi; exec "$0"')
-    return ["sh", "-c", script, PROGRAM]
+              f'export {variable}="{value}"; {otherwise}fi; exec "$0" "$@"')
+    return ["sh", "-c", script, *program]
 
 
 def refused(result: subprocess.CompletedProcess[str], message: str) -> None:
@@ -119,11 +120,14 @@ def test_settings_read_at_the_first_papcoll_call_that_differ_stop_every_rank(var
     """Read where papcoll makes a communicator (MPI_COMM_WORLD's in MPI_Init): a post
     takes its tags below the tag limit, so ranks with different limits would hang in
     their first non-blocking call; every rank fails there, naming the setting."""
-    result = run_preloaded(3, on_rank_zero(variable, value), {"PAPCOLL_MIN_BYTES": "0"})
+    # a program that asks for MPI_THREAD_MULTIPLE, which the progress thread needs
+    program = (str(BUILD / "pmpi_unmodified"), "multiple")
+    result = run_preloaded(3, on_rank_zero(variable, value, program=program),
+                           {"PAPCOLL_MIN_BYTES": "0"})
     output = result.stdout + result.stderr
     assert result.returncode != 0, output[-2000:]
     assert message in output, output[-2000:]
-    assert FINISHED not in result.stdout
+    assert "checks passed" not in result.stdout
 
 
 @pytest.mark.parametrize(("variable", "value", "message"), [
@@ -152,6 +156,72 @@ def test_a_setting_papcoll_comm_create_refuses_stops_the_program_at_mpi_init(var
     assert result.returncode != 0, output[-2000:]
     assert output.count(message) == 1, output[-2000:]
     assert "setup_cost:" not in result.stdout
+
+
+def a_core_this_process_may_not_run_on() -> str:
+    """The lowest core number (below glibc's CPU_SETSIZE, 1024) outside this process's
+    affinity mask: beyond the machine's cores where the mask holds them all."""
+    allowed = os.sched_getaffinity(0)
+    return str(min(set(range(1024)) - allowed))
+
+
+# the drop-in's settings, every one of them: papcoll_comm_create reads some (PAPCOLL_PROGRESS,
+# PAPCOLL_TAG_LIMIT, PAPCOLL_TUNING, ...), which made them refused at MPI_Init only where
+# MPI_Init made MPI_COMM_WORLD's papcoll communicator (P > 1, PAPCOLL_ALGORITHM not native);
+# one setting, one parser (src/core/environment_table.c): no value is taken with spaces
+# around it where another setting's is refused for them
+MALFORMED_SETTINGS = [
+    ("PAPCOLL_PROGRESS", "bogus", "PAPCOLL_PROGRESS='bogus' is neither 'calls' nor 'thread'"),
+    ("PAPCOLL_PROGRESS", "thread ", "PAPCOLL_PROGRESS='thread ' is neither 'calls' nor"),
+    ("PAPCOLL_TAG_LIMIT", "bogus", "PAPCOLL_TAG_LIMIT='bogus' is not a whole number from 32767"),
+    ("PAPCOLL_TAG_LIMIT", " 40000", "PAPCOLL_TAG_LIMIT=' 40000' is not a whole number from"),
+    ("PAPCOLL_TAG_LIMIT", "+40000", "PAPCOLL_TAG_LIMIT='+40000' is not a whole number from"),
+    ("PAPCOLL_TUNING", "bogus=1", "PAPCOLL_TUNING='bogus=1': unknown tuning constant 'bogus'"),
+    ("PAPCOLL_TUNING", "margin= 0.1", "PAPCOLL_TUNING='margin= 0.1': tuning constant margin"),
+    ("PAPCOLL_CHECK", " 1", "PAPCOLL_CHECK=' 1' is not 1/0, true/false"),
+    ("PAPCOLL_REPRODUCIBLE", "1 ", "PAPCOLL_REPRODUCIBLE='1 ' is not 1/0, true/false"),
+    ("PAPCOLL_MIN_BYTES", " 64K", "PAPCOLL_MIN_BYTES=' 64K' is not a byte count"),
+    ("PAPCOLL_PROGRESS_CPU", "4096", "PAPCOLL_PROGRESS_CPU='4096' is not a core number from 0"),
+    ("PAPCOLL_PROGRESS_CPU", "0", "PAPCOLL_PROGRESS_CPU='0' pins the progress thread, and "
+                                  "PAPCOLL_PROGRESS is not 'thread'"),
+]
+
+
+@pytest.mark.parametrize("algorithm", ["auto", "native"])
+@pytest.mark.parametrize("ranks", [1, 2])
+@pytest.mark.parametrize(("variable", "value", "message"), MALFORMED_SETTINGS)
+def test_every_setting_is_refused_at_mpi_init_in_one_line_naming_it(variable, value, message,
+                                                                    ranks, algorithm):
+    result = run_preloaded(ranks, [PROGRAM], {variable: value, "PAPCOLL_ALGORITHM": algorithm})
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output[-2000:]
+    assert output.count(message) == 1, output[-2000:]
+    assert len([line for line in result.stderr.splitlines() if "papcoll" in line]) == 1, \
+        result.stderr[-2000:]
+    assert FINISHED not in result.stdout
+
+
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_the_progress_thread_without_mpi_thread_multiple_is_refused_at_mpi_init(ranks):
+    """The drop-in cannot change the program's MPI_Init, so it refuses there rather than
+    run without the thread asked for (at P = 1 it went on, the setting ignored)."""
+    result = run_preloaded(ranks, [PROGRAM], {"PAPCOLL_PROGRESS": "thread"})
+    refused(result, "needs MPI_THREAD_MULTIPLE")
+    assert (result.stdout + result.stderr).count("needs MPI_THREAD_MULTIPLE") == 1
+
+
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_a_progress_cpu_this_process_may_not_run_on_is_refused_at_mpi_init(ranks):
+    """The thread pinned itself to a core outside the process's affinity mask (beyond the
+    machine's cores, say), failed, and ran unpinned without a word."""
+    core = a_core_this_process_may_not_run_on()
+    result = run_preloaded(ranks, [str(BUILD / "pmpi_unmodified"), "multiple"],
+                           {"PAPCOLL_PROGRESS": "thread", "PAPCOLL_PROGRESS_CPU": core})
+    message = f"PAPCOLL_PROGRESS_CPU='{core}' is not a core this process may run on"
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output[-2000:]
+    assert output.count(message) == 1, output[-2000:]
+    assert "checks passed" not in result.stdout
 
 
 @pytest.mark.parametrize("value", ["64K", "64KB", "64KiB", "65536B"])

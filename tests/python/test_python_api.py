@@ -67,6 +67,20 @@ def test_the_monitor_takes_tau_from_papcoll_tau_model(ranks):
     assert failed == 0 and passed >= 100 * ranks
 
 
+@pytest.mark.parametrize(("ranks", "progress"), [(1, "calls"), (2, "calls"), (3, "calls"),
+                                                 (2, "thread")])
+def test_a_dropped_persistent_request_lets_its_communicator_be_freed(ranks, progress,
+                                                                     monkeypatch):
+    """A PersistentRequest dropped (inactive, started and not waited for, or in a cycle)
+    left its Communicator impossible to free ("1 persistent all-reduces ... not freed"): it
+    had no finalizer. And its last_choice() after free() raised cffi's TypeError."""
+    monkeypatch.setenv("PAPCOLL_PROGRESS", progress)
+    result = run_python_mpi(ranks, PROGRAMS / "persistent_lifetime_check.py")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    passed, failed = passed_failed(result.stdout)
+    assert failed == 0 and passed >= 14, result.stdout[-3000:]
+
+
 # P = 4 under `make test-long`: four processes importing torch on 2 cores take 35 s
 @pytest.mark.parametrize("ranks", [2, pytest.param(4, marks=pytest.mark.long)])
 def test_ddp_hook_averages_gradients(ranks):
@@ -74,6 +88,16 @@ def test_ddp_hook_averages_gradients(ranks):
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     passed, failed = passed_failed(result.stdout)
     assert failed == 0 and passed > 40 * ranks
+
+
+def test_ddp_hooks_misused_end_with_a_clear_message_on_every_rank():
+    """Each misuse of papcoll.torch's hooks ends on every rank with an exception that names
+    it, never a hang or a wrong mean (programs/ddp_misuse_check.py lists them): bfloat16
+    gradients said only "numpy cannot view this DLPack object"."""
+    result = run_python_mpi(2, PROGRAMS / "ddp_misuse_check.py")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    passed, failed = passed_failed(result.stdout)
+    assert failed == 0 and passed >= 30, result.stdout[-3000:]
 
 
 def test_sgd_example_trains_and_prints_table_5(tmp_path):

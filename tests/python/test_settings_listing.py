@@ -13,11 +13,14 @@ import re
 from pathlib import Path
 
 from papcoll.cli import main
-from papcoll.settings import READERS, SETTINGS, settings_markdown
+from papcoll.settings import READERS, SETTINGS, c_grammar, c_setting_names, settings_markdown
 
 ROOT = Path(__file__).resolve().parents[2]
 VARIABLE = re.compile(r"PAPCOLL_[A-Z0-9_]+")
-C_READ = re.compile(r"\b(?:getenv|papcoll_environment_switch)\(\s*\"(PAPCOLL_[A-Z0-9_]+)\"")
+# the readers: getenv, and the one parser's front doors (src/mpi/environment.c, the core's
+# papcoll_setting_parse)
+C_READ = re.compile(r"\b(?:getenv|papcoll_environment_switch|environment_read|"
+                    r"papcoll_setting_parse)\(\s*\"(PAPCOLL_[A-Z0-9_]+)\"")
 
 
 def c_variables() -> dict[str, set[str]]:
@@ -127,6 +130,21 @@ def test_the_c_readers_are_in_the_rows():
     rows = {setting.environment: setting for setting in SETTINGS if setting.environment}
     for name, paths in c_variables().items():
         assert paths <= set(rows[name].read_in), f"{name} is also read in {paths}"
+
+
+def test_every_setting_of_the_c_parser_is_a_row_that_says_its_grammar():
+    """The C table of environment settings (src/core/environment_table.c) is the one
+    declaration of what each takes: the row's `accepted` starts with it in words (PAPCOLL_
+    TUNING's and PAPCOLL_TAU_MODEL's grammars are their own, said by their rows), and the
+    drop-in checks each at MPI_Init, which the row says."""
+    rows = {setting.environment: setting for setting in SETTINGS if setting.environment}
+    names = c_setting_names()
+    assert {"PAPCOLL_TAG_LIMIT", "PAPCOLL_PROGRESS", "PAPCOLL_PROGRESS_CPU"} <= set(names)
+    for name in names:
+        setting = rows[name]
+        grammar = c_grammar(name)
+        assert grammar is None or setting.accepted.startswith(grammar), (name, grammar)
+        assert "MPI_Init" in setting.when, name
 
 
 def test_every_config_field_and_cmake_option_is_a_row():

@@ -71,6 +71,17 @@ def build_parser() -> Parser:
     return parser
 
 
+def refuse_arguments_after_version(parser: Parser, argv: list[str]) -> None:
+    """argparse's version action prints and exits 0 as soon as it meets --version, whatever
+    follows: `papcoll --version sim ...` ran nothing and said nothing about it. --version is
+    the top level's only option besides --help, so it is the first argument (or an
+    abbreviation of it, which argparse takes too)."""
+    first = argv[0] if argv else ""
+    if len(first) >= 3 and "--version".startswith(first) and len(argv) > 1:
+        parser.error(f"--version takes nothing after it, and {argv[1]!r} followed; run "
+                     "`papcoll --version` alone")
+
+
 def failure_message(error: BaseException) -> str:
     """One line that says what went wrong with the input."""
     if isinstance(error, PapcollError):
@@ -90,7 +101,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """`papcoll COMMAND ...`: the one place where expected failures become exit statuses."""
     command = "papcoll"
     try:
-        arguments = build_parser().parse_args(argv)  # a usage error exits 2 here (Parser)
+        parser = build_parser()
+        refuse_arguments_after_version(parser, sys.argv[1:] if argv is None else list(argv))
+        arguments = parser.parse_args(argv)  # a usage error exits 2 here (Parser)
         command = f"papcoll {arguments.command}"
         check_outputs(arguments)
         return int(arguments.handler(arguments))

@@ -86,17 +86,17 @@ with papcoll.Communicator(world) as pc:
     expect_error("iallreduce of mismatched buffers", ValueError, "does not match",
                  lambda: pc.iallreduce(first, second))
     # a Request dropped without wait(): its buffers stay alive until papcoll completes it
-    # at a later post, start, wait or test (communicator.py: _orphans)
-    from papcoll import communicator as communicator_module
+    # at a later post, start, wait or test (nonblocking.py: _orphans)
+    from papcoll import nonblocking as nonblocking_module
 
     dropped_input = np.arange(4099, dtype=np.int64) * (rank + 1)
     pc.iallreduce(dropped_input)
     del dropped_input
     gc.collect()
-    check("a dropped request's buffers are kept", len(communicator_module._orphans) == 1)
+    check("a dropped request's buffers are kept", len(nonblocking_module._orphans) == 1)
     pc.iallreduce(np.ones(1, np.int64)).wait()  # a later post and wait sweep the orphans
     deadline = MPI.Wtime() + 30
-    while (still := communicator_module._complete_orphans()) and MPI.Wtime() < deadline:
+    while (still := nonblocking_module._complete_orphans()) and MPI.Wtime() < deadline:
         pass  # papcoll_test advances every operation: local, no rank waits for another
     check("  ...and let go once it completed", still == 0)
 tally.finish()
