@@ -118,9 +118,10 @@ def add_parser(commands: Any) -> None:
     add_testbed(bench)
     bench.add_argument("--stream", action="store_true",
                        help="print a line as each algorithm, size and delay is done, as OSU "
-                            "prints a size: the time in microseconds, t_max (IMB's: the "
-                            "slowest rank's mean) first, then t_min and t_avg (e-bar); the "
-                            "table follows as the summary")
+                            "prints a size: the time in microseconds, OSU's order: t_avg "
+                            "(e-bar, OSU's Avg Latency) first, then t_min and t_max (IMB's: "
+                            "the fastest and the slowest rank's mean); the table follows as "
+                            "the summary")
     add_json(bench)
     add_csv(bench)
     bench.add_argument("--plot", metavar="FILE.png",
@@ -249,8 +250,9 @@ def runs_native(options: BenchOptions) -> bool:
 
 class StreamPrinter:
     """--stream: OSU's way of reporting, a line as each algorithm, size and delay is done
-    (flushed at once, so a long sweep shows as it goes), times in microseconds; IMB's
-    t_max (the slowest rank's mean time in the call) first, then t_min and t_avg (e-bar).
+    (flushed at once, so a long sweep shows as it goes), times in microseconds in OSU's
+    order: t_avg (e-bar, OSU's "Avg Latency", what its readers read first), then IMB's t_min
+    and t_max (the fastest and the slowest rank's mean time in the call).
     Lines that are not results start with '#', as OSU's header does."""
 
     def __init__(self, out: TextIO, options: BenchOptions) -> None:
@@ -268,13 +270,13 @@ class StreamPrinter:
         if runs_native(o):
             self._print(f"# {tuning_line(tuning)}")
         self._print(f"# {'algorithm':<24} {'size':>10} {'max delay(ms)':>14} "
-                    f"{'t_max(us)':>12} {'t_min(us)':>12} {'t_avg(us)':>12} {'correct':>8}")
+                    f"{'t_avg(us)':>12} {'t_min(us)':>12} {'t_max(us)':>12} {'correct':>8}")
 
     def finished(self, summary: dict[str, Any]) -> None:
         self._print(f"{summary['algorithm']:<26} {summary['bytes']:>10} "
-                    f"{summary['max_delay_ms']:>14g} {summary['t_max_ms'] * 1e3:>12.2f} "
-                    f"{summary['t_min_ms'] * 1e3:>12.2f} "
+                    f"{summary['max_delay_ms']:>14g} "
                     f"{summary['avg_elapsed_ms'] * 1e3:>12.2f} "
+                    f"{summary['t_min_ms'] * 1e3:>12.2f} {summary['t_max_ms'] * 1e3:>12.2f} "
                     f"{'yes' if summary['correct'] else 'NO':>8}")
 
 
