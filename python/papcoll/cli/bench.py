@@ -7,6 +7,7 @@ import argparse
 from typing import Any, TextIO
 
 from rich.console import Console
+from rich.markup import escape
 from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.table import Table
@@ -15,9 +16,11 @@ from ..datatypes import DATATYPES, OPS
 from ..lab.bench import (
     DEFAULT_BASELINE,
     JSON_ONLY_KEYS,
+    NEGATIVE_EXCESS_TOLERANCE_MS,
     NO_BASELINE,
     BenchOptions,
     format_bytes,
+    measurement_warnings,
     native_algorithm_names,
     plot,
     run_benchmark,
@@ -175,8 +178,13 @@ def print_table(rows: list[dict[str, Any]], console: Console) -> None:
                       f"{row['avg_elapsed_ms'] * scale:.3f}",
                       f"{2 * row['stddev_ms'] * scale:.3f}",
                       *(f"{row[field] * scale:.3f}" for field in (
-                          "min_ms", "median_ms", "max_ms", "lower_bound_ms", "excess_ms",
-                          *(("network_bound_ms", "network_excess_ms") if network else ()))),
+                          "min_ms", "median_ms", "max_ms", "lower_bound_ms")),
+                      # below e-bar_lo cannot be: marked, and a warning under the table says why
+                      f"{row['excess_ms'] * scale:.3f}"
+                      + (" [yellow](!)[/]" if row["excess_ms"] < -NEGATIVE_EXCESS_TOLERANCE_MS
+                         else ""),
+                      *(f"{row[field] * scale:.3f}" for field in (
+                          ("network_bound_ms", "network_excess_ms") if network else ())),
                       *(["-" if ratio is None else f"{ratio:.2f}",
                          "-" if of_medians is None else f"{of_medians:.2f}"] if ratios
                         else []),
@@ -415,6 +423,8 @@ def command_bench(arguments: argparse.Namespace) -> int:
                                           "the network)" if cpu.busy_percent > 90 else ""))
     if runs_native(options):
         console.print(tuning_line(tuning), markup=False, highlight=False)
+    for warning in measurement_warnings(rows, cpu.cores):
+        console.print(f"[yellow]warning:[/] {escape(warning)}")
     if testbed:
         moved = sum(after[h][0] - before[h][0] for h in after)
         console.print(f"testbed {testbed.plan.network}: {len(after)} hosts, "
