@@ -330,15 +330,17 @@ def print_table(results: list[RunResult], arguments: argparse.Namespace, ranks: 
     table = Table(title=f"Data-parallel SGD, digits CNN, P = {ranks}, straggler "
                         f"{arguments.straggler}{mode}, {by_algorithm[baseline][0].steps} "
                         f"steps, medians of {arguments.repeats} (Proficz 2018 Table 5; times "
-                        f"relative to {baseline}: below 1 is faster)")
+                        f"relative to {baseline}: below 1 is faster)",
+                  caption="same weights: every rank ended with the same weights; weights "
+                          "digest: the final weights' SHA-256 (first 8 hex digits), one per "
+                          "run")
     ratios = (f"e-bar / {baseline}", f"time / {baseline}")  # kept whole: a / split is unreadable
     # two columns were headed "weights": whether every rank ended with the same weights,
     # and the weights' digest (which tells runs apart: reproducible mode's point)
     for column in ("algorithm", "all-reduce e-bar (ms)", ratios[0], "training time (s)",
-                   ratios[1], "test accuracy", "same weights on every rank",
-                   "weights digest (SHA-256)"):
+                   ratios[1], "test accuracy", "same weights", "weights digest"):
         table.add_column(column, justify="left" if column == "algorithm" else "right",
-                         no_wrap=column in ratios)
+                         no_wrap=column in (*ratios, "test accuracy"))
     for algorithm, runs in by_algorithm.items():
         ebar = statistics.median(r.ebar_seconds for r in runs)
         total = statistics.median(r.training_seconds for r in runs)
