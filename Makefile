@@ -134,8 +134,10 @@ fuzz-sanitizers: build $(TESTING_INSTALLED)
 		PAPCOLL_LIBRARY=$(CURDIR)/$(SANITIZE_BUILD)/lib/libpapcoll_core.so \
 		$(VENV)/bin/pytest $(PYTEST_FLAGS) -s tests/python/test_fuzz.py tests/python/test_fuzz_command_line.py
 
+# .venv is not on PATH: the last line says how to run the papcoll the demo installed
 demo: build
 	$(PAPCOLL) demo
+	@echo "papcoll's command line is $(PAPCOLL) (try $(PAPCOLL) --help), or run '. $(VENV)/bin/activate' first"
 
 # Proficz 2018, Table 5: data-parallel SGD with one slow rank (rank 1, 10 ms a step), the
 # gradients averaged by ring, prr, straggler, auto and MPI_Allreduce itself (native); speedups

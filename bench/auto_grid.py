@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -45,12 +46,19 @@ from auto_grid_figures import (
     points,
     summary_lines,
 )
-from papcoll.cli.options import parse_sizes
+from papcoll.cli.options import (
+    MOST_COMPUTE_MS,
+    Parser,
+    integer_in_range,
+    milliseconds,
+    parse_sizes,
+)
 from papcoll.core import algorithms
 from papcoll.lab.bench import NATIVE_CONTENDERS, BenchOptions, readable_bytes, run_benchmark
 from papcoll.lab.launcher import mpi_flavor
 from papcoll.lab.testbed import CpuMeter, temporary
-from papcoll.network import load_network
+from papcoll.network import NETWORKS, load_network
+from papcoll.topology import NetworkError
 from rich.console import Console
 from rich.table import Table
 
@@ -257,12 +265,80 @@ def write_markdown(grid: list[Point], recovery: dict[str, list[Row]], path: Path
     path.write_text("\n\n".join(parts) + "\n")
 
 
+def testbed_network(text: str) -> str:
+    """--testbed's value: a network preset or file that loads (checked before any job runs,
+    so that a misspelt name is a usage error, not a traceback after the balanced jobs)."""
+    try:
+        load_network(text)
+    except (NetworkError, OSError) as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
+
+
+def positive_seconds(text: str) -> float:
+    """--timeout's value: a finite number of seconds above 0 (NaN and infinity refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, not '{text}'")
+    return value
+
+
+def saved_run(name: str) -> dict[str, Any]:
+    """One --from-json file: a JSON object with a "rows" list, as --json writes it. A missing,
+    empty or foreign file is a usage error naming the file and what is wrong with it."""
+    path = Path(name)
+    try:
+        text = path.read_text()
+    except OSError as error:
+        raise argparse.ArgumentTypeError(f"cannot read {name}: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise argparse.ArgumentTypeError(f"{name} is not text (a saved grid is JSON)") from None
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"{name} is empty (a saved grid is what --json wrote)")
+    try:
+        saved = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise argparse.ArgumentTypeError(
+            f"{name} is not JSON ({error.msg}, line {error.lineno})") from None
+    rows = saved.get("rows") if isinstance(saved, dict) else None
+    if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+        raise argparse.ArgumentTypeError(
+            f"{name} is not a saved grid (no \"rows\" list of objects; --json writes one)")
+    needed = {"setting", "grid_mode", "bytes", "delay_multiple", "algorithm", "median_ms",
+              "excess_ms"}
+    for number, row in enumerate(rows):
+        if missing := sorted(needed - row.keys()):
+            raise argparse.ArgumentTypeError(
+                f"{name}: row {number} lacks {', '.join(missing)} (not a grid row)")
+    names: dict[tuple[Any, ...], set[str]] = {}
+    for row in rows:
+        if row["grid_mode"] not in MODES:
+            raise argparse.ArgumentTypeError(f"{name}: not a grid mode: {row['grid_mode']!r}")
+        key = (row["setting"], row["grid_mode"], row["bytes"], row["delay_multiple"])
+        names.setdefault(key, set()).add(str(row["algorithm"]))
+    for key, here in names.items():
+        if "auto" not in here or not any(is_native(algorithm) for algorithm in here):
+            raise argparse.ArgumentTypeError(
+                f"{name}: the point {key[1]} {key[2]} bytes x{key[3]:g} lacks auto or a "
+                "native all-reduce (each point compares them)")
+    learning = saved.get("learning") or []
+    if not isinstance(learning, list) or not all(
+            isinstance(run, dict) and {"setting", "rows"} <= run.keys() for run in learning):
+        raise argparse.ArgumentTypeError(f"{name}: \"learning\" is not a list of saved runs")
+    return saved
+
+
 def parser() -> argparse.ArgumentParser:
-    options = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
+    # papcoll's parser: a usage error is one line naming the option, exit 2
+    options = Parser(
+        prog="bench/auto_grid.py", description=__doc__.split("\n\n")[0],
         epilog="\n\n".join(__doc__.split("\n\n")[1:]),
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    options.add_argument("--ranks", "-P", type=int, default=4)
+    options.add_argument("--ranks", "-P", type=integer_in_range("ranks", 2, 1024), default=4,
+                         help="ranks (default 4; a grid of late ranks needs 2 or more)")
     options.add_argument("--sizes", type=parse_sizes, default=None,
                          help=f"bytes per rank (default {SHARED_MEMORY_SIZES}, on a testbed "
                               f"{TESTBED_SIZES})")
@@ -272,19 +348,23 @@ def parser() -> argparse.ArgumentParser:
     options.add_argument("--algorithms", default=None,
                          help="narrow the contenders (a comma list keeping auto and a native "
                               "one; default: " + ", ".join(registry_contenders()) + ")")
-    options.add_argument("--iterations", type=int, default=10, help="timed calls (default 10)")
-    options.add_argument("--warmup", type=int, default=4, help="untimed calls first (default 4)")
-    options.add_argument("--compute-ms", type=float, default=2.0,
+    options.add_argument("--iterations", type=integer_in_range("iterations", 1, 1000000),
+                         default=10, help="timed calls (default 10)")
+    options.add_argument("--warmup", type=integer_in_range("warm-up", 0, 1000000), default=4,
+                         help="untimed calls first (default 4)")
+    options.add_argument("--compute-ms", type=milliseconds(MOST_COMPUTE_MS), default=2.0,
                          help="emulated compute between calls (default 2)")
-    options.add_argument("--timeout", type=float, default=3600.0,
+    options.add_argument("--timeout", type=positive_seconds, default=3600.0,
                          help="seconds one papcoll-bench job may take (default 3600)")
-    options.add_argument("--testbed", default=None, metavar="NETWORK",
-                         help="run on an emulated cluster of this network (needs root)")
+    options.add_argument("--testbed", type=testbed_network, default=None, metavar="NETWORK",
+                         help="run on an emulated cluster of this network (needs root): a "
+                              f"preset ({', '.join(NETWORKS)}) or a .json / .toml file")
     options.add_argument("--learning", action="store_true",
                          help="also measure figure 4, learns fast (bench/auto_learning.py)")
-    options.add_argument("--learning-size", type=int, default=LEARNING_SIZE,
+    options.add_argument("--learning-size", type=integer_in_range("learning size", 4, 1 << 31),
+                         default=LEARNING_SIZE,
                          help=f"bytes per rank of the learning run (default {LEARNING_SIZE})")
-    options.add_argument("--from-json", nargs="+", default=None, metavar="FILE",
+    options.add_argument("--from-json", nargs="+", type=saved_run, default=None, metavar="FILE",
                          help="measure nothing: the figures and tables of saved runs")
     options.add_argument("--json", default=None, metavar="FILE",
                          help="the rows, points, figures and learning run")
@@ -304,15 +384,14 @@ def main(argv: list[str] | None = None) -> int:
     learning: list[dict[str, Any]] = []
     if arguments.from_json:
         rows: list[Row] = []
-        for name in arguments.from_json:
-            saved = json.loads(Path(name).read_text())
+        for saved in arguments.from_json:
             rows += saved["rows"]
             learning += saved.get("learning") or []
     else:
         try:
             contenders = chosen_contenders(arguments.algorithms)
         except argparse.ArgumentTypeError as error:
-            options.error(str(error))
+            options.error(f"--algorithms: {error}")
         sizes = arguments.sizes or parse_sizes(
             TESTBED_SIZES if arguments.testbed else SHARED_MEMORY_SIZES)
         rows = [row for size in sizes for row in measure_size(size, arguments, contenders)]

@@ -330,12 +330,17 @@ def print_table(results: list[RunResult], arguments: argparse.Namespace, ranks: 
     table = Table(title=f"Data-parallel SGD, digits CNN, P = {ranks}, straggler "
                         f"{arguments.straggler}{mode}, {by_algorithm[baseline][0].steps} "
                         f"steps, medians of {arguments.repeats} (Proficz 2018 Table 5; times "
-                        f"relative to {baseline}: below 1 is faster)")
+                        f"relative to {baseline}: below 1 is faster)",
+                  caption="same weights: every rank ended with the same weights; weights "
+                          "digest: the final weights' SHA-256 (first 8 hex digits), one per "
+                          "run")
     ratios = (f"e-bar / {baseline}", f"time / {baseline}")  # kept whole: a / split is unreadable
+    # two columns were headed "weights": whether every rank ended with the same weights,
+    # and the weights' digest (which tells runs apart: reproducible mode's point)
     for column in ("algorithm", "all-reduce e-bar (ms)", ratios[0], "training time (s)",
-                   ratios[1], "test accuracy", "identical weights", "weights"):
+                   ratios[1], "test accuracy", "same weights", "weights digest"):
         table.add_column(column, justify="left" if column == "algorithm" else "right",
-                         no_wrap=column in ratios)
+                         no_wrap=column in (*ratios, "test accuracy"))
     for algorithm, runs in by_algorithm.items():
         ebar = statistics.median(r.ebar_seconds for r in runs)
         total = statistics.median(r.training_seconds for r in runs)
@@ -353,6 +358,40 @@ def print_table(results: list[RunResult], arguments: argparse.Namespace, ranks: 
         console.print("auto ran " + ", ".join(f"{name} in {calls}" for name, calls in
                                               ran.most_common())
                       + f" of {sum(ran.values())} steps", highlight=False)
+    line = verdict(by_algorithm, arguments.straggler)
+    if line:
+        console.print(line, highlight=False)
+
+
+def verdict(by_algorithm: dict[str, list[RunResult]], straggler: str) -> str | None:
+    """The run's last line: papcoll's auto against MPI_Allreduce (native), by training time
+    and all-reduce time: faster or slower only where every repeat of one lies below every
+    repeat of the other, else "no clear difference" (the repeats' ranges overlap), with the
+    median ratio and its range. None without both auto and native."""
+    if "auto" not in by_algorithm or "native" not in by_algorithm:
+        return None
+
+    def compared(what: str, ours: list[float], theirs: list[float]) -> str:
+        ratios = sorted(a / b for a, b in zip(ours, theirs, strict=False))
+        shown = (f"{statistics.median(ratios):.2f} x MPI_Allreduce's"
+                 + (f" ({ratios[0]:.2f}-{ratios[-1]:.2f} over {len(ratios)} repeats)"
+                    if len(ratios) > 1 else ""))
+        if max(ours) < min(theirs):
+            return f"{what} faster, {shown}"
+        if min(ours) > max(theirs):
+            return f"{what} slower, {shown}"
+        return f"{what} no clear difference, {shown}"
+
+    auto, native = by_algorithm["auto"], by_algorithm["native"]
+    who, _, delay = straggler.partition(":")
+    late = ("no slow rank" if straggler == "none" else
+            f"{'rank ' + who if who.isdigit() else 'a random rank'} {delay} ms late a step")
+    return ("Verdict, with " + late + ": papcoll's auto against MPI_Allreduce: "
+            + compared("training", [r.training_seconds for r in auto],
+                       [r.training_seconds for r in native]) + "; "
+            + compared("all-reduce", [r.ebar_seconds for r in auto],
+                       [r.ebar_seconds for r in native])
+            + " (faster or slower only where the repeats' ranges do not overlap).")
 
 
 def main() -> int:

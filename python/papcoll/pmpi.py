@@ -241,9 +241,88 @@ def _counts(counts: dict[str, int]) -> str:
                      sorted(counts.items(), key=lambda item: -item[1])) or "-"
 
 
+# auto's closed loop switches sides only where one side's median is lower by more than this
+# share (src/mpi/native_feedback.c's switch_share, 15 %) and has samples_to_compare (3)
+# measurements on each side at the decision's lateness level
+_CLEARLY_FASTER = 1.15
+
+
+def report_contradictions(report: dict[str, Any]) -> list[str]:
+    """The counts of a report that cannot all be true, one line each: a
+    checked report has the right types, but a damaged or hand-edited one can still claim
+    more non-blocking calls, or more calls per algorithm, than its site had calls. Printed
+    beside the table, so that nobody reads such a table as a measurement; [] for none."""
+    problems = []
+    for index, site in enumerate(report["sites"]):
+        where = f"sites[{index}] ({site['site']})"
+        calls, decided = site["calls"], site["papcoll_calls"]
+        if site["nonblocking_calls"] > calls:
+            problems.append(f"{where}: {site['nonblocking_calls']} non-blocking or persistent "
+                            f"calls of {calls} calls")
+        elif site.get("call") == "MPI_Allreduce" and site["nonblocking_calls"] > 0:
+            problems.append(f"{where}: MPI_Allreduce with {site['nonblocking_calls']} "
+                            "non-blocking calls")
+        elif site.get("call") in ("MPI_Iallreduce", "persistent") and \
+                site["nonblocking_calls"] != calls:
+            problems.append(f"{where}: {site['call']} with {site['nonblocking_calls']} of its "
+                            f"{calls} calls non-blocking")
+        if decided + site["native_calls"] != calls:
+            problems.append(f"{where}: papcoll decided {decided} and passed "
+                            f"{site['native_calls']} to MPI, not the {calls} calls")
+        ran = sum(site["algorithms"].values())
+        if ran > decided:
+            problems.append(f"{where}: its algorithms ran {ran} calls of the {decided} "
+                            "papcoll decided")
+        if sum(site["native_reasons"].values()) != site["native_calls"]:
+            problems.append(f"{where}: native reasons count {sum(site['native_reasons'].values())}"
+                            f" calls, not its {site['native_calls']} passed to MPI")
+        if site["probe_calls"] + site["overruled_calls"] > decided:
+            problems.append(f"{where}: {site['probe_calls']} probes and "
+                            f"{site['overruled_calls']} overruled of the {decided} calls "
+                            "papcoll decided")
+    totals = report["totals"]
+    if totals["papcoll_calls"] + totals["native_calls"] != totals["calls"]:
+        problems.append(f"totals: papcoll decided {totals['papcoll_calls']} and passed "
+                        f"{totals['native_calls']} to MPI, not the {totals['calls']} calls")
+    if report["sites"] and sum(site["calls"] for site in report["sites"]) != totals["calls"]:
+        problems.append(f"totals: {totals['calls']} calls, but the sites add up to "
+                        f"{sum(site['calls'] for site in report['sites'])}")
+    return problems
+
+
+def closed_loop_note(site: dict[str, Any]) -> str | None:
+    """Where auto's last decision at a site measured the side it did not run as clearly
+    faster, why it may still run the slower (None otherwise): the measurements are per lateness
+    level, and a side is overruled only with 3 of each there; the medians shown may rest on
+    one probe. Read with the algorithms' counts, such a row looked like auto ignoring a
+    1588 ms against 9.6 ms measurement."""
+    choice = site["last_choice"]
+    if not choice or not choice["alternative"]:
+        return None
+    model, alternative = choice["model_observed_seconds"], choice["alternative_observed_seconds"]
+    if model is None or alternative is None or min(model, alternative) <= 0:
+        return None
+    sides = {choice["model"]: model, choice["alternative"]: alternative}
+    slower, faster = sorted(sides, key=sides.__getitem__, reverse=True)
+    if sides[slower] <= _CLEARLY_FASTER * sides[faster] or not site["algorithms"]:
+        return None
+    # what ran most at the site ("native" stands for every variant of MPI's own)
+    most = max(site["algorithms"], key=site["algorithms"].__getitem__)
+    if most.split(":")[0] != slower.split(":")[0]:
+        return None
+    running, other, running_ms, other_ms = slower, faster, sides[slower], sides[faster]
+    return (f"{site['site']}: at auto's last decision {other} measured "
+            f"{other_ms * 1e3:.3f} ms against {running} {running_ms * 1e3:.3f} ms (medians "
+            f"from the last arrival), yet {running} ran most calls "
+            f"({site['algorithms'][most]} of {site['calls']}): auto switches only "
+            "once each side has 3 measurements at that lateness level, and each level has "
+            "its own (docs/pmpi.md, the report)")
+
+
 def report_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
     """One row per (communicator, call site, call kind), busiest first: what the table
-    shows."""
+    shows. "algorithms" are the calls papcoll decided, by what ran (auto's choice of MPI's
+    own all-reduce as "native"); "native" the calls passed straight to MPI, by why."""
     rows = []
     for site in sorted(report["sites"], key=lambda entry: -entry["seconds_inside"]):
         rows.append({
@@ -251,6 +330,7 @@ def report_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
             "site": site["site"],
             "call": site.get("call", "-"),
             "calls": site["calls"],
+            "nonblocking_calls": site["nonblocking_calls"],
             "kib_per_call": site["bytes_per_call"] / 1024,
             "ms_per_call": site["seconds_per_call"] * 1e3,
             "imbalance_ms": site["imbalance_seconds"] * 1e3,
@@ -260,6 +340,7 @@ def report_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
             "probe_calls": site["probe_calls"],
             "overruled_calls": site["overruled_calls"],
             "closed_loop": _closed_loop(site["last_choice"]),
+            "closed_loop_note": closed_loop_note(site),
         })
     return rows
 

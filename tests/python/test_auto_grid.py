@@ -214,3 +214,50 @@ def test_model_beside_the_grid_simulates_each_contender_as_its_counterpart(tmp_p
     # straggler (measured fastest), else not
     pick = min(("native", "native:ring", "straggler"), key=predicted.__getitem__)
     assert summary["model_right"] == (pick == "straggler") and summary["auto_right"] == 0
+
+
+def _bad_files(folder: Path) -> dict[str, Path]:
+    """--from-json files that are not a saved grid: missing, empty, not JSON, JSON of
+    something else, rows of something else, a point without auto."""
+    files = {"missing": folder / "absent.json"}
+    for name, text in {"empty": "", "not JSON": "{rows: [", "a list": "[1, 2]",
+                       "rows of another command": '{"rows": [{"algorithm": "ring"}]}',
+                       "no auto": json.dumps({"rows": [row("native", 1.0), row("ring", 1.0)]}),
+                       }.items():
+        files[name] = folder / f"{name.replace(' ', '_')}.json"
+        files[name].write_text(text)
+    return files
+
+
+@pytest.mark.parametrize(("arguments", "option"), [
+    (["--ranks", "0"], "--ranks"), (["--ranks", "1"], "--ranks"),
+    (["--iterations", "0"], "--iterations"), (["--iterations", "-3"], "--iterations"),
+    (["--warmup", "-1"], "--warmup"), (["--compute-ms", "nan"], "--compute-ms"),
+    (["--compute-ms", "-1"], "--compute-ms"), (["--timeout", "-1"], "--timeout"),
+    (["--timeout", "0"], "--timeout"), (["--timeout", "nan"], "--timeout"),
+    (["--learning-size", "0"], "--learning-size"), (["--testbed", "bogus"], "--testbed"),
+    (["--modes", "sideways"], "--modes"), (["--algorithms", "auto,bogus"], "--algorithms"),
+    *[(["--from-json", name], "--from-json") for name in (
+        "missing", "empty", "not JSON", "a list", "rows of another command", "no auto")],
+])
+def test_each_bad_option_is_one_line_naming_it_and_exit_2(arguments, option, tmp_path, capsys):
+    files = _bad_files(tmp_path)
+    arguments = [str(files[value]) if value in files else value for value in arguments]
+    with pytest.raises(SystemExit) as stopped:  # any other exception is the traceback
+        auto_grid.main(arguments)
+    assert stopped.value.code == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and option in lines[0] and "Traceback" not in captured.err, lines
+    assert captured.out == ""
+
+
+def test_a_bad_option_from_the_shell_is_one_line_and_exit_2(tmp_path):
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "auto_grid.py"), "--from-json",
+         str(tmp_path / "absent.json")],
+        capture_output=True, text=True, timeout=COMMAND_TIMEOUT_SECONDS)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip() == (
+        f"bench/auto_grid.py: --from-json: cannot read {tmp_path / 'absent.json'}: No such file "
+        "or directory (see `bench/auto_grid.py --help`)")

@@ -341,3 +341,38 @@ def test_rand_late_gives_every_algorithm_of_an_iteration_the_same_arrivals():
     for mine, theirs in zip(first["arrival_offsets_ms"], second["arrival_offsets_ms"],
                             strict=True):
         assert max(abs(a - b) for a, b in zip(mine, theirs, strict=True)) < max_delay_ms / 10
+
+
+def _timed_row(algorithm="native", *, ebar=0.5, bound=0.4, median=None, delay=0.0,
+               p2p=0.02, busy=10.0, ranks=2, size=65536):
+    return {"algorithm": algorithm, "bytes": size, "max_delay_ms": delay, "ranks": ranks,
+            "avg_elapsed_ms": ebar, "median_ms": ebar if median is None else median,
+            "lower_bound_ms": bound, "excess_ms": ebar - bound, "p2p_ms": p2p,
+            "cpu_busy_percent": busy}
+
+
+def test_bench_warns_of_an_e_bar_below_its_lower_bound():
+    """A row read excess -1.060 ms, e-bar below e-bar_lo, which no all-reduce can do: the
+    clock offsets behind e-bar_lo were off. It is said, and why, not printed as a number."""
+    from papcoll.lab.bench import measurement_warnings
+    rows = [_timed_row("ring", ebar=10.94, bound=12.0, delay=10.0), _timed_row()]
+    warnings = measurement_warnings(rows, cores=2)
+    assert len(warnings) == 1
+    assert warnings[0].startswith(
+        "ring at 64 KiB, max delay 10 ms: e-bar 10.940 ms is below its lower bound e-bar_lo "
+        "12.000 ms (excess -1.060 ms), which no all-reduce can do: the ranks' clock offsets")
+    assert measurement_warnings([_timed_row(ebar=0.398, bound=0.4)], cores=2) == []
+
+
+@pytest.mark.parametrize(("row", "cores", "fragment"), [
+    # a 64 KiB balanced call at P = 2: 34 ms where a transfer is 0.02 ms
+    (_timed_row(ebar=34.0, median=34.0, bound=0.02), 2, "took 34.000 ms, 1700 x one transfer"),
+    (_timed_row(busy=70.0), 2, "the CPU 70 % busy"),
+    (_timed_row(ranks=4), 2, "4 ranks on 2 cores (oversubscribed)"),
+])
+def test_bench_warns_where_the_machine_sets_the_timings(row, cores, fragment):
+    from papcoll.lab.bench import measurement_warnings
+    warnings = measurement_warnings([row], cores=cores)
+    assert len(warnings) == 1 and fragment in warnings[0], warnings
+    assert "sleeps through the compute phase and MPI waits by spinning" in warnings[0]
+    assert measurement_warnings([_timed_row()], cores=2) == []  # quiet, on time, cheap

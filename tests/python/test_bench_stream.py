@@ -57,12 +57,13 @@ def test_stream_prints_each_size_as_it_is_done_in_microseconds(tmp_path):
     assert ended_at - first_result_at >= 0.6, lines
     # '#' lines first (what ran, what native ran with, the columns), then one line a size
     header = [line for line in lines if line.startswith("#")]
-    assert "t_max(us)" in header[-1] and "size" in header[-1]
+    # OSU's order: the average first, then the least and the most
+    assert header[-1].split()[5:8] == ["t_avg(us)", "t_min(us)", "t_max(us)"], header[-1]
     assert any("native MPI ran with" in line for line in header), header
     results = [line.split() for line in lines if RESULT_LINE.match(line)]
     rows = {row["bytes"]: row for row in json.loads(json_path.read_text())}
     assert [int(result[1]) for result in results] == [8, 16]
-    for name, size, delay, t_max, t_min, t_avg, correct in results:
+    for name, size, delay, t_avg, t_min, t_max, correct in results:
         row = rows[int(size)]
         assert (name, float(delay), correct) == ("native", 0.0, "yes")
         # microseconds, two decimals, the JSON's numbers

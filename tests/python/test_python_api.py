@@ -106,8 +106,10 @@ def test_sgd_example_trains_and_prints_table_5(tmp_path):
                             "--algorithm", "prr,auto,native", "--straggler", "1:2",
                             "--json", str(output))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    for column in ("e-bar / ring", "time / ring", "test accuracy", "identical"):
+    for column in ("e-bar / ring", "time / ring", "test accuracy"):
         assert column in result.stdout
+    assert "Verdict, with rank 1 2 ms late a step: papcoll's auto against MPI_Allreduce: " \
+        "training " in " ".join(result.stdout.split())
     runs = json.loads(output.read_text())["runs"]
     # ring: always the baseline; native: MPI_Allreduce itself through mpi4py
     assert [run["algorithm"] for run in runs] == ["ring", "prr", "auto", "native"]
@@ -185,3 +187,26 @@ def test_straggler_choice_is_one_seeded_rank_per_step():
         assert [randomly.delay(rank, step, seed=3) for rank in range(4)] == delays  # seeded
     assert len(set(late)) == 4  # every rank is the late one at some step
     assert train_sgd.Straggler.parse("none", 4) is None
+
+
+def test_sgd_example_ends_in_a_verdict_that_names_an_overlap():
+    """`make demo-train` ended without a verdict, beside two columns headed "weights"."""
+    sys.path.insert(0, str(ROOT / "examples"))
+    try:
+        import train_sgd
+    finally:
+        sys.path.pop(0)
+
+    def runs(name, seconds, ebars):
+        return [train_sgd.RunResult(name, repeat, ebar, [ebar], total, 0.9, True, 10, 0)
+                for repeat, (total, ebar) in enumerate(zip(seconds, ebars, strict=True))]
+
+    line = train_sgd.verdict({"auto": runs("auto", [1.0, 1.1, 1.2], [0.010, 0.011, 0.030]),
+                              "native": runs("native", [1.5, 1.6, 1.7], [0.012, 0.013, 0.014])},
+                             "1:10")
+    assert line == ("Verdict, with rank 1 10 ms late a step: papcoll's auto against "
+                    "MPI_Allreduce: training faster, 0.69 x MPI_Allreduce's (0.67-0.71 over 3 "
+                    "repeats); all-reduce no clear difference, 0.85 x MPI_Allreduce's (0.83-2.14 "
+                    "over 3 repeats) (faster or slower only where the repeats' ranges do not "
+                    "overlap).")
+    assert train_sgd.verdict({"auto": runs("auto", [1.0], [0.01])}, "none") is None

@@ -139,3 +139,42 @@ def test_every_link_to_a_section_finds_its_heading(page):
         linked = (page.parent / path).resolve() if path else page
         assert linked.is_file(), f"{page.name}: {target}"
         assert anchor in heading_anchors(linked.read_text()), f"{page.name}: {target}"
+
+
+def test_the_readme_opens_with_what_papcoll_is_then_make_demo_and_make_test():
+    """A newcomer read 20 lines of test targets and a status table before learning what
+    papcoll is, and never how to run the `papcoll` that `make demo` installs."""
+    readme = (ROOT / "README.md").read_text()
+    paragraphs = [part for part in readme.split("\n\n") if part.strip()]
+    assert paragraphs[0] == "# papcoll"
+    assert paragraphs[1].startswith("papcoll is an all-reduce library for MPI programs")
+    first_section = readme.index("\n## ")
+    assert readme.index("\n## ", first_section + 1) > readme.index("    make test")
+    targets = re.findall(r"^    make ([\w-]+)", readme, re.MULTILINE)
+    assert targets[:2] == ["demo", "test"]
+    assert "|" not in readme[:readme.index("    make test")]  # no table before them
+    assert ".venv/bin/papcoll" in readme and ". .venv/bin/activate" in readme
+
+
+@pytest.mark.parametrize(("page", "documented"), [
+    ("python.md", "Communicator("), ("python.md", ".iallreduce("),
+    ("python.md", ".allreduce_init("), ("python.md", ".allreduce("),
+    ("nonblocking.md", "pc.iallreduce("),
+])
+def test_documented_python_signatures_name_the_codes_parameters(page, documented):
+    """docs/nonblocking.md wrote `pc.iallreduce(send, recv=None ...)` where the code takes
+    sendbuf, recvbuf, and docs/python.md's Communicator left out reproducible=: a keyword
+    call copied from the docs must work, and every parameter must be documented."""
+    import inspect
+
+    pytest.importorskip("mpi4py")
+    from papcoll.communicator import Communicator
+
+    text = (DOCS / page).read_text()
+    start = text.index(f"`{documented}") + 1 + len(documented)
+    written = text[start:text.index(")`", start)]
+    names = [part.split("=")[0].strip() for part in written.split(",") if part.strip()]
+    method = documented.rstrip("(").split(".")[-1]
+    code = Communicator.__init__ if method == "Communicator" else getattr(Communicator, method)
+    expected = [name for name in inspect.signature(code).parameters if name != "self"]
+    assert names == expected, f"{page}: {documented}{written}) against {expected}"

@@ -7,6 +7,7 @@ import argparse
 from typing import Any, TextIO
 
 from rich.console import Console
+from rich.markup import escape
 from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.table import Table
@@ -15,9 +16,11 @@ from ..datatypes import DATATYPES, OPS
 from ..lab.bench import (
     DEFAULT_BASELINE,
     JSON_ONLY_KEYS,
+    NEGATIVE_EXCESS_TOLERANCE_MS,
     NO_BASELINE,
     BenchOptions,
     format_bytes,
+    measurement_warnings,
     native_algorithm_names,
     plot,
     run_benchmark,
@@ -118,9 +121,10 @@ def add_parser(commands: Any) -> None:
     add_testbed(bench)
     bench.add_argument("--stream", action="store_true",
                        help="print a line as each algorithm, size and delay is done, as OSU "
-                            "prints a size: the time in microseconds, t_max (IMB's: the "
-                            "slowest rank's mean) first, then t_min and t_avg (e-bar); the "
-                            "table follows as the summary")
+                            "prints a size: the time in microseconds, OSU's order: t_avg "
+                            "(e-bar, OSU's Avg Latency) first, then t_min and t_max (IMB's: "
+                            "the fastest and the slowest rank's mean); the table follows as "
+                            "the summary")
     add_json(bench)
     add_csv(bench)
     bench.add_argument("--plot", metavar="FILE.png",
@@ -174,8 +178,13 @@ def print_table(rows: list[dict[str, Any]], console: Console) -> None:
                       f"{row['avg_elapsed_ms'] * scale:.3f}",
                       f"{2 * row['stddev_ms'] * scale:.3f}",
                       *(f"{row[field] * scale:.3f}" for field in (
-                          "min_ms", "median_ms", "max_ms", "lower_bound_ms", "excess_ms",
-                          *(("network_bound_ms", "network_excess_ms") if network else ()))),
+                          "min_ms", "median_ms", "max_ms", "lower_bound_ms")),
+                      # below e-bar_lo cannot be: marked, and a warning under the table says why
+                      f"{row['excess_ms'] * scale:.3f}"
+                      + (" [yellow](!)[/]" if row["excess_ms"] < -NEGATIVE_EXCESS_TOLERANCE_MS
+                         else ""),
+                      *(f"{row[field] * scale:.3f}" for field in (
+                          ("network_bound_ms", "network_excess_ms") if network else ())),
                       *(["-" if ratio is None else f"{ratio:.2f}",
                          "-" if of_medians is None else f"{of_medians:.2f}"] if ratios
                         else []),
@@ -249,8 +258,9 @@ def runs_native(options: BenchOptions) -> bool:
 
 class StreamPrinter:
     """--stream: OSU's way of reporting, a line as each algorithm, size and delay is done
-    (flushed at once, so a long sweep shows as it goes), times in microseconds; IMB's
-    t_max (the slowest rank's mean time in the call) first, then t_min and t_avg (e-bar).
+    (flushed at once, so a long sweep shows as it goes), times in microseconds in OSU's
+    order: t_avg (e-bar, OSU's "Avg Latency", what its readers read first), then IMB's t_min
+    and t_max (the fastest and the slowest rank's mean time in the call).
     Lines that are not results start with '#', as OSU's header does."""
 
     def __init__(self, out: TextIO, options: BenchOptions) -> None:
@@ -268,13 +278,13 @@ class StreamPrinter:
         if runs_native(o):
             self._print(f"# {tuning_line(tuning)}")
         self._print(f"# {'algorithm':<24} {'size':>10} {'max delay(ms)':>14} "
-                    f"{'t_max(us)':>12} {'t_min(us)':>12} {'t_avg(us)':>12} {'correct':>8}")
+                    f"{'t_avg(us)':>12} {'t_min(us)':>12} {'t_max(us)':>12} {'correct':>8}")
 
     def finished(self, summary: dict[str, Any]) -> None:
         self._print(f"{summary['algorithm']:<26} {summary['bytes']:>10} "
-                    f"{summary['max_delay_ms']:>14g} {summary['t_max_ms'] * 1e3:>12.2f} "
-                    f"{summary['t_min_ms'] * 1e3:>12.2f} "
+                    f"{summary['max_delay_ms']:>14g} "
                     f"{summary['avg_elapsed_ms'] * 1e3:>12.2f} "
+                    f"{summary['t_min_ms'] * 1e3:>12.2f} {summary['t_max_ms'] * 1e3:>12.2f} "
                     f"{'yes' if summary['correct'] else 'NO':>8}")
 
 
@@ -413,6 +423,8 @@ def command_bench(arguments: argparse.Namespace) -> int:
                                           "the network)" if cpu.busy_percent > 90 else ""))
     if runs_native(options):
         console.print(tuning_line(tuning), markup=False, highlight=False)
+    for warning in measurement_warnings(rows, cpu.cores):
+        console.print(f"[yellow]warning:[/] {escape(warning)}")
     if testbed:
         moved = sum(after[h][0] - before[h][0] for h in after)
         console.print(f"testbed {testbed.plan.network}: {len(after)} hosts, "

@@ -48,6 +48,19 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         self._negative_number_matcher = re.compile(r"^-\d")
 
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """argparse's, but an unknown option after a subcommand is that subcommand's error:
+        argparse reported `papcoll sim --sizes 4K` as "papcoll: unrecognized arguments" and
+        pointed at `papcoll --help`, which does not list sim's options."""
+        arguments, extras = self.parse_known_args(args, namespace)
+        if extras:
+            command = getattr(arguments, "command", None)
+            prog = f"{self.prog} {command}" if command else self.prog
+            print(f"{prog}: unrecognized arguments: {' '.join(extras)} (see `{prog} --help`)",
+                  file=sys.stderr)
+            sys.exit(EXIT_USAGE)
+        return arguments
+
     def error(self, message: str) -> NoReturn:
         # "argument --count: must be >= 0" reads as "--count must be >= 0", and "argument
         # --arrivals: --arrivals spans ..." as "--arrivals spans ..."

@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..lab.bench import readable_bytes
-from ..pmpi import load_report, preload_library_path, report_rows
+from ..pmpi import load_report, preload_library_path, report_contradictions, report_rows
 from ..rules import rules_from_report, write_rules
 from .options import EXIT_OK, add_command
 from .output_options import add_json, console_for, json_took_stdout
@@ -29,12 +29,15 @@ def add_parser(commands: Any) -> None:
         description="Prints what libpapcoll_pmpi.so saw in a run: per communicator and call "
                     "site the call (MPI_Allreduce, MPI_Iallreduce, or persistent: "
                     "MPI_Allreduce_init and its starts), the calls, their size, time "
-                    "inside, the arrival "
-                    "imbalance, the algorithms papcoll ran, the calls passed to native and "
-                    "why, the cost model's estimated saving, and auto's closed loop: its "
+                    "inside the call (for non-blocking and persistent calls: the post or "
+                    "start only, not the wait), the arrival "
+                    "imbalance, what ran in the calls papcoll decided (native there: auto "
+                    "chose MPI's own), the calls passed straight to MPI and why, the cost "
+                    "model's saving (modelled, not measured), and auto's closed loop: its "
                     "probes, the calls where measurements overruled the model, and the "
                     "last choice's predicted and measured times. The table shows the "
                     f"{TABLE_SITES} busiest call sites; --json FILE writes every one. "
+                    "Counts that contradict each other are flagged on stderr. "
                     "docs/pmpi.md.")
     reporting.add_argument("report", metavar="FILE", help="the JSON report")
     reporting.add_argument("--rules", metavar="OUT",
@@ -78,22 +81,28 @@ def run_report(arguments: argparse.Namespace) -> int:
         print(f"wrote {len(rules['rules'])} rules to {arguments.rules}", file=sys.stderr)
     rows = report_rows(report)
     if json_took_stdout(arguments, rows):
+        warn_of_contradictions(report)
         return EXIT_OK
     console = console_for(arguments, 210)
-    totals = report["totals"]
     # rich renders a table whole, in memory, at some 2 ms a row: 200,000 call sites took
     # 7 minutes and 2 GB. The busiest TABLE_SITES are what a person reads; --json has all.
     shown = rows[:TABLE_SITES]
     left_out = len(rows) - len(shown)
     table = Table(title=f"papcoll report: {shown_text(str(arguments.report))}",
-                  caption="auto: the last choice's two sides (the model's and its "
-                          "alternative), each with its time after the last arrival, "
+                  caption="decided, ran: what ran in the calls papcoll decided (native: auto "
+                          "chose MPI's own all-reduce); passed to MPI: calls papcoll left to "
+                          "MPI, and why. ms/call: time inside the call (MPI_Iallreduce, "
+                          "persistent: the post or start only). modelled saving: auto's cost "
+                          "model's estimate against MPI_Allreduce, not a measurement. probes: "
+                          "calls that ran auto's alternative to measure it; overruled: calls "
+                          "that ran it because measurements beat the model. auto: the last "
+                          "choice's two sides, each with its time after the last arrival, "
                           "predicted / measured (-: not yet)")
     for column, justify in (("communicator", "left"), ("call site", "left"),
                             ("call", "left"), ("calls", "right"), ("size/call", "right"),
                             ("ms/call", "right"),
-                            ("imbalance ms", "right"), ("papcoll ran", "left"),
-                            ("native (why)", "left"), ("saving ms", "right"),
+                            ("imbalance ms", "right"), ("decided, ran", "left"),
+                            ("passed to MPI (why)", "left"), ("modelled saving ms", "right"),
                             ("probes", "right"), ("overruled", "right"),
                             ("auto: predicted/measured ms", "left")):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
@@ -108,13 +117,10 @@ def run_report(arguments: argparse.Namespace) -> int:
     if left_out:
         console.print(f"{left_out:,} quieter call sites not shown (of {len(rows):,}; "
                       "--json FILE has every one)")
-    incomplete = "" if report["complete"] else \
-        " - INCOMPLETE: the program ended without MPI_Finalize, rank 0's calls only"
-    console.print(f"{totals['calls']} calls on {report['ranks']} ranks: papcoll ran "
-                  f"{totals['papcoll_calls']}, native {totals['native_calls']}; "
-                  f"{totals['seconds_inside']:.3f} s inside MPI_Allreduce per rank; the "
-                  f"model's estimated saving {totals['estimated_saving_seconds'] * 1e3:.3f} "
-                  f"ms{incomplete}")
+    for row in shown:
+        if row["closed_loop_note"]:
+            console.print(f"note: {shown_text(row['closed_loop_note'])}")
+    console.print(totals_line(report))
     node = report.get("node")
     if node is not None and node["oversubscribed"]:
         # MPICH's default MPI_Allreduce on a node with more ranks than cores took 650 ms a
@@ -124,4 +130,41 @@ def run_report(arguments: argparse.Namespace) -> int:
         console.print(f"{node['ranks']} ranks shared {node['cores']} cores on rank 0's node "
                       f"(oversubscribed): native MPI_Allreduce there depends on the MPI's "
                       f"tuning, in force: {tuning}")
+    warn_of_contradictions(report)
     return EXIT_OK
+
+
+def totals_line(report: dict[str, Any]) -> str:
+    """The totals, each count named for what it counts: "native" was both auto's choice of
+    MPI's own all-reduce (in the table's algorithms) and a call passed to MPI undecided
+    (here), so a line "native 0" stood beside a column "native 8". The time is inside the
+    calls, non-blocking ones' posts included; the saving is the model's, not measured."""
+    totals = report["totals"]
+    sites = report["sites"]
+    chose_native = sum(count for site in sites for name, count in site["algorithms"].items()
+                       if name.split(":")[0] == "native")
+    nonblocking = sum(site["nonblocking_calls"] for site in sites)
+    incomplete = "" if report["complete"] else \
+        " - INCOMPLETE: the program ended without MPI_Finalize, rank 0's calls only"
+    posts = (f" ({nonblocking} of them MPI_Iallreduce posts or persistent starts, timed to "
+             "the end of the post, not of the wait)" if nonblocking else "")
+    return (f"{totals['calls']} calls on {report['ranks']} ranks{posts}: papcoll decided "
+            f"{totals['papcoll_calls']} (auto ran MPI's own all-reduce in {chose_native} of "
+            f"them), passed {totals['native_calls']} straight to MPI; "
+            f"{totals['seconds_inside']:.3f} s inside the calls per rank; auto's cost model "
+            f"estimated {totals['estimated_saving_seconds'] * 1e3:.3f} ms saved against "
+            "MPI_Allreduce (modelled, not measured: run without the preload to measure "
+            f"MPI_Allreduce itself){incomplete}")
+
+
+def warn_of_contradictions(report: dict[str, Any]) -> None:
+    """On stderr, one line each: counts that cannot all be true (a damaged or edited
+    report), so that the table is not taken as a measurement."""
+    problems = report_contradictions(report)
+    shown = problems[:20]
+    for problem in shown:
+        print(f"papcoll report: warning: the report contradicts itself: {problem}",
+              file=sys.stderr)
+    if len(problems) > len(shown):
+        print(f"papcoll report: warning: {len(problems) - len(shown)} more contradictions",
+              file=sys.stderr)

@@ -39,17 +39,22 @@ from .context_options import (
 )
 from .options import (
     EXIT_OK,
+    INT32_MAX,
+    UsageError,
     add_algorithms,
     add_command,
     add_count,
     add_element_size,
+    add_osu_sizes,
     add_ranks,
+    add_sizes,
     algorithm_name,
     check_operations,
     durations,
     element_size,
     integer_in_range,
     one_duration,
+    parse_sizes,
     require_ranks,
 )
 from .output_options import add_json, console_for, write_json
@@ -80,7 +85,11 @@ def add_parser(commands: Any) -> None:
                           "each; default 200000000)")
     add_parameters(sim, topology=True, tau_default="from the network model",
                    several_schedules=True)
-    add_count(sim, "1M")
+    # --count (elements), --sizes (bytes) or OSU's -m, as `papcoll bench` takes them
+    amount = sim.add_mutually_exclusive_group()
+    add_count(amount, "1M", many=True)
+    add_sizes(amount)
+    add_osu_sizes(amount)
     add_element_size(sim, datatype=True)
     sim.add_argument("--mode", choices=("balanced", "one-late", "rand-late"),
                      default="balanced",
@@ -201,26 +210,45 @@ def _row(arguments: argparse.Namespace, name: str, delay: Any, arrivals: list[fl
     return row
 
 
+def _auto_ran(row: dict[str, Any]) -> str:
+    """An auto row's choice and its model's predicted gain over native ("" elsewhere)."""
+    if "chosen" not in row:
+        return ""
+    gain = row.get("predicted_gain")
+    return row["chosen"] + (f" (gain {gain:.2f})" if isinstance(gain, float) else "")
+
+
 def _print_rows(arguments: argparse.Namespace, rows: list[dict[str, Any]], elem_size: int,
                 console: Console, network: Network) -> None:
     table = Table(title=f"Simulated all-reduce, {network.name}, P = {arguments.ranks}, "
                         f"{arguments.count} x {elem_size} B, "
                         f"{rows[0]['mode']}" + (f", noise {arguments.noise:g} s"
                                                 if arguments.noise else ""),
-                  caption=f"e-bar / {arguments.baseline}: below 1 is faster than "
-                          f"{arguments.baseline}" if arguments.baseline else None)
+                  caption="; ".join(part for part in (
+                      f"e-bar / {arguments.baseline}: below 1 is faster than "
+                      f"{arguments.baseline}" if arguments.baseline else "",
+                      "auto ran: what auto chose, and the gain its model predicted over "
+                      "native (1.00: none, so it runs native)"
+                      if any("chosen" in row for row in rows) else "") if part) or None)
     relative = "time_vs_ring" if arguments.baseline == BASELINE else "time_vs_baseline"
-    for column in ("algorithm", "max delay ms", "e-bar ms", "makespan ms", "e-bar_lo ms",
-                   "net bound ms", "e-bar / net bound", f"e-bar / {arguments.baseline or '-'}"):
-        table.add_column(column, justify="left" if column == "algorithm" else "right",
-                         no_wrap=column == "algorithm")
+    # what auto ran, and the gain its model predicted over native (1.0: no gain, so native):
+    # at P = 256 it ran native on a predicted gain of 1.0, seen before only in the JSON
+    chose = any("chosen" in row for row in rows)
+    columns = ["algorithm", "max delay ms", "e-bar ms", "makespan ms", "e-bar_lo ms",
+               "net bound ms", "e-bar / net bound", f"e-bar / {arguments.baseline or '-'}"]
+    for column in columns + (["auto ran"] if chose else []):
+        table.add_column(column, justify="left" if column in ("algorithm", "auto ran")
+                         else "right", no_wrap=column in ("algorithm", "auto ran"))
     for row in rows:
-        table.add_row(row["algorithm"], f"{row['max_delay_ms']:g}",
-                      f"{row['avg_elapsed_ms']:.3f}", f"{row['makespan_ms']:.3f}",
-                      f"{row['lower_bound_ms']:.3f}", f"{row['network_bound_ms']:.3f}",
-                      f"{row['avg_elapsed_ms'] / row['network_bound_ms']:.2f}"
-                      if row["network_bound_ms"] > 0 else "-",
-                      f"{row[relative]:.2f}" if row[relative] is not None else "-")
+        cells = [row["algorithm"], f"{row['max_delay_ms']:g}",
+                 f"{row['avg_elapsed_ms']:.3f}", f"{row['makespan_ms']:.3f}",
+                 f"{row['lower_bound_ms']:.3f}", f"{row['network_bound_ms']:.3f}",
+                 f"{row['avg_elapsed_ms'] / row['network_bound_ms']:.2f}"
+                 if row["network_bound_ms"] > 0 else "-",
+                 f"{row[relative]:.2f}" if row[relative] is not None else "-"]
+        if chose:
+            cells.append(_auto_ran(row))
+        table.add_row(*cells)
     console.print(table)
     if arguments.per_rank:
         for row in rows:
@@ -261,6 +289,31 @@ def _print_rows(arguments: argparse.Namespace, rows: list[dict[str, Any]], elem_
         console.print(profile)
 
 
+def element_counts(arguments: argparse.Namespace, elem_size: int) -> list[int]:
+    """Elements per rank: --sizes or -m (bytes) divided by the element size, else --count
+    (one or a comma list), as `papcoll bench` reads them."""
+    if arguments.osu_sizes is not None:
+        option = "-m"
+        low, high = arguments.osu_sizes
+        if high < (low or elem_size):  # OSU's sizes double from MIN, by default one element
+            raise UsageError(f"-m: MAX {high} is below the smallest message, "
+                             f"{low or elem_size} bytes")
+        sizes = parse_sizes(f"{low or elem_size}:{high}")
+    elif arguments.sizes is not None:
+        option, sizes = "--sizes", arguments.sizes
+    else:
+        return list(arguments.count)
+    counts = []
+    for total in sizes:
+        if total % elem_size:
+            raise UsageError(f"{option}: {total} bytes is not a whole number of elements "
+                             f"({elem_size} bytes each)")
+        counts.append(total // elem_size)
+    if max(counts) > INT32_MAX * 1024:
+        raise UsageError(f"{option}: {max(sizes)} bytes is beyond what the simulator runs")
+    return counts
+
+
 def command_sim(arguments: argparse.Namespace) -> int:
     console = console_for(arguments, 120)
     network = network_of(arguments)
@@ -268,9 +321,29 @@ def command_sim(arguments: argparse.Namespace) -> int:
     if arguments.show:
         return _show(network, arguments.ranks, console)
     require_ranks("sim", arguments)
+    counts = element_counts(arguments, elem_size)
+    if len(counts) > 1 and (arguments.export_goal or arguments.timeline):
+        raise UsageError(f"{'--export-goal' if arguments.export_goal else '--timeline'} "
+                         f"takes one size; this run has {len(counts)}")
+    rows: list[dict[str, Any]] = []
+    for count in counts:
+        arguments.count = count
+        status, here = _simulate_count(arguments, network, elem_size, console)
+        if status != EXIT_OK or here is None:
+            return status
+        rows += here
+    if arguments.json:
+        write_json(rows, arguments.json)
+    return EXIT_OK
+
+
+def _simulate_count(arguments: argparse.Namespace, network: Network, elem_size: int,
+                    console: Console) -> tuple[int, list[dict[str, Any]] | None]:
+    """One size (arguments.count elements): its rows, printed as a table (and its detail
+    and timeline where asked); (status, None) where --export-goal wrote the schedule."""
     topology = network.topology(arguments.ranks)
     if arguments.export_goal:
-        return _export_goal(arguments, network, topology, elem_size)
+        return _export_goal(arguments, network, topology, elem_size), None
     check_schedule(arguments.schedule, arguments.algorithms)
     algorithms = list(arguments.algorithms)
     if arguments.baseline and arguments.baseline not in algorithms:
@@ -338,6 +411,4 @@ def command_sim(arguments: argparse.Namespace) -> int:
                        f"{network.name}, P = {arguments.ranks}, "
                        f"{arguments.count} x {elem_size} B")
         console.print(f"timeline: {arguments.timeline}")
-    if arguments.json:
-        write_json(rows, arguments.json)
-    return EXIT_OK
+    return EXIT_OK, rows

@@ -331,6 +331,66 @@ def saving_summary(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+# An excess below this (ms) is rounding and timer resolution, not a clock offset error
+NEGATIVE_EXCESS_TOLERANCE_MS = 0.005
+# The CPU share above which the machine, not the algorithm, sets the timings
+BUSY_PERCENT = 50.0
+# A balanced call slower than this many transfers of its vector (delta), and 1 ms, waited
+# on the scheduler rather than on data
+BALANCED_DELTAS = 20.0
+
+
+def measurement_warnings(rows: list[dict[str, Any]], cores: int) -> list[str]:
+    """Warnings for numbers that cannot be what they seem, one line each:
+
+    - e-bar below e-bar_lo (a negative excess): e-bar_lo is built from each rank's arrival
+      on rank 0's clock, through clock offsets measured once by ping-pong at the start; an
+      offset wrong by x ms moves the arrivals, and so e-bar_lo, by up to x. The row's excess
+      then measures that error, not the algorithm (a row read -1.060 ms);
+    - more ranks than cores, or a busy CPU: the compute phase is a sleep (nanosleep), and
+      MPI waits by spinning on shared memory. A rank that wakes must wait for a core, held
+      by a spinning rank or another program, for up to a scheduler time slice: a 64 KiB
+      balanced call at P = 2 measured 34 ms with --compute-ms 50 and 0.04 ms with
+      --compute-ms 1 (a longer sleep gives the machine's other work the cores). Said where
+      balanced calls took more than BALANCED_DELTAS transfers, or the CPU was busy."""
+    warnings: list[str] = []
+    negative = [row for row in rows if row["excess_ms"] < -NEGATIVE_EXCESS_TOLERANCE_MS]
+    for row in negative:
+        warnings.append(
+            f"{row['algorithm']} at {readable_bytes(row['bytes'])}, max delay "
+            f"{row['max_delay_ms']:g} ms: e-bar {row['avg_elapsed_ms']:.3f} ms is below its "
+            f"lower bound e-bar_lo {row['lower_bound_ms']:.3f} ms (excess "
+            f"{row['excess_ms']:.3f} ms), which no all-reduce can do: the ranks' clock offsets, "
+            "measured once at the start, were off by about that much (a rank descheduled "
+            "during the measurement), so this row's e-bar_lo and excess are not measurements")
+    if not rows:
+        return warnings
+    ranks = rows[0]["ranks"]
+    busy = max(float(row.get("cpu_busy_percent") or 0.0) for row in rows)
+    slow = [row for row in rows if row["max_delay_ms"] == 0 and row.get("p2p_ms")
+            and row["median_ms"] > max(1.0, BALANCED_DELTAS * row["p2p_ms"])]
+    crowded = ranks > cores
+    if crowded or busy > BUSY_PERCENT or slow:
+        why = []
+        if crowded:
+            why.append(f"{ranks} ranks on {cores} cores (oversubscribed)")
+        if busy > BUSY_PERCENT:
+            why.append(f"the CPU {busy:.0f} % busy")
+        if slow:
+            row = max(slow, key=lambda row: row["median_ms"] / row["p2p_ms"])
+            why.append(f"{row['algorithm']} at {readable_bytes(row['bytes'])} with every rank "
+                       f"on time took {row['median_ms']:.3f} ms, "
+                       f"{row['median_ms'] / row['p2p_ms']:.0f} x one transfer of its vector")
+        warnings.append(
+            "these timings are the machine's, not the algorithms': " + "; ".join(why)
+            + ". Each rank sleeps through the compute phase and MPI waits by spinning, so a "
+            "rank that wakes may wait up to a scheduler time slice (milliseconds) for a core "
+            "held by a spinning rank or another program, and a longer --compute-ms leaves "
+            "the cores to other work: run with a core per rank on an idle machine "
+            "(docs/benchmarks.md, 'Numbers that cannot be')")
+    return warnings
+
+
 def _error_bars(series: list[dict[str, Any]]) -> list[list[float]]:
     """Asymmetric +-2 sigma bars of the time ratios, the lower one cut at 0: a ratio of
     times cannot be negative, however wide its spread."""
