@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import COMMAND_TIMEOUT_SECONDS, VENV_BIN, run_papcoll
 from papcoll.cli import build_parser
-from papcoll.cli.bench import element_counts
+from papcoll.cli.options import INT32_MAX, element_counts
 from papcoll.lab.bench import (
     JSON_ONLY_KEYS,
     bench_program,
@@ -80,9 +80,10 @@ def test_osu_short_options_are_sizes_iterations_and_warmup():
     arguments = parser.parse_args(["bench", "-m", "1K", "-i", "7", "-x", "3"])
     assert (arguments.iterations, arguments.warmup) == (7, 3)
     # OSU's -m MAX: from the smallest message (one float) up to MAX, doubling
-    assert element_counts(arguments) == [1, 2, 4, 8, 16, 32, 64, 128, 256]
+    assert element_counts(arguments, 4, "float elements", INT32_MAX) == \
+        [1, 2, 4, 8, 16, 32, 64, 128, 256]
     arguments = parser.parse_args(["bench", "-m", "16:64", "--datatype", "double"])
-    assert element_counts(arguments) == [2, 4, 8]
+    assert element_counts(arguments, 8, "double elements", INT32_MAX) == [2, 4, 8]
     # no short option is two options' (argparse would refuse it), and OSU's are the ones
     bench = parser._subparsers._group_actions[0].choices["bench"]  # type: ignore[union-attr]
     shorts = {option: action.dest for action in bench._actions

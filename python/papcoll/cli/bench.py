@@ -47,9 +47,9 @@ from .options import (
     add_warmup,
     bench_algorithm,
     durations,
+    element_counts,
     integer_in_range,
     milliseconds,
-    parse_sizes,
 )
 from .output_options import add_csv, add_json, console_for, write_csv, write_json
 from .run_options import add_testbed, add_timeout, launch_for
@@ -201,35 +201,6 @@ def print_table(rows: list[dict[str, Any]], console: Console) -> None:
         console.print(line)
 
 
-def element_counts(arguments: argparse.Namespace) -> list[int]:
-    """Elements per rank: --sizes or -m (bytes) divided by the datatype's size, else
-    --count."""
-    size = DATATYPES[arguments.datatype].size
-    if arguments.osu_sizes is not None:
-        option = "-m"
-        low, high = arguments.osu_sizes
-        # OSU's sizes double from MIN, which defaults to the smallest message it can send
-        if high < (low or size):
-            raise UsageError(f"-m: MAX {high} is below the smallest message, "
-                             f"{low or size} bytes" + ("" if low else
-                                                       f" (one {arguments.datatype})"))
-        sizes = parse_sizes(f"{low or size}:{high}")
-    elif arguments.sizes is not None:
-        option, sizes = "--sizes", arguments.sizes
-    else:
-        return list(arguments.count)
-    counts = []
-    for total in sizes:
-        if total % size:
-            raise UsageError(f"{option}: {total} bytes is not a whole number of "
-                             f"{arguments.datatype} elements ({size} bytes each)")
-        if total // size > INT32_MAX:
-            raise UsageError(f"{option}: {total} bytes is more than {INT32_MAX} "
-                             f"{arguments.datatype} elements, the most one call takes")
-        counts.append(total // size)
-    return counts
-
-
 def tuning_line(tuning: NativeTuning) -> str:
     """What native MPI ran with, for the header of --stream and the line after the table:
     its settings, who set them, and whether the ranks outnumbered the cores (where MPICH's
@@ -376,7 +347,8 @@ def command_bench(arguments: argparse.Namespace) -> int:
     if arguments.plot and arguments.baseline == NO_BASELINE:
         raise UsageError("--plot draws e-bar relative to the baseline: it needs one, not "
                          f"--baseline {NO_BASELINE}")
-    counts = element_counts(arguments)
+    counts = element_counts(arguments, DATATYPES[arguments.datatype].size,
+                            f"{arguments.datatype} elements", INT32_MAX)
     algorithms = list(arguments.algorithms)
     adding = arguments.baseline not in algorithms and arguments.baseline != NO_BASELINE
     if adding:

@@ -299,6 +299,36 @@ def add_osu_sizes(parser: Any) -> None:
                              "(default: one element of the datatype) up to MAX, e.g. -m 8:1M")
 
 
+def element_counts(arguments: argparse.Namespace, elem_size: int, elements: str,
+                   most: int) -> list[int]:
+    """Elements per rank, one list whichever of --sizes, -m (bytes, divided by elem_size) or
+    --count the command was given (add_sizes, add_osu_sizes, add_count), as every command
+    that takes them reads them; `elements` names them in messages ("float elements"), and
+    more than `most` in one call is refused."""
+    if arguments.osu_sizes is not None:
+        option = "-m"
+        low, high = arguments.osu_sizes
+        # OSU's sizes double from MIN, which defaults to the smallest message: one element
+        if high < (low or elem_size):
+            raise UsageError(f"-m: MAX {high} is below the smallest message, "
+                             f"{low or elem_size} bytes (one of the {elements})")
+        sizes = parse_sizes(f"{low or elem_size}:{high}")
+    elif arguments.sizes is not None:
+        option, sizes = "--sizes", arguments.sizes
+    else:
+        return list(arguments.count)
+    counts = []
+    for total in sizes:
+        if total % elem_size:
+            raise UsageError(f"{option}: {total} bytes is not a whole number of {elements} "
+                             f"({elem_size} bytes each)")
+        if total // elem_size > most:
+            raise UsageError(f"{option}: {total} bytes is more than {most} {elements}, the "
+                             "most one call takes")
+        counts.append(total // elem_size)
+    return counts
+
+
 def add_iterations(parser: argparse.ArgumentParser, default: int, what: str = "") -> None:
     """--iterations, -i as OSU and IMB spell it: timed iterations."""
     parser.add_argument("--iterations", "-i", type=integer_in_range("iterations", 1, 1000000),

@@ -51,10 +51,10 @@ from .options import (
     algorithm_name,
     check_operations,
     durations,
+    element_counts,
     element_size,
     integer_in_range,
     one_duration,
-    parse_sizes,
     require_ranks,
 )
 from .output_options import add_json, console_for, write_json
@@ -289,31 +289,6 @@ def _print_rows(arguments: argparse.Namespace, rows: list[dict[str, Any]], elem_
         console.print(profile)
 
 
-def element_counts(arguments: argparse.Namespace, elem_size: int) -> list[int]:
-    """Elements per rank: --sizes or -m (bytes) divided by the element size, else --count
-    (one or a comma list), as `papcoll bench` reads them."""
-    if arguments.osu_sizes is not None:
-        option = "-m"
-        low, high = arguments.osu_sizes
-        if high < (low or elem_size):  # OSU's sizes double from MIN, by default one element
-            raise UsageError(f"-m: MAX {high} is below the smallest message, "
-                             f"{low or elem_size} bytes")
-        sizes = parse_sizes(f"{low or elem_size}:{high}")
-    elif arguments.sizes is not None:
-        option, sizes = "--sizes", arguments.sizes
-    else:
-        return list(arguments.count)
-    counts = []
-    for total in sizes:
-        if total % elem_size:
-            raise UsageError(f"{option}: {total} bytes is not a whole number of elements "
-                             f"({elem_size} bytes each)")
-        counts.append(total // elem_size)
-    if max(counts) > INT32_MAX * 1024:
-        raise UsageError(f"{option}: {max(sizes)} bytes is beyond what the simulator runs")
-    return counts
-
-
 def command_sim(arguments: argparse.Namespace) -> int:
     console = console_for(arguments, 120)
     network = network_of(arguments)
@@ -321,7 +296,8 @@ def command_sim(arguments: argparse.Namespace) -> int:
     if arguments.show:
         return _show(network, arguments.ranks, console)
     require_ranks("sim", arguments)
-    counts = element_counts(arguments, elem_size)
+    # beyond 2^31 elements the simulator still runs: its limit is its memory
+    counts = element_counts(arguments, elem_size, "elements", INT32_MAX * 1024)
     if len(counts) > 1 and (arguments.export_goal or arguments.timeline):
         raise UsageError(f"{'--export-goal' if arguments.export_goal else '--timeline'} "
                          f"takes one size; this run has {len(counts)}")
