@@ -13,7 +13,9 @@
 #include "errors.h"
 #include "world_reference.h"
 
-enum { TOKEN, VALUE, EXCHANGED };
+/* per rank: the token it gives, its node or color, and (rank 0 of the world's own
+ * communicator, before the world has a token) a token drawn for the world */
+enum { TOKEN, VALUE, DRAWN, EXCHANGED };
 
 /* The token a rank gives: its world's, once that world's node and clock are both known. */
 static int64_t token_to_give(void) {
@@ -52,21 +54,25 @@ int rank_groups_compute(papcoll_comm *pc, const papcoll_config *config) {
         free(all);
         return record_error(MPI_ERR_NO_MEM, "papcoll_comm_create: out of memory");
     }
-    int code = MPI_SUCCESS;
-    /* the world's first papcoll communicator draws its token (alike on every rank: being
-     * the world's is a property of the communicator) */
-    if (world_reference_token() == 0 && world_reference_is_world(pc->comm))
-        code = world_reference_draw_token(pc->comm);
+    int world = world_reference_is_world(pc->comm); /* alike on every rank of comm */
     int shared_memory = config->grouping == PAPCOLL_GROUPS_SHARED_MEMORY;
     int64_t mine[EXCHANGED] = {token_to_give(),
-                               shared_memory ? world_reference_node() : config->group_color};
-    if (code == MPI_SUCCESS)
-        code = MPI_Allgather(mine, EXCHANGED, MPI_INT64_T, all, EXCHANGED, MPI_INT64_T,
+                               shared_memory ? world_reference_node() : config->group_color,
+                               world && pc->rank == 0 && world_reference_token() == 0
+                                   ? world_reference_draw()
+                                   : 0};
+    /* one collective whatever each rank's own state: threads of a rank that make
+     * communicators at once may see the token set or not, and a collective that only some
+     * ranks enter would hang */
+    int code = MPI_Allgather(mine, EXCHANGED, MPI_INT64_T, all, EXCHANGED, MPI_INT64_T,
                              pc->comm);
     if (code != MPI_SUCCESS) {
         free(all);
         return record_error(code, "papcoll_comm_create: MPI_Allgather failed");
     }
+    /* the world's token is rank 0's draw, taken where none is held yet; two drawn at once
+     * may leave ranks with different tokens, and then later communicators measure */
+    if (world && all[DRAWN] != 0) world_reference_adopt_token(all[DRAWN]);
     pc->shares_world_reference = all[TOKEN] != 0;
     for (int r = 1; r < ranks; r++)
         if (all[r * EXCHANGED + TOKEN] != all[TOKEN]) pc->shares_world_reference = 0;

@@ -1,10 +1,9 @@
 /* world_reference.c - see world_reference.h.
  *
  * The values are written during a collective on the world (at its papcoll communicator's
- * creation) and read during later creations; a program creates communicators from one
- * thread at a time or in an order every rank shares (MPI requires it of collectives on one
- * communicator, and the world's creation comes first), so relaxed atomics are enough to
- * keep a second thread from reading a torn value. */
+ * creation) and read during later creations, possibly by other threads at the same time:
+ * atomics keep a value whole, and rank_groups.c never lets what a rank holds decide whether
+ * it enters a collective (a rank that reads "not yet" only measures again). */
 #define _POSIX_C_SOURCE 200809L
 #include "world_reference.h"
 
@@ -40,20 +39,16 @@ int world_reference_has_clock_offset(void) {
     return __atomic_load_n(&has_clock_offset, __ATOMIC_ACQUIRE);
 }
 
-int world_reference_draw_token(MPI_Comm comm) {
-    int rank = 0;
-    MPI_Comm_rank(comm, &rank);
-    int64_t drawn = 0;
-    if (rank == 0) {
-        /* distinct between worlds, not secret: the clock and the process id */
-        struct timespec now;
-        clock_gettime(CLOCK_REALTIME, &now);
-        drawn = ((int64_t)now.tv_sec * 1000000007 + now.tv_nsec) ^ ((int64_t)getpid() << 40);
-        if (drawn <= 0) drawn = (drawn & INT64_MAX) | 1;
-    }
-    int code = MPI_Bcast(&drawn, 1, MPI_INT64_T, 0, comm);
-    if (code == MPI_SUCCESS) __atomic_store_n(&token, drawn, __ATOMIC_RELAXED);
-    return code;
+int64_t world_reference_draw(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    int64_t drawn = ((int64_t)now.tv_sec * 1000000007 + now.tv_nsec) ^ ((int64_t)getpid() << 40);
+    return drawn <= 0 ? (drawn & INT64_MAX) | 1 : drawn;
+}
+
+void world_reference_adopt_token(int64_t drawn) {
+    int64_t none = 0;
+    __atomic_compare_exchange_n(&token, &none, drawn, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
 void world_reference_set_node(int32_t value) {

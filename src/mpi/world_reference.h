@@ -31,10 +31,12 @@ int32_t world_reference_node(void);
 double world_reference_clock_offset(void);
 int world_reference_has_clock_offset(void);
 
-/* Collective over comm, which is the world's (world_reference_is_world): draws the token at
- * rank 0 and shares it. Then world_reference_set_node / _set_clock_offset record the rest
- * as they are measured. */
-int world_reference_draw_token(MPI_Comm comm);
+/* A token for the world, drawn at its rank 0 (distinct between worlds: the clock and the
+ * process id; never 0); world_reference_adopt_token keeps it where no token is held yet
+ * (every rank of the world adopts rank 0's, shared in rank_groups.c's all-gather). Then
+ * world_reference_set_node / _set_clock_offset record the rest as they are measured. */
+int64_t world_reference_draw(void);
+void world_reference_adopt_token(int64_t drawn);
 void world_reference_set_node(int32_t node);
 void world_reference_set_clock_offset(double offset);
 

@@ -12,7 +12,8 @@
  *   cancel-post         MPI_Cancel of an MPI_Iallreduce request, then its result
  *   start-active        MPI_Start of a request whose start is not completed: the class
  *   failed-post         rank 0 passes MPI_Iallreduce 7 more elements than the others
- *                       (erroneous): MPI_Wait's code and its MPI_Error_string
+ *                       (erroneous): the drop-in ends the job with papcoll's message
+ *                       before MPI_Wait returns; a rank whose wait returns says its code
  *   failed-persistent   the same for one start of an MPI_Allreduce_init request
  *   refused-init        rank 0 passes MPI_Allreduce_init 7 more elements than the others
  *                       (run with PAPCOLL_CHECK=1, so papcoll refuses the init), then

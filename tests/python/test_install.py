@@ -101,6 +101,10 @@ PRELOAD_EXPORTS = {"MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Allreduce
                    # the non-blocking and persistent all-reduce
                    "MPI_Iallreduce", "MPI_Iallreduce_c", "MPI_Allreduce_init",
                    "MPI_Allreduce_init_c", "MPI_Start", "MPI_Startall", "MPI_Request_free",
+                   # completion calls: a papcoll request's error comes back through them,
+                   # and MPI_Cancel of a started persistent all-reduce is refused
+                   "MPI_Cancel", "MPI_Wait", "MPI_Waitall", "MPI_Waitany", "MPI_Waitsome",
+                   "MPI_Test", "MPI_Testall", "MPI_Testany", "MPI_Testsome",
                    # communicators get their papcoll one as they are made
                    "MPI_Comm_dup", "MPI_Comm_dup_with_info", "MPI_Comm_split",
                    "MPI_Comm_split_type", "MPI_Comm_create", "MPI_Comm_create_group",
