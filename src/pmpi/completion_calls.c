@@ -158,19 +158,42 @@ int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_St
     return code != MPI_SUCCESS ? code : error;
 }
 
+/* The statuses Waitall / Testall pass the MPI: the program's, or where it ignores them and
+ * a shell is among its requests, ours: where another request fails (MPI_ERR_IN_STATUS),
+ * only a shell's status says whether its receive completed, and a shell left active would
+ * refuse the program's next MPI_Start. */
+static MPI_Status *statuses_to_pass(MPI_Status statuses[], const owner *owners, int count,
+                                    MPI_Status *few) {
+    if (statuses != MPI_STATUSES_IGNORE || owners == NULL) return statuses;
+    for (int k = 0; k < count; k++)
+        if (owners[k].shell != NULL) {
+            MPI_Status *ours = count <= FEW ? few : malloc((size_t)count * sizeof *ours);
+            return ours != NULL ? ours : statuses;
+        }
+    return statuses;
+}
+
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
     if (requests == NULL || !any_alive()) return PMPI_Waitall(count, requests, statuses);
     owner few[FEW], *owners = owners_of(count, requests, few, FEW);
-    int code = PMPI_Waitall(count, requests, statuses);
-    return all_completed(code, 1, owners, few, count, requests, statuses);
+    MPI_Status few_statuses[FEW], *passed = statuses_to_pass(statuses, owners, count,
+                                                              few_statuses);
+    int code = PMPI_Waitall(count, requests, passed);
+    code = all_completed(code, 1, owners, few, count, requests, passed);
+    if (passed != statuses && passed != few_statuses) free(passed);
+    return code;
 }
 
 int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]) {
     if (requests == NULL || flag == NULL || !any_alive())
         return PMPI_Testall(count, requests, flag, statuses);
     owner few[FEW], *owners = owners_of(count, requests, few, FEW);
-    int code = PMPI_Testall(count, requests, flag, statuses);
-    return all_completed(code, *flag, owners, few, count, requests, statuses);
+    MPI_Status few_statuses[FEW], *passed = statuses_to_pass(statuses, owners, count,
+                                                              few_statuses);
+    int code = PMPI_Testall(count, requests, flag, passed);
+    code = all_completed(code, *flag, owners, few, count, requests, passed);
+    if (passed != statuses && passed != few_statuses) free(passed);
+    return code;
 }
 
 /* Waitsome / Testsome: the completed ones are indices[0 .. *outcount) */

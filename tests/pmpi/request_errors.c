@@ -21,11 +21,15 @@
  *   status              the status an MPI_Wait gives a completed MPI_Iallreduce and a
  *                       completed start: "status source S tag T count C cancelled X" for
  *                       each, to compare with the MPI's own (without the preload)
+ *   neighbour-failed    a started MPI_Allreduce_init request completed in one
+ *                       MPI_Waitall (MPI_STATUSES_IGNORE) beside a receive that fails
+ *                       (truncated): then STARTS more starts, the first one's class
+ *                       (MPI_ERR_OTHER where the Waitall did not fail, the premise)
  *   many                200 MPI_Iallreduce outstanding at once, completed by one
  *                       MPI_Waitall in reverse order of posting, then 100 by MPI_Testsome,
  *                       then 20 persistent all-reduces in MPI_Startall / MPI_Waitall, 3
  *                       rounds: "wrong" counts the wrong elements of all
- * The failed cases return errors on MPI_COMM_SELF too: MPICH raises an error of a request
+ * The failed cases and neighbour-failed return errors on MPI_COMM_SELF too: MPICH raises an error of a request
  * array's test there (docs/nonblocking.md, Limits), and the case is about the program's. */
 #define _POSIX_C_SOURCE 200809L /* _exit */
 #include <mpi.h>
@@ -83,6 +87,31 @@ static void persistent_case(const char *name) {
     }
     MPI_Request_free(&request);
     say(name, code, bad);
+}
+
+static void neighbour_failed(void) {
+    static double send[COUNT], receive[COUNT];
+    int message[2] = {1, 2}, short_buffer[1];
+    MPI_Request requests[3];
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN); /* MPICH raises Waitall's there */
+    fill(send, COUNT, 0);
+    MPI_Allreduce_init(send, receive, COUNT, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
+                       MPI_INFO_NULL, &requests[0]);
+    MPI_Start(&requests[0]);
+    MPI_Irecv(short_buffer, 1, MPI_INT, rank, 99, MPI_COMM_WORLD, &requests[1]);
+    MPI_Isend(message, 2, MPI_INT, rank, 99, MPI_COMM_WORLD, &requests[2]);
+    int code = MPI_Waitall(3, requests, MPI_STATUSES_IGNORE) == MPI_SUCCESS ? MPI_ERR_OTHER
+                                                                           : MPI_SUCCESS;
+    int bad = wrong(receive, COUNT, 0);
+    for (int round = 1; round <= STARTS; round++) {
+        fill(send, COUNT, round);
+        int started = MPI_Start(&requests[0]);
+        if (code == MPI_SUCCESS) code = started;
+        if (started == MPI_SUCCESS) MPI_Wait(&requests[0], MPI_STATUS_IGNORE);
+        bad += wrong(receive, COUNT, round);
+    }
+    MPI_Request_free(&requests[0]);
+    say("neighbour-failed", code, bad);
 }
 
 static void cancel_post(void) {
@@ -209,6 +238,8 @@ int main(int argc, char **argv) {
         cancel_post();
     else if (strcmp(name, "refused-init") == 0)
         refused_init();
+    else if (strcmp(name, "neighbour-failed") == 0)
+        neighbour_failed();
     else if (strcmp(name, "status") == 0)
         statuses();
     else if (strcmp(name, "many") == 0)

@@ -284,6 +284,20 @@ def test_statuses_of_completed_requests_read_alike(progress):
 
 
 @pytest.mark.parametrize("progress", ["calls", "thread"])
+def test_a_persistent_start_completed_beside_a_failed_request_can_start_again(progress):
+    """MPI_Waitall(MPI_STATUSES_IGNORE) of a started persistent all-reduce and a receive
+    that fails returns MPI_ERR_IN_STATUS: the drop-in read from the statuses whether the
+    start's request completed, had none, and left it active, so every later MPI_Start was
+    refused as a start of an active request. Now it passes statuses of its own."""
+    lines, output, returncode = request_error_lines("neighbour-failed", progress)
+    assert returncode == 0, output[-3000:]
+    assert len(lines) == 2, output[-3000:]
+    for line in lines:
+        seen = fields(line)
+        assert (seen["class"], seen["wrong"]) == ("0", "0"), line
+
+
+@pytest.mark.parametrize("progress", ["calls", "thread"])
 def test_hundreds_of_requests_outstanding_complete_right(progress):
     """200 posts outstanding at once in one MPI_Waitall in reverse order, 100 through
     MPI_Testsome, 20 persistent all-reduces in MPI_Startall / MPI_Waitall: every result
