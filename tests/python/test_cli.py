@@ -329,6 +329,24 @@ def test_demo_summaries_name_the_rows_numbers():
     assert "10 timed calls after 12 untimed, 3 repeats" in table
 
 
+def test_every_command_has_its_texts_row_and_every_row_a_command():
+    """The subcommands' help and descriptions are one table (cli/command_texts.py), in the
+    order `papcoll --help` lists the commands: a row without a command, or a command out of
+    the table's order, would leave a table that no longer says what the command line is."""
+    import argparse
+
+    from papcoll.cli import build_parser
+    from papcoll.cli.command_texts import COMMAND_TEXTS
+
+    commands = next(action for action in build_parser()._actions
+                    if isinstance(action, argparse._SubParsersAction))
+    assert list(commands.choices) == list(COMMAND_TEXTS)
+    listed = {action.dest: action.help for action in commands._choices_actions}
+    for name, texts in COMMAND_TEXTS.items():
+        assert listed[name] == texts.help
+        assert commands.choices[name].description == texts.description
+
+
 @pytest.mark.parametrize("arguments", [["--version"], ["algorithms", "--json", "-"]])
 def test_python_dash_m_papcoll_runs_the_command_line(papcoll_command, arguments):
     """`python -m papcoll` (python/papcoll/__main__.py) is the `papcoll` command, for an

@@ -2,8 +2,9 @@
 
 One module a subcommand (algorithms, parameters, settings, verify, schedule, bench, calibrate,
 sim, validate, search: schedules and search, reproduce, testbed, demo, report: report and
-preload), each with its add_parser(commands) and its handler; options.py and the
-*_options.py beside it hold what they share, by concept. The library (papcoll.core, .sim
+preload), each with its add_parser(commands) and its handler; command_texts.py holds every
+command's help and description, options.py and the *_options.py beside it what the
+commands share, by concept. The library (papcoll.core, .sim
 ...) and the lab never import this.
 
 Exit status: 0 success, 1 a verification found a violation, 2 bad arguments (including an

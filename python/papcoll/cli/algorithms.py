@@ -14,10 +14,7 @@ from .output_options import add_json, console_for, json_took_stdout
 
 
 def add_parser(commands: Any) -> None:
-    listing = add_command(commands, command_algorithms, "algorithms",
-                          help="list the algorithms",
-                          description="The algorithms: description, source, the ops they "
-                                      "take, their limitations and the parameters they read.")
+    listing = add_command(commands, command_algorithms, "algorithms")
     add_json(listing, "the list")
 
 

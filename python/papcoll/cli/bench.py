@@ -59,13 +59,10 @@ MOST_ITEMS = 32
 
 
 def add_parser(commands: Any) -> None:
+    # auto's grid (sizes x arrival patterns x delays in multiples of each size's own delta,
+    # every contender, four figures) is a script over this engine
     bench = add_command(
         commands, command_bench, "bench",
-        help="the Proficz 2018 mini-benchmark (Fig. 9) over mpiexec, against native MPI",
-        description="Runs papcoll-bench under mpiexec: e-bar of each algorithm when rank 1 "
-                    "(one-late) or every rank (rand-late) arrives up to --max-delay late.",
-        # auto's grid (sizes x arrival patterns x delays in multiples of each size's own
-        # delta, every contender, four figures) is a script over this engine
         epilog="auto's whole grid (auto against every papcoll algorithm and native "
                "variant, balanced, one-late and rand-late, delays 0-100 x delta) and its "
                "four figures (never slower, right choice, wins when it can, learns fast): "

@@ -31,14 +31,7 @@ def _datatype(text: str) -> str:
 
 
 def add_parser(commands: Any) -> None:
-    parser = add_command(
-        commands, command_calibrate, "calibrate",
-        help="measure this machine's simulator parameters with real MPI",
-        description="Runs papcoll-calibrate under mpiexec (ping-pong sweep, the fan-out of "
-                    "Ruefenacht et al. 2017, reduction speed per datatype), fits latency, "
-                    "overhead and time per byte, prints them with the fit's residuals and "
-                    "writes a network file for `papcoll sim --network FILE` "
-                    "(docs/simulator.md, Calibration).")
+    parser = add_command(commands, command_calibrate, "calibrate")
     add_ranks(parser, 4096, default=2)
     parser.add_argument("--output", "-o", metavar="FILE.json",
                         help="write the calibrated network file here")

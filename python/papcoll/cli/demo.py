@@ -91,13 +91,7 @@ DEMO_SIM = ["sim", "--network", "ethernet-1g", "--ranks", "48", "--sizes", "4M",
 
 
 def add_parser(commands: Any) -> None:
-    demo = add_command(
-        commands, command_demo, "demo",
-        help="verified schedules, then papcoll against MPI_Allreduce with a rank late",
-        description="Verifies every algorithm's schedule (one line), then (unless "
-                    "--no-bench) a short `papcoll bench` with rank 1 late and one `papcoll "
-                    "sim` line, and ends with one sentence: papcoll's auto against "
-                    "MPI_Allreduce.")
+    demo = add_command(commands, command_demo, "demo")
     demo.add_argument("--ranks", "-P",
                       type=comma_list(integer_in_range("ranks", 1, DEMO_MAX_RANKS)),
                       default=comma_list(int)(DEMO_RANKS),

@@ -17,6 +17,7 @@ from typing import Any, NoReturn, TypeVar
 
 from ..core import Context, PapcollError, algorithm, algorithms, estimated_operations
 from ..datatypes import DATATYPES
+from .command_texts import COMMAND_TEXTS
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE = 0, 1, 2
 INT32_MAX, INT64_MAX = 2**31 - 1, 2**63 - 1
@@ -80,10 +81,12 @@ class Parser(argparse.ArgumentParser):
         sys.exit(EXIT_USAGE)
 
 
-def add_command(commands: Any, handler: Handler, name: str, **texts: Any) -> Any:
-    """The subcommand `name` and the handler that runs it, declared together (its help and
-    description in `texts`); returns its parser, for the command's options."""
-    parser = commands.add_parser(name, **texts)
+def add_command(commands: Any, handler: Handler, name: str, **extra: Any) -> Any:
+    """The subcommand `name` and the handler that runs it, declared together, with its help
+    and description from command_texts.py (`extra`: argparse's other texts, an epilog);
+    returns its parser, for the command's options."""
+    texts = COMMAND_TEXTS[name]
+    parser = commands.add_parser(name, help=texts.help, description=texts.description, **extra)
     parser.set_defaults(handler=handler)
     return parser
 

@@ -15,11 +15,7 @@ from .output_options import add_json, console_for, json_took_stdout
 
 
 def add_parser(commands: Any) -> None:
-    listing = add_command(commands, command_parameters, "parameters",
-                          help="list the algorithms' parameters",
-                          description="The algorithms' parameters: kind, range, default, "
-                                      "option and the algorithms that read each (declared "
-                                      "once, in the C core).")
+    listing = add_command(commands, command_parameters, "parameters")
     add_json(listing, "the list")
 
 

@@ -23,22 +23,7 @@ TABLE_SITES = 100
 
 
 def add_parser(commands: Any) -> None:
-    reporting = add_command(
-        commands, run_report, "report",
-        help="print the report of libpapcoll_pmpi.so (PAPCOLL_REPORT=FILE)",
-        description="Prints what libpapcoll_pmpi.so saw in a run: per communicator and call "
-                    "site the call (MPI_Allreduce, MPI_Iallreduce, or persistent: "
-                    "MPI_Allreduce_init and its starts), the calls, their size, time "
-                    "inside the call (for non-blocking and persistent calls: the post or "
-                    "start only, not the wait), the arrival "
-                    "imbalance, what ran in the calls papcoll decided (native there: auto "
-                    "chose MPI's own), the calls passed straight to MPI and why, the cost "
-                    "model's saving (modelled, not measured), and auto's closed loop: its "
-                    "probes, the calls where measurements overruled the model, and the "
-                    "last choice's predicted and measured times. The table shows the "
-                    f"{TABLE_SITES} busiest call sites; --json FILE writes every one. "
-                    "Counts that contradict each other are flagged on stderr. "
-                    "docs/pmpi.md.")
+    reporting = add_command(commands, run_report, "report")
     reporting.add_argument("report", metavar="FILE", help="the JSON report")
     reporting.add_argument("--rules", metavar="OUT",
                            help="also write a rules file (docs/rules.md) with one rule per "
@@ -46,12 +31,7 @@ def add_parser(commands: Any) -> None:
                                 "ran: run again with PAPCOLL_RULES=OUT to make the same "
                                 "decisions")
     add_json(reporting, "the table's rows")
-    preloading = add_command(
-        commands, run_preload, "preload",
-        help="print the path of libpapcoll_pmpi.so, for LD_PRELOAD",
-        description="Prints the path of libpapcoll_pmpi.so: "
-                    "LD_PRELOAD=$(papcoll preload) mpiexec -n 4 ./app gives an unmodified "
-                    "MPI program papcoll's all-reduce. docs/pmpi.md.")
+    preloading = add_command(commands, run_preload, "preload")
     add_json(preloading, "the path as {\"library\": PATH}")
 
 

@@ -26,16 +26,7 @@ SEED004_NETWORK = "aries"
 
 
 def add_parser(commands: Any) -> None:
-    again = add_command(
-        commands, command_reproduce, "reproduce",
-        help="a paper's table in the simulator (docs/reproductions.md)",
-        description="seed004-table2: Ruefenacht et al. 2017, Table 2 (recursive "
-                    "multiplying); seed003-table1: Proficz et al., Table 1 (hierarchical "
-                    "all-reduce across two sites); seed001-crossover: Patarasuk & Yuan 2009, "
-                    "Section 5 (contention-free ring vs butterfly on a tree); "
-                    "seed002-tables: Gavahi, Tables 1-2 (priority-aware reduce-scatter). "
-                    "The names number the papers as docs/references.md does; results and "
-                    "how they compare: docs/reproductions.md.")
+    again = add_command(commands, command_reproduce, "reproduce")
     again.add_argument("table", choices=TABLES, help="which paper's table (above)")
     # None: not given, so that a table on its paper's fixed networks can refuse it
     again.add_argument("--network", default=None,

@@ -15,11 +15,7 @@ SCHEDULE_MAX_RANKS = 1 << 20
 
 
 def add_parser(commands: Any) -> None:
-    dumping = add_command(
-        commands, command_schedule, "schedule",
-        help="print one rank's schedule",
-        description="One rank's schedule in the text format `papcoll verify --schedule-files` "
-                    "reads (docs/schedules.md).")
+    dumping = add_command(commands, command_schedule, "schedule")
     context_options.add_problem(dumping, SCHEDULE_MAX_RANKS)
     dumping.add_argument("--rank", required=True, type=options.integer_in_range("rank", 0, 1 << 20),
                          help="which rank's schedule")

@@ -47,20 +47,12 @@ def _add_max_base(parser: argparse.ArgumentParser) -> None:
 
 
 def add_parser(commands: Any) -> None:
-    space = add_command(
-        commands, command_schedules, "schedules",
-        help="list the recursive multiplying schedules of P (Ruefenacht et al. 2017)",
-        description="Every factored, split (collapse/expand) and merged schedule of P.")
+    space = add_command(commands, command_schedules, "schedules")
     add_ranks(space, 4096, required=True)
     _add_max_base(space)
     add_json(space)
 
-    finder = add_command(
-        commands, command_search, "search",
-        help="simulate every recursive multiplying schedule of P and rank them",
-        description="Simulates each schedule of `papcoll schedules` on a network (balanced "
-                    "arrivals) and ranks them by e-bar, against MPICH's recursive doubling; "
-                    "prints the optimal fan-out of Ruefenacht et al. 2017 Eq. 5 for the network.")
+    finder = add_command(commands, command_search, "search")
     add_ranks(finder, 4096, required=True)
     add_network(finder, "aries")
     add_count(finder, "2")

@@ -20,12 +20,7 @@ from .output_options import add_json, console_for, json_took_stdout
 
 
 def add_parser(commands: Any) -> None:
-    listing = add_command(commands, command_settings, "settings",
-                          help="list every setting: PAPCOLL_* variables, config fields, "
-                               "CMake options",
-                          description="Every setting papcoll reads: its environment variable "
-                                      "and its C, Python and CMake names, who reads it and "
-                                      "when, its default, what it accepts and what it does.")
+    listing = add_command(commands, command_settings, "settings")
     add_json(listing, "the list")
     listing.add_argument("--markdown", metavar="FILE",
                          help="write the list as the Markdown of docs/settings.md to FILE "

@@ -66,11 +66,7 @@ TIMELINE_MAX_PANELS = 8
 
 
 def add_parser(commands: Any) -> None:
-    sim = add_command(
-        commands, command_sim, "sim",
-        help="simulate algorithms on a modelled network (discrete-event engine)",
-        description="Runs the schedules of all ranks in the simulator: e-bar, makespan and "
-                    "the lower bound per algorithm and delay.")
+    sim = add_command(commands, command_sim, "sim")
     add_network(sim, "hockney")
     add_ranks(sim, 1 << 22)
     add_algorithms(sim, "ring,rabenseifner,slt,prr")

@@ -39,13 +39,7 @@ STREAM_TOLERANCE = 0.10
 
 
 def add_parser(commands: Any) -> None:
-    testbed = add_command(
-        commands, command_testbed, "testbed",
-        help="an emulated cluster on this machine: network namespaces, shaped links",
-        description="Builds, lists, checks and removes emulated clusters: one network "
-                    "namespace per host of a network (preset or file, as `papcoll sim "
-                    "--network`), bridges for its switches, links shaped with tc tbf. Needs "
-                    "root.")
+    testbed = add_command(commands, command_testbed, "testbed")
     actions = testbed.add_subparsers(dest="action", required=True, metavar="ACTION",
                                      help="up, down, status or check")
     make = actions.add_parser("up", help="build a testbed")

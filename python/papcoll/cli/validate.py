@@ -47,14 +47,7 @@ def _mode(text: str) -> str:
 
 
 def add_parser(commands: Any) -> None:
-    command = add_command(
-        commands, command_validate, "validate",
-        help="the simulator's e-bar against real runs (mpiexec), per case",
-        description="Runs every algorithm x size x arrival mode in papcoll-bench and in the "
-                    "simulator (replaying the measured arrivals) and prints the relative "
-                    "error per case and its geometric mean per algorithm and overall. "
-                    "With --testbed, give --network too: the network the simulator "
-                    "models, calibrated on that testbed (docs/testbed.md).")
+    command = add_command(commands, command_validate, "validate")
     add_network(command, DEFAULT_NETWORK)
     # None: not given. The default stands only without --testbed, where the measured network
     # is this machine's; command_validate refuses --testbed without --network

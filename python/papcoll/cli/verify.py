@@ -28,12 +28,7 @@ VERIFY_MAX_OPERATIONS = 25_000_000
 
 
 def add_parser(commands: Any) -> None:
-    checking = add_command(
-        commands, command_verify, "verify",
-        help="prove an algorithm's schedules correct",
-        description="Builds every rank's schedule and proves it: each rank ends with the "
-                    "reduction of all contributions, no deadlock. Prints one JSON object; "
-                    "exits 1 on a violation.")
+    checking = add_command(commands, command_verify, "verify")
     add_problem(checking, VERIFY_MAX_RANKS, required=False)
     checking.add_argument("--schedule-files", nargs="+", metavar="FILE",
                           help="verify hand-written schedules instead: one file per rank, "
