@@ -216,6 +216,26 @@ int MPI_Request_free(MPI_Request *request) {
 
 /* ---- the two calls ---------------------------------------------------------------------- */
 
+/* The MPI's own call where one goes to the MPI: the int-count call, or MPI 4's large-count
+ * twin for the _c calls (a count above INT_MAX is papcoll's like any other, and where it goes
+ * to the MPI it goes whole, not cast to int). */
+typedef int (*native_post)(const void *, void *, MPI_Count, MPI_Datatype, MPI_Op, MPI_Comm,
+                           MPI_Request *);
+typedef int (*native_init)(const void *, void *, MPI_Count, MPI_Datatype, MPI_Op, MPI_Comm,
+                           MPI_Info, MPI_Request *);
+
+static int native_post_int_count(const void *sendbuf, void *recvbuf, MPI_Count count,
+                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                 MPI_Request *request) {
+    return PMPI_Iallreduce(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
+}
+
+static int native_init_int_count(const void *sendbuf, void *recvbuf, MPI_Count count,
+                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                 MPI_Info info, MPI_Request *request) {
+    return PMPI_Allreduce_init(sendbuf, recvbuf, (int)count, datatype, op, comm, info, request);
+}
+
 /* What both calls first decide: when the call began (its time counts from there), its
  * record and site, and whether it goes to the MPI (as a blocking call would route it:
  * intercept_route_to_native) and why. */
@@ -233,7 +253,7 @@ static call_route route_call(const void *sendbuf, const void *recvbuf, MPI_Count
     call_route route = {.started = PMPI_Wtime(), .site = NULL,
                         .reason = NATIVE_INVALID_ARGUMENTS};
     route.record = intercept_record_and_site(comm, caller, kind, &route.site);
-    route.native = request == NULL || count > INT_MAX ||
+    route.native = request == NULL ||
                    intercept_route_to_native(route.record, sendbuf, recvbuf, count, datatype,
                                              op, &route.reason);
     return route;
@@ -243,7 +263,7 @@ static call_route route_call(const void *sendbuf, const void *recvbuf, MPI_Count
  * too (MPI's own starts of a request it kept pass unseen). */
 static int persistent_init(const void *sendbuf, void *recvbuf, MPI_Count count,
                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
-                           MPI_Request *request, const void *caller) {
+                           MPI_Request *request, const void *caller, native_init native) {
     call_route route = route_call(sendbuf, recvbuf, count, datatype, op, comm, request, caller,
                                   CALL_PERSISTENT);
     int code = MPI_SUCCESS;
@@ -263,8 +283,7 @@ static int persistent_init(const void *sendbuf, void *recvbuf, MPI_Count count,
     if (route.native) {
         intercept_count_call(route.site, count, datatype, PMPI_Wtime() - route.started,
                              &route.reason, NULL);
-        return PMPI_Allreduce_init(sendbuf, recvbuf, (int)count, datatype, op, comm, info,
-                                   request);
+        return native(sendbuf, recvbuf, count, datatype, op, comm, info, request);
     }
     persistent_shell *s = calloc(1, sizeof *s);
     if (s == NULL) return intercept_raise_error(comm, MPI_ERR_NO_MEM);
@@ -330,7 +349,8 @@ static void say_not_taken(MPI_Comm comm, int order_not_kept) {
 }
 
 static int post(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                MPI_Op op, MPI_Comm comm, MPI_Request *request, const void *caller) {
+                MPI_Op op, MPI_Comm comm, MPI_Request *request, const void *caller,
+                native_post native) {
     call_route route = route_call(sendbuf, recvbuf, count, datatype, op, comm, request, caller,
                                   CALL_IALLREDUCE);
     /* both alike on every rank: the communicator was made by a collective call, and the
@@ -342,7 +362,7 @@ static int post(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatyp
     if (route.native && route.reason == NATIVE_NO_PAPCOLL_COMMUNICATOR)
         say_not_taken(comm, intercept_reproducible() && papcoll_order_matters(datatype, op));
     if (route.native) {
-        int code = PMPI_Iallreduce(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
+        int code = native(sendbuf, recvbuf, count, datatype, op, comm, request);
         intercept_count_call(route.site, count, datatype, PMPI_Wtime() - route.started,
                              &route.reason, NULL);
         return code;
@@ -371,7 +391,7 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
     if (intercept_inside_papcoll())
         return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
     return post(sendbuf, recvbuf, count, datatype, op, comm, request,
-                __builtin_return_address(0));
+                __builtin_return_address(0), native_post_int_count);
 }
 
 int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
@@ -379,7 +399,7 @@ int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
     if (intercept_inside_papcoll())
         return PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
     return persistent_init(sendbuf, recvbuf, count, datatype, op, comm, info, request,
-                           __builtin_return_address(0));
+                           __builtin_return_address(0), native_init_int_count);
 }
 
 #if MPI_VERSION >= 4
@@ -388,19 +408,17 @@ int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
     if (intercept_inside_papcoll())
         return PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
-    if (count > INT_MAX) /* beyond what post() hands to PMPI_Iallreduce */
-        return PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
     return post(sendbuf, recvbuf, count, datatype, op, comm, request,
-                __builtin_return_address(0));
+                __builtin_return_address(0), PMPI_Iallreduce_c);
 }
 
 int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
                          MPI_Request *request) {
-    if (intercept_inside_papcoll() || count > INT_MAX)
+    if (intercept_inside_papcoll())
         return PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info,
                                      request);
     return persistent_init(sendbuf, recvbuf, count, datatype, op, comm, info, request,
-                           __builtin_return_address(0));
+                           __builtin_return_address(0), PMPI_Allreduce_init_c);
 }
 #endif

@@ -322,3 +322,40 @@ def test_a_start_after_a_refused_init_returns_mpi_err_request():
         seen = fields(line)
         assert seen["refused"] == "1", line
         assert "MPI_Start of MPI_REQUEST_NULL" in seen["text"], line
+
+
+# MPI 4's large-count posts and persistent inits (tests/pmpi/large_count.c): above 2^31 - 1
+# elements they went to the MPI unseen (not counted, not papcoll's); now papcoll takes them
+# like any other. 2^31 + 7 bytes a rank in place: 2 GiB a rank plus the algorithm's scratch,
+# about 25 s at P = 2 here, so only `make test-long` runs it; the small count checks the
+# same calls' route in `make test`.
+LARGE_COUNT = BUILD / "pmpi_large_count"
+LARGE_COUNTS = [100_003, pytest.param(2**31 + 7, marks=pytest.mark.long, id="2^31+7")]
+
+
+@pytest.mark.skipif(mpi_flavor(str(mpiexec_path())) != "mpich",
+                    reason="Open MPI 5.0 has no large-count calls")
+@pytest.mark.parametrize("progress", ["calls", "thread"])
+@pytest.mark.parametrize("algorithm", ["ring", "auto"])
+@pytest.mark.parametrize("count", LARGE_COUNTS)
+def test_large_count_posts_and_starts_are_papcolls_and_right(tmp_path, count, algorithm,
+                                                             progress):
+    report_path = tmp_path / "report.json"
+    environment, threading = PROGRESS_MODES[progress]
+    result = run_preloaded(2, [str(LARGE_COUNT), str(count), threading],
+                           {"PAPCOLL_ALGORITHM": algorithm, "PAPCOLL_MIN_BYTES": "0",
+                            "PAPCOLL_REPORT": str(report_path), **environment},
+                           timeout_seconds=300)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-3000:]
+    lines = [line.split() for line in result.stdout.splitlines()
+             if line.startswith("large_count: rank ")]
+    assert len(lines) == 6, output[-3000:]  # a post and two starts, on each rank
+    for words in lines:
+        assert words[words.index("count") + 1] == str(count), words
+        assert (words[words.index("code") + 1], words[words.index("wrong") + 1]) == ("0", "0"), \
+            words
+    totals = load_report(report_path)["totals"]
+    # the post, the init and its two starts: each papcoll's (auto may run the MPI's own
+    # inside papcoll's call, which still counts as papcoll's decision)
+    assert (totals["calls"], totals["papcoll_calls"]) == (4, 4), totals
