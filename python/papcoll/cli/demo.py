@@ -12,8 +12,8 @@ rank arrives late? In four short parts:
    late): auto and straggler against ring;
 4. one sentence: papcoll's auto's time relative to MPI_Allreduce's with rank 1 late, at
    each size (median e-bar over median e-bar, below 1 is faster, with its range over the
-   repeats), said as faster, slower or "no clear difference" where auto's and
-   MPI_Allreduce's e-bars over the repeats overlap, and what auto ran.
+   repeats), said as faster or slower where most repeats say so and the median by a clear
+   margin, else "no clear difference" (outcome), and what auto ran.
 
 --json FILE writes the verified schedules' full rows; `papcoll bench` and `papcoll sim` with
 the command lines the demo prints give the full tables of parts 2 and 3."""
@@ -75,8 +75,9 @@ DEMO_MAX_RANKS = 256
 # - DEMO_ITERATIONS timed calls and medians, not means: one descheduled call of 4 ranks on 2
 #   cores costs milliseconds and moved a mean of 10 calls by a third;
 # - DEMO_REPEATS repeats (separate jobs, other seeds), the range over them shown, and a
-#   verdict that says "no clear difference" where auto's and MPI_Allreduce's e-bars over
-#   the repeats overlap (outcome);
+#   verdict that says "no clear difference" unless most repeats' ratios of auto to
+#   MPI_Allreduce (interleaved in one job) agree and their median is CLEAR_MARGIN from 1
+#   (outcome);
 # - three contenders (auto, straggler, native), so that the whole demo stays at a few
 #   minutes: 4 to 5.5 min on the shared 2-core machine beside other jobs (2.5 min of CPU).
 DEMO_REPEATS = 3
@@ -263,15 +264,29 @@ def sim_summary(rows: list[dict[str, Any]]) -> str | None:
             f"e-bar_lo against ring's {theirs - bound:.1f} ms.")
 
 
-def outcome(ours: list[float], theirs: list[float]) -> str:
-    """"faster", "slower" or "no clear difference" from the repeats' median e-bars of auto
-    (ours) and MPI_Allreduce (theirs): faster only where every repeat of auto took less
-    than every repeat of MPI_Allreduce (the two ranges apart), slower the other way round,
-    and no clear difference where the ranges overlap. One run's ratio flipped between
-    0.78 x and 1.13 x; ranges that overlap are not a difference this machine can show."""
-    if max(ours) < min(theirs):
+# A ratio within this share of 1 is not called a difference: auto's and MPI_Allreduce's
+# medians at 16 KiB read 0.99-1.00 x in every repeat of a run, below 1 each time by a few
+# microseconds of a 7.6 ms call.
+CLEAR_MARGIN = 0.05
+
+
+def outcome(ratios: list[float]) -> str:
+    """"faster", "slower" or "no clear difference" from the repeats' ratios of auto's median
+    e-bar to MPI_Allreduce's (each repeat one job, the two interleaved call by call, so a
+    busy spell slows both): faster where the median ratio is at most 1 - CLEAR_MARGIN and
+    most repeats are below 1, slower the mirror image, otherwise no clear difference.
+    Paired ratios, not the two sides' ranges: a run with one busy repeat had the ranges
+    overlap (4 MiB: auto 10.20-16.09 ms, MPI_Allreduce 11.97-16.48) with every repeat
+    faster (0.81-0.98 x). The median, not every repeat: in one repeat of three auto kept
+    MPI's own algorithm, chosen in its probes, for most calls (1.01 x) while the run's other
+    repeats, and the runs before and after, read 0.80-0.86 x; that is auto's decision, which
+    the demo shows ("running ..."), not what auto gives over a run. One run's single ratio
+    flipped between 0.78 x and 1.13 x."""
+    middle = statistics.median(ratios)
+    most = len(ratios) / 2
+    if middle <= 1.0 - CLEAR_MARGIN and sum(ratio < 1.0 for ratio in ratios) > most:
         return "faster"
-    if min(ours) > max(theirs):
+    if middle >= 1.0 + CLEAR_MARGIN and sum(ratio > 1.0 for ratio in ratios) > most:
         return "slower"
     return "no clear difference"
 
@@ -292,7 +307,7 @@ def _against_native(pairs: list[tuple[dict[str, Any], dict[str, Any]]], first: b
     ran_text = f", running {ran}" if ran else ""
     times = (f"{_spread(ours_each)} against {_spread(theirs_each)} ms a call"
              if len(pairs) > 1 else f"{ours:.2f} against {theirs:.2f} ms a call")
-    result = outcome(ours_each, theirs_each)
+    result = outcome(ratios)
     if result == "faster":
         return (f"at {_size(pairs[0][0])} {subject} was faster: {ratio}, {times}"
                 f"{ran_text}")
@@ -329,8 +344,8 @@ def verdict(bench_rows: list[dict[str, Any]]) -> str:
            else f"all {ranks} ranks on time")
     clauses = [_against_native(pairs, index == 0) for index, pairs in enumerate(sizes)]
     return (f"With {who} (real MPI on this machine, median e-bars, their range over the "
-            "repeats in brackets; no clear difference: the ranges of auto and MPI_Allreduce "
-            "overlap), "
+            "repeats in brackets; faster or slower: in most repeats, by "
+            f"{CLEAR_MARGIN:.0%} or more in the repeats' median ratio), "
             + "; ".join(clauses) + ".")
 
 
