@@ -87,6 +87,8 @@ test-long: build $(TRAINING_INSTALLED) $(TESTING_INSTALLED)
 # Leak checking is on for the MPI-free tests only: the MPI libraries keep memory until exit.
 SANITIZE_BUILD := build/$(MPI)-sanitize
 SANITIZED_MPI := ASAN_OPTIONS=detect_leaks=0 timeout 600 $(VENV)/bin/mpiexec
+# libpapcoll_pmpi.so under an unmodified program: the ASan runtime must load first
+SANITIZED_PRELOAD := LD_PRELOAD=$$(cc -print-file-name=libasan.so):$(CURDIR)/$(SANITIZE_BUILD)/lib/libpapcoll_pmpi.so
 test-sanitizers: $(INSTALLED)
 	cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPAPCOLL_SANITIZE=ON \
 		-DMPI_C_COMPILER=$(CURDIR)/$(VENV)/bin/mpicc >/dev/null
@@ -98,7 +100,7 @@ test-sanitizers: $(INSTALLED)
 	$(SANITIZED_MPI) -n 2 $(SANITIZE_BUILD)/mpi_failed_call
 	$(SANITIZED_MPI) -n 3 $(SANITIZE_BUILD)/mpi_native_variants
 	$(SANITIZED_MPI) -n 3 $(SANITIZE_BUILD)/mpi_decision_sharing
-	@# non-blocking and persistent calls, with each progress setting (issue 33)
+	@# non-blocking and persistent calls, with each progress setting
 	$(SANITIZED_MPI) -n 2 $(SANITIZE_BUILD)/mpi_differential --matrix representative \
 		--call nonblocking --counts 0,1,1009 --large-count 0
 	$(SANITIZED_MPI) -n 2 $(SANITIZE_BUILD)/mpi_differential --matrix representative \
@@ -112,16 +114,28 @@ test-sanitizers: $(INSTALLED)
 	$(SANITIZED_MPI) -n 2 $(SANITIZE_BUILD)/mpi_failure_paths hook
 	ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 timeout 600 $(VENV)/bin/mpiexec \
 		-n 2 $(SANITIZE_BUILD)/mpi_failure_paths unstarted
-	@# reproducible mode: the canonical algorithms and their fold (issue 34)
+	@# reproducible mode: the canonical algorithms and their fold
 	$(SANITIZED_MPI) -n 3 $(SANITIZE_BUILD)/mpi_reproducible
-	@# libpapcoll_pmpi.so under an unmodified program (the ASan runtime must load first)
-	LD_PRELOAD=$$(cc -print-file-name=libasan.so):$(CURDIR)/$(SANITIZE_BUILD)/lib/libpapcoll_pmpi.so \
+	@# libpapcoll_pmpi.so under unmodified programs
+	$(SANITIZED_PRELOAD) \
 		PAPCOLL_REPORT=$(CURDIR)/$(SANITIZE_BUILD)/pmpi_report.json \
 		$(SANITIZED_MPI) -n 3 $(SANITIZE_BUILD)/pmpi_unmodified multiple
-	LD_PRELOAD=$$(cc -print-file-name=libasan.so):$(CURDIR)/$(SANITIZE_BUILD)/lib/libpapcoll_pmpi.so \
+	$(SANITIZED_PRELOAD) \
 		PAPCOLL_MIN_BYTES=0 $(SANITIZED_MPI) -n 3 $(SANITIZE_BUILD)/pmpi_nonblocking_unmodified
-	LD_PRELOAD=$$(cc -print-file-name=libasan.so):$(CURDIR)/$(SANITIZE_BUILD)/lib/libpapcoll_pmpi.so \
+	$(SANITIZED_PRELOAD) \
 		PAPCOLL_REPRODUCIBLE=1 $(SANITIZED_MPI) -n 3 $(SANITIZE_BUILD)/pmpi_reproducible_unmodified
+	@# the drop-in's requests where the program errs, hundreds outstanding, threads posting,
+	@# first collectives that are posts and inits, the large-count calls' route
+	for case in cancel-persistent cancel-post start-active neighbour-failed status many; do \
+		$(SANITIZED_PRELOAD) PAPCOLL_MIN_BYTES=0 $(SANITIZED_MPI) -n 2 \
+			$(SANITIZE_BUILD)/pmpi_request_errors $$case || exit 1; done
+	$(SANITIZED_PRELOAD) PAPCOLL_MIN_BYTES=0 $(SANITIZED_MPI) -n 2 \
+		$(SANITIZE_BUILD)/pmpi_threads_posting 3 15
+	$(SANITIZED_PRELOAD) $(SANITIZED_MPI) -n 3 $(SANITIZE_BUILD)/pmpi_first_calls_unmodified
+	$(SANITIZED_PRELOAD) PAPCOLL_MIN_BYTES=0 PAPCOLL_ALGORITHM=ring $(SANITIZED_MPI) -n 2 \
+		$(SANITIZE_BUILD)/pmpi_large_count 100003
+	PAPCOLL_PROGRESS=thread $(SANITIZED_MPI) -n 2 $(SANITIZE_BUILD)/mpi_threads_posting 4 30 \
+		auto wait
 
 # The property tests (tests/python/test_fuzz*.py) against the core built with the sanitizers,
 # loaded through PAPCOLL_LIBRARY: the first report ends the run and names the C line (-s:

@@ -48,6 +48,12 @@ static owner owner_of(MPI_Request request) {
     return found;
 }
 
+/* What owners_of returns where it found papcoll's requests and had no memory to list them:
+ * the call is then refused before the MPI's (MPI_ERR_NO_MEM), since a request of papcoll's
+ * that the MPI completed unseen would stay in the table and be taken for the program's
+ * next request of that handle. */
+static owner no_memory_for_owners;
+
 /* The owners of count handles (NULL where none is papcoll's: then nothing to do after). */
 static owner *owners_of(int count, const MPI_Request requests[], owner *few, int few_size) {
     owner *owners = NULL;
@@ -56,12 +62,18 @@ static owner *owners_of(int count, const MPI_Request requests[], owner *few, int
         if (found.post == NULL && found.shell == NULL) continue;
         if (owners == NULL) {
             owners = count <= few_size ? few : calloc((size_t)count, sizeof *owners);
-            if (owners == NULL) return NULL; /* out of memory: MPI_SUCCESS as MPI's */
+            if (owners == NULL) return &no_memory_for_owners;
             memset(owners, 0, (size_t)count * sizeof *owners);
         }
         owners[k] = found;
     }
     return owners;
+}
+
+static int refused_for_memory(void) {
+    return intercept_raise_message(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "papcoll (libpapcoll_pmpi):"
+                                   " no memory to follow papcoll's requests through this "
+                                   "completion call; nothing was completed");
 }
 
 /* After the MPI completed the request of found: its operation's error, raised on the
@@ -140,6 +152,7 @@ int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *statu
     if (requests == NULL || index == NULL || !any_alive())
         return PMPI_Waitany(count, requests, index, status);
     owner few[FEW], *owners = owners_of(count, requests, few, FEW);
+    if (owners == &no_memory_for_owners) return refused_for_memory();
     int code = PMPI_Waitany(count, requests, index, status);
     int error = code == MPI_SUCCESS && owners != NULL && *index != MPI_UNDEFINED
                     ? completed(owners[*index], status) : MPI_SUCCESS;
@@ -151,6 +164,7 @@ int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_St
     if (requests == NULL || index == NULL || flag == NULL || !any_alive())
         return PMPI_Testany(count, requests, index, flag, status);
     owner few[FEW], *owners = owners_of(count, requests, few, FEW);
+    if (owners == &no_memory_for_owners) return refused_for_memory();
     int code = PMPI_Testany(count, requests, index, flag, status);
     int error = code == MPI_SUCCESS && *flag && owners != NULL && *index != MPI_UNDEFINED
                     ? completed(owners[*index], status) : MPI_SUCCESS;
@@ -176,6 +190,7 @@ static MPI_Status *statuses_to_pass(MPI_Status statuses[], const owner *owners, 
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
     if (requests == NULL || !any_alive()) return PMPI_Waitall(count, requests, statuses);
     owner few[FEW], *owners = owners_of(count, requests, few, FEW);
+    if (owners == &no_memory_for_owners) return refused_for_memory();
     MPI_Status few_statuses[FEW], *passed = statuses_to_pass(statuses, owners, count,
                                                               few_statuses);
     int code = PMPI_Waitall(count, requests, passed);
@@ -188,6 +203,7 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuse
     if (requests == NULL || flag == NULL || !any_alive())
         return PMPI_Testall(count, requests, flag, statuses);
     owner few[FEW], *owners = owners_of(count, requests, few, FEW);
+    if (owners == &no_memory_for_owners) return refused_for_memory();
     MPI_Status few_statuses[FEW], *passed = statuses_to_pass(statuses, owners, count,
                                                               few_statuses);
     int code = PMPI_Testall(count, requests, flag, passed);
@@ -213,6 +229,7 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices
     if (requests == NULL || outcount == NULL || indices == NULL || !any_alive())
         return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
     owner few[FEW], *owners = owners_of(incount, requests, few, FEW);
+    if (owners == &no_memory_for_owners) return refused_for_memory();
     int code = PMPI_Waitsome(incount, requests, outcount, indices, statuses);
     return some_completed(code, owners, few, *outcount, indices, statuses);
 }
@@ -222,6 +239,7 @@ int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices
     if (requests == NULL || outcount == NULL || indices == NULL || !any_alive())
         return PMPI_Testsome(incount, requests, outcount, indices, statuses);
     owner few[FEW], *owners = owners_of(incount, requests, few, FEW);
+    if (owners == &no_memory_for_owners) return refused_for_memory();
     int code = PMPI_Testsome(incount, requests, outcount, indices, statuses);
     return some_completed(code, owners, few, *outcount, indices, statuses);
 }
