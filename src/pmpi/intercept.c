@@ -427,7 +427,7 @@ void intercept_count_call_at(communicator_record *record, const void *caller, ca
                              MPI_Count count, MPI_Datatype datatype, double seconds,
                              const char *ran) {
     pthread_mutex_lock(&records_lock);
-    /* looked up now: a record's site array moves when it grows */
+    /* looked up now: the shell keeps its record and caller, not a site */
     count_locked(statistics_site(record, caller, kind), count, datatype, seconds, NULL, ran);
     pthread_mutex_unlock(&records_lock);
 }

@@ -120,11 +120,11 @@ communicator_record *statistics_add_communicator(MPI_Comm comm) {
 site_record *statistics_site(communicator_record *record, const void *address,
                              call_kind kind) {
     for (int k = 0; k < record->site_count; k++)
-        if (record->addresses[k] == address && record->sites[k].call_kind == (int32_t)kind)
-            return &record->sites[k];
+        if (record->addresses[k] == address && record->sites[k]->call_kind == (int32_t)kind)
+            return record->sites[k];
     if (record->site_count == record->site_capacity) {
         int capacity = record->site_capacity ? 2 * record->site_capacity : 4;
-        site_record *sites = realloc(record->sites, (size_t)capacity * sizeof *sites);
+        site_record **sites = realloc(record->sites, (size_t)capacity * sizeof *sites);
         if (sites == NULL) return NULL;
         record->sites = sites;
         const void **addresses = realloc(record->addresses,
@@ -133,12 +133,13 @@ site_record *statistics_site(communicator_record *record, const void *address,
         record->addresses = addresses;
         record->site_capacity = capacity;
     }
-    site_record *site = &record->sites[record->site_count];
-    memset(site, 0, sizeof *site);
+    site_record *site = calloc(1, sizeof *site);
+    if (site == NULL) return NULL;
     snprintf(site->communicator, sizeof site->communicator, "%s", record->label);
     site->communicator_size = record->size;
     site->call_kind = kind;
     call_site_name(address, site->site, sizeof site->site);
+    record->sites[record->site_count] = site;
     record->addresses[record->site_count++] = address;
     return site;
 }
@@ -189,9 +190,9 @@ site_record *statistics_all_sites(int *count) {
     if (all == NULL) return NULL;
     for (const communicator_record *r = first; r != NULL; r = r->next)
         for (int k = 0; k < r->site_count; k++) {
-            all[*count] = r->sites[k];
+            all[*count] = *r->sites[k];
             all[(*count)++].freed = r->freed_by_user;
         }
-    for (int k = 0; k < unattributed.site_count; k++) all[(*count)++] = unattributed.sites[k];
+    for (int k = 0; k < unattributed.site_count; k++) all[(*count)++] = *unattributed.sites[k];
     return all;
 }

@@ -94,7 +94,9 @@ typedef struct communicator_record {
      * the last one's MPI_Request_free then frees (free_when_unused) */
     int persistent_shells, free_when_unused;
     char label[RECORD_LABEL_SIZE];
-    site_record *sites;
+    /* each site allocated alone: a pointer to one (a call holds its site from route to
+     * count) stays valid while another thread's new site grows the table */
+    site_record **sites;
     const void **addresses;    /* this process's return address of each site */
     int site_count, site_capacity;
     struct communicator_record *next; /* in the order first seen */
