@@ -135,7 +135,10 @@ static int runnable(const rules_set *rules, const rule *r, const rules_call *cal
                            "library's MPI_Allreduce algorithms, and matched a %s call, which "
                            "runs MPI_Iallreduce (it has no variants to set)", r->algorithm,
                            rules_kind_name(call->kind));
-    if (r->target == RULES_TARGET_NATIVE && input->count > INT_MAX)
+    /* MPI 4's large-count twins run posts and persistent starts (MPI_Iallreduce_c,
+     * MPI_Allreduce_init_c); a blocking call's native is MPI_Allreduce's int count */
+    int large_counts_run = MPI_VERSION >= 4 && call->kind != RULES_KIND_BLOCKING;
+    if (r->target == RULES_TARGET_NATIVE && input->count > INT_MAX && !large_counts_run)
         return rules_fault(rules, r->line, caller, "the rule names '%s', and MPI's all-reduce "
                            "takes at most INT_MAX elements; this call has %lld",
                            r->algorithm, (long long)input->count);

@@ -27,12 +27,15 @@
 /* ---- the completion calls ---------------------------------------------------------------- */
 
 /* The drop-in's request behind one of the program's handles, seen before the MPI's call
- * (which sets a completed handle to MPI_REQUEST_NULL). */
+ * (which sets a completed handle to MPI_REQUEST_NULL). A post is claimed there (taken out of
+ * the table, posted_requests.h says why), and after the call either completed or put back. */
 typedef struct {
     posted_request *post;
     void *shell;
     MPI_Comm comm;
 } owner;
+
+static const owner nobody = {NULL, NULL, MPI_COMM_NULL};
 
 static int any_alive(void) {
     return !intercept_inside_papcoll() &&
@@ -40,9 +43,9 @@ static int any_alive(void) {
 }
 
 static owner owner_of(MPI_Request request) {
-    owner found = {NULL, NULL, MPI_COMM_NULL};
+    owner found = nobody;
     if (request == MPI_REQUEST_NULL) return found;
-    if ((found.post = posted_request_of(request)) != NULL)
+    if ((found.post = posted_request_claim(request)) != NULL)
         found.comm = posted_request_comm(found.post);
     else found.shell = nonblocking_shell_of(request, &found.comm);
     return found;
@@ -50,8 +53,7 @@ static owner owner_of(MPI_Request request) {
 
 /* What owners_of returns where it found papcoll's requests and had no memory to list them:
  * the call is then refused before the MPI's (MPI_ERR_NO_MEM), since a request of papcoll's
- * that the MPI completed unseen would stay in the table and be taken for the program's
- * next request of that handle. */
+ * that the MPI completed unseen would never leave the drop-in's table. */
 static owner no_memory_for_owners;
 
 /* The owners of count handles (NULL where none is papcoll's: then nothing to do after). */
@@ -62,7 +64,10 @@ static owner *owners_of(int count, const MPI_Request requests[], owner *few, int
         if (found.post == NULL && found.shell == NULL) continue;
         if (owners == NULL) {
             owners = count <= few_size ? few : calloc((size_t)count, sizeof *owners);
-            if (owners == NULL) return &no_memory_for_owners;
+            if (owners == NULL) {
+                if (found.post != NULL) posted_request_unclaim(found.post);
+                return &no_memory_for_owners;
+            }
             memset(owners, 0, (size_t)count * sizeof *owners);
         }
         owners[k] = found;
@@ -76,15 +81,27 @@ static int refused_for_memory(void) {
                                    "completion call; nothing was completed");
 }
 
+/* After the MPI's call: a claimed post whose handle the MPI did not complete (a post is
+ * never persistent, so completed means MPI_REQUEST_NULL now) goes back to the table and
+ * out of owners; the posts left in owners are the completed ones. */
+static void unclaim_pending(owner *owners, int count, const MPI_Request requests[]) {
+    for (int k = 0; owners != NULL && k < count; k++)
+        if (owners[k].post != NULL && requests[k] != MPI_REQUEST_NULL) {
+            posted_request_unclaim(owners[k].post);
+            owners[k] = nobody;
+        }
+}
+
 /* After the MPI completed the request of found: its operation's error, raised on the
- * program's communicator (MPI_SUCCESS where it succeeded or is not papcoll's). */
-static int completed(owner found, MPI_Status *status) {
+ * program's communicator (MPI_SUCCESS where it succeeded or is not papcoll's); found is
+ * then nobody's. */
+static int completed(owner *found, MPI_Status *status) {
     char message[MPI_MAX_ERROR_STRING] = "";
     int error = MPI_SUCCESS;
-    if (found.post != NULL) {
-        error = posted_request_completed(found.post, message, sizeof message);
-    } else if (found.shell != NULL) {
-        error = nonblocking_shell_completed(found.shell, message, sizeof message);
+    if (found->post != NULL) {
+        error = posted_request_completed(found->post, message, sizeof message);
+    } else if (found->shell != NULL) {
+        error = nonblocking_shell_completed(found->shell, message, sizeof message);
         /* the shell's status is its private receive's (itself, a tag of its own): a
          * collective's source and tag are undefined (MPI-4.1 6.12), so it reads as a
          * post's does (MPI_UNDEFINED, count 0), not as a message the program never sent */
@@ -93,59 +110,80 @@ static int completed(owner found, MPI_Status *status) {
             status->MPI_TAG = MPI_UNDEFINED;
         }
     }
+    MPI_Comm comm = found->comm;
+    *found = nobody;
     if (error == MPI_SUCCESS) return MPI_SUCCESS;
-    int code = intercept_raise_message(found.comm, error, message);
+    int code = intercept_raise_message(comm, error, message);
     if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = code;
     return code;
 }
 
+/* The end of every completion call: completed posts the call did not report (the MPI's
+ * own call failed) are freed, their errors dropped behind the MPI's; then owners. */
+static void finish(owner *owners, owner *few, int count) {
+    char ignored[MPI_MAX_ERROR_STRING];
+    for (int k = 0; owners != NULL && k < count; k++)
+        if (owners[k].post != NULL) posted_request_completed(owners[k].post, ignored,
+                                                             sizeof ignored);
+    if (owners != NULL && owners != few) free(owners);
+}
+
 /* The first error of the completed ones among owners (indices: which; NULL: all). */
-static int completed_all(owner *owners, owner *few, int count, const int *indices,
-                         MPI_Status statuses[]) {
+static int completed_all(owner *owners, int count, const int *indices, MPI_Status statuses[]) {
     int first = MPI_SUCCESS;
     for (int k = 0; owners != NULL && k < count; k++) {
         int index = indices != NULL ? indices[k] : k;
         MPI_Status *status = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE
                                                              : &statuses[k];
-        int code = completed(owners[index], status);
+        int code = completed(&owners[index], status);
         if (first == MPI_SUCCESS) first = code;
     }
-    if (owners != few) free(owners);
     return first;
 }
 
-/* Waitall / Testall: which of ours completed. On success all (Testall: where flag); where
- * another request failed (MPI_ERR_IN_STATUS) a post whose handle MPI freed, and a shell
- * whose status says MPI_SUCCESS: a completed request left in the table would be taken for
- * the program's next request that MPI gives the same handle. */
+/* Waitall / Testall: which of ours completed. The posts left in owners did (unclaim_pending);
+ * a shell on success where flag, and where another request failed (MPI_ERR_IN_STATUS) where
+ * its status says MPI_SUCCESS: a shell left active would refuse the program's next start. */
 static int all_completed(int code, int flag, owner *owners, owner *few, int count,
                          const MPI_Request requests[], MPI_Status statuses[]) {
+    unclaim_pending(owners, count, requests);
     int in_status = code == MPI_ERR_IN_STATUS && statuses != MPI_STATUSES_IGNORE;
     for (int k = 0; owners != NULL && k < count; k++) {
-        if (owners[k].post == NULL && owners[k].shell == NULL) continue;
+        if (owners[k].shell == NULL) continue;
         int done = code == MPI_SUCCESS ? flag
-                   : owners[k].post != NULL ? requests[k] == MPI_REQUEST_NULL
-                                            : in_status && statuses[k].MPI_ERROR == MPI_SUCCESS;
-        if (!done) owners[k] = (owner){NULL, NULL, MPI_COMM_NULL};
+                                       : in_status && statuses[k].MPI_ERROR == MPI_SUCCESS;
+        if (!done) owners[k] = nobody;
     }
-    int error = completed_all(owners, few, count, NULL, statuses);
+    int error = code == MPI_SUCCESS || code == MPI_ERR_IN_STATUS
+                    ? completed_all(owners, count, NULL, statuses) : MPI_SUCCESS;
+    finish(owners, few, count);
     return code != MPI_SUCCESS ? code : error;
 }
 
 enum { FEW = 16 };
 
+/* Wait / Test / Waitany / Testany: the one the MPI completed (index; done: whether any). */
+static int one_completed(int code, int done, owner *owners, owner *few, int count,
+                         const MPI_Request requests[], int index, MPI_Status *status) {
+    unclaim_pending(owners, count, requests);
+    int error = code == MPI_SUCCESS && done && owners != NULL && index != MPI_UNDEFINED
+                    ? completed(&owners[index], status) : MPI_SUCCESS;
+    finish(owners, few, count);
+    return code != MPI_SUCCESS ? code : error;
+}
+
 int MPI_Wait(MPI_Request *request, MPI_Status *status) {
     if (request == NULL || !any_alive()) return PMPI_Wait(request, status);
     owner found = owner_of(*request);
     int code = PMPI_Wait(request, status);
-    return code != MPI_SUCCESS ? code : completed(found, status);
+    return one_completed(code, 1, &found, &found, 1, request, 0, status);
 }
 
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
     if (request == NULL || flag == NULL || !any_alive()) return PMPI_Test(request, flag, status);
     owner found = owner_of(*request);
     int code = PMPI_Test(request, flag, status);
-    return code != MPI_SUCCESS || !*flag ? code : completed(found, status);
+    return one_completed(code, *flag, &found, &found, 1, request, 0, status);
 }
 
 int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status) {
@@ -154,10 +192,7 @@ int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *statu
     owner few[FEW], *owners = owners_of(count, requests, few, FEW);
     if (owners == &no_memory_for_owners) return refused_for_memory();
     int code = PMPI_Waitany(count, requests, index, status);
-    int error = code == MPI_SUCCESS && owners != NULL && *index != MPI_UNDEFINED
-                    ? completed(owners[*index], status) : MPI_SUCCESS;
-    if (owners != few) free(owners);
-    return code != MPI_SUCCESS ? code : error;
+    return one_completed(code, 1, owners, few, count, requests, *index, status);
 }
 
 int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status) {
@@ -166,10 +201,7 @@ int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_St
     owner few[FEW], *owners = owners_of(count, requests, few, FEW);
     if (owners == &no_memory_for_owners) return refused_for_memory();
     int code = PMPI_Testany(count, requests, index, flag, status);
-    int error = code == MPI_SUCCESS && *flag && owners != NULL && *index != MPI_UNDEFINED
-                    ? completed(owners[*index], status) : MPI_SUCCESS;
-    if (owners != few) free(owners);
-    return code != MPI_SUCCESS ? code : error;
+    return one_completed(code, *flag, owners, few, count, requests, *index, status);
 }
 
 /* The statuses Waitall / Testall pass the MPI: the program's, or where it ignores them and
@@ -182,9 +214,19 @@ static MPI_Status *statuses_to_pass(MPI_Status statuses[], const owner *owners, 
     for (int k = 0; k < count; k++)
         if (owners[k].shell != NULL) {
             MPI_Status *ours = count <= FEW ? few : malloc((size_t)count * sizeof *ours);
-            return ours != NULL ? ours : statuses;
+            /* where the MPI writes no error field, a shell's reads as not completed */
+            for (int j = 0; ours != NULL && j < count; j++) ours[j].MPI_ERROR = MPI_ERR_PENDING;
+            return ours; /* NULL: no memory, the call is refused */
         }
     return statuses;
+}
+
+/* Waitall / Testall refused for want of memory for the statuses: nothing was completed. */
+static int refused_before_all(owner *owners, owner *few, int count,
+                              const MPI_Request requests[]) {
+    unclaim_pending(owners, count, requests);
+    finish(owners, few, count);
+    return refused_for_memory();
 }
 
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
@@ -193,6 +235,7 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
     if (owners == &no_memory_for_owners) return refused_for_memory();
     MPI_Status few_statuses[FEW], *passed = statuses_to_pass(statuses, owners, count,
                                                               few_statuses);
+    if (passed == NULL) return refused_before_all(owners, few, count, requests);
     int code = PMPI_Waitall(count, requests, passed);
     code = all_completed(code, 1, owners, few, count, requests, passed);
     if (passed != statuses && passed != few_statuses) free(passed);
@@ -206,21 +249,23 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuse
     if (owners == &no_memory_for_owners) return refused_for_memory();
     MPI_Status few_statuses[FEW], *passed = statuses_to_pass(statuses, owners, count,
                                                               few_statuses);
+    if (passed == NULL) return refused_before_all(owners, few, count, requests);
     int code = PMPI_Testall(count, requests, flag, passed);
     code = all_completed(code, *flag, owners, few, count, requests, passed);
     if (passed != statuses && passed != few_statuses) free(passed);
     return code;
 }
 
-/* Waitsome / Testsome: the completed ones are indices[0 .. *outcount) */
-static int some_completed(int code, owner *owners, owner *few, int outcount,
-                          const int indices[], MPI_Status statuses[]) {
-    if ((code != MPI_SUCCESS && code != MPI_ERR_IN_STATUS) || outcount == MPI_UNDEFINED) {
-        if (owners != few) free(owners);
-        return code;
-    }
+/* Waitsome / Testsome: the completed ones are indices[0 .. outcount) */
+static int some_completed(int code, owner *owners, owner *few, int count,
+                          const MPI_Request requests[], int outcount, const int indices[],
+                          MPI_Status statuses[]) {
+    unclaim_pending(owners, count, requests);
     /* with MPI_ERR_IN_STATUS too: indices still name every completed one */
-    int error = completed_all(owners, few, outcount, indices, statuses);
+    int reported = (code == MPI_SUCCESS || code == MPI_ERR_IN_STATUS) &&
+                   outcount != MPI_UNDEFINED;
+    int error = reported ? completed_all(owners, outcount, indices, statuses) : MPI_SUCCESS;
+    finish(owners, few, count);
     return code != MPI_SUCCESS ? code : error;
 }
 
@@ -231,7 +276,7 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices
     owner few[FEW], *owners = owners_of(incount, requests, few, FEW);
     if (owners == &no_memory_for_owners) return refused_for_memory();
     int code = PMPI_Waitsome(incount, requests, outcount, indices, statuses);
-    return some_completed(code, owners, few, *outcount, indices, statuses);
+    return some_completed(code, owners, few, incount, requests, *outcount, indices, statuses);
 }
 
 int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
@@ -241,13 +286,14 @@ int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices
     owner few[FEW], *owners = owners_of(incount, requests, few, FEW);
     if (owners == &no_memory_for_owners) return refused_for_memory();
     int code = PMPI_Testsome(incount, requests, outcount, indices, statuses);
-    return some_completed(code, owners, few, *outcount, indices, statuses);
+    return some_completed(code, owners, few, incount, requests, *outcount, indices, statuses);
 }
 
 int MPI_Cancel(MPI_Request *request) {
     if (request == NULL || !any_alive()) return PMPI_Cancel(request);
     owner found = owner_of(*request);
     if (found.post == NULL && found.shell == NULL) return PMPI_Cancel(request);
+    if (found.post != NULL) posted_request_unclaim(found.post); /* it goes on */
     return intercept_raise_message(found.comm, MPI_ERR_REQUEST, "papcoll (libpapcoll_pmpi): "
                                    "MPI_Cancel of an all-reduce's request is refused: MPI "
                                    "makes cancelling a collective (non-blocking or "

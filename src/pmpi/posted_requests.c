@@ -22,7 +22,7 @@ struct posted_request {
 
 enum { BUCKETS = 1024 };
 static pthread_mutex_t posts_lock = PTHREAD_MUTEX_INITIALIZER;
-static posted_request *buckets[BUCKETS]; /* posted, not yet completed: by request */
+static posted_request *buckets[BUCKETS]; /* posted, not yet claimed: by request */
 static int posts_alive;                   /* atomic */
 
 static size_t bucket_of(MPI_Request request) {
@@ -39,13 +39,12 @@ posted_request *posted_request_new(MPI_Comm comm) {
 
 void posted_request_discard(posted_request *post) { free(post); }
 
+static void link_post(posted_request *post);
+
 void posted_request_taken(posted_request *post, MPI_Request request) {
     post->request = request;
     pthread_mutex_lock(&posts_lock);
-    posted_request **bucket = &buckets[bucket_of(request)];
-    post->next = *bucket;
-    *bucket = post;
-    __atomic_add_fetch(&posts_alive, 1, __ATOMIC_ACQ_REL);
+    link_post(post);
     pthread_mutex_unlock(&posts_lock);
 }
 
@@ -61,7 +60,14 @@ void posted_request_finished(void *argument, int error, const char *message) {
     if (orphaned) free(post);
 }
 
-/* Takes post out of the table (posts_lock held). */
+/* Puts post in the table, or takes it out (posts_lock held). */
+static void link_post(posted_request *post) {
+    posted_request **bucket = &buckets[bucket_of(post->request)];
+    post->next = *bucket;
+    *bucket = post;
+    __atomic_add_fetch(&posts_alive, 1, __ATOMIC_ACQ_REL);
+}
+
 static void unlink_post(posted_request *post) {
     posted_request **link = &buckets[bucket_of(post->request)];
     while (*link != post) link = &(*link)->next;
@@ -69,22 +75,32 @@ static void unlink_post(posted_request *post) {
     __atomic_sub_fetch(&posts_alive, 1, __ATOMIC_ACQ_REL);
 }
 
-posted_request *posted_request_of(MPI_Request request) {
+posted_request *posted_request_claim(MPI_Request request) {
     pthread_mutex_lock(&posts_lock);
     posted_request *post = buckets[bucket_of(request)];
     while (post != NULL && post->request != request) post = post->next;
+    if (post != NULL) unlink_post(post);
     pthread_mutex_unlock(&posts_lock);
     return post;
+}
+
+void posted_request_unclaim(posted_request *post) {
+    pthread_mutex_lock(&posts_lock);
+    link_post(post);
+    pthread_mutex_unlock(&posts_lock);
 }
 
 int posted_request_free(MPI_Request *request) {
     posted_request *post = intercept_inside_papcoll() || request == NULL ||
                                     !__atomic_load_n(&posts_alive, __ATOMIC_ACQUIRE)
-                                ? NULL : posted_request_of(*request);
+                                ? NULL : posted_request_claim(*request);
     int code = PMPI_Request_free(request);
-    if (post == NULL || code != MPI_SUCCESS) return code;
+    if (post == NULL) return code;
+    if (code != MPI_SUCCESS) {
+        posted_request_unclaim(post);
+        return code;
+    }
     pthread_mutex_lock(&posts_lock);
-    unlink_post(post);
     int finished = post->finished;
     post->orphaned = !finished; /* the engine's notice frees it */
     pthread_mutex_unlock(&posts_lock);
@@ -98,7 +114,6 @@ MPI_Comm posted_request_comm(const posted_request *post) { return post->comm; }
 
 int posted_request_completed(posted_request *post, char *message, size_t size) {
     pthread_mutex_lock(&posts_lock);
-    unlink_post(post);
     int error = post->error; /* finished: the notice comes before the completion */
     if (error != MPI_SUCCESS) snprintf(message, size, "%s", post->message);
     pthread_mutex_unlock(&posts_lock);

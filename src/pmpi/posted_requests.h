@@ -19,13 +19,18 @@ void posted_request_finished(void *argument, int error, const char *message);
 /* MPI_Request_free of a request that is no persistent shell: a post's error then has
  * nobody to reach, as with MPI's own requests. */
 int posted_request_free(MPI_Request *request);
-/* How many are posted and not yet completed; the one of request (NULL: none); its
- * program's communicator. */
+/* How many are posted and not yet claimed by a completion call; its program's
+ * communicator. */
 int posted_requests_alive(void);
-posted_request *posted_request_of(MPI_Request request);
 MPI_Comm posted_request_comm(const posted_request *post);
-/* After the program's call completed its request: takes it out and frees it; its error
- * (MPI_SUCCESS, or the code with papcoll's message in message). */
+/* A completion call claims the post of request (NULL: none) before the MPI's call, taking
+ * it out of the table: once the MPI completes the request its handle may be MPI's next
+ * request's at once (another thread's), which must not find this post. Where the MPI did
+ * not complete it, unclaim puts it back. */
+posted_request *posted_request_claim(MPI_Request request);
+void posted_request_unclaim(posted_request *post);
+/* After the program's call completed the claimed request: frees it; its error (MPI_SUCCESS,
+ * or the code with papcoll's message in message). */
 int posted_request_completed(posted_request *post, char *message, size_t size);
 
 #endif /* PAPCOLL_PMPI_POSTED_REQUESTS_H */

@@ -1,7 +1,7 @@
 /* large_count.c - an MPI program that knows nothing of papcoll, for counts above 2^31 - 1 in
  * MPI 4's large-count non-blocking and persistent all-reduces (MPI_Iallreduce_c,
  * MPI_Allreduce_init_c), which the drop-in takes as it takes MPI_Iallreduce
- * (tests/python/test_hardening_mpi.py runs it with and without libpapcoll_pmpi.so).
+ * (tests/python/test_hardening_mpi.py runs it under libpapcoll_pmpi.so).
  *
  * argv[2] "multiple" asks for MPI_THREAD_MULTIPLE (for PAPCOLL_PROGRESS=thread).
  * argv[1]: the count (default 2^31 + 7). The vector is of MPI_UNSIGNED_CHAR, summed in place,

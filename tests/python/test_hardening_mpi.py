@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 from conftest import hang_guard, passed_failed, run_under_mpiexec
@@ -198,8 +199,11 @@ PROGRESS_MODES = {"calls": ({}, "single"), "thread": ({"PAPCOLL_PROGRESS": "thre
 
 
 def request_error_lines(case: str, progress: str, ranks: int = 2, algorithm: str = "auto",
-                        check: str = "0") -> tuple[list[str], str, int]:
+                        check: str = "0", report: Path | None = None,
+                        ) -> tuple[list[str], str, int]:
     environment, threading = PROGRESS_MODES[progress]
+    if report is not None:
+        environment = {**environment, "PAPCOLL_REPORT": str(report)}
     result = run_preloaded(ranks, [str(REQUEST_ERRORS), case, threading],
                            {"PAPCOLL_MIN_BYTES": "0", "PAPCOLL_ALGORITHM": algorithm,
                             "PAPCOLL_CHECK": check, **environment})
@@ -284,17 +288,23 @@ def test_statuses_of_completed_requests_read_alike(progress):
 
 
 @pytest.mark.parametrize("progress", ["calls", "thread"])
-def test_a_persistent_start_completed_beside_a_failed_request_can_start_again(progress):
+def test_a_persistent_start_completed_beside_a_failed_request_can_start_again(tmp_path,
+                                                                              progress):
     """MPI_Waitall(MPI_STATUSES_IGNORE) of a started persistent all-reduce and a receive
     that fails returns MPI_ERR_IN_STATUS: the drop-in read from the statuses whether the
     start's request completed, had none, and left it active, so every later MPI_Start was
     refused as a start of an active request. Now it passes statuses of its own."""
-    lines, output, returncode = request_error_lines("neighbour-failed", progress)
+    report = tmp_path / "report.json"
+    lines, output, returncode = request_error_lines("neighbour-failed", progress,
+                                                    report=report)
     assert returncode == 0, output[-3000:]
     assert len(lines) == 2, output[-3000:]
     for line in lines:
         seen = fields(line)
         assert (seen["class"], seen["wrong"]) == ("0", "0"), line
+    # the persistent request was papcoll's (its init and 6 starts), not passed to MPI
+    totals = load_report(report)["totals"]
+    assert totals["papcoll_calls"] == 7 and totals["native_calls"] == 0, totals
 
 
 @pytest.mark.parametrize("progress", ["calls", "thread"])
@@ -336,12 +346,20 @@ LARGE_COUNTS = [100_003, pytest.param(2**31 + 7, marks=pytest.mark.long, id="2^3
 @pytest.mark.skipif(mpi_flavor(str(mpiexec_path())) != "mpich",
                     reason="Open MPI 5.0 has no large-count calls")
 @pytest.mark.parametrize("progress", ["calls", "thread"])
-@pytest.mark.parametrize("algorithm", ["ring", "auto"])
+@pytest.mark.parametrize("algorithm", ["ring", "auto", "native-rule"])
 @pytest.mark.parametrize("count", LARGE_COUNTS)
 def test_large_count_posts_and_starts_are_papcolls_and_right(tmp_path, count, algorithm,
                                                              progress):
+    """native-rule: a rules file that sends every call to the MPI's own all-reduce, which
+    above INT_MAX was refused ("MPI's all-reduce takes at most INT_MAX elements") though
+    posts and starts run MPI 4's large-count calls."""
     report_path = tmp_path / "report.json"
     environment, threading = PROGRESS_MODES[progress]
+    if algorithm == "native-rule":
+        rules = tmp_path / "rules.json"
+        rules.write_text('{"papcoll_rules": 1, "rules": [{"algorithm": "native"}]}\n')
+        environment = {**environment, "PAPCOLL_RULES": str(rules)}
+        algorithm = "auto"
     result = run_preloaded(2, [str(LARGE_COUNT), str(count), threading],
                            {"PAPCOLL_ALGORITHM": algorithm, "PAPCOLL_MIN_BYTES": "0",
                             "PAPCOLL_REPORT": str(report_path), **environment},
