@@ -128,13 +128,20 @@ static void finish(owner *owners, owner *few, int count) {
     if (owners != NULL && owners != few) free(owners);
 }
 
-/* The first error of the completed ones among owners (indices: which; NULL: all). */
-static int completed_all(owner *owners, int count, const int *indices, MPI_Status statuses[]) {
+/* The statuses array a call was given, NULL for MPI_STATUSES_IGNORE: the helpers below
+ * index only a real array (MPI_STATUSES_IGNORE is a constant address such as 1, which an
+ * optimizing compiler sees indexed on paths that never run, and refuses under -Werror). */
+static MPI_Status *given(MPI_Status statuses[]) {
+    return statuses == MPI_STATUSES_IGNORE ? NULL : statuses;
+}
+
+/* The first error of the completed ones among owners (indices: which; NULL: all; statuses:
+ * NULL where ignored). */
+static int completed_all(owner *owners, int count, const int *indices, MPI_Status *statuses) {
     int first = MPI_SUCCESS;
     for (int k = 0; owners != NULL && k < count; k++) {
         int index = indices != NULL ? indices[k] : k;
-        MPI_Status *status = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE
-                                                             : &statuses[k];
+        MPI_Status *status = statuses == NULL ? MPI_STATUS_IGNORE : &statuses[k];
         int code = completed(&owners[index], status);
         if (first == MPI_SUCCESS) first = code;
     }
@@ -145,9 +152,9 @@ static int completed_all(owner *owners, int count, const int *indices, MPI_Statu
  * a shell on success where flag, and where another request failed (MPI_ERR_IN_STATUS) where
  * its status says MPI_SUCCESS: a shell left active would refuse the program's next start. */
 static int all_completed(int code, int flag, owner *owners, owner *few, int count,
-                         const MPI_Request requests[], MPI_Status statuses[]) {
+                         const MPI_Request requests[], MPI_Status *statuses) {
     unclaim_pending(owners, count, requests);
-    int in_status = code == MPI_ERR_IN_STATUS && statuses != MPI_STATUSES_IGNORE;
+    int in_status = code == MPI_ERR_IN_STATUS && statuses != NULL;
     for (int k = 0; owners != NULL && k < count; k++) {
         if (owners[k].shell == NULL) continue;
         int done = code == MPI_SUCCESS ? flag
@@ -237,7 +244,7 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
                                                               few_statuses);
     if (passed == NULL) return refused_before_all(owners, few, count, requests);
     int code = PMPI_Waitall(count, requests, passed);
-    code = all_completed(code, 1, owners, few, count, requests, passed);
+    code = all_completed(code, 1, owners, few, count, requests, given(passed));
     if (passed != statuses && passed != few_statuses) free(passed);
     return code;
 }
@@ -251,7 +258,7 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuse
                                                               few_statuses);
     if (passed == NULL) return refused_before_all(owners, few, count, requests);
     int code = PMPI_Testall(count, requests, flag, passed);
-    code = all_completed(code, *flag, owners, few, count, requests, passed);
+    code = all_completed(code, *flag, owners, few, count, requests, given(passed));
     if (passed != statuses && passed != few_statuses) free(passed);
     return code;
 }
@@ -259,7 +266,7 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuse
 /* Waitsome / Testsome: the completed ones are indices[0 .. outcount) */
 static int some_completed(int code, owner *owners, owner *few, int count,
                           const MPI_Request requests[], int outcount, const int indices[],
-                          MPI_Status statuses[]) {
+                          MPI_Status *statuses) {
     unclaim_pending(owners, count, requests);
     /* with MPI_ERR_IN_STATUS too: indices still name every completed one */
     int reported = (code == MPI_SUCCESS || code == MPI_ERR_IN_STATUS) &&
@@ -276,7 +283,8 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices
     owner few[FEW], *owners = owners_of(incount, requests, few, FEW);
     if (owners == &no_memory_for_owners) return refused_for_memory();
     int code = PMPI_Waitsome(incount, requests, outcount, indices, statuses);
-    return some_completed(code, owners, few, incount, requests, *outcount, indices, statuses);
+    return some_completed(code, owners, few, incount, requests, *outcount, indices,
+                          given(statuses));
 }
 
 int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
@@ -286,7 +294,8 @@ int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices
     owner few[FEW], *owners = owners_of(incount, requests, few, FEW);
     if (owners == &no_memory_for_owners) return refused_for_memory();
     int code = PMPI_Testsome(incount, requests, outcount, indices, statuses);
-    return some_completed(code, owners, few, incount, requests, *outcount, indices, statuses);
+    return some_completed(code, owners, few, incount, requests, *outcount, indices,
+                          given(statuses));
 }
 
 int MPI_Cancel(MPI_Request *request) {
