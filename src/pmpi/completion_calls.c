@@ -215,15 +215,20 @@ int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_St
  * a shell is among its requests, ours: where another request fails (MPI_ERR_IN_STATUS),
  * only a shell's status says whether its receive completed, and a shell left active would
  * refuse the program's next MPI_Start. */
+/* What statuses_to_pass returns where it had no memory for statuses of its own: not NULL,
+ * which is Open MPI's MPI_STATUSES_IGNORE. */
+static MPI_Status no_memory_for_statuses;
+
 static MPI_Status *statuses_to_pass(MPI_Status statuses[], const owner *owners, int count,
                                     MPI_Status *few) {
     if (statuses != MPI_STATUSES_IGNORE || owners == NULL) return statuses;
     for (int k = 0; k < count; k++)
         if (owners[k].shell != NULL) {
             MPI_Status *ours = count <= FEW ? few : malloc((size_t)count * sizeof *ours);
+            if (ours == NULL) return &no_memory_for_statuses; /* the call is refused */
             /* where the MPI writes no error field, a shell's reads as not completed */
-            for (int j = 0; ours != NULL && j < count; j++) ours[j].MPI_ERROR = MPI_ERR_PENDING;
-            return ours; /* NULL: no memory, the call is refused */
+            for (int j = 0; j < count; j++) ours[j].MPI_ERROR = MPI_ERR_PENDING;
+            return ours;
         }
     return statuses;
 }
@@ -242,7 +247,8 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
     if (owners == &no_memory_for_owners) return refused_for_memory();
     MPI_Status few_statuses[FEW], *passed = statuses_to_pass(statuses, owners, count,
                                                               few_statuses);
-    if (passed == NULL) return refused_before_all(owners, few, count, requests);
+    if (passed == &no_memory_for_statuses)
+        return refused_before_all(owners, few, count, requests);
     int code = PMPI_Waitall(count, requests, passed);
     code = all_completed(code, 1, owners, few, count, requests, given(passed));
     if (passed != statuses && passed != few_statuses) free(passed);
@@ -256,7 +262,8 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuse
     if (owners == &no_memory_for_owners) return refused_for_memory();
     MPI_Status few_statuses[FEW], *passed = statuses_to_pass(statuses, owners, count,
                                                               few_statuses);
-    if (passed == NULL) return refused_before_all(owners, few, count, requests);
+    if (passed == &no_memory_for_statuses)
+        return refused_before_all(owners, few, count, requests);
     int code = PMPI_Testall(count, requests, flag, passed);
     code = all_completed(code, *flag, owners, few, count, requests, given(passed));
     if (passed != statuses && passed != few_statuses) free(passed);
