@@ -287,6 +287,11 @@ def test_statuses_of_completed_requests_read_alike(progress):
     assert len({tuple(words) for words in statuses}) == 1, lines
 
 
+@pytest.mark.skipif(mpi_flavor(str(mpiexec_path())) != "mpich",
+                    reason="Open MPI's MPI_Waitall returns at the failure, leaving the start "
+                           "(whose all-reduce ends later) pending, MPI_ERR_PENDING, as MPI "
+                           "allows: the program must wait for it again, and the drop-in then "
+                           "completes it as MPI would its own")
 @pytest.mark.parametrize("progress", ["calls", "thread"])
 def test_a_persistent_start_completed_beside_a_failed_request_can_start_again(tmp_path,
                                                                               progress):
