@@ -241,33 +241,38 @@ static int refused_before_all(owner *owners, owner *few, int count,
     return refused_for_memory();
 }
 
-int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
-    if (requests == NULL || !any_alive()) return PMPI_Waitall(count, requests, statuses);
+/* PMPI_Testall, or PMPI_Waitall in its shape (its flag always set). */
+typedef int (*all_call)(int, MPI_Request[], int *, MPI_Status[]);
+
+static int waitall_with_flag(int count, MPI_Request requests[], int *flag,
+                             MPI_Status statuses[]) {
+    *flag = 1;
+    return PMPI_Waitall(count, requests, statuses);
+}
+
+static int all(all_call pmpi, int count, MPI_Request requests[], int *flag,
+               MPI_Status statuses[]) {
+    if (requests == NULL || flag == NULL || !any_alive())
+        return pmpi(count, requests, flag, statuses);
     owner few[FEW], *owners = owners_of(count, requests, few, FEW);
     if (owners == &no_memory_for_owners) return refused_for_memory();
     MPI_Status few_statuses[FEW], *passed = statuses_to_pass(statuses, owners, count,
                                                               few_statuses);
     if (passed == &no_memory_for_statuses)
         return refused_before_all(owners, few, count, requests);
-    int code = PMPI_Waitall(count, requests, passed);
-    code = all_completed(code, 1, owners, few, count, requests, given(passed));
+    int code = pmpi(count, requests, flag, passed);
+    code = all_completed(code, *flag, owners, few, count, requests, given(passed));
     if (passed != statuses && passed != few_statuses) free(passed);
     return code;
 }
 
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+    int flag = 0;
+    return all(waitall_with_flag, count, requests, &flag, statuses);
+}
+
 int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]) {
-    if (requests == NULL || flag == NULL || !any_alive())
-        return PMPI_Testall(count, requests, flag, statuses);
-    owner few[FEW], *owners = owners_of(count, requests, few, FEW);
-    if (owners == &no_memory_for_owners) return refused_for_memory();
-    MPI_Status few_statuses[FEW], *passed = statuses_to_pass(statuses, owners, count,
-                                                              few_statuses);
-    if (passed == &no_memory_for_statuses)
-        return refused_before_all(owners, few, count, requests);
-    int code = PMPI_Testall(count, requests, flag, passed);
-    code = all_completed(code, *flag, owners, few, count, requests, given(passed));
-    if (passed != statuses && passed != few_statuses) free(passed);
-    return code;
+    return all(PMPI_Testall, count, requests, flag, statuses);
 }
 
 /* Waitsome / Testsome: the completed ones are indices[0 .. outcount) */
@@ -283,26 +288,28 @@ static int some_completed(int code, owner *owners, owner *few, int count,
     return code != MPI_SUCCESS ? code : error;
 }
 
-int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
-                 MPI_Status statuses[]) {
+/* PMPI_Waitsome or PMPI_Testsome (one signature), with papcoll's requests followed. */
+typedef int (*some_call)(int, MPI_Request[], int *, int[], MPI_Status[]);
+
+static int some(some_call pmpi, int incount, MPI_Request requests[], int *outcount,
+                int indices[], MPI_Status statuses[]) {
     if (requests == NULL || outcount == NULL || indices == NULL || !any_alive())
-        return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+        return pmpi(incount, requests, outcount, indices, statuses);
     owner few[FEW], *owners = owners_of(incount, requests, few, FEW);
     if (owners == &no_memory_for_owners) return refused_for_memory();
-    int code = PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+    int code = pmpi(incount, requests, outcount, indices, statuses);
     return some_completed(code, owners, few, incount, requests, *outcount, indices,
                           given(statuses));
 }
 
+int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                 MPI_Status statuses[]) {
+    return some(PMPI_Waitsome, incount, requests, outcount, indices, statuses);
+}
+
 int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
                  MPI_Status statuses[]) {
-    if (requests == NULL || outcount == NULL || indices == NULL || !any_alive())
-        return PMPI_Testsome(incount, requests, outcount, indices, statuses);
-    owner few[FEW], *owners = owners_of(incount, requests, few, FEW);
-    if (owners == &no_memory_for_owners) return refused_for_memory();
-    int code = PMPI_Testsome(incount, requests, outcount, indices, statuses);
-    return some_completed(code, owners, few, incount, requests, *outcount, indices,
-                          given(statuses));
+    return some(PMPI_Testsome, incount, requests, outcount, indices, statuses);
 }
 
 int MPI_Cancel(MPI_Request *request) {

@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "start_world.h"
+
 static int rank, size;
 
 /* Open MPI 5.0 says MPI 3.1 and has no large-count calls */
@@ -71,14 +73,7 @@ static void say(const char *call, MPI_Count count, int code, MPI_Count bad) {
 #endif /* LARGE_COUNT_CALLS */
 
 int main(int argc, char **argv) {
-    int provided = 0;
-    if (argc > 2 && strcmp(argv[2], "multiple") == 0)
-        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    else
-        MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    start_world(&argc, &argv, argc > 2 ? argv[2] : NULL, &rank, &size);
 #if LARGE_COUNT_CALLS
     MPI_Count count = argc > 1 ? strtoll(argv[1], NULL, 10) : ((MPI_Count)1 << 31) + 7;
     unsigned char *data = malloc((size_t)count);

@@ -39,6 +39,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "start_world.h"
+
 enum { COUNT = 4096, STARTS = 5 };
 static int rank, size;
 
@@ -230,14 +232,7 @@ static void many(void) {
 }
 
 int main(int argc, char **argv) {
-    int provided = 0;
-    if (argc > 2 && strcmp(argv[2], "multiple") == 0)
-        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    else
-        MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    start_world(&argc, &argv, argc > 2 ? argv[2] : NULL, &rank, &size);
     const char *name = argc > 1 ? argv[1] : "";
     if (strcmp(name, "cancel-persistent") == 0 || strcmp(name, "start-active") == 0)
         persistent_case(name);
