@@ -39,7 +39,20 @@ posted_request *posted_request_new(MPI_Comm comm) {
 
 void posted_request_discard(posted_request *post) { free(post); }
 
-static void link_post(posted_request *post);
+/* Puts post in the table, or takes it out (posts_lock held). */
+static void link_post(posted_request *post) {
+    posted_request **bucket = &buckets[bucket_of(post->request)];
+    post->next = *bucket;
+    *bucket = post;
+    __atomic_add_fetch(&posts_alive, 1, __ATOMIC_ACQ_REL);
+}
+
+static void unlink_post(posted_request *post) {
+    posted_request **link = &buckets[bucket_of(post->request)];
+    while (*link != post) link = &(*link)->next;
+    *link = post->next;
+    __atomic_sub_fetch(&posts_alive, 1, __ATOMIC_ACQ_REL);
+}
 
 void posted_request_taken(posted_request *post, MPI_Request request) {
     post->request = request;
@@ -58,21 +71,6 @@ void posted_request_finished(void *argument, int error, const char *message) {
     int orphaned = post->orphaned;
     pthread_mutex_unlock(&posts_lock);
     if (orphaned) free(post);
-}
-
-/* Puts post in the table, or takes it out (posts_lock held). */
-static void link_post(posted_request *post) {
-    posted_request **bucket = &buckets[bucket_of(post->request)];
-    post->next = *bucket;
-    *bucket = post;
-    __atomic_add_fetch(&posts_alive, 1, __ATOMIC_ACQ_REL);
-}
-
-static void unlink_post(posted_request *post) {
-    posted_request **link = &buckets[bucket_of(post->request)];
-    while (*link != post) link = &(*link)->next;
-    *link = post->next;
-    __atomic_sub_fetch(&posts_alive, 1, __ATOMIC_ACQ_REL);
 }
 
 posted_request *posted_request_claim(MPI_Request request) {
