@@ -3,8 +3,8 @@
  * MPI_Allreduce_init_c), which the drop-in takes as it takes MPI_Iallreduce
  * (tests/python/test_hardening_mpi.py runs it under libpapcoll_pmpi.so).
  *
- * argv[2] "multiple" asks for MPI_THREAD_MULTIPLE (for PAPCOLL_PROGRESS=thread).
- * argv[1]: the count (default 2^31 + 7). The vector is of MPI_UNSIGNED_CHAR, summed in place,
+ * argv[1]: the count (default 2^31 + 7); argv[2] "multiple" asks for MPI_THREAD_MULTIPLE
+ * (for PAPCOLL_PROGRESS=thread). The vector is of MPI_UNSIGNED_CHAR, summed in place,
  * so that a count past 2^31 costs 2 GiB a rank and no second buffer: at round k rank r holds
  * (i + r + k) mod 251 at element i, so element i of the sum is the sum over r of that,
  * wrapped mod 256 as unsigned char arithmetic wraps; it depends on i mod 251 only, so the
