@@ -243,7 +243,7 @@ SETTINGS: tuple[Setting, ...] = (
         accepted=_accepted("PAPCOLL_TAG_LIMIT",
                            "only ever lowers MPI_TAG_UB; the same on every rank"),
         meaning="the highest tag papcoll's non-blocking and persistent all-reduces use: the "
-                "tests set 32767, Open MPI's MPI_TAG_UB, under MPICH",
+                "tests set 32767, the least MPI_TAG_UB MPI allows, under MPICH",
         read_in=("src/mpi/communicator.c",), docs="docs/nonblocking.md"),
     Setting(
         reader=LIBRARY, when="papcoll_comm_create (the drop-in: also at MPI_Init)",

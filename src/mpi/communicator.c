@@ -118,7 +118,7 @@ static int agree_on_checking(papcoll_comm *pc) {
 
 /* PAPCOLL_TAG_LIMIT, read before the agreement: the tag counter hands out ranges below it,
  * so ranks with different limits would tag the same post differently and never match. 0:
- * unset. Only ever lowers MPI_TAG_UB: the tests set Open MPI's 32767 under MPICH. */
+ * unset. Only ever lowers MPI_TAG_UB: the tests set 32767, the least MPI allows, under MPICH. */
 static int read_tag_limit(long *limit) {
     int64_t value = 0;
     int set = 0;

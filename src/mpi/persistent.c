@@ -48,8 +48,8 @@ enum { OWN_COMMUNICATOR_ARRIVAL_TAG = SCHED_MAX_TAG + 1 };
 
 struct papcoll_persistent {
     papcoll_comm *pc;
-    /* pc's non-blocking communicator, its tags reserved at init (tag_counter.h); or, where
-     * none were left, a duplicate of its own (owns_comm) */
+    /* pc's non-blocking communicator, its tags reserved at init (tag_counter.h); or a
+     * duplicate of its own (owns_comm; persistent_communicator says when) */
     MPI_Comm comm;
     int owns_comm;
     int arrival_tag;           /* the start times' tag */
@@ -101,30 +101,50 @@ static void release(papcoll_persistent *p) {
     free(p);
 }
 
+/* MPI's persistent all-reduce is MPI 4's; Open MPI 5 has it too, though its mpi.h says 3.1. */
+#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
+#define HAVE_ALLREDUCE_INIT 1
+#else
+#define HAVE_ALLREDUCE_INIT 0
+#endif
+
+/* MPI's own persistent all-reduce of the request, for the starts auto runs as native. */
+static int native_request(papcoll_persistent *p) {
+    int code;
+#if MPI_VERSION >= 4 /* the large-count twin */
+    code = MPI_Allreduce_init_c(p->sendbuf, p->recvbuf, p->count, p->datatype, p->op,
+                                p->comm, MPI_INFO_NULL, &p->native);
+#elif HAVE_ALLREDUCE_INIT
+    code = MPI_Allreduce_init(p->sendbuf, p->recvbuf, (int)p->count, p->datatype, p->op,
+                              p->comm, MPI_INFO_NULL, &p->native);
+#else
+    code = MPI_ERR_INTERN; /* not reached: persistent_communicator duplicates instead */
+#endif
+    if (code == MPI_SUCCESS) return MPI_SUCCESS;
+    p->native = MPI_REQUEST_NULL;
+    return record_error(code, "papcoll_allreduce_init: MPI_Allreduce_init (for the starts "
+                              "auto runs as native) failed");
+}
+
 /* Where the request's messages go: pc's non-blocking communicator, on tags reserved now
  * (init is collective, so every rank reserves the same range: tag_counter.c), spending no
- * context id; else, where the counter has none left, a duplicate of its own. Collective. */
+ * context id; else a duplicate of its own: where the counter has none left, or where auto
+ * may run a start as native and this MPI has no persistent all-reduce (an MPI_Iallreduce
+ * at the start would be a collective in start order on a shared communicator). Collective. */
 static int persistent_communicator(papcoll_persistent *p) {
     papcoll_comm *pc = p->pc;
+    /* MPI 3 runs no native all-reduce above INT_MAX elements (rules.c), so needs none */
+    int needs_native = p->algorithm == NULL && p->count > 0 &&
+                       (MPI_VERSION >= 4 || p->count <= INT_MAX);
     int64_t place = 0;
-    int32_t first = tag_counter_reserve(&pc->tags, &place);
+    int32_t first = -1;
+    if (!needs_native || HAVE_ALLREDUCE_INIT) first = tag_counter_reserve(&pc->tags, &place);
     p->operation.place = place;
     if (first >= 0) {
         p->comm = pc->nonblocking_comm;
         p->arrival_tag = first;
         p->operation.tag_first = first + 1;
-#if MPI_VERSION >= 4
-        if (p->algorithm == NULL && p->count > 0) { /* MPI 4: the large-count twin too */
-            int code = MPI_Allreduce_init_c(p->sendbuf, p->recvbuf, p->count, p->datatype,
-                                            p->op, p->comm, MPI_INFO_NULL, &p->native);
-            if (code != MPI_SUCCESS) {
-                p->native = MPI_REQUEST_NULL;
-                return record_error(code, "papcoll_allreduce_init: MPI_Allreduce_init (for "
-                                          "the starts auto runs as native) failed");
-            }
-        }
-        return MPI_SUCCESS;
-#endif
+        return needs_native ? native_request(p) : MPI_SUCCESS;
     }
     int code = MPI_Comm_dup(pc->comm, &p->comm);
     if (code != MPI_SUCCESS) {

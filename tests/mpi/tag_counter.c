@@ -7,10 +7,12 @@
  *     tags at once (rank 0 posts them all before rank 1 posts any: a post never waits);
  *   - 3000 persistent requests alive at once on one communicator, all started and
  *     completed in reverse order, each result equal to MPI_Allreduce's: with a duplicated
- *     communicator per request MPICH runs out of context ids near 2048.
- * Run it with PAPCOLL_TAG_LIMIT=32767 (Open MPI's MPI_TAG_UB) too, where the counter has
- * 32768 tags and persistent requests need their own communicators again (but not 3000 of
- * them: the test then makes 500), and where the counter comes round:
+ *     communicator per request MPICH runs out of context ids near 2048; and none of them
+ *     duplicated a communicator (this program's MPI_Comm_dup, below, counts the library's).
+ * Run it with PAPCOLL_TAG_LIMIT=32767 (the least MPI_TAG_UB MPI allows) too, where the
+ * counter has 32768 tags and persistent requests need their own communicators again (a request's range
+ * holds any schedule auto may run, up to 32769 tags; the test then makes 500, each with its
+ * duplicate), and where the counter comes round:
  *   - 16400 posts outstanding at once, 2 tags each (ring): the last 16 get the ranges of
  *     the first 16, which rank 0 still holds (rank 1 has posted nothing yet), so exactly
  *     16 wait on rank 0; every result equals MPI_Allreduce's. */
@@ -20,6 +22,14 @@
 #include "expect.h"
 
 static int ranks;
+
+/* Communicators the library duplicated: this definition comes before the MPI's, as a
+ * profiling layer's does (MPI-4.1 15.2). */
+static int duplicates;
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
+    duplicates++;
+    return PMPI_Comm_dup(comm, newcomm);
+}
 
 static int wait_for(MPI_Request *request) {
     if (papcoll_mpi_advances_requests()) return MPI_Wait(request, MPI_STATUS_IGNORE);
@@ -132,7 +142,7 @@ static void many_persistent(papcoll_comm *pc, int requests) {
     long *input = malloc((size_t)requests * COUNT * sizeof *input);
     long *output = malloc((size_t)requests * COUNT * sizeof *output);
     MPI_Request *started = malloc((size_t)requests * sizeof *started);
-    int code = MPI_SUCCESS, made = 0;
+    int code = MPI_SUCCESS, made = 0, duplicates_before = duplicates;
     for (; made < requests && code == MPI_SUCCESS; made++) {
         fill(input + made * COUNT, COUNT, made);
         code = papcoll_allreduce_init(pc, input + made * COUNT, output + made * COUNT, COUNT,
@@ -142,6 +152,11 @@ static void many_persistent(papcoll_comm *pc, int requests) {
     char what[96];
     snprintf(what, sizeof what, "%d persistent requests alive on one communicator", requests);
     expect(what, code, MPI_SUCCESS, "success");
+    const char *limit = getenv("PAPCOLL_TAG_LIMIT");
+    int expected = limit != NULL && limit[0] != '\0' ? made : 0;
+    expect("communicators duplicated for them: none (one each under the tag limit)",
+           duplicates - duplicates_before == expected ? MPI_SUCCESS : MPI_ERR_OTHER,
+           MPI_SUCCESS, "success");
     for (int k = 0; k < made && code == MPI_SUCCESS; k++)
         code = papcoll_start(persistent[k], &started[k]);
     for (int k = made - 1; k >= 0 && code == MPI_SUCCESS; k--) code = wait_for(&started[k]);
