@@ -78,8 +78,6 @@ static int store_parameters(papcoll_comm *pc, const papcoll_parameters *paramete
     return MPI_SUCCESS;
 }
 
-/* The group of every rank, the same on all (collective): from each rank's color, or one
- * group per shared-memory node named by its lowest rank. */
 static void release_communicator(papcoll_comm *pc) {
     if (pc->progress_thread) progress_thread_release();
     if (pc->nonblocking_comm != MPI_COMM_NULL && !pc->shares_tag_space)
@@ -95,24 +93,17 @@ static void release_communicator(papcoll_comm *pc) {
     free(pc);
 }
 
-/* The agreement check (agreement.c) is on where the config or PAPCOLL_CHECK=1 asks for it;
- * one rank asking turns it on for all, since it adds a collective to every call. */
-static int agree_on_checking(papcoll_comm *pc) {
-    int asked = 0;
-    int valid = papcoll_environment_switch("PAPCOLL_CHECK", &asked) == MPI_SUCCESS;
-    char why[160];
-    snprintf(why, sizeof why, "%s", valid ? "" : papcoll_error_string(MPI_ERR_ARG));
-    /* every rank takes part, a refusing one too: the others then fail, not hang */
-    int mine[2] = {pc->config.check_agreement != 0 || asked, !valid}, all[2];
-    int code = MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, pc->comm);
-    if (code != MPI_SUCCESS)
-        return record_error(code, "papcoll_comm_create: MPI_Allreduce of check_agreement "
-                                  "failed");
-    if (!valid) return record_error(MPI_ERR_ARG, "papcoll_comm_create: %s", why);
-    if (all[1])
-        return record_error(MPI_ERR_ARG, "papcoll_comm_create: another rank's PAPCOLL_CHECK "
-                            "is not 1/0, true/false, yes/no or on/off");
-    pc->config.check_agreement = all[0];
+/* Whether this rank asks for the agreement check (agreement.c): the config or
+ * PAPCOLL_CHECK=1. One rank asking turns it on for all (SETTING_ANY_RANK), since it adds a
+ * collective to every call. */
+static int read_checking(const papcoll_config *config, int *asked) {
+    int on = 0;
+    if (papcoll_environment_switch("PAPCOLL_CHECK", &on) != MPI_SUCCESS) {
+        char why[160];
+        snprintf(why, sizeof why, "%s", papcoll_error_string(MPI_ERR_ARG));
+        return record_error(MPI_ERR_ARG, "papcoll_comm_create: %s", why);
+    }
+    *asked = config->check_agreement != 0 || on;
     return MPI_SUCCESS;
 }
 
@@ -280,32 +271,58 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
     rules_set rules;
     memset(&rules, 0, sizeof rules);
     if (refusal == MPI_SUCCESS) refusal = read_rules(config, algorithm, &rules);
-    /* before anything else collective: a rank that refused, or a field that differs, fails
-     * every rank here rather than hang one in what follows. Ranks with different rules
-     * files would choose different algorithms for one call (a hang): their contents must
-     * agree, not their paths. */
-    agreed_setting settings[] = {{"PAPCOLL_TAG_LIMIT", tag_limit},
-                                 {"the rules file's contents (PAPCOLL_RULES or "
-                                  "config.rules_file; 0: none)", rules.digest},
-                                 /* shifted: the comparison negates it, which must not
-                                  * overflow */
-                                 {"the tuning constants' digest (config.tuning and "
-                                  "PAPCOLL_TUNING)",
-                                  (int64_t)(papcoll_tuning_digest(&effective.tuning) >> 2)}};
+    int checking = 0, reproducible = 0, natives_named = 0;
+    if (refusal == MPI_SUCCESS) refusal = read_checking(config, &checking);
+    if (refusal == MPI_SUCCESS) refusal = reproducible_requested(config, &reproducible);
+    native_variants natives;
+    memset(&natives, 0, sizeof natives); /* closed below whatever happens */
+    int64_t natives_digest = 0;
+    if (refusal == MPI_SUCCESS)
+        refusal = native_variants_choose(&natives, ranks,
+                                         config->arrival_source == PAPCOLL_ARRIVALS_AUTOMATIC,
+                                         &natives_digest, &natives_named);
+    /* before anything else collective, in one reduction: a rank that refused, or a field
+     * that differs, fails every rank here rather than hang one in what follows. Ranks with
+     * different rules files would choose different algorithms for one call (a hang):
+     * their contents must agree, not their paths. */
+    enum { CHECKING = 3, NATIVES = 5, NATIVES_NAMED = 6 };
+    agreed_setting settings[] = {
+        {"PAPCOLL_TAG_LIMIT", tag_limit, SETTING_SAME, 0, 0},
+        {"the rules file's contents (PAPCOLL_RULES or config.rules_file; 0: none)",
+         rules.digest, SETTING_SAME, 0, 0},
+        /* shifted: the comparison negates it, which must not overflow */
+        {"the tuning constants' digest (config.tuning and PAPCOLL_TUNING)",
+         (int64_t)(papcoll_tuning_digest(&effective.tuning) >> 2), SETTING_SAME, 0, 0},
+        [CHECKING] = {"PAPCOLL_CHECK", checking, SETTING_ANY_RANK, 0, 0},
+        {"reproducible mode (config.reproducible or PAPCOLL_REPRODUCIBLE; 0: off)",
+         reproducible, SETTING_SAME, 0, 0},
+        [NATIVES] = {"the native variants", natives_digest, SETTING_COMPARED, 0, 0},
+        [NATIVES_NAMED] = {"PAPCOLL_NATIVE_VARIANTS named", natives_named, SETTING_ANY_RANK,
+                           0, 0}};
     int code = config_agreement_check(comm, &effective, settings,
                                       (int)(sizeof settings / sizeof settings[0]),
                                       refusal != MPI_SUCCESS);
     if (refusal == MPI_SUCCESS) refusal = code;
+    if (refusal == MPI_SUCCESS)
+        refusal = native_variants_settle(&natives, settings[NATIVES].highest ==
+                                                       settings[NATIVES].lowest,
+                                         (int)settings[NATIVES_NAMED].value);
     papcoll_comm *pc = refusal == MPI_SUCCESS ? calloc(1, sizeof *pc) : NULL;
-    if (pc == NULL) rules_release(&rules);
+    if (pc == NULL) {
+        rules_release(&rules);
+        native_variants_close(&natives);
+    }
     if (refusal != MPI_SUCCESS) return refusal;
     if (pc == NULL) return record_error(MPI_ERR_NO_MEM, "papcoll_comm_create: out of memory");
+    pc->natives = natives;
     pc->rules = rules;
     pc->checked_datatype = MPI_DATATYPE_NULL;
     pc->nonblocking_plans.tags_alike = 1; /* posts' tag counts alike on every rank */
     pc->nonblocking_comm = MPI_COMM_NULL;
     pc->checked_op = MPI_OP_NULL;
     pc->config = effective;
+    pc->config.check_agreement = (int)settings[CHECKING].value;
+    pc->config.reproducible = reproducible;
     pc->config.algorithm = NULL; /* the name lives in pc->algorithm, not in caller memory */
     pc->config.rules_file = NULL; /* the rules live in pc->rules */
     memset(&pc->config.parameters, 0, sizeof pc->config.parameters); /* in pc->parameters */
@@ -313,6 +330,7 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
     code = MPI_Comm_dup(comm, &pc->comm);
     if (code != MPI_SUCCESS) {
         rules_release(&pc->rules);
+        native_variants_close(&pc->natives);
         free(pc);
         return record_error(code, "papcoll_comm_create: MPI_Comm_dup failed");
     }
@@ -334,13 +352,8 @@ int papcoll_comm_create(MPI_Comm comm, const papcoll_config *config, papcoll_com
         release_communicator(pc);
         return code;
     }
-    if ((code = agree_on_checking(pc)) != MPI_SUCCESS ||
-        (code = reproducible_setting(pc)) != MPI_SUCCESS ||
-        (code = rules_outside_reproducible(pc)) != MPI_SUCCESS ||
+    if ((code = rules_outside_reproducible(pc)) != MPI_SUCCESS ||
         (code = prepare_nonblocking(pc, tag_limit)) != MPI_SUCCESS ||
-        (code = native_variants_open(&pc->natives, pc->comm,
-                                     config->arrival_source == PAPCOLL_ARRIVALS_AUTOMATIC)) !=
-            MPI_SUCCESS ||
         (code = rules_bind(&pc->rules, &pc->natives, "papcoll_comm_create")) != MPI_SUCCESS ||
         (code = monitor_create(pc)) != MPI_SUCCESS) {
         release_communicator(pc);

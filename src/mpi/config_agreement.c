@@ -1,6 +1,7 @@
 /* config_agreement.c - which papcoll_config fields must be the same on every rank, said once
  * (the table below), and the check at papcoll_comm_create that they are, together with the
- * settings read from the environment that must agree too (agreed_setting: the tag limit).
+ * settings read from the environment that the ranks settle in the same reduction
+ * (agreed_setting: the tag limit, PAPCOLL_CHECK, reproducible mode, the native variants).
  *
  * Why at create and always (not only with PAPCOLL_CHECK): a field that differs makes ranks
  * build different schedules or wait in different places - max_message_elements splits a
@@ -84,10 +85,10 @@ static int64_t field_value(const papcoll_config *config, const config_field *fie
 }
 
 int config_agreement_check(MPI_Comm comm, const papcoll_config *config,
-                           const agreed_setting *settings, int setting_count, int refused) {
+                           agreed_setting *settings, int setting_count, int refused) {
     /* [refused, v_1 .. v_n, -v_1 .. -v_n] under MPI_MAX: the values agree where max(v) and
      * -max(-v) = min(v) are equal; the config's fields first, then the settings */
-    enum { MOST_SETTINGS = 4 };
+    enum { MOST_SETTINGS = 8 };
     if (setting_count < 0 || setting_count > MOST_SETTINGS)
         return record_error(MPI_ERR_INTERN, "papcoll_comm_create: %d settings to agree on",
                             setting_count);
@@ -120,7 +121,10 @@ int config_agreement_check(MPI_Comm comm, const papcoll_config *config,
     }
     for (int k = 0; k < setting_count; k++, slot++) {
         int64_t highest = values[1 + slot], lowest = -values[1 + compared + slot];
-        if (highest != lowest)
+        settings[k].highest = highest;
+        settings[k].lowest = lowest;
+        if (settings[k].combination == SETTING_ANY_RANK) settings[k].value = highest;
+        if (settings[k].combination == SETTING_SAME && highest != lowest)
             return record_error(MPI_ERR_ARG, "papcoll_comm_create: %s differs between ranks "
                                 "(from %lld to %lld; 0: unset); it must be the same on every "
                                 "rank", settings[k].name, (long long)lowest,

@@ -10,7 +10,8 @@
 #include "errors.h"
 #include "native_names.h"
 
-/* FNV-1a over the choices this rank made, so that ranks compare them with one reduction. */
+/* FNV-1a over the choices this rank made, so that ranks compare them in the config's
+ * reduction (config_agreement.c). */
 static uint64_t digest_of(const native_variants *variants) {
     uint64_t hash = 1469598103934665603ull;
     for (int k = 0; k < variants->count; k++) {
@@ -21,36 +22,6 @@ static uint64_t digest_of(const native_variants *variants) {
     return hash;
 }
 
-/* Every rank must end with the same list, or fail with the others. One reduction of four
- * numbers: the digest and its complement (the largest of each is this rank's own only where
- * every rank's digest is the same), whether some rank failed, whether some rank named a
- * list. Where the lists differ and nobody named one (the default met different MPI settings
- * on different ranks: another thread level, a forced algorithm on some hosts), every rank
- * falls back to the default algorithm alone instead of failing. */
-static int agree(native_variants *variants, MPI_Comm comm, int failed, int named) {
-    uint64_t mine[4], largest[4];
-    mine[0] = digest_of(variants);
-    mine[1] = ~mine[0];
-    mine[2] = (uint64_t)failed;
-    mine[3] = (uint64_t)named;
-    int code = MPI_Allreduce(mine, largest, 4, MPI_UINT64_T, MPI_MAX, comm);
-    if (code != MPI_SUCCESS)
-        return record_error(code, "papcoll_comm_create: MPI_Allreduce of the native "
-                                  "variants failed");
-    if (failed) return MPI_ERR_ARG; /* this rank's own message is recorded */
-    if (largest[2])
-        return record_error(MPI_ERR_ARG, "papcoll_comm_create: another rank refused its "
-                            "PAPCOLL_NATIVE_VARIANTS (its message says why)");
-    if (largest[0] == mine[0] && largest[1] == mine[1]) return MPI_SUCCESS;
-    if (!largest[3]) {
-        variants->count = 1;
-        return MPI_SUCCESS;
-    }
-    return record_error(MPI_ERR_ARG, "papcoll_comm_create: the ranks differ in "
-                        "PAPCOLL_NATIVE_VARIANTS or in the MPI library's %s; every rank "
-                        "must set the same", NATIVE_MPICH_VARIABLE);
-}
-
 /* The variable's handle and its value now, or 0 where this MPI has no such variable (not
  * MPICH) or MPI_T cannot be started. */
 static int open_variable(native_variants *variants, int *index) {
@@ -59,8 +30,17 @@ static int open_variable(native_variants *variants, int *index) {
     if (MPI_T_init_thread(level, &provided) != MPI_SUCCESS) return 0;
     variants->mpi_t_open = 1;
     int elements;
-    if (MPI_T_cvar_get_index(NATIVE_MPICH_VARIABLE, index) != MPI_SUCCESS ||
-        MPI_T_cvar_handle_alloc(*index, NULL, &variants->handle, &elements) != MPI_SUCCESS)
+    /* the index is the process's (MPI_T's variables are fixed once found): looked up once,
+     * since the lookup compares the name with every variable's, a cost in every
+     * communicator the drop-in makes */
+    static int variable_index = -1;
+    if (variable_index < 0 && MPI_T_cvar_get_index(NATIVE_MPICH_VARIABLE, &variable_index) !=
+                                  MPI_SUCCESS) {
+        variable_index = -1;
+        return 0;
+    }
+    *index = variable_index;
+    if (MPI_T_cvar_handle_alloc(*index, NULL, &variants->handle, &elements) != MPI_SUCCESS)
         return 0;
     /* one int, which this MPI lets a program read and write (tried once, here) */
     return elements == 1 &&
@@ -68,8 +48,26 @@ static int open_variable(native_variants *variants, int *index) {
            MPI_T_cvar_write(variants->handle, &variants->values[0]) == MPI_SUCCESS;
 }
 
+/* The values of the last list of names that was taken whole, and of "auto": the MPI
+ * library's algorithms are the process's, and reading them parses the variable's
+ * description anew (a cost in every communicator the drop-in makes). Only reached below
+ * MPI_THREAD_MULTIPLE (choose_variants), so one thread at a time. */
+static struct remembered_list {
+    char list[512];
+    int automatic, automatic_found; /* "auto"'s value, where read */
+    native_variants variants;
+} remembered;
+
 /* Adds each name of list (comma separated) as a variant, or records why not. */
 static int add_named(native_variants *variants, int index, const char *list) {
+    if (remembered.list[0] != '\0' && strcmp(remembered.list, list) == 0) {
+        for (int k = 1; k < remembered.variants.count; k++) {
+            memcpy(variants->names[k], remembered.variants.names[k], sizeof variants->names[k]);
+            variants->values[k] = remembered.variants.values[k];
+        }
+        variants->count = remembered.variants.count;
+        return MPI_SUCCESS;
+    }
     char copy[512], known[2048];
     if (strlen(list) >= sizeof copy)
         return record_error(MPI_ERR_ARG, "papcoll_comm_create: PAPCOLL_NATIVE_VARIANTS is "
@@ -94,6 +92,8 @@ static int add_named(native_variants *variants, int index, const char *list) {
                  name);
         variants->values[variants->count++] = value;
     }
+    snprintf(remembered.list, sizeof remembered.list, "%s", list);
+    remembered.variants = *variants;
     return MPI_SUCCESS;
 }
 
@@ -122,7 +122,7 @@ static int choose_variants(native_variants *variants, int ranks, int measured,
                             "all-reduce during papcoll's could run another algorithm on some "
                             "ranks than on others; set it to none");
     }
-    int index, automatic = -1;
+    int index;
     char known[2048];
     if (!open_variable(variants, &index)) {
         if (!named) return MPI_SUCCESS; /* not MPICH: its default only (see the header) */
@@ -130,8 +130,10 @@ static int choose_variants(native_variants *variants, int ranks, int measured,
                             "set, but this MPI library has no %s to choose its algorithm "
                             "call by call (MPICH has; set it to none)", NATIVE_MPICH_VARIABLE);
     }
-    if (!native_algorithm_value(index, "auto", &automatic, known, sizeof known) ||
-        variants->values[0] != automatic) {
+    if (!remembered.automatic_found)
+        remembered.automatic_found = native_algorithm_value(index, "auto", &remembered.automatic,
+                                                            known, sizeof known);
+    if (!remembered.automatic_found || variants->values[0] != remembered.automatic) {
         if (!named) return MPI_SUCCESS; /* the user forced an algorithm: it stays */
         return record_error(MPI_ERR_ARG, "papcoll_comm_create: PAPCOLL_NATIVE_VARIANTS is "
                             "set, but %s forces one algorithm already; unset one of them",
@@ -144,17 +146,32 @@ static int choose_variants(native_variants *variants, int ranks, int measured,
     return code;
 }
 
-int native_variants_open(native_variants *variants, MPI_Comm comm, int measured) {
+int native_variants_choose(native_variants *variants, int ranks, int measured,
+                           int64_t *digest, int *named) {
     memset(variants, 0, sizeof *variants);
     variants->handle = MPI_T_CVAR_HANDLE_NULL;
     variants->count = 1;
     snprintf(variants->names[0], sizeof variants->names[0], "native");
-    int ranks = 1, named = 0;
-    MPI_Comm_size(comm, &ranks);
-    int code = choose_variants(variants, ranks, measured, &named);
+    *named = 0;
+    int code = choose_variants(variants, ranks, measured, named);
     if (code != MPI_SUCCESS) variants->count = 1;
-    int agreed = agree(variants, comm, code != MPI_SUCCESS, named);
-    return code != MPI_SUCCESS ? code : agreed;
+    /* shifted: the agreement negates it, which must not overflow */
+    *digest = (int64_t)(digest_of(variants) >> 2);
+    return code;
+}
+
+/* Where the lists differ and nobody named one (the default met different MPI settings on
+ * different ranks: another thread level, a forced algorithm on some hosts), every rank
+ * falls back to the default algorithm alone instead of failing. */
+int native_variants_settle(native_variants *variants, int same, int any_named) {
+    if (same) return MPI_SUCCESS;
+    if (!any_named) {
+        variants->count = 1;
+        return MPI_SUCCESS;
+    }
+    return record_error(MPI_ERR_ARG, "papcoll_comm_create: the ranks differ in "
+                        "PAPCOLL_NATIVE_VARIANTS or in the MPI library's %s; every rank "
+                        "must set the same", NATIVE_MPICH_VARIABLE);
 }
 
 void native_variants_close(native_variants *variants) {

@@ -31,6 +31,7 @@
 #define PAPCOLL_MPI_NATIVE_VARIANTS_H
 
 #include <mpi.h>
+#include <stdint.h>
 
 enum { NATIVE_VARIANTS_MOST = 6, NATIVE_NAME_MOST = 40 };
 
@@ -44,12 +45,19 @@ typedef struct native_variants {
 
 #define NATIVE_VARIANTS_DEFAULT "recursive_doubling,reduce_scatter_allgather,ring"
 
-/* Reads PAPCOLL_NATIVE_VARIANTS and the MPI library's algorithms; collective over comm
- * (every rank must name the same list; any rank's error is every rank's). measured: the
- * arrival source measures calls (AUTOMATIC), without which nothing chooses among them.
+/* Reads PAPCOLL_NATIVE_VARIANTS and the MPI library's algorithms, on this rank alone:
+ * ranks, the communicator's size; measured: the arrival source measures calls (AUTOMATIC),
+ * without which nothing chooses among them. digest: this rank's choices, for the ranks to
+ * compare (papcoll_comm_create, in the config's reduction); named: the list was named.
  * MPI_SUCCESS, or an error recorded with a message naming the problem (an unknown name
- * lists the library's). */
-int native_variants_open(native_variants *variants, MPI_Comm comm, int measured);
+ * lists the library's). Closed with native_variants_close, whatever it returned. */
+int native_variants_choose(native_variants *variants, int ranks, int measured,
+                           int64_t *digest, int *named);
+/* After the comparison: same, every rank's digest is this one's; any_named, some rank
+ * named a list. Every rank must end with the same list: where they differ and a rank named
+ * one, an error (a rank that ran another algorithm would wait for messages that never
+ * come). */
+int native_variants_settle(native_variants *variants, int same, int any_named);
 void native_variants_close(native_variants *variants);
 
 /* MPI_Allreduce with variant (0: the library's default choice), the variable restored

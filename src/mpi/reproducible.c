@@ -14,31 +14,15 @@ int papcoll_reproducible_requested(int *on) {
     return papcoll_environment_switch("PAPCOLL_REPRODUCIBLE", on);
 }
 
-int reproducible_setting(papcoll_comm *pc) {
-    int mine = pc->config.reproducible != 0, valid = 1;
+int reproducible_requested(const papcoll_config *config, int *mine) {
+    *mine = config->reproducible != 0;
     const char *text = getenv("PAPCOLL_REPRODUCIBLE");
-    if (text != NULL && text[0] != '\0') {
-        int value = 0;
-        valid = papcoll_reproducible_requested(&value) == MPI_SUCCESS;
-        if (valid) mine = value;
-    }
-    /* every rank takes part, a refusing one too: the others then fail, not hang */
-    int local[3] = {mine, -mine, !valid}, all[3];
-    int code = MPI_Allreduce(local, all, 3, MPI_INT, MPI_MAX, pc->comm);
-    if (code != MPI_SUCCESS)
-        return record_error(code, "papcoll_comm_create: MPI_Allreduce of the reproducible "
-                                  "setting failed");
-    if (!valid)
+    if (text == NULL || text[0] == '\0') return MPI_SUCCESS;
+    int value = 0;
+    if (papcoll_reproducible_requested(&value) != MPI_SUCCESS)
         return record_error(MPI_ERR_ARG, "papcoll_comm_create: PAPCOLL_REPRODUCIBLE='%.32s' "
                             "is not 1/0, true/false, yes/no or on/off", text);
-    if (all[2])
-        return record_error(MPI_ERR_ARG, "papcoll_comm_create: another rank's "
-                            "PAPCOLL_REPRODUCIBLE is not 1/0, true/false, yes/no or on/off");
-    if (all[0] != -all[1])
-        return record_error(MPI_ERR_ARG, "papcoll_comm_create: reproducible mode is on for "
-                            "some ranks and off for others (config.reproducible or "
-                            "PAPCOLL_REPRODUCIBLE must be the same on every rank)");
-    pc->config.reproducible = mine;
+    *mine = value;
     return MPI_SUCCESS;
 }
 

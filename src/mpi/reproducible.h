@@ -7,10 +7,11 @@
 
 #include "internal.h"
 
-/* At papcoll_comm_create (collective): the config's setting, or PAPCOLL_REPRODUCIBLE's
- * (1/0, true/false, yes/no, on/off), into pc->config.reproducible; refused on every rank
- * where the ranks disagree. */
-int reproducible_setting(papcoll_comm *pc);
+/* At papcoll_comm_create, on this rank alone: the config's setting, or
+ * PAPCOLL_REPRODUCIBLE's (1/0, true/false, yes/no, on/off) where set, into *mine; a value
+ * that is none of those is refused. The ranks then compare it with the config's fields
+ * (config_agreement.h): refused on every rank where they disagree. */
+int reproducible_requested(const papcoll_config *config, int *mine);
 
 /* papcoll_order_matters (papcoll.h): not for integer types with sum, product, min and
  * max, nor for the bitwise and logical ops, nor MINLOC/MAXLOC on integer pairs, which are

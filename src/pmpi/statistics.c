@@ -45,6 +45,33 @@ static uint32_t hash_ranks(const int *ranks, int count) {
     return hash;
 }
 
+/* How many communicators got each label text before (a chained table: a program may make
+ * communicators by the thousand, and counting by walking every record made each
+ * constructor cost more the longer the program ran). Counted before the " (N)" suffix. */
+enum { LABEL_BUCKETS = 256 };
+typedef struct label_count {
+    struct label_count *next;
+    int count;
+    char text[RECORD_LABEL_SIZE];
+} label_count;
+static label_count *label_buckets[LABEL_BUCKETS];
+
+/* The times text was seen before this one (0: never); without memory, 0. */
+static int label_seen(const char *text) {
+    uint32_t hash = 2166136261u;
+    for (const char *c = text; *c != '\0'; c++) hash = (hash ^ (uint8_t)*c) * 16777619u;
+    label_count **bucket = &label_buckets[hash % LABEL_BUCKETS];
+    for (label_count *entry = *bucket; entry != NULL; entry = entry->next)
+        if (strcmp(entry->text, text) == 0) return entry->count++;
+    label_count *entry = calloc(1, sizeof *entry);
+    if (entry == NULL) return 0;
+    snprintf(entry->text, sizeof entry->text, "%s", text);
+    entry->count = 1;
+    entry->next = *bucket;
+    *bucket = entry;
+    return 0;
+}
+
 /* The label names the communicator the same way on every member without a message: its
  * world ranks (a range, or the first three and a hash of all), and for the second and later
  * communicator over the same ranks (a dup) its number among them, counted in the order this
@@ -93,11 +120,7 @@ static void make_label(communicator_record *record, MPI_Comm comm) {
         snprintf(local, sizeof local, "%s", text);
         snprintf(text, sizeof text, "intercommunicator, local %.70s", local);
     }
-    int same = 0;
-    size_t length = strlen(text);
-    for (const communicator_record *other = first; other != NULL; other = other->next)
-        same += strncmp(other->label, text, length) == 0 &&
-                (other->label[length] == '\0' || other->label[length] == ' ');
+    int same = label_seen(text);
     if (same == 0)
         snprintf(record->label, sizeof record->label, "%s", text);
     else

@@ -169,7 +169,8 @@ static void refusals(papcoll_comm *pc) {
     papcoll_comm *other = NULL;
     expect("ranks that disagree on the mode", papcoll_comm_create(MPI_COMM_WORLD, &config,
            &other), ranks > 1 ? MPI_ERR_ARG : MPI_SUCCESS,
-           ranks > 1 ? "on for some ranks and off for others" : "success");
+           ranks > 1 ? "reproducible mode (config.reproducible or PAPCOLL_REPRODUCIBLE; 0: off) "
+                           "differs between ranks" : "success");
     papcoll_comm_free(&other);
     setenv("PAPCOLL_REPRODUCIBLE", "maybe", 1);
     expect("PAPCOLL_REPRODUCIBLE=maybe", papcoll_comm_create(MPI_COMM_WORLD, NULL, &other),
