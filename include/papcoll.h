@@ -160,7 +160,8 @@ int papcoll_set_algorithm(papcoll_comm *pc, const char *name);
 /* The algorithm set ("auto" or a name). */
 const char *papcoll_get_algorithm(const papcoll_comm *pc);
 /* Sets the recursive_multiplying schedule of later calls (NULL or "": the default); checked
- * against the communicator's size. Must be the same on every rank. */
+ * against the communicator's size. Must be the same on every rank. MPI_ERR_PENDING while a
+ * non-blocking call of pc runs or a persistent request of it lives. */
 int papcoll_set_schedule(papcoll_comm *pc, const char *schedule);
 /* cffi-end */
 /* The algorithm a call with these arguments would run (resolves "auto": a registered name,

@@ -66,6 +66,14 @@ static int store_parameters(papcoll_comm *pc, const papcoll_parameters *paramete
     char error[240];
     int code = check_idle(pc, caller); /* before anything changes */
     if (code != MPI_SUCCESS) return code;
+    /* a persistent request keeps the parameters it was made with (as MPI's keeps its
+     * arguments): its cached plans would, and a plan built later would not */
+    int32_t persistent = __atomic_load_n(&pc->persistent_alive, __ATOMIC_ACQUIRE);
+    if (persistent > 0)
+        return record_error(MPI_ERR_PENDING, "%s: %d persistent all-reduces of this "
+                            "communicator are not freed, and keep the parameters they were "
+                            "made with; free them first (papcoll_persistent_free)", caller,
+                            (int)persistent);
     int status = papcoll_parameters_check(parameters, pc->size, error, sizeof error);
     if (status == PAPCOLL_OK) status = owned_parameters_set(&pc->parameters, parameters, pc->size);
     if (status == PAPCOLL_ERR_NO_MEMORY)

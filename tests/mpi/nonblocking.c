@@ -106,7 +106,8 @@ static void several_outstanding(papcoll_comm *pc) {
 }
 
 /* Freeing a communicator completes its non-blocking all-reduces first (their requests stay
- * valid), and is refused while a persistent request of it lives. */
+ * valid), and is refused while a persistent request of it lives, as is changing its
+ * parameters (the request keeps those it was made with). */
 static void free_with_operations(void) {
     enum { COUNT = 3000 };
     long input[COUNT], output[COUNT];
@@ -125,6 +126,10 @@ static void free_with_operations(void) {
     papcoll_allreduce_init(other, input, output, COUNT, MPI_LONG, MPI_SUM, &persistent);
     expect("free the communicator of a live persistent request", papcoll_comm_free(&other),
            MPI_ERR_PENDING, "1 persistent all-reduces of this communicator are not freed");
+    expect("change its parameters while a persistent request of it lives",
+           papcoll_set_schedule(other, NULL), MPI_ERR_PENDING,
+           "1 persistent all-reduces of this communicator are not freed, and keep the "
+           "parameters they were made with");
     papcoll_persistent_free(&persistent);
     expect("  ...then, the request freed", papcoll_comm_free(&other), MPI_SUCCESS, "success");
 }
