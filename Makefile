@@ -21,7 +21,8 @@ INSTALL_EXTRAS = $(VENV)/bin/uv pip install --quiet --python $(PYTHON) -r pyproj
 # CI's clock is 90 minutes; each MPI test still has its own timeout (tests/python/conftest.py).
 PYTEST_FLAGS ?= -q
 
-.PHONY: all setup build test test-long test-sanitizers fuzz-sanitizers demo demo-train \
+.PHONY: all setup build smpi smpi-where-available test test-long test-sanitizers \
+	fuzz-sanitizers demo demo-train \
 	demo-reproducible lint \
 	clean
 
@@ -71,12 +72,27 @@ build: $(INSTALLED)
 		-DPAPCOLL_LIBRARY_FOLDER=$(CURDIR)/python/papcoll/_lib >/dev/null
 	cmake --build $(BUILD) --parallel 2 -- --no-print-directory
 
-test: build $(TRAINING_INSTALLED) $(TESTING_INSTALLED)
+# papcoll built for SimGrid's SMPI (docs/smpi.md: P = 16 ... 1024 in simulated, repeatable
+# time): build/smpi/papcoll-bench, through cmake/smpi.cmake. Needs smpicc (Debian: apt-get
+# install libsimgrid-dev; CI installs it). `make test` builds it where smpicc is there and
+# its SMPI tests say how to get it where not.
+SMPI_BUILD := build/smpi
+smpi:
+	@command -v smpicc >/dev/null || { echo "make smpi needs SimGrid's smpicc: apt-get install libsimgrid-dev" >&2; exit 2; }
+	cmake -S . -B $(SMPI_BUILD) -DPAPCOLL_SMPI=ON -DCMAKE_C_COMPILER=smpicc \
+		-DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(SMPI_BUILD) --parallel 2 -- --no-print-directory
+
+smpi-where-available:
+	@if command -v smpicc >/dev/null; then $(MAKE) --no-print-directory smpi; \
+	else echo "no smpicc: the SMPI tests will be skipped (apt-get install libsimgrid-dev)"; fi
+
+test: build smpi-where-available $(TRAINING_INSTALLED) $(TESTING_INSTALLED)
 	cd $(BUILD) && ctest --output-on-failure
 	$(VENV)/bin/ruff check python tests examples
 	$(VENV)/bin/pytest $(PYTEST_FLAGS) tests/python
 
-test-long: build $(TRAINING_INSTALLED) $(TESTING_INSTALLED)
+test-long: build smpi-where-available $(TRAINING_INSTALLED) $(TESTING_INSTALLED)
 	cd $(BUILD) && ctest --output-on-failure
 	$(VENV)/bin/pytest $(PYTEST_FLAGS) --long tests/python
 

@@ -135,14 +135,14 @@ void write_results(const options *o, const char *const *names, int ranks, int el
                 " \"median_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f,"
                 " \"t_min_ms\": %.6f, \"t_max_ms\": %.6f,"
                 " \"p2p_ms\": %.6f, \"lower_bound_ms\": %.6f, \"excess_ms\": %.6f,"
-                " \"predicted_calls\": %d,"
+                " \"predicted_calls\": %d, \"late_rank_predicted\": %d,"
                 " \"correct\": %s, \"mpi_library\": ",
                 ranks, (long long)o->counts[c], o->datatype_name, o->op_name, bytes,
                 o->one_late ? "one-late" : "rand-late", o->mispredict ? "true" : "false",
                 o->max_delays_ms[d], o->compute_ms, o->iterations, st.mean,
                 st.standard_deviation, st.median, st.minimum, st.maximum, t_min, t_max,
                 r->p2p_ms[c],
-                bound, st.mean - bound, r->predicted_calls[s],
+                bound, st.mean - bound, r->predicted_calls[s], r->late_rank_predicted[s],
                 r->correct[s] ? "true" : "false");
         json_write_string(out, library);
         fprintf(out, ", \"group_colors\": ");

@@ -31,6 +31,8 @@ typedef struct results {
                                 * summed, ms: IMB's t_min / t_max over ranks of its mean */
     int *correct;              /* per series: every call's result matched MPI_Allreduce */
     int *predicted_calls;      /* per series: timed calls where every rank had a prediction */
+    int *late_rank_predicted;  /* rank 0, per series: of those, the calls whose rank predicted
+                                * to come last did (the monitor saw the late rank) */
     choice_tally *tallies;     /* per series: auto's choices */
     double p2p_ms[MAX_ITEMS];  /* delta per count */
 } results;

@@ -57,6 +57,11 @@ int native_algorithm_names(char *known, size_t known_size) {
     return known[0] != '\0';
 }
 
+void native_algorithm_names_done(void) {
+    if (mpi_t_ready) MPI_T_finalize();
+    mpi_t_ready = 0;
+}
+
 int native_algorithm_open(const char *name, MPI_Comm comm, native_algorithm *out,
                           char *message, size_t message_size) {
     out->comm = MPI_COMM_NULL;

@@ -37,6 +37,8 @@ void native_algorithm_close(native_algorithm *algorithm);
  * the library has no control variable that chooses its algorithm, or does not show it
  * before MPI_Init (known is then empty). */
 int native_algorithm_names(char *known, size_t known_size);
+/* Closes what native_algorithm_names opened (MPI_T), where it is the program's last call. */
+void native_algorithm_names_done(void);
 
 /* "MPICH 5.0.2", "Open MPI v5.0.8", ...: the first line of MPI_Get_library_version. */
 void native_library_name(char *name, size_t size);

@@ -179,8 +179,17 @@ typedef struct workspace {
     op_code op;
     char *send, *receive, *expected;
     double *all_elapsed;       /* (elapsed, t0) of every rank: one Allgather a call */
+    double *predicted_arrivals; /* rank 0: the monitor's prediction of every rank's arrival */
     double *clock_offsets;     /* rank 0: every rank's clock offset */
 } workspace;
+
+/* The rank of the largest of values[0], values[stride], ... (ranks of them). */
+static int latest(const double *values, int stride) {
+    int found = 0;
+    for (int k = 1; k < ranks; k++)
+        if (values[k * stride] > values[found * stride]) found = k;
+    return found;
+}
 
 /* Steps 1 to 8 of the header for contender a, count c, max delay d in `iteration`; the
  * timed iterations go into series s of *r. */
@@ -244,8 +253,13 @@ static void time_call(const workspace *w, contender *contenders, int a, int c, i
     r->ebars[call] = mean * 1e3;
     r->correct[s] &= all_ok;
     int predicted = 0;
-    if (runner->papcoll) papcoll_last_prediction(runner->papcoll, &predicted, NULL, NULL);
+    if (runner->papcoll)
+        papcoll_last_prediction(runner->papcoll, &predicted,
+                                rank == 0 ? w->predicted_arrivals : NULL, NULL);
     r->predicted_calls[s] += predicted;
+    if (rank == 0 && predicted) /* the rank predicted latest is the one that came last */
+        r->late_rank_predicted[s] += latest(w->predicted_arrivals, 1) ==
+                                     latest(w->all_elapsed + 1, 2);
     if (runner->papcoll && strcmp(runner->name, "auto") == 0) {
         papcoll_choice choice;
         papcoll_last_choice(runner->papcoll, &choice);
@@ -280,7 +294,7 @@ static int print_native_names(void) {
         printf("]");
     }
     printf("}\n");
-    MPI_T_finalize();
+    native_algorithm_names_done();
     return 0;
 }
 
@@ -316,17 +330,19 @@ int main(int argc, char **argv) {
     w.receive = malloc(bytes);
     w.expected = malloc(bytes);
     w.all_elapsed = malloc(2 * (size_t)ranks * sizeof *w.all_elapsed);
+    w.predicted_arrivals = malloc((size_t)ranks * sizeof *w.predicted_arrivals);
     results r = {.series = o.algorithm_count * o.count_count * o.max_delay_count};
     size_t calls = (size_t)r.series * (size_t)o.iterations;
     r.ebars = malloc(calls * sizeof *r.ebars);
     r.correct = malloc((size_t)r.series * sizeof *r.correct);
     r.predicted_calls = calloc((size_t)r.series, sizeof *r.predicted_calls);
+    r.late_rank_predicted = calloc((size_t)r.series, sizeof *r.late_rank_predicted);
     r.tallies = calloc((size_t)r.series, sizeof *r.tallies);
     /* every rank's arrival in every timed call, kept by rank 0, which writes the JSON */
     r.arrivals = rank == 0 ? malloc(calls * (size_t)ranks * sizeof *r.arrivals) : NULL;
     r.rank_sums = rank == 0 ? calloc((size_t)r.series * (size_t)ranks, sizeof *r.rank_sums) : NULL;
-    if (!w.send || !w.receive || !w.expected || !w.all_elapsed || !r.ebars || !r.correct ||
-        !r.predicted_calls || !r.tallies || (rank == 0 && (!r.arrivals || !r.rank_sums)))
+    if (!w.send || !w.receive || !w.expected || !w.all_elapsed || !w.predicted_arrivals ||
+        !r.ebars || !r.correct || !r.predicted_calls || !r.late_rank_predicted || !r.tallies || (rank == 0 && (!r.arrivals || !r.rank_sums)))
         out_of_memory("elements", (long long)largest);
     for (int s = 0; s < r.series; s++) r.correct[s] = 1;
 
@@ -369,10 +385,12 @@ int main(int argc, char **argv) {
     free(w.receive);
     free(w.expected);
     free(w.all_elapsed);
+    free(w.predicted_arrivals);
     free(w.clock_offsets);
     free(r.ebars);
     free(r.correct);
     free(r.predicted_calls);
+    free(r.late_rank_predicted);
     free(r.tallies);
     free(r.arrivals);
     free(r.rank_sums);

@@ -319,6 +319,14 @@ SETTINGS: tuple[Setting, ...] = (
         meaning="which benchmark program the command line runs under mpiexec",
         read_in=("python/papcoll/lab/bench.py",), docs="docs/benchmarks.md"),
     Setting(
+        reader=PYTHON, when="`papcoll bench --smpi`",
+        environment="PAPCOLL_SMPI_BUILD",
+        default="build/smpi of this checkout (`make smpi`)",
+        accepted="a folder holding papcoll's programs built for SimGrid's SMPI",
+        meaning="where `--smpi` takes the SMPI build of the program it runs (a program "
+                "built against a real MPI cannot run in SMPI)",
+        read_in=("python/papcoll/lab/smpi_launcher.py",), docs="docs/smpi.md"),
+    Setting(
         reader=PYTHON, when="`papcoll calibrate`",
         environment="PAPCOLL_CALIBRATE",
         default="build/<mpi>/papcoll-calibrate of this checkout, else the installed one, else "
@@ -351,6 +359,13 @@ SETTINGS: tuple[Setting, ...] = (
         meaning="AddressSanitizer and UndefinedBehaviorSanitizer on every target, any report "
                 "fatal (`make test-sanitizers`)",
         read_in=("CMakeLists.txt",), docs="README.md"),
+    Setting(
+        reader=BUILD, when="cmake configure",
+        cmake="PAPCOLL_SMPI", default="OFF", accepted="ON, OFF (ON with "
+        "-DCMAKE_C_COMPILER=smpicc)",
+        meaning="builds papcoll and papcoll-bench for SimGrid's SMPI instead of a real MPI "
+                "(`make smpi`: build/smpi)",
+        read_in=("CMakeLists.txt",), docs="docs/smpi.md"),
     Setting(
         reader=BUILD, when="cmake configure",
         cmake="PAPCOLL_LIBRARY_FOLDER", default="the build folder's lib/",

@@ -74,15 +74,15 @@ static int same_channel(const message_key *a, const message_key *b) {
     return a->source == b->source && a->destination == b->destination && a->tag == b->tag;
 }
 
-typedef struct access {
+typedef struct buffer_access {
     int64_t start, end;
     int32_t op;
     int32_t buffer;
     int32_t writes;
-} access;
+} buffer_access;
 
 static int compare_access(const void *a, const void *b) {
-    const access *x = a, *y = b;
+    const buffer_access *x = a, *y = b;
     if (x->buffer != y->buffer) return x->buffer < y->buffer ? -1 : 1;
     if (x->start != y->start) return x->start < y->start ? -1 : 1;
     return x->op < y->op ? -1 : x->op > y->op;
@@ -353,7 +353,7 @@ static int64_t cut_index(const int64_t *cuts, int64_t count, int64_t element) {
  * to check (the pairwise sweep would be quadratic too), rather than running for hours. */
 #define MAY_RACE_MAX_STEPS (INT64_C(1) << 28)
 
-static int may_race(const access *accesses, int32_t access_count, ancestry *ancestors) {
+static int may_race(const buffer_access *accesses, int32_t access_count, ancestry *ancestors) {
     int32_t *order = malloc((size_t)access_count * sizeof *order);
     int64_t *cuts = malloc((size_t)access_count * 2 * sizeof *cuts);
     stretch_state *stretches = malloc((size_t)access_count * 2 * sizeof *stretches);
@@ -382,7 +382,7 @@ static int may_race(const access *accesses, int32_t access_count, ancestry *ance
             if (distinct == 0 || cuts[distinct - 1] != cuts[c]) cuts[distinct++] = cuts[c];
         for (int64_t t = 0; t < distinct; t++) stretches[t] = (stretch_state){-1, -1};
         for (int32_t g = first; g < end && !race; g++) {
-            const access *at = &accesses[order[g]];
+            const buffer_access *at = &accesses[order[g]];
             int64_t from = cut_index(cuts, distinct, at->start);
             int64_t to = cut_index(cuts, distinct, at->end);
             steps += to - from;
@@ -425,7 +425,7 @@ void check_ordering(verifier *v, int32_t rank, int aliased) {
     int32_t n = schedule->op_count;
     if (n == 0) return;
     ancestry ancestors;
-    access *accesses = malloc((size_t)n * 2 * sizeof *accesses);
+    buffer_access *accesses = malloc((size_t)n * 2 * sizeof *accesses);
     int ready = ancestry_init(&ancestors, schedule);
     ancestors.steps = &v->search_steps;
     if (!ready || accesses == NULL) {
@@ -445,7 +445,7 @@ void check_ordering(verifier *v, int32_t rank, int aliased) {
         switch (op->kind) {
         case SCHED_SEND:
         case SCHED_RECV:
-            accesses[access_count++] = (access){op->offset, op->offset + op->length, i, source,
+            accesses[access_count++] = (buffer_access){op->offset, op->offset + op->length, i, source,
                                                 op->kind == SCHED_RECV};
             break;
         default:
@@ -458,8 +458,8 @@ void check_ordering(verifier *v, int32_t rank, int aliased) {
             /* An in-place COPY onto itself (send -> recv with MPI_IN_PLACE) touches nothing. */
             if (source == target && op->offset == op->u.target_offset && op->kind == SCHED_COPY)
                 break;
-            accesses[access_count++] = (access){op->offset, op->offset + op->length, i, source, 0};
-            accesses[access_count++] = (access){op->u.target_offset,
+            accesses[access_count++] = (buffer_access){op->offset, op->offset + op->length, i, source, 0};
+            accesses[access_count++] = (buffer_access){op->u.target_offset,
                                                 op->u.target_offset + op->length, i, target, 1};
         }
     }

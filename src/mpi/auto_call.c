@@ -12,10 +12,12 @@
  */
 #include "auto_call.h"
 
+#include <limits.h>
 #include <string.h>
 
 #include "arrival_class.h"
 #include "choice_sharing.h"
+#include "mpi_features.h"
 
 /* What native runs as in a post or start: MPI_Iallreduce, whose algorithm papcoll cannot
  * choose (the MPI_T variables native_variants.h sets are the blocking call's). */
@@ -61,6 +63,9 @@ int auto_decide(papcoll_comm *pc, const auto_call *call, auto_choice *out,
     input.count = call->count;
     input.extent = call->extent;
     input.commutative = call->commutative;
+    input.native_runs = call->count <= INT_MAX &&
+                        (PAPCOLL_NONBLOCKING_NATIVE || call->kind == AUTO_CALL_BLOCKING ||
+                         call->kind == AUTO_CALL_ASKED);
     input.parameters = &pc->parameters.parameters;
     input.tuning = &pc->config.tuning;
     input.calibrated = monitor_model(pc, &input.latency, &input.seconds_per_byte,

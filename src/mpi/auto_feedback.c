@@ -47,7 +47,8 @@
  * Measurements come back with a period's messages, so a decision is corrected at most a
  * period (MONITOR_PERIOD_MOST_CALLS calls) after its probes. Every rank holds the same
  * table (the same decisions, tags and measurements), so every rank decides alike without a
- * message. Calls beyond INT_MAX elements are not compared: native cannot run them.
+ * message. Calls native cannot run (choice_input.native_runs: beyond INT_MAX elements, a
+ * post or a start in SMPI) are not compared.
  */
 #include "auto_feedback.h"
 
@@ -189,7 +190,7 @@ double feedback_decide(feedback_table *table, const choice_input *input, int lev
     papcoll_choice *report = &choice->report;
     *native_tag_out = -1;
     choice->native_variant = 0;
-    if (input->count > INT_MAX) return -1;
+    if (!input->native_runs) return -1;
     papcoll_tuning tuning = tuning_in_force(input->tuning);
     /* MPICH's named algorithms reorder operands: only commutative ops try them */
     int variants = input->commutative ? natives->count : 1;

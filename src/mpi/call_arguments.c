@@ -88,7 +88,8 @@ int call_arguments_pair(papcoll_comm *pc, MPI_Datatype datatype, MPI_Op op, int6
             MPI_Comm_set_errhandler(raisers[k], MPI_ERRORS_RETURN);
         }
         int code = MPI_Reduce_local(in, inout, 1, datatype, op);
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < 2; k++) { /* SMPI gives none where none was set */
+            if (previous[k] == MPI_ERRHANDLER_NULL) continue;
             MPI_Comm_set_errhandler(raisers[k], previous[k]);
             MPI_Errhandler_free(&previous[k]);
         }

@@ -6,8 +6,9 @@
  * seconds per byte G and reduce seconds per byte gamma, measured at the first call or taken
  * from PAPCOLL_TAU_MODEL (what `papcoll calibrate` prints); copies at gamma / 2, an eager
  * limit of 64 KiB, no per-message CPU overhead (folded into L by the ping-pong).
- * Counts beyond INT_MAX cannot go to MPI_Allreduce's int count: there select.c's fixed
- * rule stands in for native.
+ * Where native cannot run the call (counts beyond INT_MAX, which MPI_Allreduce's int count
+ * cannot hold; a post or a start in SMPI: choice_input.native_runs) select.c's fixed rule
+ * stands in for native.
  *
  * Cost: a decision simulates every candidate once per key and is kept (CHOICE_CACHE_SIZE
  * keys, least recently used out); a call whose decision is cached costs a lookup. Every
@@ -91,7 +92,7 @@ void choice_decide(const choice_input *input, auto_choice *out) {
     const int64_t flat_alternative_most_bytes =
         tuning_in_force(input->tuning).flat_alternative_most_bytes;
     if (out->report.alternative[0] == '\0' && out->algorithm == NULL && input->ranks > 1 &&
-        input->count <= INT_MAX &&
+        input->native_runs &&
         input->count <= flat_alternative_most_bytes / (input->extent > 0 ? input->extent : 1)) {
         snprintf(out->report.alternative, sizeof out->report.alternative, "%s",
                  select_default_algorithm(input->ranks, input->count, input->extent,
@@ -100,7 +101,7 @@ void choice_decide(const choice_input *input, auto_choice *out) {
             snprintf(out->report.model_algorithm, sizeof out->report.model_algorithm,
                      "native");
     }
-    if (out->algorithm == NULL && input->count > INT_MAX) {
+    if (out->algorithm == NULL && !input->native_runs) {
         out->algorithm = registry_find(select_default_algorithm(
             input->ranks, input->count, input->extent, input->commutative));
         snprintf(out->report.algorithm, sizeof out->report.algorithm, "%s",
@@ -112,7 +113,8 @@ void choice_decide(const choice_input *input, auto_choice *out) {
 static int entry_matches(const choice_entry *entry, const choice_input *input,
                          const uint8_t *profile) {
     if (entry->last_used == 0 || entry->count != input->count ||
-        entry->extent != input->extent || entry->commutative != input->commutative)
+        entry->extent != input->extent || entry->commutative != input->commutative ||
+        entry->native_runs != input->native_runs)
         return 0;
     if (entry->has_profile != (profile != NULL)) return 0;
     return profile == NULL ||
@@ -170,6 +172,7 @@ void choice_cache_keep(const choice_input *input, choice_cache *cache,
     entry->count = input->count;
     entry->extent = input->extent;
     entry->commutative = input->commutative;
+    entry->native_runs = input->native_runs;
     entry->ranks = input->ranks;
     entry->last_used = ++cache->clock;
 }

@@ -28,6 +28,10 @@ typedef struct choice_input {
     const double *arrivals;         /* the class's representative arrivals (P seconds) */
     double tau;                     /* what the PAP-aware algorithms are built with */
     int calibrated;                 /* the model below holds measured numbers */
+    /* native can run this call: MPI_Allreduce's int count holds it, and the call kind may
+     * run the MPI's own (mpi_features.h: PAPCOLL_NONBLOCKING_NATIVE); where not, a fixed
+     * rule of papcoll's stands in for native (choose.c) */
+    int native_runs;
     double latency, seconds_per_byte, reduce_seconds_per_byte;
 } choice_input;
 
@@ -38,7 +42,7 @@ enum { CHOICE_CACHE_SIZE = 32 };
 typedef struct choice_entry {
     auto_choice decided;
     int64_t count, extent;
-    int commutative;
+    int commutative, native_runs;
     int has_profile;                /* 0: decided without predicted arrivals */
     uint8_t *arrival_class;         /* the sorted profile: P bytes of the cache's */
     int32_t ranks;

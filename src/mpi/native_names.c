@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "mpi_features.h"
+
+#if PAPCOLL_HAVE_MPI_T
 /* Appends `item` to the list in known (", " between items), as far as it fits. */
 static void list_append(char *known, size_t known_size, size_t *used, const char *item) {
     if (*used >= known_size) return;
@@ -69,3 +72,13 @@ int native_algorithm_value(int index, const char *name, int *value, char *known,
     }
     return found;
 }
+#else /* no MPI_T: no algorithm can be named */
+int native_algorithm_value(int index, const char *name, int *value, char *known,
+                           size_t known_size) {
+    (void)index;
+    (void)name;
+    (void)value;
+    if (known_size > 0) known[0] = '\0';
+    return 0;
+}
+#endif

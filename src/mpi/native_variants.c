@@ -22,6 +22,7 @@ static uint64_t digest_of(const native_variants *variants) {
     return hash;
 }
 
+#if PAPCOLL_HAVE_MPI_T
 /* The variable's handle and its value now, or 0 where this MPI has no such variable (not
  * MPICH) or MPI_T cannot be started. */
 static int open_variable(native_variants *variants, int *index) {
@@ -47,6 +48,43 @@ static int open_variable(native_variants *variants, int *index) {
            MPI_T_cvar_read(variants->handle, &variants->values[0]) == MPI_SUCCESS &&
            MPI_T_cvar_write(variants->handle, &variants->values[0]) == MPI_SUCCESS;
 }
+
+static void close_variable(native_variants *variants) {
+    if (variants->mpi_t_open && variants->handle != MPI_T_CVAR_HANDLE_NULL)
+        MPI_T_cvar_handle_free(&variants->handle);
+    if (variants->mpi_t_open) MPI_T_finalize();
+}
+
+/* Sets the variable to variant's value where it still holds the default's, which *now
+ * gets (to put back); 0 where it was not set. */
+static int force_variant(const native_variants *variants, int variant, int *now) {
+    return MPI_T_cvar_read(variants->handle, now) == MPI_SUCCESS &&
+           *now == variants->values[0] &&
+           MPI_T_cvar_write(variants->handle, &variants->values[variant]) == MPI_SUCCESS;
+}
+
+static int restore_variable(const native_variants *variants, int now) {
+    return MPI_T_cvar_write(variants->handle, &now);
+}
+#else /* no MPI_T (SMPI): the library's default alone */
+static int open_variable(native_variants *variants, int *index) {
+    (void)variants;
+    (void)index;
+    return 0;
+}
+static void close_variable(native_variants *variants) { (void)variants; }
+static int force_variant(const native_variants *variants, int variant, int *now) {
+    (void)variants;
+    (void)variant;
+    (void)now;
+    return 0;
+}
+static int restore_variable(const native_variants *variants, int now) {
+    (void)variants;
+    (void)now;
+    return MPI_SUCCESS;
+}
+#endif
 
 /* The values of the last list of names that was taken whole, and of "auto": the MPI
  * library's algorithms are the process's, and reading them parses the variable's
@@ -149,7 +187,9 @@ static int choose_variants(native_variants *variants, int ranks, int measured,
 int native_variants_choose(native_variants *variants, int ranks, int measured,
                            int64_t *digest, int *named) {
     memset(variants, 0, sizeof *variants);
+#if PAPCOLL_HAVE_MPI_T
     variants->handle = MPI_T_CVAR_HANDLE_NULL;
+#endif
     variants->count = 1;
     snprintf(variants->names[0], sizeof variants->names[0], "native");
     *named = 0;
@@ -175,9 +215,7 @@ int native_variants_settle(native_variants *variants, int same, int any_named) {
 }
 
 void native_variants_close(native_variants *variants) {
-    if (variants->mpi_t_open && variants->handle != MPI_T_CVAR_HANDLE_NULL)
-        MPI_T_cvar_handle_free(&variants->handle);
-    if (variants->mpi_t_open) MPI_T_finalize();
+    close_variable(variants);
     variants->mpi_t_open = 0;
     variants->count = 1;
 }
@@ -189,11 +227,9 @@ int native_variants_allreduce(const native_variants *variants, int variant,
      * (on every rank alike, or its own collectives would not match either) */
     int now = variants->values[0];
     int forced = variant > 0 && variant < variants->count &&
-                 MPI_T_cvar_read(variants->handle, &now) == MPI_SUCCESS &&
-                 now == variants->values[0] &&
-                 MPI_T_cvar_write(variants->handle, &variants->values[variant]) == MPI_SUCCESS;
+                 force_variant(variants, variant, &now);
     int code = MPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-    if (forced && MPI_T_cvar_write(variants->handle, &now) != MPI_SUCCESS && code == MPI_SUCCESS)
+    if (forced && restore_variable(variants, now) != MPI_SUCCESS && code == MPI_SUCCESS)
         code = record_error(MPI_ERR_INTERN, "papcoll: MPI_T could not put %s back after a "
                             "call", NATIVE_MPICH_VARIABLE);
     return code;

@@ -33,13 +33,17 @@
 #include <mpi.h>
 #include <stdint.h>
 
+#include "mpi_features.h"
+
 enum { NATIVE_VARIANTS_MOST = 6, NATIVE_NAME_MOST = 40 };
 
 typedef struct native_variants {
     int count;                    /* 1 + the named algorithms; 1: the default only */
     char names[NATIVE_VARIANTS_MOST][48]; /* "native", then "native:NAME" */
     int values[NATIVE_VARIANTS_MOST];     /* the variable's values; [0]: the default's */
+#if PAPCOLL_HAVE_MPI_T
     MPI_T_cvar_handle handle;
+#endif
     int mpi_t_open;               /* MPI_T_init_thread succeeded: finalize at close */
 } native_variants;
 

@@ -40,6 +40,7 @@
 #include "call_arguments.h"
 #include "call_plan.h"
 #include "monitor_tau.h"
+#include "mpi_features.h"
 #include "operation.h"
 
 enum { OWN_COMMUNICATOR_ARRIVAL_TAG = SCHED_MAX_TAG + 1 };
@@ -101,20 +102,13 @@ static void release(papcoll_persistent *p) {
     free(p);
 }
 
-/* MPI's persistent all-reduce is MPI 4's; Open MPI 5 has it too, though its mpi.h says 3.1. */
-#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
-#define HAVE_ALLREDUCE_INIT 1
-#else
-#define HAVE_ALLREDUCE_INIT 0
-#endif
-
 /* MPI's own persistent all-reduce of the request, for the starts auto runs as native. */
 static int native_request(papcoll_persistent *p) {
     int code;
 #if MPI_VERSION >= 4 /* the large-count twin */
     code = MPI_Allreduce_init_c(p->sendbuf, p->recvbuf, p->count, p->datatype, p->op,
                                 p->comm, MPI_INFO_NULL, &p->native);
-#elif HAVE_ALLREDUCE_INIT
+#elif PAPCOLL_HAVE_ALLREDUCE_INIT
     code = MPI_Allreduce_init(p->sendbuf, p->recvbuf, (int)p->count, p->datatype, p->op,
                               p->comm, MPI_INFO_NULL, &p->native);
 #else
@@ -133,12 +127,14 @@ static int native_request(papcoll_persistent *p) {
  * at the start would be a collective in start order on a shared communicator). Collective. */
 static int persistent_communicator(papcoll_persistent *p) {
     papcoll_comm *pc = p->pc;
-    /* MPI 3 runs no native all-reduce above INT_MAX elements (rules.c), so needs none */
-    int needs_native = p->algorithm == NULL && p->count > 0 &&
+    /* MPI 3 runs no native all-reduce above INT_MAX elements (rules.c), nor does SMPI any
+     * for a start (mpi_features.h), so needs none */
+    int needs_native = PAPCOLL_NONBLOCKING_NATIVE && p->algorithm == NULL && p->count > 0 &&
                        (MPI_VERSION >= 4 || p->count <= INT_MAX);
     int64_t place = 0;
     int32_t first = -1;
-    if (!needs_native || HAVE_ALLREDUCE_INIT) first = tag_counter_reserve(&pc->tags, &place);
+    if (!needs_native || PAPCOLL_HAVE_ALLREDUCE_INIT)
+        first = tag_counter_reserve(&pc->tags, &place);
     p->operation.place = place;
     if (first >= 0) {
         p->comm = pc->nonblocking_comm;

@@ -46,6 +46,7 @@
 #define OPEN_MPI_HOOK 0
 #endif
 
+#if MPICH_HOOK || OPEN_MPI_HOOK /* an MPI with neither (SMPI) has no hook at all */
 /* All guarded by the engine's lock (progress.c): the hook functions below are called with it
  * held, except the callbacks, which take it through advance_engine. */
 static int registered; /* MPICH: registered now; Open MPI: registered for good */
@@ -60,6 +61,7 @@ static void stay_loaded(void) {
     if (done || dladdr((void *)&stay_loaded, &where) == 0 || where.dli_fname == NULL) return;
     done = dlopen(where.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE) != NULL;
 }
+#endif
 
 #if MPICH_HOOK
 static void forget_registration(void) { registered = 0; }

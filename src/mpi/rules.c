@@ -10,6 +10,7 @@
 
 #include "arrival_class.h"
 #include "errors.h"
+#include "mpi_features.h"
 #include "operations.h"
 #include "rules.h"
 #include "tuning.h"
@@ -135,6 +136,11 @@ static int runnable(const rules_set *rules, const rule *r, const rules_call *cal
                            "library's MPI_Allreduce algorithms, and matched a %s call, which "
                            "runs MPI_Iallreduce (it has no variants to set)", r->algorithm,
                            rules_kind_name(call->kind));
+    if (r->target == RULES_TARGET_NATIVE && !PAPCOLL_NONBLOCKING_NATIVE &&
+        call->kind != RULES_KIND_BLOCKING)
+        return rules_fault(rules, r->line, caller, "the rule names '%s' and matched a %s call; "
+                           "in SMPI papcoll never runs MPI_Iallreduce, whose ranks' results "
+                           "differ (docs/smpi.md)", r->algorithm, rules_kind_name(call->kind));
     /* MPI 4's large-count twins run posts and persistent starts (MPI_Iallreduce_c,
      * MPI_Allreduce_init_c); a blocking call's native is MPI_Allreduce's int count */
     int large_counts_run = MPI_VERSION >= 4 && call->kind != RULES_KIND_BLOCKING;

@@ -50,6 +50,8 @@ def test_bench_rows_cover_every_algorithm_and_delay(bench_run):
             assert row["predicted_calls"] == row["iterations"], row
         else:
             assert row["predicted_calls"] == 0
+        # of the calls with a prediction, those whose predicted last rank came last
+        assert 0 <= row["late_rank_predicted"] <= row["predicted_calls"]
         assert row["lower_bound_ms"] >= row["p2p_ms"] > 0
         # e-bar_lo of the arrivals that happened, iteration by iteration, and the excess
         waits = [sum(max(a) - x for x in a) / len(a) for a in row["arrival_offsets_ms"]]

@@ -27,6 +27,8 @@ from ..lab.bench import (
     saving_summary,
 )
 from ..lab.launcher import Launch, NativeTuning, mpiexec_command
+from ..lab.smpi_bench import run_smpi_benchmark
+from ..lab.smpi_launcher import SmpiUnavailable
 from ..lab.testbed import CpuMeter, Testbed, TestbedError, link_bytes
 from ..network import Network, load_network
 from .context_options import add_parameter_option, check_schedule, group_layout, groups_for
@@ -52,7 +54,7 @@ from .options import (
     milliseconds,
 )
 from .output_options import add_csv, add_json, console_for, write_csv, write_json
-from .run_options import add_testbed, add_timeout, launch_for
+from .run_options import add_smpi, add_testbed, add_timeout, launch_for
 
 # papcoll-bench takes at most this many algorithms, sizes and delays (bench_options.h)
 MOST_ITEMS = 32
@@ -116,6 +118,7 @@ def add_parser(commands: Any) -> None:
                             "default is MPI's shared-memory nodes (papcoll-bench "
                             "--group-colors)")
     add_testbed(bench)
+    add_smpi(bench)
     bench.add_argument("--stream", action="store_true",
                        help="print a line as each algorithm, size and delay is done, as OSU "
                             "prints a size: the time in microseconds, OSU's order: t_avg "
@@ -357,8 +360,13 @@ def command_bench(arguments: argparse.Namespace) -> int:
             raise UsageError(f"{option}: {len(items)} of them; one run takes at most "
                              f"{MOST_ITEMS}" + (" (with the baseline)" if adding and
                                                 option == "--algorithms" else ""))
-    check_native_names(arguments.algorithms, arguments.baseline)
-    network = load_network(arguments.testbed) if arguments.testbed else None
+    if arguments.smpi and (arguments.testbed or arguments.preload):
+        raise UsageError(f"--smpi runs the job in SimGrid's simulator: not with "
+                         f"{'--testbed' if arguments.testbed else '--preload'}")
+    if not arguments.smpi:  # SMPI's names are checked by SMPI, in the job of each
+        check_native_names(arguments.algorithms, arguments.baseline)
+    where = arguments.testbed or arguments.smpi
+    network = load_network(where) if where else None
     colors = group_colors(arguments, network)
     # a testbed adds the network's bound and excess: two columns more (print_table widens
     # the console further where the table needs it)
@@ -373,6 +381,9 @@ def command_bench(arguments: argparse.Namespace) -> int:
         seed=arguments.seed, mispredict=arguments.mispredict, baseline=arguments.baseline,
         schedule=arguments.schedule, group_colors=colors, preload=arguments.preload,
         timeout=arguments.timeout)
+    if arguments.smpi:
+        assert network is not None
+        return _bench_in_smpi(arguments, options, network, console)
     try:
         with launch_for(arguments, arguments.ranks) as (launch, testbed), \
                 CpuMeter() as cpu:
@@ -398,6 +409,11 @@ def command_bench(arguments: argparse.Namespace) -> int:
         moved = sum(after[h][0] - before[h][0] for h in after)
         console.print(f"testbed {testbed.plan.network}: {len(after)} hosts, "
                       f"{moved / 2**20:.0f} MiB sent over their shaped links")
+    return _write(arguments, rows, console)
+
+
+def _write(arguments: argparse.Namespace, rows: list[dict[str, Any]], console: Console) -> int:
+    """--json, --csv and --plot, then the exit status: a wrong result is a violation."""
     if arguments.json:
         write_json(rows, arguments.json)
     if arguments.csv:
@@ -406,3 +422,22 @@ def command_bench(arguments: argparse.Namespace) -> int:
         plot(rows, arguments.plot)
         console.print(f"plot written to {arguments.plot}")
     return EXIT_OK if all(row["correct"] for row in rows) else EXIT_VIOLATION
+
+
+def _bench_in_smpi(arguments: argparse.Namespace, options: BenchOptions, network: Network,
+                   console: Console) -> int:
+    """The benchmark in SimGrid's SMPI (papcoll.lab.smpi_bench): a job per native:NAME."""
+    def run(job_options: BenchOptions, launch: Launch) -> list[dict[str, Any]]:
+        return _run(job_options, console, arguments.stream, launch, network)[0]
+
+    try:
+        rows = run_smpi_benchmark(options, network, arguments.smpi_selector, run)
+    except (RuntimeError, SmpiUnavailable) as error:
+        raise UsageError(str(error)) from None
+    print_table(rows, console)
+    settings = rows[0]["smpi"] if rows else {}
+    console.print(f"SMPI {settings.get('simgrid', '')} on {network.name}, selector "
+                  f"{arguments.smpi_selector}: simulated time, the same every run "
+                  "(each row's \"smpi\" holds its job's settings)", markup=False,
+                  highlight=False)
+    return _write(arguments, rows, console)

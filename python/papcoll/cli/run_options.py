@@ -1,6 +1,7 @@
 """The options that say where a command's work runs: the simulator's network (--network,
---param), and for MPI jobs this machine or an emulated testbed (--testbed) and how long the
-job may take (--timeout). launch_for is the one place a command gets its mpiexec."""
+--param), and for MPI jobs this machine, an emulated testbed (--testbed) or SimGrid's SMPI
+(--smpi) and how long the job may take (--timeout). launch_for is the one place a command
+gets its mpiexec."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 from ..lab.launcher import Launch, mpiexec_command
 from ..lab.testbed import temporary
 from ..network import load_network
+from ..smpi import SELECTORS
 
 
 def add_network(parser: argparse.ArgumentParser, default: str) -> None:
@@ -52,6 +54,20 @@ def add_testbed(parser: argparse.ArgumentParser) -> None:
                              "as --network): one network namespace per host, links shaped "
                              "with tc, MPI over TCP; made for the run and removed after it "
                              "(needs root; docs/testbed.md)")
+
+
+def add_smpi(parser: argparse.ArgumentParser) -> None:
+    """--smpi and --smpi-selector: run the MPI job in SimGrid's SMPI on a simulated network
+    (papcoll.lab.smpi_launcher) instead of this machine's MPI."""
+    parser.add_argument("--smpi", metavar="NETWORK",
+                        help="run the job in SimGrid's SMPI on this network (a preset or "
+                             "file, as --network): every rank's real code, the network and "
+                             "the clock simulated, the same times every run; P up to 1024 "
+                             "and more (needs smpirun and `make smpi`; docs/smpi.md)")
+    parser.add_argument("--smpi-selector", choices=SELECTORS, default="mpich",
+                        help="with --smpi: whose algorithms SMPI's MPI_Allreduce and other "
+                             "collectives pick among (native; default mpich); native:NAME "
+                             "runs SMPI's algorithm NAME in a job of its own")
 
 
 @contextmanager

@@ -1,0 +1,38 @@
+/* mpi_features.h - what the MPI papcoll is built against offers beyond MPI 3.1, decided once
+ * here from its headers, so that no other file tests an MPI's version macros.
+ *
+ * SimGrid's SMPI (the simulator papcoll's scale runs use: docs/smpi.md) is told by
+ * PAPCOLL_SMPI, which its build defines (cmake/smpi.cmake): SMPI 3.32 declares MPI_T's error
+ * codes but none of its calls, so there auto has no MPI_T and runs the library's default
+ * all-reduce as native (native_variants.h). */
+#ifndef PAPCOLL_MPI_MPI_FEATURES_H
+#define PAPCOLL_MPI_MPI_FEATURES_H
+
+#include <mpi.h>
+
+#ifdef PAPCOLL_SMPI
+#define PAPCOLL_HAVE_MPI_T 0
+#else
+#define PAPCOLL_HAVE_MPI_T 1
+#endif
+
+/* Whether a non-blocking or persistent all-reduce may run as the MPI's own (auto's native,
+ * a rule's native). Not in SMPI 3.32: its MPI_Iallreduce gives ranks sums that differ in
+ * their last bits (doubles at P = 4: 2 of 4 ranks differ from rank 0, where MPICH's agree),
+ * and with a non-commutative user op results MPI_Allreduce does not (tests/mpi/
+ * differential.c, --call nonblocking); a call on which ranks disagree is wrong for
+ * papcoll's callers (docs/smpi.md). */
+#ifdef PAPCOLL_SMPI
+#define PAPCOLL_NONBLOCKING_NATIVE 0
+#else
+#define PAPCOLL_NONBLOCKING_NATIVE 1
+#endif
+
+/* MPI's persistent all-reduce is MPI 4's; Open MPI 5 has it too, though its mpi.h says 3.1. */
+#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
+#define PAPCOLL_HAVE_ALLREDUCE_INIT 1
+#else
+#define PAPCOLL_HAVE_ALLREDUCE_INIT 0
+#endif
+
+#endif /* PAPCOLL_MPI_MPI_FEATURES_H */

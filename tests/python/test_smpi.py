@@ -1,0 +1,131 @@
+"""papcoll's real library under SimGrid's SMPI (docs/smpi.md) at P = 16 on a simulated
+network: the differential test's blocking, non-blocking and persistent calls against
+MPI_Allreduce, and `papcoll bench --smpi`, whose results are compared with MPI_Allreduce's
+(the bench's own check), two runs of one job give the same simulated times to the last
+digit, and the monitor sees the one late rank. Skipped, saying how to get SMPI, where
+smpirun or the SMPI build (`make smpi`, which `make test` runs where smpicc is there) is
+missing."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import run_papcoll
+from papcoll.lab.smpi_bench import smpi_jobs
+from papcoll.lab.smpi_launcher import HOW_TO_GET, smpi_job
+from papcoll.network import load_network
+from papcoll.smpi import platform
+
+SMPI_BUILD = Path(__file__).resolve().parents[2] / "build" / "smpi" / "mpi_differential"
+needs_smpi = pytest.mark.skipif(
+    shutil.which("smpirun") is None or not SMPI_BUILD.exists(),
+    reason=f"no SMPI here ({'no smpirun' if shutil.which('smpirun') is None else 'no build/smpi'}"
+           f"): install {HOW_TO_GET}")
+
+# every kind of contender: a fixed schedule, an arrival-aware one, auto, SMPI's MPI_Allreduce
+# as the MPICH selector picks it, and one of SMPI's algorithms by name (a job of its own)
+ALGORITHMS = "ring,straggler,auto,native,native:lr"
+
+
+def bench_in_smpi(directory: Path, name: str, *options: str) -> list[dict]:
+    json_path = directory / f"{name}.json"
+    result = run_papcoll("bench", "--smpi", "ethernet-1g", "--ranks", "16",
+                         "--compute-ms", "1", "--warmup", "1", "--json", str(json_path),
+                         *options)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    return json.loads(json_path.read_text())
+
+
+@needs_smpi
+def test_every_result_equals_mpi_allreduce_and_a_second_run_gives_the_same_times(tmp_path):
+    options = ("--algorithms", ALGORITHMS, "--sizes", "4K,256K", "--max-delay", "0,5ms",
+               "--iterations", "3")
+    first = bench_in_smpi(tmp_path, "first", *options)
+    second = bench_in_smpi(tmp_path, "second", *options)
+    assert sorted((row["algorithm"], row["bytes"], row["max_delay_ms"]) for row in first) == \
+        sorted((name, size, delay) for name in ALGORITHMS.split(",")
+               for size in (4096, 262144) for delay in (0.0, 5.0))
+    for row in first:
+        assert row["correct"] is True, row
+        assert row["ranks"] == 16
+        assert row["mpi_library"].startswith("SMPI")
+        assert row["smpi"]["network"] == "ethernet-1g"
+        assert row["smpi"]["settings"]["smpi/coll-selector"] == "mpich"
+        assert row["smpi"]["settings"].get("smpi/allreduce") == (
+            "lr" if row["algorithm"] == "native:lr" else None)
+    # simulated time: every iteration's e-bar and every arrival the same, digit for digit
+    timed = ("ebar_ms", "arrival_offsets_ms", "median_ms", "t_min_ms", "t_max_ms")
+    assert [{key: row[key] for key in timed} for row in first] == \
+        [{key: row[key] for key in timed} for row in second]
+
+
+@needs_smpi
+@pytest.mark.parametrize("call", ["blocking", "nonblocking", "persistent"])
+def test_every_call_kind_equals_mpi_allreduce_at_sixteen_ranks(call):
+    # auto, a fixed schedule and two arrival-aware ones, every datatype and op of the
+    # representative matrix, user ops included, in place too; results also bitwise alike
+    # on every rank (SMPI's own MPI_Iallreduce is not, so posts and starts never run it)
+    with smpi_job(load_network("ethernet-1g")) as job:
+        argv, environment = job.command(16, [
+            "mpi_differential", "--matrix", "representative", "--call", call,
+            "--algorithms", "auto,ring,straggler,prr", "--counts", "2,1009",
+            "--large-count", "0"])
+        result = subprocess.run(argv, env=environment, capture_output=True, text=True,
+                                timeout=300)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert result.stdout.strip().splitlines()[-1] == "2304 passed, 0 failed"
+
+
+@needs_smpi
+def test_the_monitor_sees_the_one_late_rank(tmp_path):
+    # rank 1 arrives 5 ms late; edge() at mid-compute predicts it on every rank: in every
+    # timed call the rank predicted to come last is the one that did
+    rows = bench_in_smpi(tmp_path, "late", "--algorithms", "straggler", "--baseline", "none",
+                         "--sizes", "64K", "--max-delay", "5ms", "--iterations", "3")
+    (row,) = rows
+    assert row["correct"] is True
+    assert max(offsets[1] for offsets in row["arrival_offsets_ms"]) == pytest.approx(5.0)
+    assert row["predicted_calls"] == row["late_rank_predicted"] == 3, row
+
+
+def test_a_crossbar_becomes_a_star_whose_links_carry_the_model():
+    network = load_network("ethernet-1g")
+    described = platform(network, 3)
+    assert described.rank_hosts == ["host-0", "host-1", "host-2"]
+    # half the latency each way, the bandwidth 1 / G, full duplex
+    assert described.xml.count('latency="2.5e-05s"') == 3
+    assert described.xml.count('bandwidth="125000000Bps"') == 3
+    assert described.xml.count('sharing_policy="SPLITDUPLEX"') == 3
+    assert described.settings["smpi/ois"] == "0:5e-06:0"
+    # papcoll's eager limit is the largest eager message; SMPI's threshold the first not
+    assert described.settings["smpi/send-is-detached-thresh"] == "65537"
+
+
+def test_a_topology_becomes_its_tree_and_ranks_land_where_the_simulator_puts_them():
+    network = load_network("geo-2site")
+    topology = network.topology(4)
+    assert topology is not None
+    described = platform(network, 4)
+    assert described.rank_hosts == [topology.names[v] for v in topology.rank_vertex]
+    # the WAN link between the sites, with its latency
+    assert 'id="link-site-b"' in described.xml and 'latency="0.013s"' in described.xml
+    assert described.settings["network/loopback-lat"] == "5e-07"
+
+
+def test_each_named_smpi_algorithm_runs_in_a_job_of_its_own():
+    assert smpi_jobs(["ring", "native:lr", "auto", "native:rdb"]) == [
+        (None, ["ring", "auto"]), ("lr", ["native"]), ("rdb", ["native"])]
+    assert smpi_jobs(["native:lr"]) == [("lr", ["native"])]
+
+
+def test_bad_smpi_input_names_the_problem():
+    with pytest.raises(ValueError, match="unknown SMPI selector 'intel'"):
+        platform(load_network("ethernet-1g"), 4, selector="intel")
+    result = run_papcoll("bench", "--smpi", "ethernet-1g", "--testbed", "ethernet-1g",
+                         "--ranks", "2")
+    assert result.returncode != 0
+    assert "--smpi runs the job in SimGrid's simulator: not with --testbed" in result.stderr
