@@ -10,6 +10,7 @@
  * recursive doubling 41; straggler 100. Measurements come back either at once or, as the
  * monitor brings them, up to a period (8 calls) later. Also what native is measured against
  * where the model names nothing (choose.c, compiled in too). Prints "N passed, M failed". */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -56,6 +57,7 @@ static void play(feedback_table *table, const scenario *s, int uses, run *runs) 
     input.count = 256;
     input.extent = 4;
     input.commutative = s->commutative;
+    input.native_runs = 1; /* a blocking call MPI_Allreduce's int count holds */
     input.tuning = s->tuning;
     for (int use = 0; use < uses; use++) {
         auto_choice choice;
@@ -233,6 +235,7 @@ static void flat_alternative(void) {
         input.count = cases[k].count;
         input.extent = cases[k].extent;
         input.commutative = cases[k].commutative;
+        input.native_runs = cases[k].count <= INT_MAX; /* as auto_call.c sets it: blocking */
         input.parameters = &parameters;
         input.latency = 1e-6;
         input.seconds_per_byte = 1e-10;

@@ -1,0 +1,128 @@
+"""papcoll's real library at scale in SimGrid's SMPI: one point of the grid at each P.
+
+For each P and network, `papcoll bench --smpi` jobs (docs/smpi.md): rank 1 on time, then
+in jobs of their own 10 ms late, one size, every contender of the P's list, beside SMPI's
+MPI_Allreduce as the MPICH selector picks it and SMPI's ring (`native:lr`). Prints a table
+per network of e-bar (simulated ms; the e-bar_lo row is the bound), the wall time and the
+peak memory of each P's jobs, and writes every row to --json. The hierarchical algorithms
+get groups of 16 consecutive ranks (SMPI puts every rank on a host of its own, so MPI's
+shared-memory nodes would be single ranks).
+
+    PYTHONPATH=python .venv/bin/python bench/smpi_scale.py --ranks 16,64,256 \\
+        --json docs/data/smpi_scale.json
+
+P = 1024 takes minutes a contender: give it few (--at-1024).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from papcoll.core import algorithms
+from rich.console import Console
+from rich.table import Table
+
+EVERY = [info.name for info in algorithms() if not info.name.startswith("canonical")]
+NATIVES = ["native", "native:lr"]
+AT_1024 = "ring,straggler,auto,native,native:lr"
+GROUP_SIZE = 16
+
+
+def run_point(ranks: int, network: str, contenders: list[str], size: str,
+              delay_ms: float, iterations: int) -> tuple[list[dict[str, Any]], float, float]:
+    """The rows of one point, on time and late, each in jobs of its own (so the monitor
+    does not carry one pattern into the other's calls: docs/smpi.md); their wall seconds
+    and the peak memory (GiB) of any job so far."""
+    rows: list[dict[str, Any]] = []
+    started = time.monotonic()
+    for delay in (0.0, delay_ms):
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "rows.json"
+            command = [sys.executable, "-m", "papcoll", "bench", "--smpi", network,
+                       "--ranks", str(ranks), "--algorithms", ",".join(contenders),
+                       "--baseline", "native", "--sizes", size, "--max-delay", f"{delay:g}ms",
+                       "--iterations", str(iterations), "--warmup", "1", "--compute-ms", "1",
+                       "--groups", f"blocks:{min(GROUP_SIZE, ranks)}", "--json", str(path)]
+            result = subprocess.run(command, capture_output=True, text=True)
+            if result.returncode != 0:
+                raise RuntimeError(f"P = {ranks} on {network} failed:\n"
+                                   f"{result.stderr[-3000:]}")
+            rows += json.loads(path.read_text())
+    wall = time.monotonic() - started
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20
+    return rows, wall, peak
+
+
+def print_table(console: Console, rows: list[dict[str, Any]], title: str) -> None:
+    """A row per contender, a column per P: e-bar on time / late ("!": a wrong result),
+    then e-bar_lo and each P's wall time and peak memory."""
+    table = Table(title=title)
+    table.add_column("algorithm")
+    points = sorted({row["ranks"] for row in rows})
+    for ranks in points:
+        table.add_column(f"P = {ranks}", justify="right")
+    found = {(row["ranks"], row["algorithm"], row["max_delay_ms"]): row for row in rows}
+    delays = sorted({row["max_delay_ms"] for row in rows})
+
+    def cell(ranks: int, name: str, value: str) -> str:
+        chosen = [found.get((ranks, name, delay)) for delay in delays]
+        if None in chosen:
+            return "-"
+        return " / ".join(f"{row[value]:.2f}" + ("" if row["correct"] else "!")
+                          for row in chosen if row is not None)
+
+    names = list(dict.fromkeys(row["algorithm"] for row in rows))
+    for name in names:
+        table.add_row(name, *(cell(ranks, name, "avg_elapsed_ms") for ranks in points))
+    table.add_row("e-bar_lo", *(cell(ranks, "native", "lower_bound_ms") for ranks in points))
+    table.add_row("wall s / peak GiB", *(
+        f"{found[ranks, 'native', delays[0]]['wall_seconds']:.0f} / "
+        f"{found[ranks, 'native', delays[0]]['peak_gib']:.1f}" for ranks in points))
+    console.print(table)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ranks", default="16,64,256", help="P values (default 16,64,256)")
+    parser.add_argument("--networks", default="ethernet-1g", help="networks (default ethernet-1g)")
+    parser.add_argument("--size", default="1M", help="bytes a rank (default 1M)")
+    parser.add_argument("--delay-ms", type=float, default=10.0, help="rank 1's lateness")
+    parser.add_argument("--iterations", type=int, default=2)
+    parser.add_argument("--contenders", default=",".join(EVERY + ["auto"]),
+                        help="papcoll's contenders below P = 1024 (default: every "
+                             "algorithm but the canonical ones, and auto)")
+    parser.add_argument("--at-1024", default=AT_1024, help=f"at P = 1024 (default {AT_1024})")
+    parser.add_argument("--json", help="write every row here")
+    arguments = parser.parse_args()
+    console = Console()
+    rows: list[dict[str, Any]] = []
+    for network in arguments.networks.split(","):
+        for ranks in (int(text) for text in arguments.ranks.split(",")):
+            chosen = arguments.at_1024 if ranks >= 1024 else arguments.contenders
+            contenders = [name for name in chosen.split(",") if name not in NATIVES]
+            contenders += NATIVES
+            console.print(f"[dim]{network}, P = {ranks}: {len(contenders)} contenders[/]")
+            point, wall, peak = run_point(ranks, network, contenders, arguments.size,
+                                          arguments.delay_ms, arguments.iterations)
+            for row in point:
+                row["wall_seconds"], row["peak_gib"] = wall, peak
+            rows += point
+    for network in arguments.networks.split(","):
+        print_table(console, [row for row in rows if row["smpi"]["network"] == network],
+                    f"e-bar in SMPI, {network}, {arguments.size} a rank, simulated ms (rank 1 "
+                    f"on time / {arguments.delay_ms:g} ms late)")
+    if arguments.json:
+        Path(arguments.json).write_text(json.dumps(rows, indent=1) + "\n")
+    return 0 if all(row["correct"] for row in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
