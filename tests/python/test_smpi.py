@@ -129,3 +129,14 @@ def test_bad_smpi_input_names_the_problem():
                          "--ranks", "2")
     assert result.returncode != 0
     assert "--smpi runs the job in SimGrid's simulator: not with --testbed" in result.stderr
+
+
+@needs_smpi
+def test_a_job_that_aborts_in_smpi_fails_with_its_message():
+    # smpirun exits 0 after MPI_Abort: the missing rows, not the status, say it failed
+    result = run_papcoll("bench", "--smpi", "ethernet-1g", "--ranks", "4", "--algorithms",
+                         "rs_halving", "--sizes", "1K", "--max-delay", "0", "--iterations",
+                         "1", "--warmup", "0", "--compute-ms", "1")
+    assert result.returncode != 0
+    assert "papcoll-bench failed" in result.stderr
+    assert "'rs_halving' is a reduce-scatter, not an all-reduce" in result.stderr

@@ -255,7 +255,8 @@ def run_benchmark(options: BenchOptions,
         stdout_file.seek(0)
         output = stdout_file.read()
         stdout_file.close()
-        if status != 0 and not json_path.exists():
+        # no rows is a failure whatever the status: smpirun exits 0 after MPI_Abort
+        if not json_path.exists():
             why = "timed out" if status == -9 else f"exit {status}"
             raise RuntimeError(f"papcoll-bench failed ({why}):\n"
                                + "".join(messages)[-3000:] + output[-1000:])
