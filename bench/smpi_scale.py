@@ -3,8 +3,9 @@
 For each P and network, `papcoll bench --smpi` jobs (docs/smpi.md): rank 1 on time, then
 in jobs of their own 10 ms late, one size, every contender of the P's list, beside SMPI's
 MPI_Allreduce as the MPICH selector picks it and SMPI's ring (`native:lr`). Prints a table
-per network of e-bar (simulated ms; the e-bar_lo row is the bound), the wall time and the
-peak memory of each P's jobs, and writes every row to --json. The hierarchical algorithms
+per network of e-bar (simulated ms, papcoll's simulator's in brackets; the e-bar_lo row is
+the bound), the wall time and the peak memory of each P's jobs, and writes every row to
+--json. The hierarchical algorithms
 get groups of 16 consecutive ranks (SMPI puts every rank on a host of its own, so MPI's
 shared-memory nodes would be single ranks).
 
@@ -26,7 +27,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from papcoll.core import algorithms
+from papcoll.core import Context, algorithms
+from papcoll.model import with_values
+from papcoll.network import load_network
+from papcoll.sim import simulate, tau
 from rich.console import Console
 from rich.table import Table
 
@@ -63,6 +67,25 @@ def run_point(ranks: int, network: str, contenders: list[str], size: str,
     return rows, wall, peak
 
 
+def simulated_ms(row: dict[str, Any], network_name: str) -> float | None:
+    """papcoll's simulator on the row's network, arrivals (its first timed call's) and
+    groups, without the reduce and copy costs SMPI does not charge; the schedules built on
+    the true arrivals, as the monitor predicted them (late_rank_predicted says where it did).
+    None for the MPI's own contenders and auto, which the simulator does not run here."""
+    if row["algorithm"].startswith("native") or row["algorithm"] == "auto":
+        return None
+    network = load_network(network_name)
+    model = with_values(network.model, {"reduce_seconds_per_byte": 0, "copy_seconds_per_byte": 0})
+    arrivals = [offset / 1e3 for offset in row["arrival_offsets_ms"][0]]
+    ranks, count = row["ranks"], row["count"]
+    element = row["bytes"] // count
+    groups = [rank // min(GROUP_SIZE, ranks) for rank in range(ranks)]
+    context = Context(arrivals=arrivals, tau=tau(model, ranks, count, element), groups=groups)
+    result = simulate(row["algorithm"], ranks, count, element, model, arrivals, context,
+                      topology=network.topology(ranks))
+    return result.average_elapsed * 1e3
+
+
 def print_table(console: Console, rows: list[dict[str, Any]], title: str) -> None:
     """A row per contender, a column per P: e-bar on time / late ("!": a wrong result),
     then e-bar_lo and each P's wall time and peak memory."""
@@ -78,8 +101,14 @@ def print_table(console: Console, rows: list[dict[str, Any]], title: str) -> Non
         chosen = [found.get((ranks, name, delay)) for delay in delays]
         if None in chosen:
             return "-"
-        return " / ".join(f"{row[value]:.2f}" + ("" if row["correct"] else "!")
-                          for row in chosen if row is not None)
+        texts = []
+        for row in chosen:
+            assert row is not None
+            text = f"{row[value]:.2f}" + ("" if row["correct"] else "!")
+            if value == "avg_elapsed_ms" and row.get("simulated_ms") is not None:
+                text += f" ({row['simulated_ms']:.2f})"
+            texts.append(text)
+        return " / ".join(texts)
 
     names = list(dict.fromkeys(row["algorithm"] for row in rows))
     for name in names:
@@ -103,10 +132,18 @@ def main() -> int:
                              "algorithm but the canonical ones, and auto)")
     parser.add_argument("--at-1024", default=AT_1024, help=f"at P = 1024 (default {AT_1024})")
     parser.add_argument("--json", help="write every row here")
+    parser.add_argument("--from-json", metavar="FILE",
+                        help="run nothing: print the tables of a --json file written before")
     arguments = parser.parse_args()
     console = Console()
     rows: list[dict[str, Any]] = []
-    for network in arguments.networks.split(","):
+    if arguments.from_json:
+        rows = json.loads(Path(arguments.from_json).read_text())
+        for row in rows:
+            if "simulated_ms" not in row:
+                row["simulated_ms"] = simulated_ms(row, row["smpi"]["network"])
+        arguments.networks = ",".join(dict.fromkeys(row["smpi"]["network"] for row in rows))
+    for network in [] if arguments.from_json else arguments.networks.split(","):
         for ranks in (int(text) for text in arguments.ranks.split(",")):
             chosen = arguments.at_1024 if ranks >= 1024 else arguments.contenders
             contenders = [name for name in chosen.split(",") if name not in NATIVES]
@@ -116,6 +153,7 @@ def main() -> int:
                                           arguments.delay_ms, arguments.iterations)
             for row in point:
                 row["wall_seconds"], row["peak_gib"] = wall, peak
+                row["simulated_ms"] = simulated_ms(row, network)
             rows += point
     for network in arguments.networks.split(","):
         print_table(console, [row for row in rows if row["smpi"]["network"] == network],
