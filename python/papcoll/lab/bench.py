@@ -50,7 +50,8 @@ RING = "ring"
 # rank's arrival in every timed call; group_colors: every rank's group (null: MPI's
 # shared-memory nodes); chosen (auto): calls per algorithm auto ran; preload_totals
 # (--preload): the drop-in report's totals.
-JSON_ONLY_KEYS = ("ebar_ms", "arrival_offsets_ms", "group_colors", "chosen", "preload_totals")
+JSON_ONLY_KEYS = ("ebar_ms", "arrival_offsets_ms", "group_colors", "chosen", "preload_totals",
+                  "smpi")
 
 
 # The MPI library's own all-reduce as a benchmark compares with it: its default choice and
