@@ -86,9 +86,10 @@ def simulated_ms(row: dict[str, Any], network_name: str) -> float | None:
     return result.average_elapsed * 1e3
 
 
-def print_table(console: Console, rows: list[dict[str, Any]], title: str) -> None:
+def print_table(console: Console, rows: list[dict[str, Any]], title: str,
+                markdown: bool = False) -> None:
     """A row per contender, a column per P: e-bar on time / late ("!": a wrong result),
-    then e-bar_lo and each P's wall time and peak memory."""
+    then e-bar_lo and each P's wall time and peak memory; as markdown where asked."""
     table = Table(title=title)
     table.add_column("algorithm")
     points = sorted({row["ranks"] for row in rows})
@@ -117,7 +118,14 @@ def print_table(console: Console, rows: list[dict[str, Any]], title: str) -> Non
     table.add_row("wall s / peak GiB", *(
         f"{found[ranks, 'native', delays[0]]['wall_seconds']:.0f} / "
         f"{found[ranks, 'native', delays[0]]['peak_gib']:.1f}" for ranks in points))
-    console.print(table)
+    if not markdown:
+        console.print(table)
+        return
+    print(f"\n{title}:\n")
+    print("| " + " | ".join(column.header for column in table.columns) + " |")
+    print("|" + "---|" * len(table.columns))
+    for index in range(table.row_count):
+        print("| " + " | ".join(str(column._cells[index]) for column in table.columns) + " |")
 
 
 def main() -> int:
@@ -132,6 +140,7 @@ def main() -> int:
                              "algorithm but the canonical ones, and auto)")
     parser.add_argument("--at-1024", default=AT_1024, help=f"at P = 1024 (default {AT_1024})")
     parser.add_argument("--json", help="write every row here")
+    parser.add_argument("--markdown", action="store_true", help="print the tables as markdown")
     parser.add_argument("--from-json", metavar="FILE",
                         help="run nothing: print the tables of a --json file written before")
     arguments = parser.parse_args()
@@ -158,7 +167,7 @@ def main() -> int:
     for network in arguments.networks.split(","):
         print_table(console, [row for row in rows if row["smpi"]["network"] == network],
                     f"e-bar in SMPI, {network}, {arguments.size} a rank, simulated ms (rank 1 "
-                    f"on time / {arguments.delay_ms:g} ms late)")
+                    f"on time / {arguments.delay_ms:g} ms late)", arguments.markdown)
     if arguments.json:
         Path(arguments.json).write_text(json.dumps(rows, indent=1) + "\n")
     return 0 if all(row["correct"] for row in rows) else 1
