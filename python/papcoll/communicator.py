@@ -179,12 +179,18 @@ class Communicator:
         if self._handle is None or MPI.Is_finalized():
             self._handle = None
             return
-        if self._persistents:  # a request only a reference cycle holds is collected first
-            gc.collect()
-        _complete_orphans(finishing=self._handle)
+        self._release_dropped_persistents()
         handle = ffi.new("papcoll_comm **", self._handle)
         self._handle = None
         _check(_lib.papcoll_comm_free(handle))
+
+    def _release_dropped_persistents(self) -> None:
+        """Frees the persistent requests of this communicator the program dropped (their
+        last start waited for), which C would otherwise count as alive: a request only a
+        reference cycle holds is collected first, on every rank alike."""
+        if self._persistents:
+            gc.collect()
+        _complete_orphans(finishing=self._handle)
 
     def __enter__(self) -> Communicator:
         return self
@@ -204,7 +210,10 @@ class Communicator:
         _check(_lib.papcoll_set_algorithm(self._live(), c_string(str(name), "algorithm name")))
 
     def set_schedule(self, schedule: str | None) -> None:
-        """The recursive_multiplying schedule of later calls (None: the default for P)."""
+        """The recursive_multiplying schedule of later calls (None: the default for P).
+        Refused (MPI_ERR_PENDING) while a persistent request of the communicator lives: it
+        keeps the parameters it was made with; one the program dropped is freed first."""
+        self._release_dropped_persistents()
         _check(_lib.papcoll_set_schedule(self._live(),
                                          c_string(schedule, "schedule") if schedule
                                          else ffi.NULL))

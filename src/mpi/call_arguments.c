@@ -88,10 +88,11 @@ int call_arguments_pair(papcoll_comm *pc, MPI_Datatype datatype, MPI_Op op, int6
             MPI_Comm_set_errhandler(raisers[k], MPI_ERRORS_RETURN);
         }
         int code = MPI_Reduce_local(in, inout, 1, datatype, op);
-        for (int k = 0; k < 2; k++) { /* SMPI gives none where none was set */
-            if (previous[k] == MPI_ERRHANDLER_NULL) continue;
-            MPI_Comm_set_errhandler(raisers[k], previous[k]);
-            MPI_Errhandler_free(&previous[k]);
+        for (int k = 0; k < 2; k++) {
+            /* SMPI gives none where none was set: the default, fatal, is put back */
+            MPI_Comm_set_errhandler(raisers[k], previous[k] == MPI_ERRHANDLER_NULL
+                                                    ? MPI_ERRORS_ARE_FATAL : previous[k]);
+            if (previous[k] != MPI_ERRHANDLER_NULL) MPI_Errhandler_free(&previous[k]);
         }
         if (in != stack[0]) free(in);
         if (code != MPI_SUCCESS) {

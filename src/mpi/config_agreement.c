@@ -50,7 +50,7 @@ static const config_field config_fields[] = {
      "at create: one rank asking turns it on for all (communicator.c)"},
     HERE(progress),
     {"reproducible", FIELD_AGREED_ELSEWHERE, 0, 0,
-     "at create, with PAPCOLL_REPRODUCIBLE (reproducible.c)"},
+     "at create, with PAPCOLL_REPRODUCIBLE, in this reduction (communicator.c)"},
     {"rules_file", FIELD_AGREED_ELSEWHERE, 0, 0,
      "at create: a digest of the file's contents, not its path (communicator.c)"},
     {"tuning", FIELD_AGREED_ELSEWHERE, 0, 0,
@@ -126,8 +126,7 @@ int config_agreement_check(MPI_Comm comm, const papcoll_config *config,
         if (settings[k].combination == SETTING_ANY_RANK) settings[k].value = highest;
         if (settings[k].combination == SETTING_SAME && highest != lowest)
             return record_error(MPI_ERR_ARG, "papcoll_comm_create: %s differs between ranks "
-                                "(from %lld to %lld; 0: unset); it must be the same on every "
-                                "rank", settings[k].name, (long long)lowest,
+                                "(from %lld to %lld); it must be the same on every rank", settings[k].name, (long long)lowest,
                                 (long long)highest);
     }
     return MPI_SUCCESS;

@@ -165,3 +165,34 @@ def test_failures_leave_nothing_in_flight(case, ranks, expected_checks):
         assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     assert passed_failed(result.stdout) == (expected_checks, 0), \
         result.stdout[-2000:] + result.stderr[-3000:]
+
+
+SCHEDULE_PROGRAM = """
+import numpy as np
+import papcoll
+from mpi4py import MPI
+communicator = papcoll.Communicator(MPI.COMM_WORLD)
+data = np.arange(1009, dtype=np.float64)
+kept = communicator.allreduce_init(data)
+kept.start().wait()
+try:
+    communicator.set_schedule(None)
+except papcoll.PapcollError as error:
+    print("refused:", "persistent all-reduces of this communicator are not freed" in str(error))
+dropped = communicator.allreduce_init(data)
+dropped.start().wait()
+kept.free()
+del dropped  # the program lets it go: set_schedule frees it first, and goes on
+communicator.set_schedule(None)
+print("set")
+communicator.free()
+"""
+
+
+def test_set_schedule_waits_for_no_dropped_persistent_request_and_refuses_a_live_one():
+    # a live persistent request keeps the parameters it was made with: set_schedule is
+    # refused naming it; one the program dropped is freed first, so the call goes on
+    result = run_under_mpiexec(2, [sys.executable, "-c", SCHEDULE_PROGRAM], TIMEOUT_SECONDS)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    assert result.stdout.count("refused: True") == 2, result.stdout
+    assert result.stdout.count("set") == 2, result.stdout

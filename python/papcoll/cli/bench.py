@@ -260,7 +260,8 @@ class StreamPrinter:
 
 
 def _run(options: BenchOptions, console: Console, stream: bool, launch: Launch = mpiexec_command,
-         network: Network | None = None) -> tuple[list[dict[str, Any]], NativeTuning]:
+         network: Network | None = None, simulated: bool = False,
+         ) -> tuple[list[dict[str, Any]], NativeTuning]:
     """papcoll.lab.bench.run_benchmark behind a progress bar, or with --stream its lines
     (the lines are the progress there); returns its rows and the native tuning it ran
     with."""
@@ -273,7 +274,7 @@ def _run(options: BenchOptions, console: Console, stream: bool, launch: Launch =
             printer.started(tuning)
 
         rows = run_benchmark(options, None, launch, network, started=started,
-                             finished=printer.finished)
+                             finished=printer.finished, simulated=simulated)
         return rows, tunings[0]
     progress = Progress("[progress.description]{task.description}", BarColumn(),
                         MofNCompleteColumn(), TimeElapsedColumn(), console=console,
@@ -282,7 +283,8 @@ def _run(options: BenchOptions, console: Console, stream: bool, launch: Launch =
         task = progress.add_task(f"P = {options.ranks}, {', '.join(options.algorithms)}",
                                  total=None)
         rows = run_benchmark(options, lambda done, total: progress.update(
-            task, completed=done, total=total), launch, network, started=tunings.append)
+            task, completed=done, total=total), launch, network, started=tunings.append,
+            simulated=simulated)
     return rows, tunings[0]
 
 
@@ -428,7 +430,7 @@ def _bench_in_smpi(arguments: argparse.Namespace, options: BenchOptions, network
                    console: Console) -> int:
     """The benchmark in SimGrid's SMPI (papcoll.lab.smpi_bench): a job per native:NAME."""
     def run(job_options: BenchOptions, launch: Launch) -> list[dict[str, Any]]:
-        return _run(job_options, console, arguments.stream, launch, network)[0]
+        return _run(job_options, console, arguments.stream, launch, network, simulated=True)[0]
 
     try:
         rows = run_smpi_benchmark(options, network, arguments.smpi_selector, run)

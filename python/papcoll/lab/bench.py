@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..pmpi import load_report, preload_library_path
 from ..sim import network_lower_bound
-from .launcher import Launch, NativeTuning, mpiexec_command, native_tuning, program_path
+from .launcher import Launch, NativeTuning, cores, mpiexec_command, native_tuning, program_path
 
 if TYPE_CHECKING:
     from ..network import Network
@@ -192,7 +192,7 @@ def run_benchmark(options: BenchOptions,
                   network: Network | None = None, *,
                   started: Callable[[NativeTuning], None] | None = None,
                   finished: Callable[[dict[str, Any]], None] | None = None,
-                  ) -> list[dict[str, Any]]:
+                  simulated: bool = False) -> list[dict[str, Any]]:
     """Runs papcoll-bench under mpiexec (`launch`: this machine's, or a testbed's);
     `progress(done, total)` follows its progress lines, `started(tuning)` is told the
     native MPI's settings as the job starts, and `finished(summary)` gets, as each size and
@@ -200,10 +200,13 @@ def run_benchmark(options: BenchOptions,
     avg_elapsed_ms, t_min_ms, t_max_ms, correct. `network`: the testbed's network, for the
     bound that knows it (add_network_bounds); None: shared memory, a crossbar. Returns its
     rows with the time ratios to options.baseline, the network bounds and the native
-    tuning (tuning_fields); RuntimeError when the job fails or times out."""
+    tuning (tuning_fields); RuntimeError when the job fails or times out. `simulated`: the
+    launch runs SimGrid's SMPI (papcoll.lab.smpi_launcher), which takes its own build of the
+    program by name and tunes no MPI: no real MPI is needed or described."""
     with tempfile.TemporaryDirectory() as directory:
         json_path = Path(directory) / "rows.json"
-        program = [str(bench_program()), "--algorithms", ",".join(options.algorithms),
+        program = ["papcoll-bench" if simulated else str(bench_program()),
+                   "--algorithms", ",".join(options.algorithms),
                    "--counts", ",".join(str(count) for count in options.counts),
                    "--mode", options.mode,
                    "--max-delays-ms", ",".join(f"{delay:g}" for delay in options.max_delays_ms),
@@ -223,8 +226,10 @@ def run_benchmark(options: BenchOptions,
             environment["PAPCOLL_REPORT"] = str(report_path)
         # Open MPI's tuned component honours coll_tuned_allreduce_algorithm only with
         # dynamic rules on, and reads that at start-up (bench/native_algorithms.h).
-        environment.setdefault("OMPI_MCA_coll_tuned_use_dynamic_rules", "1")
-        tuning = native_tuning(options.ranks, argv, environment)
+        if not simulated:
+            environment.setdefault("OMPI_MCA_coll_tuned_use_dynamic_rules", "1")
+        tuning = (NativeTuning({}, (), options.ranks, cores(), False) if simulated
+                  else native_tuning(options.ranks, argv, environment))
         if started is not None:
             started(tuning)
         stdout_file = open(Path(directory) / "stdout", "w+")  # closed below
