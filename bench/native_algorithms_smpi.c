@@ -29,7 +29,7 @@ int native_algorithm_open(const char *name, MPI_Comm comm, native_algorithm *out
     if (name[0] == '\0') return MPI_Comm_dup(comm, &out->comm) == MPI_SUCCESS;
     snprintf(message, message_size, "native:%s: under SMPI the MPI's all-reduce algorithm is "
              "the job's, not chosen call by call; run \"native\" in a job of its own started "
-             "with --cfg=smpi/allreduce:%s (papcoll bench --smpi: --native-algorithm %s)",
+             "with --cfg=smpi/allreduce:%s (`papcoll bench --smpi` does so for native:%s)",
              name, name, name);
     return 0;
 }
