@@ -13,7 +13,7 @@ static const char usage[] =
     "       --max-delays-ms 0,10,50 [--iterations 20] [--warmup 2] [--compute-ms 100]\n"
     "       [--datatype int8..uint64|float|double|long_double|...] "
     "[--op sum|prod|min|max|band|bor|bxor]\n"
-    "       [--seed S] [--json FILE|-] [--progress]\n"
+    "       [--seed S] [--jitter-ms MEAN] [--json FILE|-] [--progress]\n"
     "       [--schedule STRING]   (recursive_multiplying's schedule)\n"
     "       [--group-colors c0,c1,...]   (hierarchical algorithms: every rank's group, >= 0)\n"
     "   or: papcoll-bench --native-names   (the names native:NAME takes, as JSON; no mpiexec)\n";
@@ -136,6 +136,8 @@ void parse_options(int argc, char **argv, int ranks, options *o) {
             o->warmup = parse_int(value, 0, "bad --warmup '%s': want 0 or more");
         } else if (strcmp(flag, "--compute-ms") == 0) {
             o->compute_ms = parse_delay(value);
+        } else if (strcmp(flag, "--jitter-ms") == 0) {
+            o->jitter_ms = parse_delay(value);
         } else if (strcmp(flag, "--mispredict") == 0) {
             o->mispredict = parse_int(value, 0, "bad --mispredict '%s': want 0 or 1") != 0;
         } else if (strcmp(flag, "--seed") == 0) {

@@ -20,6 +20,7 @@ typedef struct options {
     int mispredict;            /* one-late: every rank predicts rank 2 late, not rank 1 */
     int iterations, warmup;
     double compute_ms;
+    double jitter_ms;          /* mean of each rank's exponential arrival noise a call */
     unsigned seed;
     const char *datatype_name;
     const char *op_name;

@@ -130,7 +130,7 @@ void write_results(const options *o, const char *const *names, int ranks, int el
         fprintf(out, ", \"ranks\": %d, \"count\": %lld, \"datatype\": \"%s\", \"op\": \"%s\","
                 " \"bytes\": %lld,"
                 " \"mode\": \"%s\", \"mispredicted\": %s,"
-                " \"max_delay_ms\": %g, \"compute_ms\": %g,"
+                " \"max_delay_ms\": %g, \"compute_ms\": %g, \"jitter_ms\": %g,"
                 " \"iterations\": %d, \"avg_elapsed_ms\": %.6f, \"stddev_ms\": %.6f,"
                 " \"median_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f,"
                 " \"t_min_ms\": %.6f, \"t_max_ms\": %.6f,"
@@ -139,7 +139,7 @@ void write_results(const options *o, const char *const *names, int ranks, int el
                 " \"correct\": %s, \"mpi_library\": ",
                 ranks, (long long)o->counts[c], o->datatype_name, o->op_name, bytes,
                 o->one_late ? "one-late" : "rand-late", o->mispredict ? "true" : "false",
-                o->max_delays_ms[d], o->compute_ms, o->iterations, st.mean,
+                o->max_delays_ms[d], o->compute_ms, o->jitter_ms, o->iterations, st.mean,
                 st.standard_deviation, st.median, st.minimum, st.maximum, t_min, t_max,
                 r->p2p_ms[c],
                 bound, st.mean - bound, r->predicted_calls[s], r->late_rank_predicted[s],

@@ -211,6 +211,10 @@ static void time_call(const workspace *w, contender *contenders, int a, int c, i
     double half = (max_delay + o->compute_ms) / 2;
     if (o->one_late && rank == 1) half += max_delay / 2;
     if (!o->one_late) half += uniform(&delay_state) * max_delay / 2;
+    /* noise (--jitter-ms): an exponential draw of that mean, after edge(), so no prediction
+     * knows it, as the OS noise of papcoll sim --noise; drawn per (rank, iteration) like
+     * the delays, so every contender of an iteration meets the same noise */
+    double noise_ms = o->jitter_ms > 0 ? -o->jitter_ms * log1p(-uniform(&delay_state)) : 0;
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Barrier(MPI_COMM_WORLD);
     contender *runner = &contenders[a];
@@ -218,7 +222,7 @@ static void time_call(const workspace *w, contender *contenders, int a, int c, i
     sleep_ms(half);
     if (o->mispredict) mispredict(runner, o->compute_ms, max_delay);
     else edge(runner, 0.5);
-    sleep_ms(half);
+    sleep_ms(half + noise_ms);
     MPI_Datatype datatype = w->type.datatype;
     double start = MPI_Wtime();
     int code = run_allreduce(runner, w->send, w->receive, count, datatype, mpi_op(w->op));

@@ -133,6 +133,7 @@ typedef struct papcoll_tuning {
     int64_t most_simulated_operations; /* the most operations one candidate may hold */
     double switch_share;               /* the closed loop's margin (src/mpi/native_feedback.c) */
     double switch_seconds;             /* and its absolute part */
+    double switch_significance;        /* and the rank test's p it needs (src/mpi/rank_test.c) */
     int64_t samples_to_compare;        /* the closed loop's measurements a side needs */
     int64_t probe_every;               /* then it runs the other side every this many calls */
     int64_t probe_phase;               /* at this call of each probe_every (below it) */

@@ -43,13 +43,19 @@ static const papcoll_tuning_info rows[] = {
     {FIELD(most_simulated_operations), WHOLE, .default_value = 4000000, .minimum = 1,
      .maximum = 1e12, .read_in = "src/core/select.c",
      .help = "a candidate whose schedules hold more operations in all is not simulated"},
-    {FIELD(switch_share), REAL, .default_value = 0.15, .minimum = 0, .maximum = 0.99,
+    {FIELD(switch_share), REAL, .default_value = 0.05, .minimum = 0, .maximum = 0.99,
      .read_in = "src/mpi/native_feedback.c",
      .help = "the closed loop overrules the side it runs where the other's median is faster "
              "by this share (and by switch_seconds)"},
     {FIELD(switch_seconds), REAL, .default_value = 1e-6, .minimum = 0, .maximum = 1,
      .read_in = "src/mpi/native_feedback.c",
      .help = "the closed loop's absolute margin, in seconds, beside switch_share"},
+    /* at least 1 / C(10, 5), the least p of 5 times against 5 (papcoll_tuning_check: of
+     * samples_to_compare against as many): below, nothing could switch */
+    {FIELD(switch_significance), REAL, .default_value = 0.05, .minimum = 0.004, .maximum = 1,
+     .read_in = "src/mpi/native_feedback.c",
+     .help = "and the other side's times must be below the side's by a one-sided "
+             "Mann-Whitney U test at this p (1: the margin alone)"},
     {FIELD(samples_to_compare), WHOLE, .default_value = 3, .minimum = 1,
      .maximum = PAPCOLL_TUNING_MOST_SAMPLES, .read_in = "src/mpi/auto_feedback.c",
      .help = "measurements each side of the closed loop needs before the two are compared"},
@@ -131,6 +137,16 @@ int papcoll_tuning_check(const papcoll_tuning *tuning, char *error, size_t error
                              "tuning constant probe_phase = %lld must be below probe_every = "
                              "%lld", (long long)tuning->probe_phase,
                              (long long)tuning->probe_every);
+    /* the rank test compares samples_to_compare times a side: its least p is 1 / C(2s, s) */
+    double least_p = 1;
+    for (int64_t k = 1; k <= tuning->samples_to_compare; k++)
+        least_p *= (double)k / (double)(tuning->samples_to_compare + k);
+    if (tuning->switch_significance < least_p)
+        return message_write(error, error_size, PAPCOLL_ERR_ARGUMENT,
+                             "tuning constant switch_significance = %g is below %.4g, the "
+                             "least p of samples_to_compare = %lld times against as many: the "
+                             "closed loop could never switch", tuning->switch_significance,
+                             least_p, (long long)tuning->samples_to_compare);
     return PAPCOLL_OK;
 }
 

@@ -8,18 +8,24 @@
  * collective), from which every rank computes the call's time from its last arrival to its
  * completion (the latest exit; monitor_source_automatic.c says why that and not e-bar).
  * The times are kept per decision: shape, lateness level (the call's highest arrival
- * class: one late rank at 3 delta and at 30 delta are apart) and the pair compared. For
- * each, by the uses of the decision:
+ * class: one late rank at 3 delta and at 30 delta are apart) and the pair compared; where
+ * neither side builds from arrivals (native, ring, rabenseifner, ...), the level is left
+ * out, for both then wait for every rank alike. For each, by the uses of the decision:
  *
  *   use 0, 2, 4, ...   the preferred one runs: the model's choice until overruled
  *   use 1, 3 and 5     the other one runs, a probe, so that both are measured early
- *   use 8, 24, 40 ...  the other one again (every 16th use: a machine or program that
- *                      changed is noticed, at the cost of one call in 16)
- *   with 3 measurements of each, the preferred one is the one whose median of the last 5
- *   is lower by more than 15 % and 1 us (the margin keeps noise from flipping it back and
- *   forth)
- *   a new lateness level within 2 of a measured one starts from its measurements, from use
- *   6 (neighbour_levels: below, it says why)
+ *   every 16th call    a probe: the shape's calls are counted (all levels and decisions
+ *   of the shape       together), and call 8, 24, 40 ... runs the other side, or, every
+ *                      other time where native runs as one of several variants, another
+ *                      variant: at most one call in 16 is a probe, of either kind
+ *   with 3 measurements of each, each new measurement of the side not run is weighed once
+ *   against the one that runs: it is preferred where its median (of the last 5) is lower
+ *   by 5 % and 1 us and its newest 3 times are lower by a one-sided Mann-Whitney U test
+ *   at p <= 0.05 (rank_test.c; 3 against 3: all three below); the first weighing decides
+ *   at once, a later switch needs two weighings in a row (native_feedback.c says why)
+ *   a new decision starts from the measurements of the same pair (in either order) within
+ *   2 levels, from use 6 (neighbour_levels: below, it says why), else from each side's
+ *   times at other levels where they do not depend on the level (level_free_samples)
  *
  *   e.g. the testbed, 64 KiB, one rank late: the model picks straggler, against native
  *     use       0          1       2          3       4          5       6, 7 ..
@@ -27,18 +33,22 @@
  *     measured  0.9 ms     0.1 ms  1.0 ms     0.1 ms  0.9 ms     0.1 ms  once the period
  *                                                                         of use 5 is back)
  *
+ * Why so slow to switch: on a shared machine calls scatter by 10-20 %, and a 15 % margin on
+ * medians alone had auto run 3 to 6 algorithms in a 15-call grid point and probe in 4 to 8
+ * of them (docs/benchmarks.md, "A loop that settles in noise").
+ *
  * Native is not one algorithm: the MPI library has several (native_variants.h), and its
  * default is not the fastest everywhere. Which one native runs as is measured per shape
  * (native_feedback.c). Native's side of a decision is native as the variant preferred
  * there: its measurements are kept with that variant's name, and only calls that ran it
  * count (a trial of another variant says nothing of how native usually runs). Where that
- * variant changes, native's side starts again; until it has its 3 measurements, or while
- * the shape still tries its variants, native is probed every other use where it is the
- * side not run, as in the first uses:
+ * variant changes, native's side starts again; until it has its 3 measurements native is
+ * probed every other use where it is the side not run, as in the first uses, and while the
+ * shape still tries its variants (after use 5), at every use, to be done with them:
  *
  *   e.g. MPICH, 1 KiB balanced, P = 4 on 2 shared cores: the model picks native, against
  *   papcoll's recursive doubling (41 us). Native's default measures 54 us, so papcoll's
- *   runs from use 6; native's probes, every other use, try recursive_doubling (31 us),
+ *   is preferred; native's probes, at uses 6 - 14, try recursive_doubling (31 us),
  *   reduce_scatter_allgather (40 us), ring (45 us); once recursive_doubling is preferred
  *   and measured 3 times as native's side, native runs again, as recursive_doubling.
  *   Where nothing is compared with native (one rank; vectors beyond 16 MiB with balanced
@@ -63,7 +73,7 @@
 
 /* The loop's constants are papcoll_tuning's (input->tuning, or the defaults):
  * samples_to_compare (3), probe_every (16), probe_phase (8), neighbour_levels (2), and
- * native_feedback.c's margin (switch_share, switch_seconds).
+ * native_feedback.c's rule (switch_share, switch_seconds, switch_significance).
  *
  * A new lateness level starts from the measurements of the nearest level measured, up to
  * neighbour_levels (2) levels away (a factor of 4 in lateness; classes double), and skips
@@ -108,18 +118,31 @@ static int measured_enough(const feedback_entry *entry, int native_variant,
            side_measured(entry, 1, native_variant, tuning);
 }
 
-/* The measured decision of the same shape and pair at the nearest lateness level, at most
- * neighbour_levels away (ties: the lower level), with both sides measured; or NULL. */
+/* Whether a holds the same shape and pair as b at any level; *swapped where a's model is
+ * b's alternative and the other way round (the model's pick differs between levels). */
+static int same_pair(const feedback_key *a, const feedback_key *b, int *swapped) {
+    feedback_key same = *a;
+    same.level = b->level;
+    *swapped = 0;
+    if (key_equal(&same, b)) return 1;
+    same.model = a->alternative;
+    same.alternative = a->model;
+    *swapped = 1;
+    return key_equal(&same, b);
+}
+
+/* The measured decision of the same shape and pair (in either order) at the nearest
+ * lateness level, at most neighbour_levels away (ties: the lower level), with both sides
+ * measured; or NULL. */
 static const feedback_entry *neighbour_of(const feedback_table *table,
                                           const feedback_key *key, int native_variant,
-                                          const papcoll_tuning *tuning) {
+                                          const papcoll_tuning *tuning, int *swapped) {
     const feedback_entry *nearest = NULL;
     int nearest_distance = (int)tuning->neighbour_levels + 1;
     for (int i = 0; i < FEEDBACK_ENTRIES; i++) {
         const feedback_entry *entry = &table->entries[i];
-        feedback_key same_level = entry->key;
-        same_level.level = key->level;
-        if (entry->serial == 0 || !key_equal(&same_level, key) ||
+        int reversed;
+        if (entry->serial == 0 || !same_pair(&entry->key, key, &reversed) ||
             !measured_enough(entry, native_variant, tuning))
             continue;
         int distance = abs(entry->key.level - key->level);
@@ -128,32 +151,92 @@ static const feedback_entry *neighbour_of(const feedback_table *table,
              entry->key.level < nearest->key.level)) {
             nearest = entry;
             nearest_distance = distance;
+            *swapped = reversed;
         }
     }
     return nearest;
 }
 
+/* A side's times at this shape from other decisions, where they do not depend on the
+ * level: native's as the variant preferred (native_feedback.c), a papcoll algorithm's that
+ * does not build from arrivals (the latest decision that measured it). Measured from the
+ * last arrival, as a decision's are, such an algorithm's time waits for every rank alike,
+ * so after the last arrival it is the same at every level. NULL where there are none. */
+static const feedback_samples *level_free_samples(const feedback_table *table,
+                                                  const feedback_key *key,
+                                                  const algorithm_entry *algorithm,
+                                                  const native_shape *shape,
+                                                  int native_variant,
+                                                  const papcoll_tuning *tuning) {
+    if (algorithm == NULL)
+        return shape != NULL && shape->samples[native_variant].filled >=
+                                    tuning->samples_to_compare
+                   ? &shape->samples[native_variant]
+                   : NULL;
+    if (algorithm->info.needs_arrivals) return NULL;
+    const feedback_samples *latest = NULL;
+    int64_t latest_use = -1;
+    for (int i = 0; i < FEEDBACK_ENTRIES; i++) {
+        const feedback_entry *entry = &table->entries[i];
+        if (entry->serial == 0 || entry->key.count != key->count ||
+            entry->key.extent != key->extent || entry->key.commutative != key->commutative ||
+            entry->last_used <= latest_use)
+            continue;
+        for (int side = 0; side < 2; side++) {
+            const feedback_samples *samples = side_samples(entry, side);
+            if ((side ? entry->key.alternative : entry->key.model) == algorithm &&
+                samples->filled >= tuning->samples_to_compare) {
+                latest = samples;
+                latest_use = entry->last_used;
+            }
+        }
+    }
+    return latest;
+}
+
+/* A new decision's start: its neighbour's measurements (neighbour_of), or where it has
+ * none, each side's times that do not depend on the level (level_free_samples). Where the
+ * other side's are known, its early probes are skipped. */
+static feedback_entry new_entry(const feedback_table *table, const feedback_key *key,
+                                const native_shape *shape, int native_variant,
+                                const papcoll_tuning *tuning) {
+    feedback_entry fresh;
+    memset(&fresh, 0, sizeof fresh);
+    fresh.native_variant = native_variant;
+    int swapped = 0;
+    const feedback_entry *neighbour = neighbour_of(table, key, native_variant, tuning, &swapped);
+    if (neighbour != NULL) {
+        fresh.model = swapped ? neighbour->alternative : neighbour->model;
+        fresh.alternative = swapped ? neighbour->model : neighbour->alternative;
+        fresh.overruled = swapped ? !neighbour->overruled : neighbour->overruled;
+        fresh.uses = 2 * tuning->samples_to_compare; /* its early probes are done */
+        return fresh;
+    }
+    const feedback_samples *model =
+        level_free_samples(table, key, key->model, shape, native_variant, tuning);
+    const feedback_samples *alternative =
+        level_free_samples(table, key, key->alternative, shape, native_variant, tuning);
+    if (model != NULL) fresh.model = *model;
+    if (alternative != NULL) {
+        fresh.alternative = *alternative;
+        fresh.uses = 2 * tuning->samples_to_compare;
+    }
+    return fresh;
+}
+
 static feedback_entry *entry_for(feedback_table *table, const feedback_key *key,
-                                 int native_variant, int create,
+                                 const native_shape *shape, int native_variant, int create,
                                  const papcoll_tuning *tuning) {
     for (int i = 0; i < FEEDBACK_ENTRIES; i++) {
         feedback_entry *entry = &table->entries[i];
         if (entry->serial != 0 && key_equal(&entry->key, key)) return entry;
     }
     if (!create) return NULL;
+    /* made first: the neighbour may be the entry that makes room */
+    feedback_entry fresh = new_entry(table, key, shape, native_variant, tuning);
     feedback_entry *oldest = &table->entries[least_recently_used(
         &table->entries[0].last_used, sizeof table->entries[0], FEEDBACK_ENTRIES, NULL, NULL)];
-    const feedback_entry *neighbour = neighbour_of(table, key, native_variant, tuning);
-    feedback_entry inherited;
-    memset(&inherited, 0, sizeof inherited);
-    inherited.native_variant = native_variant;
-    if (neighbour != NULL) { /* copied first: it may be the entry that makes room */
-        inherited.model = neighbour->model;
-        inherited.alternative = neighbour->alternative;
-        inherited.overruled = neighbour->overruled;
-        inherited.uses = 2 * tuning->samples_to_compare; /* its early probes are done */
-    }
-    *oldest = inherited;
+    *oldest = fresh;
     oldest->key = *key;
     oldest->serial = ++table->serials;
     return oldest;
@@ -161,20 +244,35 @@ static feedback_entry *entry_for(feedback_table *table, const feedback_key *key,
 
 /* Whether the measurements say: run the alternative (with the margin against the side
  * preferred now). */
-static int alternative_preferred(const feedback_entry *entry, int native_variant,
-                                 const papcoll_tuning *tuning) {
-    if (!measured_enough(entry, native_variant, tuning)) return entry->overruled;
-    double model = feedback_median(&entry->model);
-    double alternative = feedback_median(&entry->alternative);
-    if (entry->overruled) return !feedback_clearly_faster(model, alternative, tuning);
-    return feedback_clearly_faster(alternative, model, tuning);
+static int weighed_now(const feedback_entry *entry, int native_variant,
+                       const papcoll_tuning *tuning, int *faster) {
+    *faster = 0;
+    /* the side not run now is weighed once for each new measurement (native_feedback.c:
+     * why once) */
+    const feedback_samples *rival = side_samples(entry, !entry->overruled);
+    if (!measured_enough(entry, native_variant, tuning) || rival->added == entry->judged)
+        return 0;
+    *faster = feedback_clearly_faster(rival, side_samples(entry, entry->overruled), tuning);
+    return 1;
 }
 
-/* uses 1, 3 and 5 (the samples_to_compare measurements of the other side), then every
- * probe_every-th */
-static int is_probe(int64_t use, const papcoll_tuning *tuning) {
-    return (use < 2 * tuning->samples_to_compare && use % 2 == 1) ||
-           (use >= tuning->probe_phase && use % tuning->probe_every == tuning->probe_phase);
+static int alternative_preferred(const feedback_entry *entry, int native_variant,
+                                 const papcoll_tuning *tuning) {
+    int faster;
+    if (!weighed_now(entry, native_variant, tuning, &faster)) return entry->overruled;
+    return entry->overruled !=
+           feedback_takes_over(faster, entry->weighings == 0, entry->leaning);
+}
+
+/* The early probes: uses 1, 3 and 5 (the samples_to_compare measurements of the other
+ * side). */
+static int is_early_probe(int64_t use, const papcoll_tuning *tuning) {
+    return use < 2 * tuning->samples_to_compare && use % 2 == 1;
+}
+
+/* The periodic probe slot: call probe_phase of every probe_every. */
+static int is_probe_slot(int64_t call, const papcoll_tuning *tuning) {
+    return call % tuning->probe_every == tuning->probe_phase;
 }
 
 /* A call's tag for the decision: which entry, which side, and for native's side which
@@ -198,40 +296,73 @@ double feedback_decide(feedback_table *table, const choice_input *input, int lev
         variants > 1 ? native_shape_for(&table->natives, input->count, input->extent,
                                         count_use)
                      : NULL;
-    int preferred = shape != NULL ? native_preferred(shape, variants, &tuning) : 0;
+    int preferred = shape == NULL ? 0
+                    : count_use   ? native_judge(shape, variants, &tuning)
+                                  : native_preferred(shape, variants, &tuning);
     int has_alternative = report->alternative[0] != '\0';
     feedback_entry *entry = NULL;
     feedback_key key;
     memset(&key, 0, sizeof key);
     int run_alternative = 0;
+    /* the periodic slot counts the shape's calls, every level and decision together, so
+     * that calls spread over several decisions probe no more often than one; where there is
+     * no variant to follow (no shape), the decision's own uses */
+    int shape_slot = 0;
+    if (shape != NULL && count_use) shape_slot = is_probe_slot(shape->calls++, &tuning);
+    int trial = shape_slot; /* native alone: its slots try another variant */
     if (has_alternative) {
         key.count = input->count;
         key.extent = input->extent;
         key.commutative = input->commutative;
-        key.level = level;
         key.model = choice->algorithm;
         key.alternative = registry_find(report->alternative); /* NULL: native */
-        entry = entry_for(table, &key, preferred, count_use, &tuning);
+        /* where neither side builds from arrivals, both wait for every rank alike and the
+         * level changes neither's time after the last arrival: one decision for all levels
+         * (kept apart, levels that noise makes of balanced calls each learnt it afresh) */
+        int level_free = (key.model == NULL || !key.model->info.needs_arrivals) &&
+                         (key.alternative == NULL || !key.alternative->info.needs_arrivals);
+        key.level = level_free ? 0 : level;
+        entry = entry_for(table, &key, shape, preferred, count_use, &tuning);
     }
     if (entry != NULL) {
         /* only a call changes the table: papcoll_resolve_algorithm, which some ranks may
          * call and others not, only asks */
         int overruled = alternative_preferred(entry, preferred, &tuning);
         int64_t use = entry->uses;
+        int faster;
+        if (count_use && weighed_now(entry, preferred, &tuning, &faster)) {
+            entry->leaning = faster && overruled == entry->overruled;
+            entry->judged = side_samples(entry, !entry->overruled)->added;
+            entry->weighings++;
+        }
         if (count_use) {
             entry->overruled = overruled;
             entry->uses++;
             entry->last_used = ++table->clock;
         }
-        /* native, not run now, and its variants untried or its side not measured as the
-         * variant preferred: probed every other use, as in the first uses */
+        /* native, not run now: while its variants are untried (after the early uses), it
+         * runs at every use, to be done with them; while its side is not measured as the
+         * variant preferred, every other use */
         int native = native_side(&key), waiting = overruled ? native == 0 : native == 1;
+        int native_untried_now = waiting && shape != NULL &&
+                                 use >= 2 * tuning.samples_to_compare &&
+                                 native_untried(shape, variants, &tuning);
         int native_waits = waiting && shape != NULL &&
                            (native_untried(shape, variants, &tuning) ||
                             !side_measured(entry, native, preferred, &tuning));
-        report->probe = count_use && (is_probe(use, &tuning) || (native_waits && use % 2 == 1));
-        run_alternative = overruled != report->probe;
-        report->overruled = overruled && !report->probe;
+        int periodic = shape != NULL ? shape_slot
+                                     : use >= tuning.probe_phase && is_probe_slot(use, &tuning);
+        /* one slot for both kinds of probe: where native runs as one of several variants,
+         * every other slot tries another variant instead of running the other side */
+        trial = 0;
+        if (count_use && periodic && native >= 0 && !waiting && shape != NULL)
+            trial = shape->slots++ % 2 == 1;
+        int side_probe = count_use && !trial &&
+                         (is_early_probe(use, &tuning) || periodic || native_untried_now ||
+                          (native_waits && use % 2 == 1));
+        report->probe = side_probe || trial;
+        run_alternative = overruled != side_probe;
+        report->overruled = overruled && !side_probe;
         /* the report shows what the rule weighs: native's measurements of a variant no
          * longer preferred count as none (papcoll_choice keeps their median; the drop-in's
          * report writes null where a side counts none) */
@@ -246,11 +377,13 @@ double feedback_decide(feedback_table *table, const choice_input *input, int lev
     }
     int variant = -1; /* for the decision's tag */
     if (choice->algorithm == NULL && shape != NULL) { /* native: as which of the library's */
-        choice->native_variant = count_use ? native_next(shape, variants, &tuning) : preferred;
+        choice->native_variant =
+            count_use ? native_next(shape, variants, trial, &tuning) : preferred;
         snprintf(report->algorithm, sizeof report->algorithm, "%s",
                  natives->names[choice->native_variant]);
         if (count_use) *native_tag_out = native_tag(shape, choice->native_variant);
         if (choice->native_variant == preferred) variant = preferred;
+        else if (trial) report->probe = 1; /* a trial of another variant */
     } else if (choice->algorithm == NULL) {
         variant = 0;
     }
@@ -273,7 +406,9 @@ void feedback_observe(feedback_table *table, double tag, double native_tag,
         if (native_side(&entry->key) == alternative) {
             if (variant < 0) return; /* a trial of another variant */
             if (variant != entry->native_variant) { /* the preferred one changed */
+                int64_t added = samples->added; /* still counts: new evidence is new */
                 memset(samples, 0, sizeof *samples);
+                samples->added = added;
                 entry->native_variant = variant;
             }
         }

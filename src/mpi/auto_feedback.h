@@ -27,6 +27,9 @@ typedef struct feedback_entry {
     feedback_samples model, alternative;
     int native_variant;        /* native's side: the variant its measurements are of */
     int overruled;             /* the measurements say the alternative is faster */
+    int64_t judged;            /* the other side's samples.added when last weighed */
+    int64_t weighings;         /* weighings made (the first decides at once) */
+    int leaning;               /* the last weighing found the other side faster */
 } feedback_entry;
 
 typedef struct feedback_table {

@@ -14,14 +14,17 @@
  *                  alternative as soon as it did without variants)
  *   then           the one tried least, until each has run 3 times (runs are counted as
  *                  they are made, not as their measurements come back a period later)
- *   then           the preferred: the default until another's median is lower by the
- *                  loop's margin (15 % and 1 us), and every 16th run another, in turn (the
- *                  machine or the program changed)
+ *   then           the preferred: the default until another is faster beyond the noise
+ *                  (the loop's margin and rank test: feedback_clearly_faster, each new
+ *                  measurement of another weighed once), and every
+ *                  16th run another, in turn (the machine or the program changed); where a
+ *                  decision of the closed loop runs native, its probe calls say when
+ *                  (auto_feedback.c: one probe in 16 calls in all, not one of each kind)
  *
  *   e.g. MPICH, 1 KiB, P = 4 on 2 shared cores (V = 4: the default, recursive_doubling,
- *   reduce_scatter_allgather, ring), medians 54, 31, 40, 45 us: runs 0 - 2 the default,
- *   3 - 11 the others in turn, then recursive_doubling, with the default at run 20,
- *   reduce_scatter_allgather at 36, ring at 52, ... (runs counted from the 12th)
+ *   reduce_scatter_allgather, ring), medians 54, 31, 40, 45 us, native alone: runs 0 - 2
+ *   the default, 3 - 11 the others in turn, then recursive_doubling, with the default at
+ *   run 20, reduce_scatter_allgather at 36, ring at 52, ... (runs counted from the 12th)
  *
  * The times come from the AUTOMATIC monitor source with the period's messages (the call's
  * time from its last arrival to its completion, rank 0's clock), so every rank holds the
@@ -33,14 +36,25 @@
 #include <string.h>
 
 #include "median.h"
+#include "rank_test.h"
 #include "recency.h"
 
-/* The margin that overrules (papcoll_tuning's switch_share and switch_seconds): relative
- * and absolute. 15 %: calls on ranks that share cores scatter 10-20 % (docs/benchmarks.md),
- * and with a margin of 5 % the loop followed that noise (1 MiB, balanced: straggler in 46 of
- * 200 calls, auto 1.12 x native); the model errors the loop is for are larger (6-15 x on
- * the testbed at 64 KiB). */
-
+/* What overrules (papcoll_tuning's switch_share, switch_seconds and switch_significance): a
+ * median (of the last 5) lower by 5 % and 1 us, and the newest samples_to_compare times (3)
+ * lower by a one-sided Mann-Whitney U test at p <= 0.05 (rank_test.c; 3 against 3: all
+ * below). The newest, not all 5: a side tried once in 48 calls keeps times of long ago, and
+ * a test over them waited for 5 new ones (240 calls) to see a change. And a rival's
+ * measurements are weighed once, when they are new: the side that runs changes its newest
+ * times every call, and a test repeated at every call against the same rival's times finds
+ * at one of them the 1 chance in 20 (with 4 sides alike but for noise, the preferred one
+ * changed every 20 - 40 calls). Even so, 1 weighing in 20 of sides alike finds one faster:
+ * so the first weighing decides at once (both sides just measured, when the model's errors,
+ * which are large, are corrected), and a later switch needs two weighings in a row that
+ * find the rival faster (feedback_takes_over; between equals, 1 in 400). Why both: calls on ranks that share cores scatter 10-20 %
+ * (docs/benchmarks.md), so medians of 3 to 5 calls differ by 5 % at random, and with the
+ * margin alone the loop followed that noise: at 15 % (the old default) a 15-call grid point
+ * ran 3 to 6 algorithms. The test asks that the times themselves be apart (3 against 3: all
+ * below), and so lets the margin be as small as the difference worth a switch. */
 double feedback_median(const feedback_samples *samples) {
     return median_of(samples->seconds, samples->filled);
 }
@@ -49,10 +63,32 @@ void feedback_samples_add(feedback_samples *samples, double seconds) {
     samples->seconds[samples->next] = seconds;
     samples->next = (samples->next + 1) % FEEDBACK_SAMPLES;
     if (samples->filled < FEEDBACK_SAMPLES) samples->filled++;
+    samples->added++;
 }
 
-int feedback_clearly_faster(double candidate, double incumbent, const papcoll_tuning *tuning) {
-    return candidate < incumbent * (1 - tuning->switch_share) - tuning->switch_seconds;
+/* The newest `most` of samples' times, into newest[] (at most FEEDBACK_SAMPLES); how many. */
+static int newest_seconds(const feedback_samples *samples, int most, double *newest) {
+    int n = samples->filled < most ? samples->filled : most;
+    for (int k = 0; k < n; k++)
+        newest[k] = samples->seconds[(samples->next - 1 - k + FEEDBACK_SAMPLES) % FEEDBACK_SAMPLES];
+    return n;
+}
+
+int feedback_takes_over(int faster, int first, int leaning) {
+    return faster && (first || leaning);
+}
+
+int feedback_clearly_faster(const feedback_samples *candidate,
+                            const feedback_samples *incumbent, const papcoll_tuning *tuning) {
+    if (!(feedback_median(candidate) < feedback_median(incumbent) * (1 - tuning->switch_share) -
+                                           tuning->switch_seconds))
+        return 0;
+    double candidate_newest[FEEDBACK_SAMPLES], incumbent_newest[FEEDBACK_SAMPLES];
+    int most = (int)tuning->samples_to_compare;
+    int candidates = newest_seconds(candidate, most, candidate_newest);
+    int incumbents = newest_seconds(incumbent, most, incumbent_newest);
+    return rank_test_lower_p(candidate_newest, candidates, incumbent_newest, incumbents) <=
+           tuning->switch_significance;
 }
 
 native_shape *native_shape_for(native_feedback *table, int64_t count, int64_t extent,
@@ -76,20 +112,49 @@ native_shape *native_shape_for(native_feedback *table, int64_t count, int64_t ex
     return oldest;
 }
 
-int native_preferred(const native_shape *shape, int variants, const papcoll_tuning *tuning) {
+/* Whether variant v has measurements not yet weighed against the preferred one, and
+ * whether they are faster beyond the noise (*faster). */
+static int weighed_now(const native_shape *shape, int v, const papcoll_tuning *tuning,
+                       int *faster) {
     const feedback_samples *kept = &shape->samples[shape->preferred];
-    if (kept->filled < tuning->samples_to_compare) return shape->preferred;
+    const feedback_samples *samples = &shape->samples[v];
+    *faster = 0;
+    if (v == shape->preferred || kept->filled < tuning->samples_to_compare ||
+        samples->filled < tuning->samples_to_compare || samples->added == shape->judged[v])
+        return 0;
+    *faster = feedback_clearly_faster(samples, kept, tuning);
+    return 1;
+}
+
+int native_preferred(const native_shape *shape, int variants, const papcoll_tuning *tuning) {
     int best = shape->preferred;
-    double kept_seconds = feedback_median(kept), best_seconds = kept_seconds;
+    double best_seconds = feedback_median(&shape->samples[shape->preferred]);
     for (int v = 0; v < variants; v++) {
-        const feedback_samples *samples = &shape->samples[v];
-        if (v == shape->preferred || samples->filled < tuning->samples_to_compare) continue;
-        double seconds = feedback_median(samples);
-        if (seconds < best_seconds && feedback_clearly_faster(seconds, kept_seconds, tuning)) {
+        int faster;
+        if (!weighed_now(shape, v, tuning, &faster) ||
+            !feedback_takes_over(faster, shape->weighings == 0, shape->leaning[v]))
+            continue;
+        double seconds = feedback_median(&shape->samples[v]);
+        if (seconds < best_seconds) {
             best = v;
             best_seconds = seconds;
         }
     }
+    return best;
+}
+
+int native_judge(native_shape *shape, int variants, const papcoll_tuning *tuning) {
+    int best = native_preferred(shape, variants, tuning), weighed = 0;
+    for (int v = 0; v < variants; v++) {
+        int faster;
+        if (!weighed_now(shape, v, tuning, &faster)) continue;
+        shape->leaning[v] = faster && v != best;
+        shape->judged[v] = shape->samples[v].added;
+        weighed = 1;
+    }
+    shape->weighings += weighed;
+    if (best != shape->preferred) memset(shape->leaning, 0, sizeof shape->leaning);
+    shape->preferred = best;
     return best;
 }
 
@@ -99,8 +164,7 @@ int native_untried(const native_shape *shape, int variants, const papcoll_tuning
     return 0;
 }
 
-int native_next(native_shape *shape, int variants, const papcoll_tuning *tuning) {
-    shape->preferred = native_preferred(shape, variants, tuning);
+int native_next(native_shape *shape, int variants, int trial, const papcoll_tuning *tuning) {
     int least = 0;
     for (int v = 1; v < variants && shape->tries[0] >= tuning->samples_to_compare; v++)
         if (shape->tries[v] < shape->tries[least]) least = v;
@@ -108,10 +172,8 @@ int native_next(native_shape *shape, int variants, const papcoll_tuning *tuning)
         shape->tries[least]++;
         return least;
     }
-    int64_t run = shape->runs++;
-    if (variants < 2 || run % tuning->probe_every != tuning->probe_phase)
-        return shape->preferred;
-    int other = (int)((run / tuning->probe_every) % (variants - 1));
+    if (variants < 2 || !trial) return shape->preferred;
+    int other = (int)(shape->trials++ % (variants - 1));
     return other < shape->preferred ? other : other + 1; /* the others, in turn */
 }
 

@@ -17,13 +17,20 @@ enum { FEEDBACK_SAMPLES = PAPCOLL_TUNING_MOST_SAMPLES, NATIVE_FEEDBACK_SHAPES = 
 typedef struct feedback_samples {
     double seconds[FEEDBACK_SAMPLES];
     int filled, next;
+    int64_t added;             /* measurements ever added: new evidence since a judgement */
 } feedback_samples;
 
 double feedback_median(const feedback_samples *samples); /* 0 with none */
 void feedback_samples_add(feedback_samples *samples, double seconds);
-/* Whether candidate seconds (a median) beat incumbent by the loop's margin (tuning's
- * switch_share and switch_seconds, 15 % and 1 us: native_feedback.c says why). */
-int feedback_clearly_faster(double candidate, double incumbent, const papcoll_tuning *tuning);
+/* Whether the candidate's times beat the incumbent's beyond the noise: its median lower by
+ * the loop's margin (tuning's switch_share and switch_seconds, 5 % and 1 us) and its times
+ * lower by the rank test at switch_significance (0.05); native_feedback.c says why. */
+int feedback_clearly_faster(const feedback_samples *candidate,
+                            const feedback_samples *incumbent, const papcoll_tuning *tuning);
+/* Whether a rival found faster (feedback_clearly_faster) at a weighing of its new
+ * measurements takes over: at the first weighing at once, later only where the previous
+ * weighing found it faster too (leaning). */
+int feedback_takes_over(int faster, int first, int leaning);
 
 /* Both sides need tuning's samples_to_compare measurements (3) before they are compared;
  * after that the other side (the other variants) runs every probe_every-th time (16), from
@@ -33,10 +40,18 @@ typedef struct native_shape {
     int64_t count, extent;
     int64_t serial;            /* 0: empty; a run's tag is serial x NATIVE_VARIANTS_MOST +
                                   its variant */
-    int64_t runs;              /* runs since every variant was tried */
+    int64_t calls;             /* auto's calls of this shape: one in probe_every is a probe
+                                  (auto_feedback.c) */
+    int64_t slots;             /* those probe calls where native ran: every other one a
+                                  trial of another variant */
+    int64_t trials;            /* trials of another variant (which one: in turn) */
     int64_t last_used;         /* the table's clock at its last use (least recent goes) */
     int preferred;             /* the one native runs as, between trials */
     int tries[NATIVE_VARIANTS_MOST]; /* runs of each while trying them all */
+    int64_t judged[NATIVE_VARIANTS_MOST]; /* each one's samples.added when last weighed
+                                             against the preferred (native_judge) */
+    int leaning[NATIVE_VARIANTS_MOST];    /* its last weighing found it faster */
+    int64_t weighings;                    /* weighings made (the first decides at once) */
     feedback_samples samples[NATIVE_VARIANTS_MOST];
 } native_shape;
 
@@ -49,14 +64,19 @@ typedef struct native_feedback {
  * create and there is none (the least recently used goes); NULL where not. */
 native_shape *native_shape_for(native_feedback *table, int64_t count, int64_t extent,
                                int create);
-/* The variant preferred now: the fastest measured, by the margin (0 until measured). */
+/* The variant preferred now: the one preferred, or another with measurements new since it
+ * was last weighed that is faster beyond the noise (feedback_clearly_faster; the fastest
+ * such); 0 until measured. native_judge also sets it and marks the new measurements
+ * weighed: each is weighed once, so that the preferred's times, which change every run,
+ * do not give a stale rival a new chance at every run (native_feedback.c says why). */
 int native_preferred(const native_shape *shape, int variants, const papcoll_tuning *tuning);
+int native_judge(native_shape *shape, int variants, const papcoll_tuning *tuning);
 /* Whether some variant has not yet run its samples_to_compare tries. */
 int native_untried(const native_shape *shape, int variants, const papcoll_tuning *tuning);
 /* The variant the next run of native uses (and counts the run): the default first, then
- * the others until each had its tries, then the preferred with a trial of another every
- * probe_every-th run. Sets shape->preferred first. */
-int native_next(native_shape *shape, int variants, const papcoll_tuning *tuning);
+ * the others until each had its tries, then the preferred (as native_judge left it), or
+ * where trial (a probe call of auto_feedback.c's) another, in turn. */
+int native_next(native_shape *shape, int variants, int trial, const papcoll_tuning *tuning);
 double native_tag(const native_shape *shape, int variant);
 void native_observe(native_feedback *table, double tag, double seconds);
 

@@ -11,11 +11,14 @@
  * monitor brings them, up to a period (8 calls) later. Also what native is measured against
  * where the model names nothing (choose.c, compiled in too). Prints "N passed, M failed". */
 #include <limits.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "auto_feedback.h"
 #include "choose.h"
+#include "rank_test.h"
 
 enum { VARIANTS = 4, LAG = 8 };
 
@@ -39,7 +42,19 @@ typedef struct scenario {
     double model_us, alternative_us; /* where the side is papcoll's */
     int commutative, lag;
     const papcoll_tuning *tuning;    /* the loop's constants, or NULL: the defaults */
+    double noise;                    /* each time x (1 + noise x an exponential draw of mean 1) */
+    int levels;                      /* each call's lateness level drawn from 0 .. levels - 1
+                                        (0 or 1: always 0) */
 } scenario;
+
+/* A fixed pseudo-random sequence (splitmix64), so that a failure replays. */
+static uint64_t draw_state;
+static double uniform_draw(void) {
+    uint64_t z = (draw_state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return (double)((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
+}
 
 typedef struct run {
     const char *algorithm;           /* what ran: a registered name or natives.names[] */
@@ -68,7 +83,8 @@ static void play(feedback_table *table, const scenario *s, int uses, run *runs) 
         snprintf(choice.report.alternative, sizeof choice.report.alternative, "%s",
                  s->alternative);
         double native_tag;
-        double tag = feedback_decide(table, &input, 0, &natives, 1, &choice, &native_tag);
+        int level = s->levels > 1 ? (int)(uniform_draw() * s->levels) : 0;
+        double tag = feedback_decide(table, &input, level, &natives, 1, &choice, &native_tag);
         run *r = &runs[use];
         r->algorithm = choice.algorithm ? choice.algorithm->info.name
                                         : natives.names[choice.native_variant];
@@ -80,6 +96,7 @@ static void play(feedback_table *table, const scenario *s, int uses, run *runs) 
         double us = choice.algorithm == NULL ? variant_us[choice.native_variant]
                     : choice.algorithm == registry_find(s->model ? s->model : "") ? s->model_us
                                                                                  : s->alternative_us;
+        if (s->noise > 0) us *= 1 - s->noise * log1p(-uniform_draw());
         pending_tags[pending] = tag;
         pending_native_tags[pending] = native_tag;
         pending_seconds[pending++] = us * 1e-6;
@@ -107,7 +124,7 @@ static int count_runs(const run *runs, int from, int to, const char *name) {
 
 static void variants_alone(int lag) {
     feedback_table table;
-    scenario s = {NULL, "", 0, 0, 1, lag, NULL};
+    scenario s = {NULL, "", 0, 0, 1, lag, NULL, 0, 0};
     run runs[64];
     play_fresh(&table, &s, 64, runs);
     char detail[200];
@@ -142,7 +159,7 @@ static void variants_alone(int lag) {
  * its fastest variant. */
 static void native_wins(int lag) {
     feedback_table table;
-    scenario s = {"straggler", "native", 100, 0, 1, lag, NULL};
+    scenario s = {"straggler", "native", 100, 0, 1, lag, NULL, 0, 0};
     run runs[80];
     play_fresh(&table, &s, 80, runs);
     char detail[200];
@@ -178,7 +195,7 @@ static void native_wins(int lag) {
  * slower than it, native's recursive doubling (31) faster. */
 static void fastest_variant_beats_alternative(int lag) {
     feedback_table table;
-    scenario s = {NULL, "recursive_doubling", 0, 41, 1, lag, NULL};
+    scenario s = {NULL, "recursive_doubling", 0, 41, 1, lag, NULL, 0, 0};
     run runs[120];
     play_fresh(&table, &s, 120, runs);
     int fastest = count_runs(runs, 88, 120, "native:recursive_doubling");
@@ -194,8 +211,8 @@ static void fastest_variant_beats_alternative(int lag) {
  * again. */
 static void shared_across_decisions(void) {
     feedback_table table;
-    scenario alone = {NULL, "", 0, 0, 1, 0, NULL},
-             pair = {"straggler", "native", 100, 0, 1, 0, NULL};
+    scenario alone = {NULL, "", 0, 0, 1, 0, NULL, 0, 0},
+             pair = {"straggler", "native", 100, 0, 1, 0, NULL, 0, 0};
     run runs[40];
     play_fresh(&table, &alone, 40, runs);
     play(&table, &pair, 20, runs);
@@ -267,14 +284,15 @@ static void probes_follow_the_tuning(void) {
     } cases[] = {
         {"", {1, 3, 5, 8, 24}, 5},
         {"probe_every=4,probe_phase=2", {1, 2, 3, 5, 6, 10, 14, 18, 22, 26, 30}, 11},
-        {"samples_to_compare=1,probe_every=8,probe_phase=0", {0, 1, 8, 16, 24}, 5},
+        {"samples_to_compare=1,switch_significance=1,probe_every=8,probe_phase=0",
+         {0, 1, 8, 16, 24}, 5},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         papcoll_tuning tuning;
         papcoll_tuning_defaults(&tuning);
         char error[200] = "";
         int parsed = papcoll_tuning_parse(cases[k].tuning, &tuning, error, sizeof error);
-        scenario s = {NULL, "straggler", 0, 100, 0, 0, &tuning};
+        scenario s = {NULL, "straggler", 0, 100, 0, 0, &tuning, 0, 0};
         feedback_table table;
         run runs[32];
         play_fresh(&table, &s, 32, runs);
@@ -295,7 +313,7 @@ static void probes_follow_the_tuning(void) {
 
 static void not_commutative(void) {
     feedback_table table;
-    scenario s = {NULL, "", 0, 0, 0, 0, NULL};
+    scenario s = {NULL, "", 0, 0, 0, 0, NULL, 0, 0};
     run runs[40];
     play_fresh(&table, &s, 40, runs);
     char detail[80];
@@ -303,6 +321,72 @@ static void not_commutative(void) {
              count_runs(runs, 0, 40, "native"));
     check(count_runs(runs, 0, 40, "native") == 40,
           "a non-commutative op runs native's default only", detail);
+}
+
+/* The rank test's p against its closed forms (rank_test.c's examples). */
+static void rank_test_closed_forms(void) {
+    static const double low[] = {31, 33, 30}, high[] = {40, 54, 36}, mixed[] = {31, 45, 30},
+                        five_low[] = {1, 2, 3, 4, 5}, five_high[] = {6, 7, 8, 9, 10};
+    double p[] = {rank_test_lower_p(low, 3, high, 3), rank_test_lower_p(mixed, 3, high, 3),
+                  rank_test_lower_p(high, 3, low, 3), rank_test_lower_p(five_low, 5, five_high, 5),
+                  rank_test_lower_p(five_low, 5, five_low, 5), rank_test_lower_p(low, 0, high, 3)};
+    double expected[] = {1.0 / 20, 4.0 / 20, 1, 1.0 / 252, 0.5, 1};
+    for (size_t k = 0; k < sizeof p / sizeof p[0]; k++) {
+        char detail[100];
+        snprintf(detail, sizeof detail, "case %zu: p = %.6f, expected %.6f", k, p[k],
+                 expected[k]);
+        check(fabs(p[k] - expected[k]) < 1e-12, "the rank test's p is the exact one", detail);
+    }
+}
+
+/* Two sides alike but for noise (each time up to several x its own, heavy-tailed), the
+ * level drawn anew each call from 0 .. 3 as where ranks share cores: after 16 warm-up calls
+ * one algorithm runs in >= 90 % of calls and at most 1 call in 16 is a probe. With the
+ * margin alone (switch_significance = 1) the loop follows the noise, which shows the test
+ * can tell. */
+static void settles_in_noise(void) {
+    static const struct {
+        const char *tuning;
+        int settles;
+    } cases[] = {{"", 1}, {"switch_significance=1", 0}};
+    double kept[VARIANTS];
+    memcpy(kept, variant_us, sizeof kept);
+    for (int v = 0; v < VARIANTS; v++) variant_us[v] = 54;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        papcoll_tuning tuning;
+        papcoll_tuning_defaults(&tuning);
+        char error[200] = "";
+        papcoll_tuning_parse(cases[k].tuning, &tuning, error, sizeof error);
+        int least_top = 1 << 30, most_probes = 0;
+        for (int seed = 1; seed <= 8; seed++) {
+            draw_state = (uint64_t)seed;
+            scenario s = {NULL, "rabenseifner", 0, 54, 1, LAG, &tuning, 0.5, 4};
+            feedback_table table;
+            enum { USES = 16 + 256 };
+            static run runs[USES];
+            play_fresh(&table, &s, USES, runs);
+            int top = 0, probes = 0;
+            const char *names[] = {"rabenseifner", "native", "native:recursive_doubling",
+                                   "native:reduce_scatter_allgather", "native:ring"};
+            for (size_t n = 0; n < sizeof names / sizeof names[0]; n++) {
+                int ran = count_runs(runs, 16, USES, names[n]);
+                if (ran > top) top = ran;
+            }
+            for (int u = 16; u < USES; u++) probes += runs[u].probe;
+            if (top < least_top) least_top = top;
+            if (probes > most_probes) most_probes = probes;
+        }
+        char detail[200];
+        snprintf(detail, sizeof detail, "'%s' (%s): over 8 seeds, the least share of calls "
+                 "16 .. 271 one algorithm ran %.2f, the most probes %d of 256",
+                 cases[k].tuning, error, least_top / 256.0, most_probes);
+        int settled = least_top >= 0.9 * 256 && most_probes <= 256 / 16;
+        check(settled == cases[k].settles,
+              cases[k].settles ? "the loop settles in noise"
+                               : "with the margin alone it does not (the test can tell)",
+              detail);
+    }
+    memcpy(variant_us, kept, sizeof kept);
 }
 
 int main(void) {
@@ -320,6 +404,8 @@ int main(void) {
     not_commutative();
     probes_follow_the_tuning();
     flat_alternative();
+    rank_test_closed_forms();
+    settles_in_noise();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

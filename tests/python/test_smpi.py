@@ -141,3 +141,20 @@ def test_a_job_that_aborts_in_smpi_fails_with_its_message():
     assert result.returncode != 0
     assert "papcoll-bench failed" in result.stderr
     assert "'rs_halving' is a reduce-scatter, not an all-reduce" in result.stderr
+
+
+@needs_smpi
+def test_injected_jitter_spreads_arrivals_alike_in_every_run_of_a_seed(tmp_path):
+    # --jitter: every rank arrives later by an exponential draw each call, in simulated time:
+    # the arrivals spread (by about the mean), the same in a second run of the seed, and
+    # otherwise under another seed
+    options = ("--algorithms", "ring", "--baseline", "none", "--sizes", "4K",
+               "--max-delay", "0", "--iterations", "4", "--jitter", "300us")
+    first, second = (bench_in_smpi(tmp_path, name, *options) for name in ("first", "second"))
+    (other,) = bench_in_smpi(tmp_path, "other", *options, "--seed", "2")
+    (row,) = first
+    assert row["jitter_ms"] == pytest.approx(0.3)
+    spreads = [max(offsets) - min(offsets) for offsets in row["arrival_offsets_ms"]]
+    assert all(0.1 < spread < 5 for spread in spreads), spreads
+    assert first == second
+    assert other["arrival_offsets_ms"] != row["arrival_offsets_ms"]

@@ -46,7 +46,10 @@ def test_the_defaults_are_the_table_s():
     ("budget_floor=-1", "budget_floor = -1 is out of its range 0 .. 1e+12"),
     ("budget_floor=1.5", "tuning constant budget_floor = 1.5 is not a whole number"),
     ("samples_to_compare=6", "samples_to_compare = 6 is out of its range 1 .. 5"),
-    ("probe_every=4", "probe_phase = 8 must be below probe_every = 4")])
+    ("probe_every=4", "probe_phase = 8 must be below probe_every = 4"),
+    ("samples_to_compare=2", "switch_significance = 0.05 is below 0.1667, the least p of "
+                             "samples_to_compare = 2 times against as many"),
+    ("switch_significance=0.001", "switch_significance = 0.001 is out of its range")])
 def test_a_bad_tuning_text_is_refused_naming_the_constant(text, message):
     with pytest.raises(PapcollError, match="PAPCOLL_TUNING: ") as refusal:
         parse_tuning(text)

@@ -52,6 +52,7 @@ from .options import (
     element_counts,
     integer_in_range,
     milliseconds,
+    one_duration,
 )
 from .output_options import add_csv, add_json, console_for, write_csv, write_json
 from .run_options import add_smpi, add_testbed, add_timeout, launch_for
@@ -98,7 +99,11 @@ def add_parser(commands: Any) -> None:
                        help="the reduction: band, bor, bxor on integer types only, min and "
                             "max not on complex ones (default sum)")
     bench.add_argument("--seed", type=integer_in_range("seed", 0, INT32_MAX), default=1,
-                       help="for rand-late delays (default 1)")
+                       help="for rand-late delays and --jitter (default 1)")
+    bench.add_argument("--jitter", type=one_duration, default=0.0, metavar="MEAN",
+                       help="noise: every rank arrives later by an exponential draw of this "
+                            "mean each call, e.g. 200us, which no prediction knows (as papcoll "
+                            "sim --noise does to operations; default none)")
     bench.add_argument("--mispredict", action="store_true",
                        help="one-late: every rank predicts rank 2 late instead of rank 1 "
                             "(the PAP-aware algorithms and auto then build for the wrong "
@@ -155,7 +160,9 @@ def print_table(rows: list[dict[str, Any]], console: Console) -> None:
     compared = [f"e-bar / {first['baseline']}", "of medians"] if ratios else []
     table = Table(title=f"e-bar of all-reduce ({first['op']}, {first['datatype']}), "
                         f"P = {first['ranks']}, {first['mode']}, compute "
-                        f"{first['compute_ms']:g} ms, {first['iterations']} iterations"
+                        f"{first['compute_ms']:g} ms"
+                        + (f", jitter {first['jitter_ms']:g} ms" if first.get("jitter_ms") else "")
+                        + f", {first['iterations']} iterations"
                         + (f", times relative to {first['baseline']}: below 1 is faster"
                            if ratios else "")
                         + f" ({first['mpi_library']})")
@@ -244,7 +251,9 @@ class StreamPrinter:
     def started(self, tuning: NativeTuning) -> None:
         o = self.options
         self._print(f"# papcoll bench: all-reduce ({o.op}, {o.datatype}), P = {o.ranks}, "
-                    f"{o.mode}, compute {o.compute_ms:g} ms, {o.iterations} iterations after "
+                    f"{o.mode}, compute {o.compute_ms:g} ms"
+                    + (f", jitter {o.jitter_ms:g} ms" if o.jitter_ms else "")
+                    + f", {o.iterations} iterations after "
                     f"{o.warmup} warm-up")
         if runs_native(o):
             self._print(f"# {tuning_line(tuning)}")
@@ -379,7 +388,8 @@ def command_bench(arguments: argparse.Namespace) -> int:
         ranks=arguments.ranks, algorithms=algorithms, counts=counts,
         mode=arguments.mode, max_delays_ms=arguments.max_delay,
         iterations=arguments.iterations, warmup=arguments.warmup,
-        compute_ms=arguments.compute_ms, datatype=arguments.datatype, op=arguments.op,
+        compute_ms=arguments.compute_ms, jitter_ms=arguments.jitter * 1e3,
+        datatype=arguments.datatype, op=arguments.op,
         seed=arguments.seed, mispredict=arguments.mispredict, baseline=arguments.baseline,
         schedule=arguments.schedule, group_colors=colors, preload=arguments.preload,
         timeout=arguments.timeout)

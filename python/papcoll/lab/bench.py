@@ -144,6 +144,9 @@ class BenchOptions:
     iterations: int = 20
     warmup: int = 2
     compute_ms: float = 100.0
+    # each rank's arrival noise a call: the mean of an exponential draw, unknown to every
+    # prediction (papcoll-bench --jitter-ms)
+    jitter_ms: float = 0.0
     datatype: str = "float"
     op: str = "sum"
     seed: int = 1
@@ -211,7 +214,8 @@ def run_benchmark(options: BenchOptions,
                    "--mode", options.mode,
                    "--max-delays-ms", ",".join(f"{delay:g}" for delay in options.max_delays_ms),
                    "--iterations", str(options.iterations), "--warmup", str(options.warmup),
-                   "--compute-ms", f"{options.compute_ms:g}", "--datatype", options.datatype,
+                   "--compute-ms", f"{options.compute_ms:g}",
+                   "--jitter-ms", f"{options.jitter_ms:g}", "--datatype", options.datatype,
                    "--op", options.op,
                    "--seed", str(options.seed), "--mispredict", str(int(options.mispredict)),
                    "--json", str(json_path), "--progress"]
