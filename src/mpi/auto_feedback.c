@@ -78,10 +78,11 @@
  * A new lateness level starts from the measurements of the nearest level measured, up to
  * neighbour_levels (2) levels away (a factor of 4 in lateness; classes double), and skips
  * the early probes (its next is at use probe_phase). Why: where ranks share cores, on-time
- * ranks scatter by up to milliseconds, so "nobody late" comes as levels 1, 2, 3 in turn, and
- * each new level probed the other side 3 times afresh (the testbed, 64 KiB: 8 of 24 calls straggler after
- * lateness stopped, each 0.5 - 2 ms slower). The probe at use 8 and every measurement of
- * the level's own calls correct an inheritance that does not hold there. */
+ * ranks scatter by up to milliseconds, so "nobody late" comes as levels 1, 2, 3 in turn,
+ * and each new level probed the other side 3 times afresh (the testbed, 64 KiB: 8 of 24
+ * calls straggler after lateness stopped, each 0.5 - 2 ms slower). The probe slots and
+ * every measurement of the level's own calls correct an inheritance that does not hold
+ * there. */
 
 static int key_equal(const feedback_key *a, const feedback_key *b) {
     return a->count == b->count && a->extent == b->extent &&

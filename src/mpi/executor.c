@@ -17,6 +17,7 @@
 #include "errors.h"
 #include "executor.h"
 #include "growth.h"
+#include "mpi_features.h"
 
 /* Byte buffers grow to exactly what a call needs, not by doubling: scratch can be as large
  * as the user's vector, and doubling could nearly double the memory held between calls. */
@@ -316,6 +317,14 @@ static int wait_for_messages(executor_run *run) {
             code = MPI_Wait(&w->requests[0], &w->statuses[0]);
             if (code != MPI_SUCCESS) w->statuses[0].MPI_ERROR = code;
             w->completed_indices[0] = 0;
+            completed = 1;
+        } else if (PAPCOLL_BLOCKING_WAITS) { /* SMPI: mpi_features.h says why */
+            int index = MPI_UNDEFINED;
+            code = MPI_Waitany(run->active, w->requests, &index, &w->statuses[0]);
+            if (code == MPI_SUCCESS && index == MPI_UNDEFINED) code = MPI_ERR_INTERN;
+            if (index == MPI_UNDEFINED) break; /* none completed: the error says why */
+            w->statuses[0].MPI_ERROR = code;
+            w->completed_indices[0] = index;
             completed = 1;
         } else {
             code = collect_completed(run, NULL, &completed);

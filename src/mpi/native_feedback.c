@@ -42,19 +42,23 @@
 /* What overrules (papcoll_tuning's switch_share, switch_seconds and switch_significance): a
  * median (of the last 5) lower by 5 % and 1 us, and the newest samples_to_compare times (3)
  * lower by a one-sided Mann-Whitney U test at p <= 0.05 (rank_test.c; 3 against 3: all
- * below). The newest, not all 5: a side tried once in 48 calls keeps times of long ago, and
- * a test over them waited for 5 new ones (240 calls) to see a change. And a rival's
- * measurements are weighed once, when they are new: the side that runs changes its newest
- * times every call, and a test repeated at every call against the same rival's times finds
- * at one of them the 1 chance in 20 (with 4 sides alike but for noise, the preferred one
- * changed every 20 - 40 calls). Even so, 1 weighing in 20 of sides alike finds one faster:
- * so the first weighing decides at once (both sides just measured, when the model's errors,
- * which are large, are corrected), and a later switch needs two weighings in a row that
- * find the rival faster (feedback_takes_over; between equals, 1 in 400). Why both: calls on ranks that share cores scatter 10-20 %
- * (docs/benchmarks.md), so medians of 3 to 5 calls differ by 5 % at random, and with the
- * margin alone the loop followed that noise: at 15 % (the old default) a 15-call grid point
- * ran 3 to 6 algorithms. The test asks that the times themselves be apart (3 against 3: all
- * below), and so lets the margin be as small as the difference worth a switch. */
+ * below).
+ *
+ * Why both: calls on ranks that share cores scatter 10-20 % (docs/benchmarks.md), so
+ * medians of 3 to 5 calls differ by 5 % at random, and with the margin alone the loop
+ * followed that noise: at 15 % (the old default) a 15-call grid point ran 3 to 6
+ * algorithms. The test asks that the times themselves be apart, and so lets the margin be as
+ * small as the difference worth a switch.
+ *
+ * The newest times, not all 5: a side tried once in 48 calls keeps times of long ago, and a
+ * test over them waited for 5 new ones (240 calls) to see a change. A rival's measurements
+ * are weighed once, when they are new: the side that runs changes its newest times every
+ * call, and a test repeated at every call against the same rival's times finds at one of
+ * them the 1 chance in 20 (with 4 sides alike but for noise, the preferred one changed every
+ * 20 - 40 calls). Even so, 1 weighing in 20 of sides alike finds one faster: so the first
+ * weighing decides at once (both sides just measured, when the model's errors, which are
+ * large, are corrected), and a later switch needs two weighings in a row that find the
+ * rival faster (feedback_takes_over; between equals, 1 in 400). */
 double feedback_median(const feedback_samples *samples) {
     return median_of(samples->seconds, samples->filled);
 }

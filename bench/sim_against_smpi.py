@@ -1,0 +1,145 @@
+"""papcoll's simulator against SimGrid's SMPI: how far apart, per algorithm, over sizes?
+
+auto decides with papcoll's simulator, so the simulator must not grade itself: here SMPI
+runs papcoll's real library (docs/smpi.md) and the simulator predicts the same calls on the
+same network, arrivals (each row's first timed call's, as SMPI recorded them) and groups,
+without the reduce and copy costs SMPI does not charge (bench/smpi_scale.py's
+simulated_ms). For each network and P, two `papcoll bench --smpi` jobs (nobody late; rank
+1 --delay late), every algorithm and size interleaved in each.
+
+Distance: per point, the factor between the two, max(sim, SMPI) / min(sim, SMPI) - 1 (a
+prediction 2 x too high and one 2 x too low are equally wrong; |sim - SMPI| / SMPI would
+call the first 100 % and the second 50 %); per algorithm, the geometric mean of the factors
+over its points, minus 1 (the target: <= 10 %), and its worst point.
+
+    PYTHONPATH=python:bench .venv/bin/python bench/sim_against_smpi.py --ranks 16 \\
+        --networks ethernet-1g,infiniband-fdr --json docs/data/sim_against_smpi.json \\
+        --markdown docs/data/sim_against_smpi.md
+    PYTHONPATH=python:bench .venv/bin/python bench/sim_against_smpi.py \\
+        --from-json docs/data/sim_against_smpi.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from smpi_scale import GROUP_SIZE, simulated_ms
+
+ALGORITHMS = ("ring,recursive_doubling,rabenseifner,segmented_ring,slt,prr,straggler,hr1,hr2,"
+              "pap_hierarchical")
+SIZES = "1K,16K,256K,1M,4M,16M"
+
+
+def run_job(ranks: int, network: str, algorithms: str, sizes: str, delay_ms: float,
+            iterations: int) -> list[dict[str, Any]]:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "rows.json"
+        command = [sys.executable, "-m", "papcoll", "bench", "--smpi", network,
+                   "--ranks", str(ranks), "--algorithms", algorithms, "--baseline", "none",
+                   "--sizes", sizes, "--max-delay", f"{delay_ms:g}ms",
+                   "--iterations", str(iterations), "--warmup", "1", "--compute-ms", "1",
+                   "--groups", f"blocks:{min(GROUP_SIZE, ranks)}", "--json", str(path)]
+        result = subprocess.run(command, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise SystemExit(f"P = {ranks} on {network} failed:\n{result.stderr[-3000:]}")
+        return list(json.loads(path.read_text()))
+
+
+def factor(row: dict[str, Any]) -> float:
+    smpi, sim = row["avg_elapsed_ms"], row["simulated_ms"]
+    return max(smpi, sim) / min(smpi, sim) - 1
+
+
+def per_algorithm(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    lines = []
+    for name in dict.fromkeys(row["algorithm"] for row in rows):
+        mine = [row for row in rows if row["algorithm"] == name and row.get("simulated_ms")]
+        if not mine:
+            continue
+        worst = max(mine, key=factor)
+        mean = math.exp(sum(math.log1p(factor(row)) for row in mine) / len(mine)) - 1
+        high = sum(row["simulated_ms"] > row["avg_elapsed_ms"] for row in mine)
+        lines.append({"algorithm": name, "points": len(mine), "geometric_mean": mean,
+                      "sim_above": high, "worst": worst})
+    return lines
+
+
+def describe(row: dict[str, Any]) -> str:
+    size = row["bytes"]
+    shown = f"{size >> 20}M" if size >= 1 << 20 else f"{size >> 10}K"
+    return (f"{row['smpi']['network']}, P = {row['ranks']}, {shown}, "
+            f"{'late' if row['max_delay_ms'] else 'on time'}: sim {row['simulated_ms']:.3f}"
+            f" / SMPI {row['avg_elapsed_ms']:.3f} ms")
+
+
+def show(console: Console, rows: list[dict[str, Any]]) -> str:
+    lines = per_algorithm(rows)
+    table = Table(title="papcoll's simulator against SMPI (geometric mean of the factor apart)")
+    for column in ("algorithm", "points", "geometric mean", "sim above SMPI", "worst point"):
+        table.add_column(column, justify="left" if column in ("algorithm", "worst point")
+                         else "right")
+    text = ["| algorithm | points | geometric mean | sim above SMPI | worst point |",
+            "|---|---|---|---|---|"]
+    for line in lines:
+        worst = line["worst"]
+        cells = (line["algorithm"], str(line["points"]), f"{line['geometric_mean']:.0%}",
+                 f"{line['sim_above']} of {line['points']}",
+                 f"{factor(worst):.0%}: {describe(worst)}")
+        table.add_row(*cells)
+        text.append("| " + " | ".join(cells) + " |")
+    console.print(table)
+    within = sum(line["geometric_mean"] <= 0.10 for line in lines)
+    summary = f"within 10 %: {within} of {len(lines)} algorithms"
+    console.print(summary)
+    return "\n".join([*text, "", summary, ""])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ranks", default="16", help="P values (default 16)")
+    parser.add_argument("--networks", default="ethernet-1g,infiniband-fdr")
+    parser.add_argument("--sizes", default=SIZES, help=f"bytes a rank (default {SIZES})")
+    parser.add_argument("--algorithms", default=ALGORITHMS)
+    parser.add_argument("--delay", type=float, default=10.0,
+                        help="rank 1's lateness in the late job, ms (default 10)")
+    parser.add_argument("--iterations", type=int, default=2)
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--from-json", type=Path)
+    parser.add_argument("--markdown", type=Path)
+    arguments = parser.parse_args()
+    console = Console(width=200)
+    if arguments.from_json:
+        rows = json.loads(arguments.from_json.read_text())
+    else:
+        rows = []
+        for network in arguments.networks.split(","):
+            for ranks in (int(text) for text in arguments.ranks.split(",")):
+                for delay in (0.0, arguments.delay):
+                    started = time.monotonic()
+                    job = run_job(ranks, network, arguments.algorithms, arguments.sizes,
+                                  delay, arguments.iterations)
+                    for row in job:
+                        row["simulated_ms"] = simulated_ms(row, network)
+                    rows += job
+                    console.print(f"{network}, P = {ranks}, delay {delay:g} ms: "
+                                  f"{time.monotonic() - started:.0f} s")
+        if arguments.json:
+            arguments.json.write_text(json.dumps(rows, indent=1) + "\n")
+    text = show(console, rows)
+    if arguments.markdown:
+        arguments.markdown.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
