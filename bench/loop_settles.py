@@ -13,8 +13,10 @@ own rows.
     .venv/bin/python bench/loop_settles.py --json docs/data/loop_settles_shm.json \\
         --markdown docs/data/loop_settles_shm.md
     .venv/bin/python bench/loop_settles.py --smpi ethernet-1g --ranks 16 --jitter 200us \\
+        --sizes 16K,256K,1M --contenders auto,native,native:lr,ring,rabenseifner,straggler,slt \\
         --json docs/data/loop_settles_smpi.json --markdown docs/data/loop_settles_smpi.md
-    .venv/bin/python bench/loop_settles.py --from-json docs/data/loop_settles_shm.json
+    .venv/bin/python bench/loop_settles.py --from-json docs/data/loop_settles_shm.json \\
+        docs/data/loop_settles_shm_before.json
 
 --from-json measures nothing: it recomputes the table from the rows.
 """

@@ -79,7 +79,7 @@ def simulated_ms(row: dict[str, Any], network_name: str) -> float | None:
     arrivals = [offset / 1e3 for offset in row["arrival_offsets_ms"][0]]
     ranks, count = row["ranks"], row["count"]
     element = row["bytes"] // count
-    groups = [rank // min(GROUP_SIZE, ranks) for rank in range(ranks)]
+    groups = row.get("group_colors") or [rank // min(GROUP_SIZE, ranks) for rank in range(ranks)]
     context = Context(arrivals=arrivals, tau=tau(model, ranks, count, element), groups=groups)
     result = simulate(row["algorithm"], ranks, count, element, model, arrivals, context,
                       topology=network.topology(ranks))
