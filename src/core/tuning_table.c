@@ -28,7 +28,8 @@ static const papcoll_tuning_info rows[] = {
     {FIELD(alternative_share), REAL, .default_value = 0.25, .minimum = 0, .maximum = 100,
      .read_in = "src/core/select.c",
      .help = "a candidate that lost to native by at most this share is still measured by "
-             "the closed loop"},
+             "the closed loop, and a rival faster by more takes over at its first weighing "
+             "(src/mpi/native_feedback.c)"},
     {FIELD(decision_share), REAL, .default_value = 0.01, .minimum = 0, .maximum = 1,
      .read_in = "src/core/select.c",
      .help = "the decision's budget: this share of the time of the calls it serves"},

@@ -21,8 +21,9 @@
  *   with 3 measurements of each, each new measurement of the side not run is weighed once
  *   against the one that runs: it is preferred where its median (of the last 5) is lower
  *   by 5 % and 1 us and its newest 3 times are lower by a one-sided Mann-Whitney U test
- *   at p <= 0.05 (rank_test.c; 3 against 3: all three below); the first weighing decides
- *   at once, a later switch needs two weighings in a row (native_feedback.c says why)
+ *   at p <= 0.05 (rank_test.c; 3 against 3: all three below); a switch needs two
+ *   weighings in a row, but at the first weighing a rival 25 % faster takes over at once
+ *   (native_feedback.c says why)
  *   a new decision starts from the measurements of the same pair (in either order) within
  *   2 levels, from use 6 (neighbour_levels: below, it says why), else from each side's
  *   times at other levels where they do not depend on the level (level_free_samples)
@@ -210,6 +211,11 @@ static feedback_entry new_entry(const feedback_table *table, const feedback_key 
         fresh.model = swapped ? neighbour->alternative : neighbour->model;
         fresh.alternative = swapped ? neighbour->model : neighbour->alternative;
         fresh.overruled = swapped ? !neighbour->overruled : neighbour->overruled;
+        /* and what was weighed of them, so that the same times are not weighed again */
+        fresh.judged[0] = neighbour->judged[swapped];
+        fresh.judged[1] = neighbour->judged[!swapped];
+        fresh.weighings = neighbour->weighings;
+        fresh.leaning = neighbour->leaning;
         fresh.uses = 2 * tuning->samples_to_compare; /* its early probes are done */
         return fresh;
     }
@@ -223,6 +229,24 @@ static feedback_entry new_entry(const feedback_table *table, const feedback_key 
         fresh.uses = 2 * tuning->samples_to_compare;
     }
     return fresh;
+}
+
+/* Native's side of a decision as the variant preferred now: where the decision's own times
+ * are of another variant or too few, the shape's times of the preferred one (level-free:
+ * level_free_samples says why), instead of probing native again at every level. */
+static void refresh_native_side(feedback_entry *entry, const native_shape *shape,
+                                int native_variant, const papcoll_tuning *tuning) {
+    int native = native_side(&entry->key);
+    if (native < 0 || shape == NULL ||
+        shape->samples[native_variant].filled < tuning->samples_to_compare)
+        return;
+    feedback_samples *side = native ? &entry->alternative : &entry->model;
+    if (entry->native_variant == native_variant && side->filled >= tuning->samples_to_compare)
+        return;
+    int64_t added = side->added; /* still counts up: the times are new to the decision */
+    *side = shape->samples[native_variant];
+    side->added = added + side->filled;
+    entry->native_variant = native_variant;
 }
 
 static feedback_entry *entry_for(feedback_table *table, const feedback_key *key,
@@ -243,26 +267,31 @@ static feedback_entry *entry_for(feedback_table *table, const feedback_key *key,
     return oldest;
 }
 
-/* Whether the measurements say: run the alternative (with the margin against the side
- * preferred now). */
+/* Whether the side not run has measurements not yet weighed against the side that runs,
+ * and whether they are faster beyond the noise (*faster). */
 static int weighed_now(const feedback_entry *entry, int native_variant,
                        const papcoll_tuning *tuning, int *faster) {
     *faster = 0;
     /* the side not run now is weighed once for each new measurement (native_feedback.c:
      * why once) */
     const feedback_samples *rival = side_samples(entry, !entry->overruled);
-    if (!measured_enough(entry, native_variant, tuning) || rival->added == entry->judged)
+    if (!measured_enough(entry, native_variant, tuning) ||
+        rival->added == entry->judged[!entry->overruled])
         return 0;
     *faster = feedback_clearly_faster(rival, side_samples(entry, entry->overruled), tuning);
     return 1;
 }
 
+/* Whether the measurements say: run the alternative (a rival takes over at its first
+ * weighing, later at the second in a row that finds it faster). */
 static int alternative_preferred(const feedback_entry *entry, int native_variant,
                                  const papcoll_tuning *tuning) {
     int faster;
     if (!weighed_now(entry, native_variant, tuning, &faster)) return entry->overruled;
     return entry->overruled !=
-           feedback_takes_over(faster, entry->weighings == 0, entry->leaning);
+           feedback_takes_over(side_samples(entry, !entry->overruled),
+                               side_samples(entry, entry->overruled), faster,
+                               entry->weighings == 0, entry->leaning, tuning);
 }
 
 /* The early probes: uses 1, 3 and 5 (the samples_to_compare measurements of the other
@@ -325,6 +354,17 @@ double feedback_decide(feedback_table *table, const choice_input *input, int lev
         key.level = level_free ? 0 : level;
         entry = entry_for(table, &key, shape, preferred, count_use, &tuning);
     }
+    /* a query (count_use 0) works on a copy, the decision as the next call would see it */
+    feedback_entry copy;
+    if (has_alternative && entry == NULL) {
+        copy = new_entry(table, &key, shape, preferred, &tuning);
+        copy.key = key;
+        entry = &copy;
+    } else if (entry != NULL && !count_use) {
+        copy = *entry;
+        entry = &copy;
+    }
+    if (entry != NULL) refresh_native_side(entry, shape, preferred, &tuning);
     if (entry != NULL) {
         /* only a call changes the table: papcoll_resolve_algorithm, which some ranks may
          * call and others not, only asks */
@@ -333,7 +373,7 @@ double feedback_decide(feedback_table *table, const choice_input *input, int lev
         int faster;
         if (count_use && weighed_now(entry, preferred, &tuning, &faster)) {
             entry->leaning = faster && overruled == entry->overruled;
-            entry->judged = side_samples(entry, !entry->overruled)->added;
+            entry->judged[!entry->overruled] = side_samples(entry, !entry->overruled)->added;
             entry->weighings++;
         }
         if (count_use) {
@@ -355,13 +395,14 @@ double feedback_decide(feedback_table *table, const choice_input *input, int lev
                                      : use >= tuning.probe_phase && is_probe_slot(use, &tuning);
         /* one slot for both kinds of probe: where native runs as one of several variants,
          * every other slot tries another variant instead of running the other side */
-        trial = 0;
-        if (count_use && periodic && native >= 0 && !waiting && shape != NULL)
+        trial = 0; /* not in the early probes, nor while the variants are still tried */
+        if (count_use && periodic && native >= 0 && !waiting && shape != NULL &&
+            !is_early_probe(use, &tuning) && !native_untried(shape, variants, &tuning))
             trial = shape->slots++ % 2 == 1;
         int side_probe = count_use && !trial &&
                          (is_early_probe(use, &tuning) || periodic || native_untried_now ||
                           (native_waits && use % 2 == 1));
-        report->probe = side_probe || trial;
+        report->probe = side_probe; /* a trial counts where another variant runs (below) */
         run_alternative = overruled != side_probe;
         report->overruled = overruled && !side_probe;
         /* the report shows what the rule weighs: native's measurements of a variant no
@@ -378,8 +419,10 @@ double feedback_decide(feedback_table *table, const choice_input *input, int lev
     }
     int variant = -1; /* for the decision's tag */
     if (choice->algorithm == NULL && shape != NULL) { /* native: as which of the library's */
-        choice->native_variant =
-            count_use ? native_next(shape, variants, trial, &tuning) : preferred;
+        int upcoming = native_upcoming(shape, variants, &tuning);
+        choice->native_variant = count_use      ? native_next(shape, variants, trial, &tuning)
+                                 : upcoming >= 0 ? upcoming
+                                                 : preferred;
         snprintf(report->algorithm, sizeof report->algorithm, "%s",
                  natives->names[choice->native_variant]);
         if (count_use) *native_tag_out = native_tag(shape, choice->native_variant);

@@ -308,7 +308,9 @@ static int collect_completed(executor_run *run, int (*request_is_complete)(MPI_R
  * each (collect_completed says why not MPI_Testsome),
  * and if nothing finished, sched_yield() before testing again; on an idle core the yield
  * returns at once, so this polls no more than MPI's own waits do. MPI_Wait on one chosen
- * request of several would be wrong: the op that unblocks the peer may hang on another. */
+ * request of several would be wrong: the op that unblocks the peer may hang on another.
+ * Under SMPI (PAPCOLL_BLOCKING_WAITS, mpi_features.h) several -> MPI_Waitany: a simulator
+ * has no core to give up, and each poll would cost a context switch and simulated time. */
 static int wait_for_messages(executor_run *run) {
     executor_workspace *w = run->workspace;
     int completed = 0, code = MPI_SUCCESS;

@@ -24,7 +24,8 @@
  *   e.g. MPICH, 1 KiB, P = 4 on 2 shared cores (V = 4: the default, recursive_doubling,
  *   reduce_scatter_allgather, ring), medians 54, 31, 40, 45 us, native alone: runs 0 - 2
  *   the default, 3 - 11 the others in turn, then recursive_doubling, with the default at
- *   run 20, reduce_scatter_allgather at 36, ring at 52, ... (runs counted from the 12th)
+ *   the shape's call 24, reduce_scatter_allgather at 40, ring at 56, ... (the probe calls,
+ *   8 + 16 k, counted from the shape's first call; those within the tries try nothing)
  *
  * The times come from the AUTOMATIC monitor source with the period's messages (the call's
  * time from its last arrival to its completion, rank 0's clock), so every rank holds the
@@ -78,8 +79,10 @@ static int newest_seconds(const feedback_samples *samples, int most, double *new
     return n;
 }
 
-int feedback_takes_over(int faster, int first, int leaning) {
-    return faster && (first || leaning);
+int feedback_takes_over(const feedback_samples *rival, const feedback_samples *incumbent,
+                        int faster, int first, int leaning, const papcoll_tuning *tuning) {
+    int far = feedback_median(rival) < feedback_median(incumbent) * (1 - tuning->alternative_share);
+    return faster && (leaning || (first && far));
 }
 
 int feedback_clearly_faster(const feedback_samples *candidate,
@@ -87,12 +90,15 @@ int feedback_clearly_faster(const feedback_samples *candidate,
     if (!(feedback_median(candidate) < feedback_median(incumbent) * (1 - tuning->switch_share) -
                                            tuning->switch_seconds))
         return 0;
+    /* the kept times apart, or the newest (a change the older ones hide) */
+    double whole = rank_test_lower_p(candidate->seconds, candidate->filled, incumbent->seconds,
+                                     incumbent->filled);
     double candidate_newest[FEEDBACK_SAMPLES], incumbent_newest[FEEDBACK_SAMPLES];
     int most = (int)tuning->samples_to_compare;
     int candidates = newest_seconds(candidate, most, candidate_newest);
     int incumbents = newest_seconds(incumbent, most, incumbent_newest);
-    return rank_test_lower_p(candidate_newest, candidates, incumbent_newest, incumbents) <=
-           tuning->switch_significance;
+    double newest = rank_test_lower_p(candidate_newest, candidates, incumbent_newest, incumbents);
+    return fmin(whole, newest) <= tuning->switch_significance;
 }
 
 native_shape *native_shape_for(native_feedback *table, int64_t count, int64_t extent,
@@ -136,7 +142,8 @@ int native_preferred(const native_shape *shape, int variants, const papcoll_tuni
     for (int v = 0; v < variants; v++) {
         int faster;
         if (!weighed_now(shape, v, tuning, &faster) ||
-            !feedback_takes_over(faster, shape->weighings == 0, shape->leaning[v]))
+            !feedback_takes_over(&shape->samples[v], &shape->samples[shape->preferred], faster,
+                                 shape->judged[v] == 0, shape->leaning[v], tuning))
             continue;
         double seconds = feedback_median(&shape->samples[v]);
         if (seconds < best_seconds) {
@@ -148,15 +155,13 @@ int native_preferred(const native_shape *shape, int variants, const papcoll_tuni
 }
 
 int native_judge(native_shape *shape, int variants, const papcoll_tuning *tuning) {
-    int best = native_preferred(shape, variants, tuning), weighed = 0;
+    int best = native_preferred(shape, variants, tuning);
     for (int v = 0; v < variants; v++) {
         int faster;
         if (!weighed_now(shape, v, tuning, &faster)) continue;
         shape->leaning[v] = faster && v != best;
         shape->judged[v] = shape->samples[v].added;
-        weighed = 1;
     }
-    shape->weighings += weighed;
     if (best != shape->preferred) memset(shape->leaning, 0, sizeof shape->leaning);
     shape->preferred = best;
     return best;
@@ -168,13 +173,18 @@ int native_untried(const native_shape *shape, int variants, const papcoll_tuning
     return 0;
 }
 
-int native_next(native_shape *shape, int variants, int trial, const papcoll_tuning *tuning) {
+int native_upcoming(const native_shape *shape, int variants, const papcoll_tuning *tuning) {
     int least = 0;
     for (int v = 1; v < variants && shape->tries[0] >= tuning->samples_to_compare; v++)
         if (shape->tries[v] < shape->tries[least]) least = v;
-    if (shape->tries[least] < tuning->samples_to_compare) {
-        shape->tries[least]++;
-        return least;
+    return shape->tries[least] < tuning->samples_to_compare ? least : -1;
+}
+
+int native_next(native_shape *shape, int variants, int trial, const papcoll_tuning *tuning) {
+    int tried = native_upcoming(shape, variants, tuning);
+    if (tried >= 0) {
+        shape->tries[tried]++;
+        return tried;
     }
     if (variants < 2 || !trial) return shape->preferred;
     int other = (int)(shape->trials++ % (variants - 1));

@@ -28,9 +28,10 @@ void feedback_samples_add(feedback_samples *samples, double seconds);
 int feedback_clearly_faster(const feedback_samples *candidate,
                             const feedback_samples *incumbent, const papcoll_tuning *tuning);
 /* Whether a rival found faster (feedback_clearly_faster) at a weighing of its new
- * measurements takes over: at the first weighing at once, later only where the previous
- * weighing found it faster too (leaning). */
-int feedback_takes_over(int faster, int first, int leaning);
+ * measurements takes over: where the previous weighing found it faster too (leaning), or at
+ * the first weighing where its median is lower by tuning's alternative_share (25 %). */
+int feedback_takes_over(const feedback_samples *rival, const feedback_samples *incumbent,
+                        int faster, int first, int leaning, const papcoll_tuning *tuning);
 
 /* Both sides need tuning's samples_to_compare measurements (3) before they are compared;
  * after that the other side (the other variants) runs every probe_every-th time (16), from
@@ -50,8 +51,8 @@ typedef struct native_shape {
     int tries[NATIVE_VARIANTS_MOST]; /* runs of each while trying them all */
     int64_t judged[NATIVE_VARIANTS_MOST]; /* each one's samples.added when last weighed
                                              against the preferred (native_judge) */
-    int leaning[NATIVE_VARIANTS_MOST];    /* its last weighing found it faster */
-    int64_t weighings;                    /* weighings made (the first decides at once) */
+    int leaning[NATIVE_VARIANTS_MOST];    /* its last weighing found it faster (0 in
+                                             judged: never weighed; its first decides) */
     feedback_samples samples[NATIVE_VARIANTS_MOST];
 } native_shape;
 
@@ -77,6 +78,9 @@ int native_untried(const native_shape *shape, int variants, const papcoll_tuning
  * the others until each had its tries, then the preferred (as native_judge left it), or
  * where trial (a probe call of auto_feedback.c's) another, in turn. */
 int native_next(native_shape *shape, int variants, int trial, const papcoll_tuning *tuning);
+/* The variant the next run will try while variants are still tried (native_next's first
+ * case), or -1: what a query (papcoll_resolve_algorithm) reports without counting a run. */
+int native_upcoming(const native_shape *shape, int variants, const papcoll_tuning *tuning);
 double native_tag(const native_shape *shape, int variant);
 void native_observe(native_feedback *table, double tag, double seconds);
 
