@@ -1,4 +1,4 @@
-"""Does auto's closed loop settle in noise? One command for the figures of issue 48's noise
+"""Does auto's closed loop settle in noise? One command for the figures of the noise
 target: after the warm-up calls, does one choice run in >= 90 % of a point's calls, do
 probes stay at <= 1 call in 16, and is auto within 5 % (or 20 us) of the best contender?
 

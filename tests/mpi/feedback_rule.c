@@ -362,10 +362,10 @@ static void rank_test_closed_forms(void) {
  * each time x (1 + 0.5 x an exponential draw of mean 1); even seeds: straggler against
  * native, kept per level, x (1 + 0.2 x the draw), about the 2-core machine's scatter (at
  * 0.5, one level in four switched to the other side on a chance 25 % gap: harmless between
- * equals, but not settled). The warm-up is 40 calls, not issue 48's 16: MPICH's 4
- * variants x 3 tries, the early probes of each level's decision as it first comes, and a
- * period (8 calls) before measurements come back (docs/benchmarks.md, "A loop that
- * settles in noise"); from there on exactly one call in 16 is a probe. With the margin alone
+ * equals, but not settled). The warm-up is 40 calls, not the 16 the noise target allows:
+ * MPICH's 4 variants x 3 tries, the early probes of each level's decision as it first
+ * comes, and a period (8 calls) before measurements come back (docs/benchmarks.md, "A loop
+ * that settles in noise"); from there on exactly one call in 16 is a probe. With the margin alone
  * (switch_significance = 1) the loop follows the noise, which shows the test can tell. */
 static void settles_in_noise(void) {
     static const struct {
