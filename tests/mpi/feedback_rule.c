@@ -403,7 +403,7 @@ static void settles_in_noise(void) {
             if (top < least_top) least_top = top;
             if (probes > most_probes) most_probes = probes;
         }
-        char detail[200];
+        char detail[400];
         snprintf(detail, sizeof detail, "'%s' (%s): over 8 seeds, the least share of calls "
                  "40 .. 295 one algorithm ran %.2f, the most probes %d of 256",
                  cases[k].tuning, error, least_top / 256.0, most_probes);
