@@ -25,15 +25,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from papcoll.lab.bench import readable_bytes
 from rich.console import Console
 from rich.table import Table
+from smpi_scale import bench_rows
 
 MODES = ("one-late", "rand-late")
 # auto, papcoll's flat and arrival-aware algorithms, the MPI library's default and variants
@@ -47,24 +47,16 @@ NEAR_SHARE, NEAR_MS = 0.05, 0.020  # within 5 % or 20 us of the best contender
 
 
 def run_mode(arguments: argparse.Namespace, mode: str) -> list[dict[str, Any]]:
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "rows.json"
-        command = [sys.executable, "-m", "papcoll", "bench", "--ranks", str(arguments.ranks),
-                   "--algorithms", arguments.contenders, "--baseline", "none",
-                   "--sizes", arguments.sizes, "--max-delay", arguments.max_delay,
-                   "--mode", mode, "--iterations", str(arguments.calls),
-                   "--warmup", str(arguments.warmup), "--compute-ms",
-                   f"{arguments.compute_ms:g}", "--seed", str(arguments.seed),
-                   "--json", str(path)]
-        if arguments.jitter:
-            command += ["--jitter", arguments.jitter]
-        if arguments.smpi:
-            command += ["--smpi", arguments.smpi]
-        result = subprocess.run(command, capture_output=True, text=True)
-        if result.returncode != 0:
-            raise SystemExit(f"papcoll bench failed ({' '.join(command)}):\n"
-                             f"{result.stdout[-2000:]}{result.stderr[-3000:]}")
-        return list(json.loads(path.read_text()))
+    options = ["--ranks", str(arguments.ranks), "--algorithms", arguments.contenders,
+               "--baseline", "none", "--sizes", arguments.sizes,
+               "--max-delay", arguments.max_delay, "--mode", mode,
+               "--iterations", str(arguments.calls), "--warmup", str(arguments.warmup),
+               "--compute-ms", f"{arguments.compute_ms:g}", "--seed", str(arguments.seed)]
+    if arguments.jitter:
+        options += ["--jitter", arguments.jitter]
+    if arguments.smpi:
+        options += ["--smpi", arguments.smpi]
+    return bench_rows(*options)
 
 
 def points(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -115,12 +107,8 @@ def summary(lines: list[dict[str, Any]]) -> list[str]:
         f"auto within 5 % or 20 us of the best contender: {near} of {count} points "
         f"({near / count:.0%}; target >= 80 %)",
         f"auto / best native at worst: {worst['auto_ms'] / worst['best_native_ms']:.2f} "
-        f"({worst['mode']}, {readable(worst['bytes'])}, {worst['max_delay_ms']:g} ms)",
+        f"({worst['mode']}, {readable_bytes(worst['bytes'])}, {worst['max_delay_ms']:g} ms)",
     ]
-
-
-def readable(size: int) -> str:
-    return f"{size >> 20}M" if size >= 1 << 20 else f"{size >> 10}K"
 
 
 def print_table(console: Console, lines: list[dict[str, Any]], title: str) -> None:
@@ -130,7 +118,7 @@ def print_table(console: Console, lines: list[dict[str, Any]], title: str) -> No
         table.add_column(column, justify="left" if column in ("mode", "top choice", "best",
                                                               "best native") else "right")
     for line in lines:
-        table.add_row(line["mode"], readable(line["bytes"]), f"{line['max_delay_ms']:g}",
+        table.add_row(line["mode"], readable_bytes(line["bytes"]), f"{line['max_delay_ms']:g}",
                       line["top_choice"], f"{line['top_share']:.0%}", str(line["choices"]),
                       f"{line['probes']}/{line['calls']}", f"{line['auto_ms']:.3f}",
                       line["best"], f"{line['best_ms']:.3f}", line["best_native"],
@@ -147,7 +135,7 @@ def markdown(lines: list[dict[str, Any]], title: str) -> str:
            "best | best ms | best native | best native ms | auto / best |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for line in lines:
-        out.append(f"| {line['mode']} | {readable(line['bytes'])} | {line['max_delay_ms']:g} "
+        out.append(f"| {line['mode']} | {readable_bytes(line['bytes'])} | {line['max_delay_ms']:g} "
                    f"| {line['top_choice']} | {line['top_share']:.0%} | {line['choices']} | "
                    f"{line['probes']}/{line['calls']} | {line['auto_ms']:.3f} | "
                    f"{line['best']} | {line['best_ms']:.3f} | {line['best_native']} | "

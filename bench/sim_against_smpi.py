@@ -25,16 +25,15 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from papcoll.lab.bench import readable_bytes
 from rich.console import Console
 from rich.table import Table
-from smpi_scale import simulated_ms
+from smpi_scale import bench_rows, simulated_ms
 
 ALGORITHMS = ("ring,recursive_doubling,rabenseifner,segmented_ring,slt,prr,straggler,hr1,hr2,"
               "pap_hierarchical")
@@ -43,17 +42,10 @@ SIZES = "1K,16K,256K,1M,4M,16M"
 
 def run_job(ranks: int, network: str, algorithms: str, sizes: str, delay_ms: float,
             iterations: int, group_size: int) -> list[dict[str, Any]]:
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "rows.json"
-        command = [sys.executable, "-m", "papcoll", "bench", "--smpi", network,
-                   "--ranks", str(ranks), "--algorithms", algorithms, "--baseline", "none",
-                   "--sizes", sizes, "--max-delay", f"{delay_ms:g}ms",
-                   "--iterations", str(iterations), "--warmup", "1", "--compute-ms", "1",
-                   "--groups", f"blocks:{min(group_size, ranks)}", "--json", str(path)]
-        result = subprocess.run(command, capture_output=True, text=True)
-        if result.returncode != 0:
-            raise SystemExit(f"P = {ranks} on {network} failed:\n{result.stderr[-3000:]}")
-        return list(json.loads(path.read_text()))
+    return bench_rows("--smpi", network, "--ranks", str(ranks), "--algorithms", algorithms,
+                      "--baseline", "none", "--sizes", sizes, "--max-delay", f"{delay_ms:g}ms",
+                      "--iterations", str(iterations), "--warmup", "1", "--compute-ms", "1",
+                      "--groups", f"blocks:{min(group_size, ranks)}")
 
 
 def factor(row: dict[str, Any]) -> float:
@@ -76,9 +68,7 @@ def per_algorithm(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def describe(row: dict[str, Any]) -> str:
-    size = row["bytes"]
-    shown = f"{size >> 20}M" if size >= 1 << 20 else f"{size >> 10}K"
-    return (f"{row['smpi']['network']}, P = {row['ranks']}, {shown}, "
+    return (f"{row['smpi']['network']}, P = {row['ranks']}, {readable_bytes(row['bytes'])}, "
             f"{'late' if row['max_delay_ms'] else 'on time'}: sim {row['simulated_ms']:.3f}"
             f" / SMPI {row['median_ms']:.3f} ms")
 

@@ -42,6 +42,20 @@ AT_1024 = "ring,straggler,auto,native,native:lr"
 GROUP_SIZE = 16
 
 
+def bench_rows(*options: str) -> list[dict[str, Any]]:
+    """The rows of one `papcoll bench` job with these options (its --json is added here);
+    a failed job raises with the end of its output. bench/sim_against_smpi.py and
+    bench/loop_settles.py run their jobs through it too."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "rows.json"
+        command = [sys.executable, "-m", "papcoll", "bench", *options, "--json", str(path)]
+        result = subprocess.run(command, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise RuntimeError(f"{' '.join(command)} failed:\n"
+                               f"{result.stdout[-2000:]}{result.stderr[-3000:]}")
+        return list(json.loads(path.read_text()))
+
+
 def run_point(ranks: int, network: str, contenders: list[str], size: str,
               delay_ms: float, iterations: int) -> tuple[list[dict[str, Any]], float, float]:
     """The rows of one point, on time and late, each in jobs of its own (so the monitor
@@ -50,18 +64,11 @@ def run_point(ranks: int, network: str, contenders: list[str], size: str,
     rows: list[dict[str, Any]] = []
     started = time.monotonic()
     for delay in (0.0, delay_ms):
-        with tempfile.TemporaryDirectory() as folder:
-            path = Path(folder) / "rows.json"
-            command = [sys.executable, "-m", "papcoll", "bench", "--smpi", network,
-                       "--ranks", str(ranks), "--algorithms", ",".join(contenders),
-                       "--baseline", "native", "--sizes", size, "--max-delay", f"{delay:g}ms",
-                       "--iterations", str(iterations), "--warmup", "1", "--compute-ms", "1",
-                       "--groups", f"blocks:{min(GROUP_SIZE, ranks)}", "--json", str(path)]
-            result = subprocess.run(command, capture_output=True, text=True)
-            if result.returncode != 0:
-                raise RuntimeError(f"P = {ranks} on {network} failed:\n"
-                                   f"{result.stderr[-3000:]}")
-            rows += json.loads(path.read_text())
+        rows += bench_rows("--smpi", network, "--ranks", str(ranks),
+                           "--algorithms", ",".join(contenders), "--baseline", "native",
+                           "--sizes", size, "--max-delay", f"{delay:g}ms",
+                           "--iterations", str(iterations), "--warmup", "1", "--compute-ms", "1",
+                           "--groups", f"blocks:{min(GROUP_SIZE, ranks)}")
     wall = time.monotonic() - started
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20
     return rows, wall, peak

@@ -20,8 +20,8 @@
  *                      variant: at most one call in 16 is a probe, of either kind
  *   with 3 measurements of each, each new measurement of the side not run is weighed once
  *   against the one that runs: it is preferred where its median (of the last 5) is lower
- *   by 5 % and 1 us and its newest 3 times are lower by a one-sided Mann-Whitney U test
- *   at p <= 0.05 (rank_test.c; 3 against 3: all three below); a switch needs two
+ *   by 5 % and 1 us and its times (all kept, or the newest 3) are lower by a one-sided
+ *   Mann-Whitney U test at p <= 0.05 (rank_test.c; 3 against 3: all below); a switch needs two
  *   weighings in a row, but at the first weighing a rival 25 % faster takes over at once
  *   (native_feedback.c says why)
  *   a new decision starts from the measurements of the same pair (in either order) within
@@ -120,6 +120,21 @@ static int measured_enough(const feedback_entry *entry, int native_variant,
            side_measured(entry, 1, native_variant, tuning);
 }
 
+/* Whether an algorithm's time after the last arrival is the same at every lateness level:
+ * native (NULL) and papcoll's algorithms that do not build from arrivals wait for every
+ * rank alike. */
+static int level_free(const algorithm_entry *algorithm) {
+    return algorithm == NULL || !algorithm->info.needs_arrivals;
+}
+
+/* Native's times at this shape as the given variant, where there are enough; or NULL. */
+static const feedback_samples *shape_times(const native_shape *shape, int native_variant,
+                                           const papcoll_tuning *tuning) {
+    return shape != NULL && shape->samples[native_variant].filled >= tuning->samples_to_compare
+               ? &shape->samples[native_variant]
+               : NULL;
+}
+
 /* Whether a holds the same shape and pair as b at any level; *swapped where a's model is
  * b's alternative and the other way round (the model's pick differs between levels). */
 static int same_pair(const feedback_key *a, const feedback_key *b, int *swapped) {
@@ -170,12 +185,8 @@ static const feedback_samples *level_free_samples(const feedback_table *table,
                                                   const native_shape *shape,
                                                   int native_variant,
                                                   const papcoll_tuning *tuning) {
-    if (algorithm == NULL)
-        return shape != NULL && shape->samples[native_variant].filled >=
-                                    tuning->samples_to_compare
-                   ? &shape->samples[native_variant]
-                   : NULL;
-    if (algorithm->info.needs_arrivals) return NULL;
+    if (algorithm == NULL) return shape_times(shape, native_variant, tuning);
+    if (!level_free(algorithm)) return NULL;
     const feedback_samples *latest = NULL;
     int64_t latest_use = -1;
     for (int i = 0; i < FEEDBACK_ENTRIES; i++) {
@@ -214,7 +225,6 @@ static feedback_entry new_entry(const feedback_table *table, const feedback_key 
         /* and what was weighed of them, so that the same times are not weighed again */
         fresh.judged[0] = neighbour->judged[swapped];
         fresh.judged[1] = neighbour->judged[!swapped];
-        fresh.weighings = neighbour->weighings;
         fresh.leaning = neighbour->leaning;
         fresh.uses = 2 * tuning->samples_to_compare; /* its early probes are done */
         return fresh;
@@ -237,14 +247,13 @@ static feedback_entry new_entry(const feedback_table *table, const feedback_key 
 static void refresh_native_side(feedback_entry *entry, const native_shape *shape,
                                 int native_variant, const papcoll_tuning *tuning) {
     int native = native_side(&entry->key);
-    if (native < 0 || shape == NULL ||
-        shape->samples[native_variant].filled < tuning->samples_to_compare)
-        return;
+    const feedback_samples *times = shape_times(shape, native_variant, tuning);
+    if (native < 0 || times == NULL) return;
     feedback_samples *side = native ? &entry->alternative : &entry->model;
     if (entry->native_variant == native_variant && side->filled >= tuning->samples_to_compare)
         return;
     int64_t added = side->added; /* still counts up: the times are new to the decision */
-    *side = shape->samples[native_variant];
+    *side = *times;
     side->added = added + side->filled;
     entry->native_variant = native_variant;
 }
@@ -291,7 +300,8 @@ static int alternative_preferred(const feedback_entry *entry, int native_variant
     return entry->overruled !=
            feedback_takes_over(side_samples(entry, !entry->overruled),
                                side_samples(entry, entry->overruled), faster,
-                               entry->weighings == 0, entry->leaning, tuning);
+                               entry->judged[0] == 0 && entry->judged[1] == 0, entry->leaning,
+                               tuning);
 }
 
 /* The early probes: uses 1, 3 and 5 (the samples_to_compare measurements of the other
@@ -349,9 +359,7 @@ double feedback_decide(feedback_table *table, const choice_input *input, int lev
         /* where neither side builds from arrivals, both wait for every rank alike and the
          * level changes neither's time after the last arrival: one decision for all levels
          * (kept apart, levels that noise makes of balanced calls each learnt it afresh) */
-        int level_free = (key.model == NULL || !key.model->info.needs_arrivals) &&
-                         (key.alternative == NULL || !key.alternative->info.needs_arrivals);
-        key.level = level_free ? 0 : level;
+        key.level = level_free(key.model) && level_free(key.alternative) ? 0 : level;
         entry = entry_for(table, &key, shape, preferred, count_use, &tuning);
     }
     /* a query (count_use 0) works on a copy, the decision as the next call would see it */
@@ -374,7 +382,6 @@ double feedback_decide(feedback_table *table, const choice_input *input, int lev
         if (count_use && weighed_now(entry, preferred, &tuning, &faster)) {
             entry->leaning = faster && overruled == entry->overruled;
             entry->judged[!entry->overruled] = side_samples(entry, !entry->overruled)->added;
-            entry->weighings++;
         }
         if (count_use) {
             entry->overruled = overruled;
@@ -387,9 +394,9 @@ double feedback_decide(feedback_table *table, const choice_input *input, int lev
         int native = native_side(&key), waiting = overruled ? native == 0 : native == 1;
         int native_untried_now = waiting && shape != NULL &&
                                  use >= 2 * tuning.samples_to_compare &&
-                                 native_untried(shape, variants, &tuning);
+                                 native_upcoming(shape, variants, &tuning) >= 0;
         int native_waits = waiting && shape != NULL &&
-                           (native_untried(shape, variants, &tuning) ||
+                           (native_upcoming(shape, variants, &tuning) >= 0 ||
                             !side_measured(entry, native, preferred, &tuning));
         int periodic = shape != NULL ? shape_slot
                                      : use >= tuning.probe_phase && is_probe_slot(use, &tuning);
@@ -397,7 +404,7 @@ double feedback_decide(feedback_table *table, const choice_input *input, int lev
          * every other slot tries another variant instead of running the other side */
         trial = 0; /* not in the early probes, nor while the variants are still tried */
         if (count_use && periodic && native >= 0 && !waiting && shape != NULL &&
-            !is_early_probe(use, &tuning) && !native_untried(shape, variants, &tuning))
+            !is_early_probe(use, &tuning) && native_upcoming(shape, variants, &tuning) < 0)
             trial = shape->slots++ % 2 == 1;
         int side_probe = count_use && !trial &&
                          (is_early_probe(use, &tuning) || periodic || native_untried_now ||

@@ -28,8 +28,8 @@ typedef struct feedback_entry {
     int native_variant;        /* native's side: the variant its measurements are of */
     int overruled;             /* the measurements say the alternative is faster */
     int64_t judged[2];         /* each side's samples.added when last weighed as the
-                                  side not run (0: the model's, 1: the alternative) */
-    int64_t weighings;         /* weighings made (the first decides at once) */
+                                  side not run (0: the model's, 1: the alternative); both
+                                  0: never weighed, whose first weighing may decide at once */
     int leaning;               /* the last weighing found the other side faster */
 } feedback_entry;
 

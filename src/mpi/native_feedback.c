@@ -41,9 +41,9 @@
 #include "recency.h"
 
 /* What overrules (papcoll_tuning's switch_share, switch_seconds and switch_significance): a
- * median (of the last 5) lower by 5 % and 1 us, and the newest samples_to_compare times (3)
- * lower by a one-sided Mann-Whitney U test at p <= 0.05 (rank_test.c; 3 against 3: all
- * below).
+ * median (of the last 5) lower by 5 % and 1 us, and times lower by a one-sided
+ * Mann-Whitney U test at p <= 0.05 (rank_test.c), over all kept times or over the newest
+ * samples_to_compare (3; 3 against 3: all below).
  *
  * Why both: calls on ranks that share cores scatter 10-20 % (docs/benchmarks.md), so
  * medians of 3 to 5 calls differ by 5 % at random, and with the margin alone the loop
@@ -51,15 +51,17 @@
  * algorithms. The test asks that the times themselves be apart, and so lets the margin be as
  * small as the difference worth a switch.
  *
- * The newest times, not all 5: a side tried once in 48 calls keeps times of long ago, and a
- * test over them waited for 5 new ones (240 calls) to see a change. A rival's measurements
- * are weighed once, when they are new: the side that runs changes its newest times every
- * call, and a test repeated at every call against the same rival's times finds at one of
- * them the 1 chance in 20 (with 4 sides alike but for noise, the preferred one changed every
- * 20 - 40 calls). Even so, 1 weighing in 20 of sides alike finds one faster: so the first
- * weighing decides at once (both sides just measured, when the model's errors, which are
- * large, are corrected), and a later switch needs two weighings in a row that find the
- * rival faster (feedback_takes_over; between equals, 1 in 400). */
+ * The newest times too, not only all 5: a side tried once in 48 calls keeps times of long
+ * ago, and a test over them alone waited for 5 new ones (240 calls) to see a change. A
+ * rival's measurements are weighed once, when they are new: the side that runs changes its
+ * newest times every call, and a test repeated at every call against the same rival's
+ * times finds at one of them the 1 chance in 20 (with 4 sides alike but for noise, the
+ * preferred one changed every 20 - 40 calls). Even so, 1 weighing in 20 of sides alike
+ * finds one faster: so a switch needs two weighings in a row that find the rival faster
+ * (feedback_takes_over; between equals, 1 in 400), but for the first weighing (of a
+ * decision; of each of native's variants) of a rival faster by more than alternative_share
+ * (25 %, the model's own uncertainty, select.c), which decides at once: the model's errors
+ * the loop is for are that large (6 - 15 x on the testbed at 64 KiB). */
 double feedback_median(const feedback_samples *samples) {
     return median_of(samples->seconds, samples->filled);
 }
@@ -75,13 +77,15 @@ void feedback_samples_add(feedback_samples *samples, double seconds) {
 static int newest_seconds(const feedback_samples *samples, int most, double *newest) {
     int n = samples->filled < most ? samples->filled : most;
     for (int k = 0; k < n; k++)
-        newest[k] = samples->seconds[(samples->next - 1 - k + FEEDBACK_SAMPLES) % FEEDBACK_SAMPLES];
+        newest[k] =
+            samples->seconds[(samples->next - 1 - k + FEEDBACK_SAMPLES) % FEEDBACK_SAMPLES];
     return n;
 }
 
 int feedback_takes_over(const feedback_samples *rival, const feedback_samples *incumbent,
                         int faster, int first, int leaning, const papcoll_tuning *tuning) {
-    int far = feedback_median(rival) < feedback_median(incumbent) * (1 - tuning->alternative_share);
+    int far =
+        feedback_median(rival) < feedback_median(incumbent) * (1 - tuning->alternative_share);
     return faster && (leaning || (first && far));
 }
 
@@ -165,12 +169,6 @@ int native_judge(native_shape *shape, int variants, const papcoll_tuning *tuning
     if (best != shape->preferred) memset(shape->leaning, 0, sizeof shape->leaning);
     shape->preferred = best;
     return best;
-}
-
-int native_untried(const native_shape *shape, int variants, const papcoll_tuning *tuning) {
-    for (int v = 0; v < variants; v++)
-        if (shape->tries[v] < tuning->samples_to_compare) return 1;
-    return 0;
 }
 
 int native_upcoming(const native_shape *shape, int variants, const papcoll_tuning *tuning) {

@@ -72,14 +72,13 @@ native_shape *native_shape_for(native_feedback *table, int64_t count, int64_t ex
  * do not give a stale rival a new chance at every run (native_feedback.c says why). */
 int native_preferred(const native_shape *shape, int variants, const papcoll_tuning *tuning);
 int native_judge(native_shape *shape, int variants, const papcoll_tuning *tuning);
-/* Whether some variant has not yet run its samples_to_compare tries. */
-int native_untried(const native_shape *shape, int variants, const papcoll_tuning *tuning);
 /* The variant the next run of native uses (and counts the run): the default first, then
  * the others until each had its tries, then the preferred (as native_judge left it), or
  * where trial (a probe call of auto_feedback.c's) another, in turn. */
 int native_next(native_shape *shape, int variants, int trial, const papcoll_tuning *tuning);
-/* The variant the next run will try while variants are still tried (native_next's first
- * case), or -1: what a query (papcoll_resolve_algorithm) reports without counting a run. */
+/* The variant the next run will try while some variant has not run its samples_to_compare
+ * tries (native_next's first case), or -1 once all have: what a query
+ * (papcoll_resolve_algorithm) reports without counting a run. */
 int native_upcoming(const native_shape *shape, int variants, const papcoll_tuning *tuning);
 double native_tag(const native_shape *shape, int variant);
 void native_observe(native_feedback *table, double tag, double seconds);
