@@ -59,6 +59,7 @@ int papcoll_schedule_build(const char *algorithm, int32_t ranks, int32_t rank, i
     sched_init(schedule, ranks, rank, count, elem_size);
     int status = entry->build(ranks, rank, count, elem_size, context, schedule);
     if (status == PAPCOLL_OK) status = schedule->status;
+    if (status == PAPCOLL_OK) status = sched_order_sends(schedule);
     if (status != PAPCOLL_OK) {
         message_write(error, error_size, status, "%.40s: %.200s", entry->info.name,
                schedule->error[0] ? schedule->error : papcoll_status_name(status));

@@ -213,6 +213,64 @@ int sched_dependents(const papcoll_schedule *schedule, int32_t *pending,
     return 1;
 }
 
+/* A SEND with a payload, as sched_order_sends sorts them: by peer, then by index. */
+typedef struct send_entry {
+    int32_t peer, index;
+} send_entry;
+
+static int compare_send_entries(const void *a, const void *b) {
+    const send_entry *x = a, *y = b;
+    if (x->peer != y->peer) return x->peer < y->peer ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+int sched_order_sends(papcoll_schedule *schedule) {
+    if (schedule->status != PAPCOLL_OK) return schedule->status;
+    int32_t n = schedule->op_count, sends = 0;
+    for (int32_t i = 0; i < n; i++)
+        sends += schedule->ops[i].kind == SCHED_SEND && schedule->ops[i].length > 0;
+    if (sends < 2) return PAPCOLL_OK;
+    send_entry *entries = malloc((size_t)sends * sizeof *entries);
+    int32_t *previous = malloc((size_t)n * sizeof *previous);
+    int32_t *dependencies =
+        malloc(((size_t)schedule->dependency_count + (size_t)sends) * sizeof *dependencies);
+    if (entries == NULL || previous == NULL || dependencies == NULL) {
+        free(entries);
+        free(previous);
+        free(dependencies);
+        return sched_fail(schedule, PAPCOLL_ERR_NO_MEMORY, "out of memory ordering sends");
+    }
+    int32_t filled = 0;
+    for (int32_t i = 0; i < n; i++) {
+        previous[i] = SCHED_NONE;
+        if (schedule->ops[i].kind == SCHED_SEND && schedule->ops[i].length > 0)
+            entries[filled++] = (send_entry){schedule->ops[i].u.message.peer, i};
+    }
+    qsort(entries, (size_t)sends, sizeof *entries, compare_send_entries);
+    for (int32_t e = 1; e < sends; e++)
+        if (entries[e].peer == entries[e - 1].peer) previous[entries[e].index] = entries[e - 1].index;
+    uint32_t written = 0;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t count;
+        const int32_t *own = sched_dependencies(schedule, i, &count);
+        uint32_t first = written;
+        int already = 0;
+        for (int32_t d = 0; d < count; d++) {
+            dependencies[written++] = own[d];
+            already |= own[d] == previous[i];
+        }
+        if (previous[i] != SCHED_NONE && !already) dependencies[written++] = previous[i];
+        schedule->ops[i].first_dependency = first;
+    }
+    free(schedule->dependencies);
+    schedule->dependencies = dependencies;
+    schedule->dependency_count = written;
+    schedule->dependency_capacity = (size_t)schedule->dependency_count;
+    free(entries);
+    free(previous);
+    return PAPCOLL_OK;
+}
+
 /* ---- public API ---------------------------------------------------------------------- */
 
 void papcoll_schedule_free(papcoll_schedule *schedule) {

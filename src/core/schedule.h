@@ -139,6 +139,22 @@ int sched_fail(papcoll_schedule *schedule, int code, const char *format, ...)
 /* The builder's return value: the sticky status. */
 static inline int sched_finish(papcoll_schedule *schedule) { return schedule->status; }
 
+/* One message at a time to each peer: every SEND with a payload also waits for the
+ * previous SEND (by index) to the same peer. papcoll_schedule_build applies it to every
+ * schedule, so all three executors run the same DAG.
+ *
+ * Why: a rank ahead of a late peer posts every send whose data is ready. A network that
+ * shares a link among a pair's messages in flight (SimGrid's SMPI; RDMA transports moving
+ * several rendezvous transfers at once) then delivers a pipeline's first segment last, and
+ * the pipeline the schedule was built on (forward one segment while the next is in flight)
+ * never forms: prr with a late rank took 4.4 x its FIFO time in SMPI at P = 16. In index
+ * order the first segment goes first on every transport. It cannot deadlock a schedule the
+ * verifier passes: the verifier runs the DAG with this dependency in it, rendezvous sends
+ * blocking until their RECV is posted. Cost: a rendezvous send now starts after the previous
+ * one to that peer arrived, a latency per message on a pipeline's link. */
+PAPCOLL_HIDDEN
+int sched_order_sends(papcoll_schedule *schedule);
+
 /* Dependencies of op `index`: *count entries starting at the returned pointer. */
 PAPCOLL_HIDDEN
 const int32_t *sched_dependencies(const papcoll_schedule *schedule, int32_t index,

@@ -32,9 +32,14 @@
  *   unless this position is rp_si (the last reducer), which then starts the override.
  * - The override loop (lines 22-27) starts from si = id + k_id, which makes a rank wait for
  *   a segment its left neighbour finishes last before forwarding the one it finished
- *   itself: a cycle of blocking receives. Here the schedule is a DAG: every receive is
- *   posted at once (each segment lands in its own scratch area) and every send waits only
- *   for its data, so the loop order of Fig. 7 does not matter.
+ *   itself: a cycle of blocking receives. Here the schedule is a DAG: every reduce receive
+ *   is posted at once (each segment lands in its own scratch area) and every send waits for
+ *   its data and for this rank's previous send to the same neighbour (sched_order_sends:
+ *   one message at a time per link, so a pipeline's first segment is not delivered last).
+ *   The sends are therefore emitted in the order they become ready: reductions by the hops
+ *   a segment has made when it reaches this position, then finals by the hops they have
+ *   travelled from their last reducer. Fig. 7's override order (si = id + k_id first)
+ *   would deadlock under that rule.
  * - Fig. 8 claims 7 tau against the ring's 8 tau. We cannot reproduce it: in a one-way ring
  *   the late process must send at least one message per segment (its contribution or the
  *   final), P messages over one link, and the last must still reach P-2 ranks, so no
@@ -94,31 +99,48 @@ static int prr_build(int32_t ranks, int32_t rank, int64_t count, int32_t elem_si
         int32_t copied = sched_copy(out, SCHED_SEND_REGION(0, count),
                                     SCHED_RECV_REGION(0, count), SCHED_FIRST);
         int32_t landing = ranks > 1 ? sched_add_scratch(out, count) : SCHED_NONE;
-        for (int32_t j = 0; j < ranks && ranks > 1; j++) {
-            int64_t offset = sched_block_start(count, ranks, j);
-            int64_t length = sched_block_length(count, ranks, j);
-            sched_region segment = SCHED_RECV_REGION(offset, length);
-            int32_t last_reducer = (start[j] + ranks - 1) % ranks;
-            /* reduce: receive the partial result of positions start..position-1 and put it
-             * on the left of mine, then pass it on unless it is now complete */
-            int32_t reduced = copied;
-            if (position != start[j]) {
-                sched_region incoming = sched_region_of(landing, offset, length);
-                int32_t received = sched_recv(out, left, j, incoming, SCHED_FIRST);
-                reduced = sched_reduce(out, incoming, segment, SCHED_SOURCE_LEFT,
-                                       SCHED_AFTER(received, copied));
+        /* Segments in the order they reach this position (hops from their start, ties by
+         * segment), reductions before overrides: the order this rank's sends to its right
+         * neighbour become ready, which is the order sched_order_sends keeps them in. */
+        int32_t *final_segment = malloc((size_t)ranks * sizeof *final_segment);
+        if (final_segment == NULL) sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory in prr");
+        for (int32_t hops = 0; hops < ranks && ranks > 1 && final_segment; hops++)
+            for (int32_t j = 0; j < ranks; j++) {
+                if ((position - start[j] + ranks) % ranks != hops) continue;
+                int64_t offset = sched_block_start(count, ranks, j);
+                int64_t length = sched_block_length(count, ranks, j);
+                sched_region segment = SCHED_RECV_REGION(offset, length);
+                int32_t last_reducer = (start[j] + ranks - 1) % ranks;
+                /* reduce: receive the partial result of positions start..position-1 and
+                 * put it on the left of mine, then pass it on unless it is now complete */
+                int32_t reduced = copied;
+                if (position != start[j]) {
+                    sched_region incoming = sched_region_of(landing, offset, length);
+                    int32_t received = sched_recv(out, left, j, incoming, SCHED_FIRST);
+                    reduced = sched_reduce(out, incoming, segment, SCHED_SOURCE_LEFT,
+                                           SCHED_AFTER(received, copied));
+                }
+                final_segment[j] = reduced;
+                if (position != last_reducer) {
+                    int32_t forwarded = sched_send(out, right, j, segment, SCHED_AFTER(reduced));
+                    /* override: the final arrives from the left; it overwrites the segment
+                     * the send above still reads */
+                    final_segment[j] =
+                        sched_recv(out, left, ranks + j, segment, SCHED_AFTER(forwarded));
+                }
             }
-            int32_t final_segment = reduced, forwarded = SCHED_NONE;
-            if (position != last_reducer) {
-                forwarded = sched_send(out, right, j, segment, SCHED_AFTER(reduced));
-                /* override: the final arrives from the left; it overwrites the segment the
-                 * send above still reads */
-                final_segment =
-                    sched_recv(out, left, ranks + j, segment, SCHED_AFTER(forwarded));
-            }
-            if ((position + 1) % ranks != last_reducer)
-                sched_send(out, right, ranks + j, segment, SCHED_AFTER(final_segment));
-        }
+        /* a final starts at its last reducer (hops P - 1 here) and then travels the ring:
+         * this position forwards first the one it finished, then those finished 1, 2, ...
+         * positions to its left */
+        for (int32_t travelled = 0; travelled < ranks && ranks > 1 && final_segment; travelled++)
+            for (int32_t j = 0; j < ranks; j++)
+                if ((position - start[j] + 1 + ranks) % ranks == travelled &&
+                    (position + 1) % ranks != (start[j] + ranks - 1) % ranks)
+                    sched_send(out, right, ranks + j,
+                               SCHED_RECV_REGION(sched_block_start(count, ranks, j),
+                                                 sched_block_length(count, ranks, j)),
+                               SCHED_AFTER(final_segment[j]));
+        free(final_segment);
     }
     free(order);
     free(arrival);
