@@ -142,6 +142,8 @@ typedef struct papcoll_tuning {
     int64_t history_starts;            /* a persistent request predicts from this many starts */
     int64_t flat_alternative_most_bytes; /* the largest vector whose flat alternative the
                                             closed loop measures (src/mpi/choose.c) */
+    int64_t synchronous_send_bytes;    /* a chained send this large goes as MPI_Issend
+                                          (src/mpi/executor.c) */
 } papcoll_tuning;
 
 /* The most measurements the closed loop keeps a side (samples_to_compare's bound), and the

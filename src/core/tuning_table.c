@@ -83,6 +83,11 @@ static const papcoll_tuning_info rows[] = {
      .maximum = 1e15, .read_in = "src/mpi/choose.c",
      .help = "the largest vector (bytes) for which the closed loop measures the fixed "
              "rule's flat algorithm against native where the model named nothing"},
+    {FIELD(synchronous_send_bytes), WHOLE, .default_value = 65536, .minimum = 0,
+     .maximum = 1e15, .read_in = "src/mpi/executor.c",
+     .help = "a send (bytes) that the next send to the same peer waits for goes as "
+             "MPI_Issend from this size on, so that it completes when delivered and the "
+             "next one does not share the link with it"},
 };
 
 enum { ROW_COUNT = sizeof rows / sizeof rows[0] };

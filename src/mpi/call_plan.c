@@ -76,7 +76,7 @@ int call_plan_prepare(papcoll_comm *pc, plan_cache *cache, const algorithm_entry
     if (classes != NULL && (key.arrival_class = malloc((size_t)pc->size)) != NULL)
         memcpy(key.arrival_class, classes, (size_t)pc->size);
     plan->key = key;
-    if ((classes != NULL && key.arrival_class == NULL) || !executor_plan_prepare(plan)) {
+    if ((classes != NULL && key.arrival_class == NULL) || !executor_plan_prepare(plan, pc->config.tuning.synchronous_send_bytes)) {
         executor_plan_release(plan);
         if (uncached) free(plan);
         return record_error(MPI_ERR_NO_MEM, "papcoll: out of memory preparing a schedule");

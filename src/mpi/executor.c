@@ -7,6 +7,16 @@
  * tag; both sides split the same length the same way, and MPI keeps messages of one
  * (source, tag) in order, so they match piece by piece. This is how counts beyond INT_MAX
  * travel through MPI's int-count calls.
+ *
+ * One message at a time per link (sched_order_sends, src/core/schedule.h): each SEND waits
+ * for the previous SEND to the same peer. A SEND that another waits for goes as MPI_Issend:
+ * an MPI_Isend of a small message completes as soon as MPI has buffered it (eager; SMPI:
+ * below send-is-detached-thresh), and the next one would then travel beside it, sharing
+ * the link, which is what the chain is there to prevent. MPI_Issend completes once the
+ * receiver has taken the message. Only from papcoll_tuning's synchronous_send_bytes (64 KiB)
+ * on: a synchronous send costs the chain a round trip per message, which on a pipeline of
+ * 16 KiB messages made a balanced segmented ring 10 % slower in SMPI, while two 64 KiB
+ * messages side by side made prr with a late rank 3.5 x slower (docs/smpi.md).
  */
 #define _POSIX_C_SOURCE 200809L /* sched_yield */
 #include <limits.h>
@@ -55,6 +65,7 @@ void executor_plan_release(executor_plan *plan) {
     free(plan->dependent_first);
     free(plan->dependents);
     free(plan->initial_pending);
+    free(plan->synchronous);
     free(plan->key.arrival_class);
     memset(plan, 0, sizeof *plan);
 }
@@ -73,7 +84,7 @@ void executor_workspace_release(executor_workspace *w) {
     memset(w, 0, sizeof *w);
 }
 
-int executor_plan_prepare(executor_plan *plan) {
+int executor_plan_prepare(executor_plan *plan, int64_t synchronous_send_bytes) {
     const papcoll_schedule *s = plan->schedule;
     size_t n = (size_t)s->op_count;
     plan->dependent_first = calloc(n + 2, sizeof(int32_t));
@@ -86,7 +97,21 @@ int executor_plan_prepare(executor_plan *plan) {
         if ((s->ops[i].kind == SCHED_SEND || s->ops[i].kind == SCHED_RECV) &&
             s->ops[i].u.message.tag >= plan->tag_count)
             plan->tag_count = s->ops[i].u.message.tag + 1;
-    return sched_dependents(s, plan->initial_pending, plan->dependent_first, plan->dependents);
+    plan->synchronous = calloc(n + 1, 1);
+    if (!plan->synchronous ||
+        !sched_dependents(s, plan->initial_pending, plan->dependent_first, plan->dependents))
+        return 0;
+    for (int32_t i = 0; i < s->op_count; i++) {
+        if (s->ops[i].kind != SCHED_SEND ||
+            s->ops[i].length < synchronous_send_bytes / (plan->key.extent > 0 ? plan->key.extent : 1))
+            continue;
+        for (int32_t d = plan->dependent_first[i]; d < plan->dependent_first[i + 1]; d++) {
+            const sched_op *next = &s->ops[plan->dependents[d]];
+            if (next->kind == SCHED_SEND && next->u.message.peer == s->ops[i].u.message.peer)
+                plan->synchronous[i] = 1;
+        }
+    }
+    return 1;
 }
 
 static char *address(const executor_run *run, int buffer, int64_t offset) {
@@ -137,7 +162,11 @@ static int post_message(executor_run *run, int32_t index, const sched_op *op) {
     for (int64_t done = 0; done < op->length; done += run->chunk) {
         int64_t piece = op->length - done < run->chunk ? op->length - done : run->chunk;
         MPI_Request *request = &w->requests[run->active];
-        int code = op->kind == SCHED_SEND
+        int code = op->kind == SCHED_SEND && run->plan->synchronous[index]
+                       ? MPI_Issend(base + done * run->extent, (int)piece, run->datatype,
+                                    op->u.message.peer, op->u.message.tag + run->tag_offset,
+                                    run->comm, request)
+                   : op->kind == SCHED_SEND
                        ? MPI_Isend(base + done * run->extent, (int)piece, run->datatype,
                                    op->u.message.peer, op->u.message.tag + run->tag_offset, run->comm,
                                    request)

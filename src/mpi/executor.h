@@ -31,6 +31,10 @@ typedef struct executor_plan {
     int32_t *dependent_first;  /* CSR: the ops waiting for op i are */
     int32_t *dependents;       /* dependents[dependent_first[i] .. dependent_first[i+1]) */
     int32_t *initial_pending;  /* how many ops each op waits for */
+    /* per op, 1: a SEND the next SEND to the same peer waits for (sched_order_sends), of
+     * synchronous_send_bytes or more; it goes as MPI_Issend, so it completes when the
+     * message is taken, not when MPI has buffered it (executor.c says why) */
+    uint8_t *synchronous;
     int32_t tag_count;         /* the schedule's highest tag + 1 (0: no message); a post's
                                   plan: the most over every rank's schedule (call_plan.c) */
     /* non-blocking operations running it (nonblocking.c): a cache keeps it while > 0;
@@ -114,7 +118,9 @@ int executor_settle_step(executor_run *run, request_settling *settling,
 
 void executor_plan_release(executor_plan *plan);
 void executor_workspace_release(executor_workspace *workspace);
-/* Prepares the reverse edges, pending counts and tag count of plan->schedule. */
-int executor_plan_prepare(executor_plan *plan);
+/* Prepares the reverse edges, pending counts, tag count of plan->schedule, and which sends
+ * go as MPI_Issend: those another send waits for, of synchronous_send_bytes or more
+ * (papcoll_tuning). */
+int executor_plan_prepare(executor_plan *plan, int64_t synchronous_send_bytes);
 
 #endif /* PAPCOLL_MPI_EXECUTOR_H */
