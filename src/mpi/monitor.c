@@ -61,7 +61,8 @@ static void monitor_free(monitor_state *m) {
     free(m->period_outgoing);
     free(m->period_incoming);
     free(m->period_requests);
-    free(m->period_receives);
+    free(m->receives);
+    free(m->incoming_predictions);
     free(m->lateness);
     free(m->recent_lateness);
     memset(m, 0, sizeof *m);
@@ -85,7 +86,8 @@ int monitor_create(papcoll_comm *pc) {
     m->period_outgoing = calloc(MONITOR_PERIOD_DOUBLES, sizeof *m->period_outgoing);
     m->period_incoming = calloc(ranks * MONITOR_PERIOD_DOUBLES, sizeof *m->period_incoming);
     m->period_requests = malloc(ranks * sizeof *m->period_requests);
-    m->period_receives = malloc(ranks * sizeof *m->period_receives);
+    m->receives = malloc(ranks * sizeof *m->receives);
+    m->incoming_predictions = calloc(2 * ranks, sizeof *m->incoming_predictions);
     m->lateness = calloc(ranks, sizeof *m->lateness);
     m->recent_lateness = calloc(2 * ranks, sizeof *m->recent_lateness);
     m->period_length = 1;
@@ -93,7 +95,7 @@ int monitor_create(papcoll_comm *pc) {
     m->call_tag = MONITOR_NO_TAG;
     if (!m->send_requests || !m->received || !m->average || !m->last_arrivals ||
         !m->period_waits || !m->period_outgoing || !m->period_incoming ||
-        !m->period_requests || !m->period_receives || !m->lateness || !m->recent_lateness) {
+        !m->period_requests || !m->receives || !m->incoming_predictions || !m->lateness || !m->recent_lateness) {
         code = record_error(MPI_ERR_NO_MEM, "papcoll_comm_create: out of memory (monitor)");
     } else if (pc->shares_tag_space) { /* window 1 of pc->comm (communicator.c) */
         m->comm = pc->comm;

@@ -62,8 +62,10 @@ typedef struct monitor_state {
     double *period_outgoing;   /* the period's message, in flight to every other rank */
     double *period_incoming;   /* P messages of MONITOR_PERIOD_DOUBLES */
     MPI_Request *period_requests;
-    MPI_Request *period_receives; /* the period's messages from every other rank, posted at
-                                     once (monitor_source_automatic.c says why) */
+    MPI_Request *receives;     /* P: a round's receives from every other rank (a period's
+                                  messages, a call's predictions), all posted before any is
+                                  waited for (monitor_messages.c says why) */
+    double *incoming_predictions; /* 2 x P: a call's predictions as they arrive */
     int period_pending;        /* a period's messages went out and are not yet received */
     int64_t periods;
     double *lateness;          /* the latest period: each rank's median arrival after the

@@ -148,23 +148,20 @@ static int receive_period(papcoll_comm *pc) {
     monitor_state *m = &pc->monitor;
     m->period_pending = 0;
     double *incoming = m->period_incoming;
-    /* Every receive posted before any is waited for: one after another, each waited for a
-     * message that had long arrived on a real MPI, but in SMPI a buffered message moves
-     * when its receive is posted, so P - 1 receives in a row cost P - 1 latencies (1 ms of
-     * a 1.3 ms call at P = 16 on ethernet-1g, at every period's end). */
+    /* every receive posted before any is waited for (monitor_messages.c says why) */
     for (int peer = 0; peer < pc->size; peer++) {
         double *message = incoming + (size_t)peer * MONITOR_PERIOD_DOUBLES;
-        m->period_receives[peer] = MPI_REQUEST_NULL;
+        m->receives[peer] = MPI_REQUEST_NULL;
         if (peer == pc->rank) {
             memcpy(message, m->period_outgoing, MONITOR_PERIOD_DOUBLES * sizeof *message);
             continue;
         }
         int code = MPI_Irecv(message, MONITOR_PERIOD_DOUBLES, MPI_DOUBLE, peer,
                              monitor_tag(m, MONITOR_PERIOD_TAG), m->comm,
-                             &m->period_receives[peer]);
+                             &m->receives[peer]);
         if (code != MPI_SUCCESS) return record_error(code, "papcoll: monitor receive failed");
     }
-    int code = MPI_Waitall(pc->size, m->period_receives, MPI_STATUSES_IGNORE);
+    int code = MPI_Waitall(pc->size, m->receives, MPI_STATUSES_IGNORE);
     if (code != MPI_SUCCESS) return record_error(code, "papcoll: monitor receive failed");
     for (int peer = 0; peer < pc->size; peer++) {
         const double *message = incoming + (size_t)peer * MONITOR_PERIOD_DOUBLES;
