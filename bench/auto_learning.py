@@ -6,11 +6,13 @@ B rank 2 late (the late rank moves), C nobody late (lateness stops), D rank 1 la
 (lateness returns), with auto, native (MPI_Allreduce) and straggler interleaved call by call,
 each on its own communicator, and writes e-bar, e-bar_lo and auto's choice of every call.
 This script runs it under mpiexec, on this machine's shared memory or on an emulated
-testbed (papcoll.lab.testbed), and turns the rows into a table per phase change:
+testbed (papcoll.lab.testbed), or under SimGrid's SMPI (--smpi NETWORK, docs/smpi.md: the
+real library at P = 16 ... 256 in simulated time, no noise), and turns the rows into a
+table per phase change:
 
     calls_to_recover: how many calls after the change pass before auto's e-bar is within
     5 % of the best contender's at the same call index, or within an absolute floor (20 us
-    shared memory, 100 us testbed: the floors below), and stays so to the end of the
+    shared memory and SMPI, 100 us testbed: the floors below), and stays so to the end of the
     phase; None when it never settles there.
 
 Each contender's e-bar series is first smoothed by a running median of 3 calls (a call and
@@ -30,6 +32,8 @@ The target (docs/benchmarks.md): within 8 calls after every change.
         --json docs/data/auto_learning_shm.json
     sudo .venv/bin/python bench/auto_learning.py --testbed ethernet-1g --sizes 1K,64K,1M \\
         --json docs/data/auto_learning_testbed.json
+    .venv/bin/python bench/auto_learning.py --smpi ethernet-1g --ranks 16 --sizes 1M \
+        --json docs/data/auto_learning_smpi.json      # make smpi first
 
 Other scripts import measure_learning (one run, its rows) and recovery_table (the table).
 """
@@ -50,7 +54,9 @@ from typing import Any
 from papcoll.cli.options import parse_sizes
 from papcoll.lab.bench import format_bytes, stop_job
 from papcoll.lab.launcher import Launch, mpiexec_command, program_path
+from papcoll.lab.smpi_launcher import smpi_job
 from papcoll.lab.testbed import temporary
+from papcoll.network import load_network
 from rich.console import Console
 from rich.table import Table
 
@@ -58,7 +64,7 @@ from rich.table import Table
 CHANGES = {"B": "late rank moves", "C": "lateness stops", "D": "lateness returns"}
 TOLERANCE = 0.05
 # The absolute floors, in ms: below them a difference is noise, not a wrong choice.
-FLOOR_MS = {"shared memory": 0.02, "testbed": 0.1}
+FLOOR_MS = {"shared memory": 0.02, "smpi": 0.02, "testbed": 0.1}
 TARGET_CALLS = 8
 WINDOW_CALLS = 8
 # The program's settings that every row carries, so rows of several runs can be pooled.
@@ -102,21 +108,25 @@ def _run_program(launch: Launch, ranks: int, arguments: Sequence[str],
 def measure_learning(ranks: int, testbed: str | None, size_bytes: int, *,
                      calls_per_phase: int = 24, delay_ms: float = 10.0,
                      compute_ms: float = 2.0, edge: bool = True,
-                     timeout: float = 1800.0) -> list[dict[str, Any]]:
+                     timeout: float = 1800.0, smpi: str | None = None) -> list[dict[str, Any]]:
     """One run of papcoll-pattern-change at `ranks` ranks and size_bytes per rank (floats),
     on the testbed of that network (papcoll.network's presets, e.g. "ethernet-1g"; needs
-    root) or, with None, on this machine's shared memory. Returns its rows, each with the
-    run's settings (SETTINGS) and `testbed` added."""
+    root), under SMPI on the network `smpi` names, or, with neither, on this machine's
+    shared memory. Returns its rows, each with the run's settings (SETTINGS), `testbed`
+    and `smpi` added."""
     arguments = ["--calls-per-phase", str(calls_per_phase), "--delay-ms", f"{delay_ms:g}",
                  "--bytes", str(size_bytes), "--compute-ms", f"{compute_ms:g}",
                  "--edge", str(int(edge))]
-    if testbed is None:
+    if smpi is not None:
+        with smpi_job(load_network(smpi)) as job:
+            result = _run_program(job.command, ranks, arguments, timeout)
+    elif testbed is None:
         result = _run_program(mpiexec_command, ranks, arguments, timeout)
     else:
         with temporary(testbed, ranks) as bed:
             result = _run_program(bed.mpiexec_command, ranks, arguments, timeout)
     settings = {name: result[name] for name in SETTINGS}
-    return [{**settings, "testbed": testbed, **row} for row in result["rows"]]
+    return [{**settings, "testbed": testbed, "smpi": smpi, **row} for row in result["rows"]]
 
 
 def _smoothed(values: list[float]) -> list[float]:
@@ -186,16 +196,16 @@ def recovery_table(rows: list[dict[str, Any]], tolerance: float = TOLERANCE,
     the settings (made by hand) count as one shared-memory run."""
     runs: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for row in rows:
-        key = tuple(row.get(name) for name in (*SETTINGS, "testbed"))
+        key = tuple(row.get(name) for name in (*SETTINGS, "testbed", "smpi"))
         runs.setdefault(key, []).append(row)
     table = []
     for key, of_run in runs.items():
-        testbed = key[-1]
+        testbed, smpi = key[-2:]
         floor = floor_ms if floor_ms is not None else FLOOR_MS[
-            "testbed" if testbed else "shared memory"]
+            "testbed" if testbed else "smpi" if smpi else "shared memory"]
         for phase in CHANGES:
             summary = _phase_summary(of_run, phase, tolerance, floor)
-            table.append({**dict(zip((*SETTINGS, "testbed"), key)), **summary})
+            table.append({**dict(zip((*SETTINGS, "testbed", "smpi"), key)), **summary})
     return table
 
 
@@ -212,7 +222,10 @@ def print_table(table: list[dict[str, Any]], console: Console) -> None:
                    "best e-bar ms", "best"):
         shown.add_column(column)
     for entry in table:
-        shown.add_row(f"testbed {entry['testbed']}" if entry["testbed"] else "shared memory",
+        setting = (f"testbed {entry['testbed']}" if entry["testbed"]
+                   else f"SMPI {entry['smpi']}, P = {entry['ranks']}" if entry.get("smpi")
+                   else "shared memory")
+        shown.add_row(setting,
                       format_bytes(entry["bytes"]) if entry["bytes"] else "-", entry["change"],
                       _calls(entry["calls_to_recover"]),
                       _calls(entry.get("calls_to_recover_in_windows")), entry["auto_chose"],
@@ -231,6 +244,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--calls-per-phase", type=int, default=24)
     parser.add_argument("--delay-ms", type=float, default=10.0)
     parser.add_argument("--compute-ms", type=float, default=2.0)
+    parser.add_argument("--smpi", default=None, metavar="NETWORK",
+                        help="run under SimGrid's SMPI on this network (make smpi first)")
     parser.add_argument("--no-edge", action="store_true",
                         help="no compute_begin/edge: auto learns from history alone")
     parser.add_argument("--floor-ms", type=float, default=None,
@@ -243,7 +258,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows += measure_learning(arguments.ranks, arguments.testbed, size,
                                  calls_per_phase=arguments.calls_per_phase,
                                  delay_ms=arguments.delay_ms, compute_ms=arguments.compute_ms,
-                                 edge=not arguments.no_edge, timeout=arguments.timeout)
+                                 edge=not arguments.no_edge, timeout=arguments.timeout,
+                                 smpi=arguments.smpi)
         print(f"measured {format_bytes(size)}", file=sys.stderr)
     table = recovery_table(rows, floor_ms=arguments.floor_ms)
     # a pipe or a log file gets the full width; rich would wrap at 80 columns

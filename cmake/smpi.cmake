@@ -14,7 +14,8 @@
 #     runs SMPI's all-reduce as native; SMPI's own algorithms are chosen per job
 #     (--cfg=smpi/allreduce:NAME), so papcoll-bench's native:NAME is refused here
 #     (bench/native_algorithms_smpi.c).
-#   - programs: papcoll-bench (`papcoll bench --smpi`) and the differential test.
+#   - programs: papcoll-bench (`papcoll bench --smpi`), papcoll-pattern-change
+#     (bench/auto_learning.py --smpi) and the differential test.
 # Included from CMakeLists.txt, which stops after it.
 get_filename_component(PAPCOLL_SMPI_COMPILER "${CMAKE_C_COMPILER}" NAME)
 if(NOT PAPCOLL_SMPI_COMPILER MATCHES "^smpicc")
@@ -48,6 +49,14 @@ add_executable(papcoll-bench bench/papcoll_bench.c bench/bench_options.c bench/b
 target_include_directories(papcoll-bench PRIVATE ${CMAKE_SOURCE_DIR}/bench)
 target_link_libraries(papcoll-bench PRIVATE papcoll_smpi)
 target_compile_options(papcoll-bench PRIVATE ${PAPCOLL_WARNINGS})
+
+# auto's learning experiment (bench/auto_learning.py --smpi): the arrival pattern changes
+# mid-run, every call recorded.
+add_executable(papcoll-pattern-change bench/pattern_change.c bench/bench_data.c
+  bench/bench_timing.c bench/element_types.c ${PAPCOLL_SMPI_PROGRAM_COMMON})
+target_include_directories(papcoll-pattern-change PRIVATE ${CMAKE_SOURCE_DIR}/bench)
+target_link_libraries(papcoll-pattern-change PRIVATE papcoll_smpi)
+target_compile_options(papcoll-pattern-change PRIVATE ${PAPCOLL_WARNINGS})
 
 # The differential test (tests/mpi/differential.c: every algorithm x datatype x op against
 # MPI_Allreduce, blocking, non-blocking and persistent), for tests/python/test_smpi.py.
