@@ -9,7 +9,9 @@ missing."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import sys
 import subprocess
 from pathlib import Path
 
@@ -54,7 +56,7 @@ def test_every_result_equals_mpi_allreduce_and_a_second_run_gives_the_same_times
         assert row["ranks"] == 16
         assert row["mpi_library"].startswith("SMPI")
         assert row["smpi"]["network"] == "ethernet-1g"  # a key the README lists
-        assert row["smpi"]["simgrid"].startswith("3.")
+        assert re.fullmatch(r"\d+\.\d+(\.\d+)?", row["smpi"]["simgrid"]), row["smpi"]
         assert row["smpi"]["settings"]["smpi/coll-selector"] == "mpich"
         assert row["smpi"]["settings"].get("smpi/allreduce") == (
             "lr" if row["algorithm"] == "native:lr" else None)
@@ -158,3 +160,28 @@ def test_injected_jitter_spreads_arrivals_alike_in_every_run_of_a_seed(tmp_path)
     assert all(0.1 < spread < 5 for spread in spreads), spreads
     assert first == second
     assert other["arrival_offsets_ms"] != row["arrival_offsets_ms"]
+
+
+@needs_smpi
+def test_the_pattern_change_experiment_runs_in_smpi_and_its_late_rank_is_last():
+    # bench/auto_learning.py --smpi: papcoll-pattern-change checks every call's result
+    # against MPI_Allreduce and stops on a wrong one; in simulated time the phase's late
+    # rank arrives last in every call (on a real machine only in most).
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    try:
+        from auto_learning import measure_learning, recovery_table
+    finally:
+        sys.path.pop(0)
+    calls = 6
+    rows = measure_learning(8, None, 65536, calls_per_phase=calls, delay_ms=5.0,
+                            compute_ms=1.0, smpi="ethernet-1g", timeout=300)
+    assert len(rows) == 4 * 3 * calls  # 4 phases x auto, native, straggler
+    late = {"A": 1, "B": 2, "D": 1}
+    for row in rows:
+        assert row["smpi"] == "ethernet-1g" and row["ranks"] == 8
+        if row["phase"] in late:
+            assert row["last_rank"] == late[row["phase"]], row
+            assert row["ebar_lo_ms"] - row["delta_ms"] > 0.5 * 7 / 8 * 5.0, row
+    table = recovery_table(rows)
+    assert [entry["phase"] for entry in table] == ["B", "C", "D"]
+    assert all(entry["floor_ms"] == 0.02 for entry in table)
