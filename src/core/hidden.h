@@ -14,6 +14,7 @@
 #define registry_find papcoll_internal_registry_find
 #define sched_dependents papcoll_internal_sched_dependents
 #define select_default_algorithm papcoll_internal_select_default_algorithm
+#define select_flat_alternative papcoll_internal_select_flat_alternative
 #define owned_parameters_set papcoll_internal_owned_parameters_set
 #define owned_parameters_release papcoll_internal_owned_parameters_release
 

@@ -20,6 +20,13 @@
 const char *select_default_algorithm(int32_t ranks, int64_t count, int64_t elem_size,
                                      int commutative);
 
+/* The flat algorithm auto's closed loop measures native against where the model named
+ * nothing (src/mpi/choose.c): the fixed rule's, unless another of native's stand-ins is
+ * faster by more than `share` in its closed form on `model` (a crossbar). */
+const char *select_flat_alternative(int32_t ranks, int64_t count, int64_t elem_size,
+                                    int commutative, const papcoll_sim_model *model,
+                                    double share);
+
 /* What one decision did (select_choose): for tests and the sweep, which must see the work
  * a decision spends and whether its shortcuts fired. */
 typedef struct select_trace {

@@ -81,8 +81,9 @@ static const papcoll_tuning_info rows[] = {
              "many last starts"},
     {FIELD(flat_alternative_most_bytes), WHOLE, .default_value = 16777216, .minimum = 0,
      .maximum = 1e15, .read_in = "src/mpi/choose.c",
-     .help = "the largest vector (bytes) for which the closed loop measures the fixed "
-             "rule's flat algorithm against native where the model named nothing"},
+     .help = "the largest vector (bytes) for which the closed loop measures papcoll's "
+             "flat algorithm (select_flat_alternative) against native where the model "
+             "named nothing"},
     {FIELD(synchronous_send_bytes), WHOLE, .default_value = 65536, .minimum = 0,
      .maximum = 1e15, .read_in = "src/mpi/executor.c",
      .help = "a send (bytes) that the next send to the same peer waits for goes as "

@@ -76,7 +76,8 @@ void choice_decide(const choice_input *input, auto_choice *out) {
     choice_from_report(out);
     /* Where the model picks native and names nothing to measure it against (balanced
      * arrivals, or no PAP-aware candidate within its uncertainty), the closed loop measures
-     * native against papcoll's flat algorithm for the shape (select_default_algorithm).
+     * native against papcoll's flat algorithm for the shape (select_flat_alternative: the
+     * fixed rule's, or a stand-in its closed form says is faster by alternative_share).
      * The model stands native in by papcoll's own flat schedules, so it cannot see where
      * the MPI library is slower than they are, and that depends on the machine: with a
      * core per rank (P = 4 on 16 cores, MPICH 5.0.2, shared memory) papcoll's ring took
@@ -95,8 +96,9 @@ void choice_decide(const choice_input *input, auto_choice *out) {
         input->native_runs &&
         input->count <= flat_alternative_most_bytes / (input->extent > 0 ? input->extent : 1)) {
         snprintf(out->report.alternative, sizeof out->report.alternative, "%s",
-                 select_default_algorithm(input->ranks, input->count, input->extent,
-                                          input->commutative));
+                 select_flat_alternative(input->ranks, input->count, input->extent,
+                                         input->commutative, input->calibrated ? &model : NULL,
+                                         tuning_in_force(input->tuning).alternative_share));
         if (out->report.model_algorithm[0] == '\0') /* the fixed rule's native */
             snprintf(out->report.model_algorithm, sizeof out->report.model_algorithm,
                      "native");

@@ -149,6 +149,24 @@ int main(void) {
                        trace.budget_operations <= allowed,
                    what);
         }
+    /* the flat algorithm the closed loop measures native against: the fixed rule's (ring
+     * from 1 MiB) where P is small, Rabenseifner where ring's 2 (P - 1) latencies cost more
+     * than the 25 % share (SMPI, ethernet-1g, 1 MiB: ring 24.1 ms, Rabenseifner 17.2 at
+     * P = 64); never ring for a non-commutative op; the rule itself without a model */
+    papcoll_sim_model ethernet = network(0);
+    expect(strcmp(select_flat_alternative(4, 262144, 4, 1, &ethernet, 0.25), "ring") == 0,
+           "P = 4, 1 MiB: the fixed rule's ring");
+    expect(strcmp(select_flat_alternative(16, 262144, 4, 1, &ethernet, 0.25), "ring") == 0,
+           "P = 16, 1 MiB: ring within 25 % of Rabenseifner");
+    expect(strcmp(select_flat_alternative(64, 262144, 4, 1, &ethernet, 0.25),
+                  "rabenseifner") == 0, "P = 64, 1 MiB: Rabenseifner");
+    expect(strcmp(select_flat_alternative(256, 262144, 4, 1, &ethernet, 0.25),
+                  "rabenseifner") == 0, "P = 256, 1 MiB: Rabenseifner");
+    expect(strcmp(select_flat_alternative(256, 262144, 4, 1, NULL, 0.25), "ring") == 0,
+           "no model: the fixed rule");
+    for (int32_t p = 2; p <= 1024; p *= 2)
+        expect(strcmp(select_flat_alternative(p, 262144, 4, 0, &ethernet, 0.25), "ring") != 0,
+               "a non-commutative op never gets ring");
     printf("%d checks, %d failures\n", checks, failures);
     return failures != 0;
 }
