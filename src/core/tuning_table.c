@@ -84,7 +84,7 @@ static const papcoll_tuning_info rows[] = {
      .help = "the largest vector (bytes) for which the closed loop measures papcoll's "
              "flat algorithm (select_flat_alternative) against native where the model "
              "named nothing"},
-    {FIELD(synchronous_send_bytes), WHOLE, .default_value = 65536, .minimum = 0,
+    {FIELD(synchronous_send_bytes), WHOLE, .default_value = 16384, .minimum = 0,
      .maximum = 1e15, .read_in = "src/mpi/executor.c",
      .help = "a send (bytes) that the next send to the same peer waits for goes as "
              "MPI_Issend from this size on, so that it completes when delivered and the "

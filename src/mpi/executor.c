@@ -13,10 +13,12 @@
  * an MPI_Isend of a small message completes as soon as MPI has buffered it (eager; SMPI:
  * below send-is-detached-thresh), and the next one would then travel beside it, sharing
  * the link, which is what the chain is there to prevent. MPI_Issend completes once the
- * receiver has taken the message. Only from papcoll_tuning's synchronous_send_bytes (64 KiB)
- * on: a synchronous send costs the chain a round trip per message, which on a pipeline of
- * 16 KiB messages made a balanced segmented ring 10 % slower in SMPI, while two 64 KiB
- * messages side by side made prr with a late rank 3.5 x slower (docs/smpi.md).
+ * receiver has taken the message. Only from papcoll_tuning's synchronous_send_bytes (16 KiB)
+ * on: a synchronous send costs the chain a round trip per message, and with every chained
+ * send synchronous slt's 1 KiB messages were 12 % slower in SMPI (P = 16), while 16 KiB
+ * messages side by side made prr with a late rank 2.3 x slower at P = 64 (77.0 against
+ * 33.3 ms) and 64 KiB ones 3.5 x at P = 16 (docs/smpi.md). The price at 64 KiB: a balanced
+ * segmented ring, whose 64 KiB segments follow one another, 10 % slower in SMPI at 4 MiB.
  */
 #define _POSIX_C_SOURCE 200809L /* sched_yield */
 #include <limits.h>
