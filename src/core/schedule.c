@@ -213,14 +213,9 @@ int sched_dependents(const papcoll_schedule *schedule, int32_t *pending,
     return 1;
 }
 
-/* A SEND with a payload, as sched_order_sends sorts them: by peer, then by index. */
-typedef struct send_entry {
-    int32_t peer, index;
-} send_entry;
-
-static int compare_send_entries(const void *a, const void *b) {
-    const send_entry *x = a, *y = b;
-    if (x->peer != y->peer) return x->peer < y->peer ? -1 : 1;
+int sched_by_key_then_index(const void *a, const void *b) {
+    const sched_keyed_index *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
     return (x->index > y->index) - (x->index < y->index);
 }
 
@@ -230,7 +225,7 @@ int sched_order_sends(papcoll_schedule *schedule) {
     for (int32_t i = 0; i < n; i++)
         sends += schedule->ops[i].kind == SCHED_SEND && schedule->ops[i].length > 0;
     if (sends < 2) return PAPCOLL_OK;
-    send_entry *entries = malloc((size_t)sends * sizeof *entries);
+    sched_keyed_index *entries = malloc((size_t)sends * sizeof *entries);
     int32_t *previous = malloc((size_t)n * sizeof *previous);
     int32_t *dependencies =
         malloc(((size_t)schedule->dependency_count + (size_t)sends) * sizeof *dependencies);
@@ -244,11 +239,11 @@ int sched_order_sends(papcoll_schedule *schedule) {
     for (int32_t i = 0; i < n; i++) {
         previous[i] = SCHED_NONE;
         if (schedule->ops[i].kind == SCHED_SEND && schedule->ops[i].length > 0)
-            entries[filled++] = (send_entry){schedule->ops[i].u.message.peer, i};
+            entries[filled++] = (sched_keyed_index){schedule->ops[i].u.message.peer, i};
     }
-    qsort(entries, (size_t)sends, sizeof *entries, compare_send_entries);
+    qsort(entries, (size_t)sends, sizeof *entries, sched_by_key_then_index);
     for (int32_t e = 1; e < sends; e++)
-        if (entries[e].peer == entries[e - 1].peer) previous[entries[e].index] = entries[e - 1].index;
+        if (entries[e].key == entries[e - 1].key) previous[entries[e].index] = entries[e - 1].index;
     uint32_t written = 0;
     for (int32_t i = 0; i < n; i++) {
         int32_t count;

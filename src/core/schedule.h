@@ -139,6 +139,14 @@ int sched_fail(papcoll_schedule *schedule, int code, const char *format, ...)
 /* The builder's return value: the sticky status. */
 static inline int sched_finish(papcoll_schedule *schedule) { return schedule->status; }
 
+/* A key and the index it belongs to, as qsort orders them with sched_by_key_then_index: by
+ * key, then by index (sends by peer, ranks by group id). */
+typedef struct sched_keyed_index {
+    int32_t key, index;
+} sched_keyed_index;
+PAPCOLL_HIDDEN
+int sched_by_key_then_index(const void *a, const void *b);
+
 /* One message at a time to each peer: every SEND with a payload also waits for the
  * previous SEND (by index) to the same peer. papcoll_schedule_build applies it to every
  * schedule, so all three executors run the same DAG.

@@ -30,18 +30,30 @@ int monitor_send_to_all(papcoll_comm *pc, double value, double stamp) {
  * moves when its receive is posted, so P - 1 receives in a row cost P - 1 latencies, every
  * call in the edge mode (and at every period's end: a 1 KiB straggler call at P = 16 on
  * ethernet-1g took 1.26 ms there against 0.27 ms between). */
-int monitor_receive_from_all(papcoll_comm *pc, double expected_stamp) {
+int monitor_receive_round(papcoll_comm *pc, double *incoming, int doubles, int tag) {
     monitor_state *m = &pc->monitor;
+    for (int peer = 0; peer < pc->size; peer++) m->receives[peer] = MPI_REQUEST_NULL;
     for (int peer = 0; peer < pc->size; peer++) {
-        m->receives[peer] = MPI_REQUEST_NULL;
         if (peer == pc->rank) continue;
-        int code = MPI_Irecv(m->incoming_predictions + 2 * (size_t)peer, 2, MPI_DOUBLE, peer,
-                             monitor_tag(m, MONITOR_PREDICTION_TAG), m->comm,
-                             &m->receives[peer]);
-        if (code != MPI_SUCCESS) return record_error(code, "papcoll: monitor receive failed");
+        int code = MPI_Irecv(incoming + (size_t)peer * (size_t)doubles, doubles, MPI_DOUBLE,
+                             peer, monitor_tag(m, tag), m->comm, &m->receives[peer]);
+        if (code != MPI_SUCCESS) {
+            /* none may stay posted: a later round's message would land in it */
+            for (int posted = 0; posted < peer; posted++)
+                if (m->receives[posted] != MPI_REQUEST_NULL) MPI_Cancel(&m->receives[posted]);
+            MPI_Waitall(pc->size, m->receives, MPI_STATUSES_IGNORE);
+            return record_error(code, "papcoll: monitor receive failed");
+        }
     }
     int code = MPI_Waitall(pc->size, m->receives, MPI_STATUSES_IGNORE);
     if (code != MPI_SUCCESS) return record_error(code, "papcoll: monitor receive failed");
+    return MPI_SUCCESS;
+}
+
+int monitor_receive_from_all(papcoll_comm *pc, double expected_stamp) {
+    monitor_state *m = &pc->monitor;
+    int code = monitor_receive_round(pc, m->incoming_predictions, 2, MONITOR_PREDICTION_TAG);
+    if (code != MPI_SUCCESS) return code;
     for (int peer = 0; peer < pc->size; peer++) {
         if (peer == pc->rank) continue;
         const double *message = m->incoming_predictions + 2 * (size_t)peer;

@@ -13,6 +13,10 @@
 int monitor_wait_for_sends(monitor_state *m);
 /* Sends {value, stamp} (kept in m->outgoing) to every other rank. */
 int monitor_send_to_all(papcoll_comm *pc, double value, double stamp);
+/* Receives `doubles` doubles from every other rank at incoming + rank x doubles (m->receives
+ * holds the requests), every receive posted before any is waited for (the .c says why);
+ * where a post fails, those posted are cancelled and completed before it returns. */
+int monitor_receive_round(papcoll_comm *pc, double *incoming, int doubles, int tag);
 /* Receives one {value, stamp} from every other rank into m->received[]; a stamp other than
  * expected_stamp is an error (MPI_ERR_INTERN, naming both calls). */
 int monitor_receive_from_all(papcoll_comm *pc, double expected_stamp);

@@ -148,21 +148,10 @@ static int receive_period(papcoll_comm *pc) {
     monitor_state *m = &pc->monitor;
     m->period_pending = 0;
     double *incoming = m->period_incoming;
-    /* every receive posted before any is waited for (monitor_messages.c says why) */
-    for (int peer = 0; peer < pc->size; peer++) {
-        double *message = incoming + (size_t)peer * MONITOR_PERIOD_DOUBLES;
-        m->receives[peer] = MPI_REQUEST_NULL;
-        if (peer == pc->rank) {
-            memcpy(message, m->period_outgoing, MONITOR_PERIOD_DOUBLES * sizeof *message);
-            continue;
-        }
-        int code = MPI_Irecv(message, MONITOR_PERIOD_DOUBLES, MPI_DOUBLE, peer,
-                             monitor_tag(m, MONITOR_PERIOD_TAG), m->comm,
-                             &m->receives[peer]);
-        if (code != MPI_SUCCESS) return record_error(code, "papcoll: monitor receive failed");
-    }
-    int code = MPI_Waitall(pc->size, m->receives, MPI_STATUSES_IGNORE);
-    if (code != MPI_SUCCESS) return record_error(code, "papcoll: monitor receive failed");
+    memcpy(incoming + (size_t)pc->rank * MONITOR_PERIOD_DOUBLES, m->period_outgoing,
+           MONITOR_PERIOD_DOUBLES * sizeof *incoming);
+    int code = monitor_receive_round(pc, incoming, MONITOR_PERIOD_DOUBLES, MONITOR_PERIOD_TAG);
+    if (code != MPI_SUCCESS) return code;
     for (int peer = 0; peer < pc->size; peer++) {
         const double *message = incoming + (size_t)peer * MONITOR_PERIOD_DOUBLES;
         if (message[PERIOD_NUMBER] != m->period_outgoing[PERIOD_NUMBER] ||

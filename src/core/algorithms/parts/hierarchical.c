@@ -20,16 +20,6 @@ void hierarchy_free(hierarchy *h) {
     free(h->members);
 }
 
-typedef struct id_rank {
-    int32_t id, rank;
-} id_rank;
-
-static int by_id_then_rank(const void *a, const void *b) {
-    const id_rank *x = a, *y = b;
-    if (x->id != y->id) return x->id < y->id ? -1 : 1;
-    return (x->rank > y->rank) - (x->rank < y->rank);
-}
-
 /* Groups numbered in order of their lowest rank, in O(P log P) whatever the number of
  * groups. 0 and a failure in out when out of memory. */
 int hierarchy_of(int32_t ranks, int32_t rank, const papcoll_context *context,
@@ -37,7 +27,7 @@ int hierarchy_of(int32_t ranks, int32_t rank, const papcoll_context *context,
     memset(h, 0, sizeof *h);
     int32_t *number = malloc((size_t)ranks * sizeof *number);  /* group number of each rank */
     int32_t *seen = malloc((size_t)ranks * sizeof *seen);      /* group number by sorted run */
-    id_rank *sorted = malloc((size_t)ranks * sizeof *sorted);
+    sched_keyed_index *sorted = malloc((size_t)ranks * sizeof *sorted);
     h->group_first = calloc((size_t)ranks + 2, sizeof *h->group_first);
     h->members = malloc((size_t)ranks * sizeof *h->members);
     if (!number || !seen || !sorted || !h->group_first || !h->members) {
@@ -50,13 +40,13 @@ int hierarchy_of(int32_t ranks, int32_t rank, const papcoll_context *context,
     }
     /* runs of equal ids after sorting are the groups; a group's number is the order of its
      * lowest rank, found by walking the ranks and numbering runs on first sight */
-    for (int32_t r = 0; r < ranks; r++) sorted[r] = (id_rank){context->groups[r], r};
-    qsort(sorted, (size_t)ranks, sizeof *sorted, by_id_then_rank);
+    for (int32_t r = 0; r < ranks; r++) sorted[r] = (sched_keyed_index){context->groups[r], r};
+    qsort(sorted, (size_t)ranks, sizeof *sorted, sched_by_key_then_index);
     int32_t *run_of = number; /* first: the run of each rank */
     int32_t runs = 0;
     for (int32_t i = 0; i < ranks; i++) {
-        if (i > 0 && sorted[i].id != sorted[i - 1].id) runs++;
-        run_of[sorted[i].rank] = runs;
+        if (i > 0 && sorted[i].key != sorted[i - 1].key) runs++;
+        run_of[sorted[i].index] = runs;
     }
     for (int32_t g = 0; g <= runs; g++) seen[g] = -1;
     for (int32_t r = 0; r < ranks; r++) {
