@@ -15,7 +15,10 @@ static int measure_peer(MPI_Comm comm, int tag, int peer, double *offset, double
             code = MPI_Recv(&remote, 1, MPI_DOUBLE, peer, tag, comm, MPI_STATUS_IGNORE);
         if (code != MPI_SUCCESS) return code;
         double received = MPI_Wtime();
-        if (received - sent < best_round_trip) {
+        /* MPICH's MPI_Wtime follows the wall clock (CLOCK_REALTIME): a step of it during an
+         * exchange gives a round trip below zero, which would otherwise win as the best
+         * and carry half the step into the offset */
+        if (received - sent >= 0 && received - sent < best_round_trip) {
             best_round_trip = received - sent;
             best_offset = (sent + received) / 2 - remote;
         }

@@ -10,6 +10,7 @@
  *
  * PAPCOLL_PROGRESS=thread in the environment: MPI_Init_thread(MPI_THREAD_MULTIPLE), and
  * the progress thread advances the operations. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -254,20 +255,26 @@ static void persistent_late_rank(papcoll_comm *pc, int moving) {
     int code = papcoll_allreduce_init(pc, input, output, COUNT, MPI_LONG, MPI_SUM,
                                       &persistent);
     int first_seen = -1, last_seen = -1, wrong = 0, disturbed = 0;
-    double *entries = malloc((size_t)ranks * sizeof *entries);
+    char seen[16] = ""; /* per start: 'a' decided from arrivals, '-' not (shown on failure) */
+    /* per rank: its entry on CLOCK_MONOTONIC and on MPI_Wtime; papcoll's start times are
+     * MPI_Wtime's, which MPICH takes from the wall clock: a step of it between starts
+     * moves one start's times and not the test's */
+    double *entries = malloc(2 * (size_t)ranks * sizeof *entries);
+    double *clock_gap = malloc((size_t)ranks * sizeof *clock_gap);
     for (int s = 0; s < starts && code == MPI_SUCCESS; s++) {
         MPI_Barrier(MPI_COMM_WORLD);
         int late_rank = moving ? s % ranks : ranks - 1;
         if (rank == late_rank) sleep_seconds(late);
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
-        double entered = (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+        double entered[2] = {(double)now.tv_sec + 1e-9 * (double)now.tv_nsec, MPI_Wtime()};
         MPI_Request request;
         code = papcoll_start(persistent, &request);
         if (code == MPI_SUCCESS) code = wait_for(&request);
         wrong += code == MPI_SUCCESS ? wrong_elements(output, COUNT) : 0;
         papcoll_choice choice;
         papcoll_persistent_last_choice(persistent, &choice, NULL);
+        seen[s] = choice.from_arrivals ? 'a' : '-';
         if (choice.from_arrivals) last_seen = s + 1;
         if (first_seen < 0 && choice.from_arrivals) first_seen = s + 1;
         /* Was the pattern what the checks below assume, the late rank last by half its
@@ -276,11 +283,17 @@ static void persistent_late_rank(papcoll_comm *pc, int moving) {
          * moving rank's start then looked on time. CLOCK_MONOTONIC, not MPI_Wtime: Open MPI's
          * counts from each process's MPI_Init; the monotonic clock is one per host, and the
          * tests run on one. */
-        MPI_Allgather(&entered, 1, MPI_DOUBLE, entries, 1, MPI_DOUBLE, MPI_COMM_WORLD);
-        for (int r = 0; r < ranks; r++)
-            if (r != late_rank && entries[r] > entries[late_rank] - late / 2) disturbed = 1;
+        MPI_Allgather(entered, 2, MPI_DOUBLE, entries, 2, MPI_DOUBLE, MPI_COMM_WORLD);
+        for (int r = 0; r < ranks; r++) {
+            if (r != late_rank && entries[2 * r] > entries[2 * late_rank] - late / 2)
+                disturbed = 1;
+            double gap = entries[2 * r + 1] - entries[2 * r];
+            if (s == 0) clock_gap[r] = gap;
+            else if (fabs(gap - clock_gap[r]) > late / 4) disturbed = 1; /* a clock step */
+        }
     }
     free(entries);
+    free(clock_gap);
     if (moving && host_overloaded()) disturbed = 1;
     expect(moving ? "persistent auto, a moving late rank, eight starts"
                   : "persistent auto, one late rank, five starts",
@@ -295,8 +308,9 @@ static void persistent_late_rank(papcoll_comm *pc, int moving) {
                : moving  ? "  ...no start after its first miss decided from arrivals"
                          : "  ...decided from the late rank from its second start",
                right ? MPI_SUCCESS : MPI_ERR_OTHER, MPI_SUCCESS, "success");
-        if (!right) printf("     rank %d: starts from arrivals: first %d, last %d\n", rank,
-                           first_seen, last_seen);
+        if (!right)
+            printf("     rank %d: starts from arrivals: first %d, last %d (each start: %s)\n",
+                   rank, first_seen, last_seen, seen);
     }
     papcoll_persistent_free(&persistent);
     free(input);
