@@ -495,6 +495,7 @@ static int run_with_arrivals(papcoll_comm *pc, const algorithm_entry *algorithm,
                           .arrivals = usable ? arrivals : NULL, .tau = tau};
         code = auto_decide(pc, &call, &pc->last_choice, NULL);
         if (code != MPI_SUCCESS) return code;
+        monitor_own_work_done(pc); /* a decision not cached traveled from its decider */
         algorithm = pc->last_choice.algorithm;
         pc->last_choice.report.path_seconds = MPI_Wtime() - entered;
         if (algorithm == NULL) {

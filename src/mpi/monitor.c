@@ -212,6 +212,7 @@ int monitor_gather(papcoll_comm *pc, double segment_bytes, const double **arriva
     if (!m->calibrated && (code = monitor_calibrate(pc)) != MPI_SUCCESS) return code;
     *tau = monitor_tau(pc, segment_bytes);
     if ((code = m->source->gather(pc, usable)) != MPI_SUCCESS) return code;
+    monitor_own_work_done(pc);
     m->calls++;
     m->sent = 0;
     m->begin = NAN;
@@ -230,6 +231,8 @@ int monitor_gather(papcoll_comm *pc, double segment_bytes, const double **arriva
     m->last_tau = *tau;
     return MPI_SUCCESS;
 }
+
+void monitor_own_work_done(papcoll_comm *pc) { pc->monitor.ready = MPI_Wtime(); }
 
 int monitor_finish_call(papcoll_comm *pc) {
     int code = pc->monitor.source->finish_call(pc);

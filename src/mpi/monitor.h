@@ -79,6 +79,12 @@ typedef struct monitor_state {
     /* auto's closed loop: what each call ran, and what it was measured to take */
     monitor_call_tag call_tag; /* the current call's tags (monitor_tag_call), -1: none */
     double period_entries[MONITOR_PERIOD_MOST_CALLS]; /* this rank's entries, rank 0's clock */
+    /* per call of the period: from the entry to the end of the monitor's own work before
+     * the algorithm (calibration, a period's messages, predictions); the closed loop
+     * measures a call from its latest rank's end of that work, not its entry, for the work
+     * falls on fixed calls (after a period's end), which are where its first probes run */
+    double period_monitor_seconds[MONITOR_PERIOD_MOST_CALLS];
+    double ready;              /* this call: when the monitor's work before it ended */
     monitor_call_tag period_tags[MONITOR_PERIOD_MOST_CALLS];   /* each call's tag in this period */
     monitor_call_tag sent_tags[MONITOR_PERIOD_MOST_CALLS];     /* the tags of the period in flight */
     double observed[MONITOR_PERIOD_MOST_CALLS];      /* last arrival to completion, s */
@@ -89,9 +95,10 @@ typedef struct monitor_state {
     int period_built_on_arrivals, sent_built_on_arrivals;
 } monitor_state;
 
-/* A period's message: every call's wait and entry (on rank 0's clock), and three numbers. */
+/* A period's message: every call's wait, entry (on rank 0's clock) and monitor seconds, and
+ * three numbers. */
 enum { MONITOR_PERIOD_MOST = MONITOR_PERIOD_MOST_CALLS,
-       MONITOR_PERIOD_DOUBLES = 2 * MONITOR_PERIOD_MOST_CALLS + 3 };
+       MONITOR_PERIOD_DOUBLES = 3 * MONITOR_PERIOD_MOST_CALLS + 3 };
 
 /* The monitor's message tags, added to its tag_base (monitor_tag); the warm-up's CALIBRATION
  * tag also travels on the schedule's communicator: monitor_tau.c says why that is safe. */
@@ -118,6 +125,10 @@ void monitor_release(papcoll_comm *pc);
  * and tau is for a segment of segment_bytes. Returns MPI_SUCCESS or an error class. */
 int monitor_gather(papcoll_comm *pc, double segment_bytes, const double **arrivals,
                    double *tau, int *usable);
+/* Between the two: papcoll's own work before the algorithm ends here (monitor_gather marks
+ * it too; auto marks it again after its decision, which may travel from the decider): auto's
+ * closed loop times a call from its latest rank's mark (monitor_source_automatic.c). */
+void monitor_own_work_done(papcoll_comm *pc);
 /* At the end of such a call: what the source learns from it (HISTORY sends this call's
  * arrival to the others; AUTOMATIC records its wait and, at a period's end, sends the
  * period's waits). */

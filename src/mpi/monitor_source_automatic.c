@@ -18,10 +18,12 @@
 #include "monitor_source.h"
 
 /* A period's message: the waits of its calls, their entries on rank 0's clock from
- * PERIOD_ENTRIES on, then three numbers. */
+ * PERIOD_ENTRIES on, the monitor's seconds before each from PERIOD_MONITOR_SECONDS on, then
+ * three numbers. */
 enum {
     PERIOD_ENTRIES = MONITOR_PERIOD_MOST,
-    PERIOD_ALL_EDGE = 2 * MONITOR_PERIOD_MOST,
+    PERIOD_MONITOR_SECONDS = 2 * MONITOR_PERIOD_MOST,
+    PERIOD_ALL_EDGE = 3 * MONITOR_PERIOD_MOST,
     PERIOD_CALLS,
     PERIOD_NUMBER
 };
@@ -36,7 +38,14 @@ enum {
 static const double edge_worth_spread = 0.25;
 
 /* auto's closed loop: each tagged call's time from its last arrival to its completion (the
- * latest exit), on rank 0's clock. Not the mean exit: an algorithm that lets some ranks go
+ * latest exit), on rank 0's clock. An arrival here is when the rank's own work before the
+ * algorithm ended (monitor_own_work_done: the calibration at the first call, a period's
+ * P - 1 messages after a period's end, a decision sent by its decider): that work is the
+ * same whichever algorithm runs, and it falls on the first calls and on those right after
+ * the periods' ends (the 2nd, 4th, 8th, ...), where a decision's first probes run too:
+ * SMPI, P = 64, 16 KiB, it added 0.4-0.8 ms to Rabenseifner's first probes (0.98 ms) and
+ * the calibration's 89 ms to native's first sample, and auto ran native (1.15 ms) for
+ * 40 calls. Not the mean exit: an algorithm that lets some ranks go
  * early and others late (straggler's core, a tree's root) makes the next call's arrivals
  * uneven where calls follow each other closely, and the latest exit charges it for that;
  * and not e-bar, whose wait for the last arrival no algorithm changes and whose noise
@@ -50,7 +59,8 @@ static void observe_period(papcoll_comm *pc, int calls) {
         double latest_entry = -INFINITY, latest_exit = -INFINITY;
         for (int r = 0; r < pc->size; r++) {
             const double *message = incoming + (size_t)r * MONITOR_PERIOD_DOUBLES;
-            latest_entry = fmax(latest_entry, message[PERIOD_ENTRIES + k]);
+            latest_entry = fmax(latest_entry, message[PERIOD_ENTRIES + k] +
+                                                  message[PERIOD_MONITOR_SECONDS + k]);
             latest_exit = fmax(latest_exit, message[PERIOD_ENTRIES + k] + message[k]);
         }
         m->observed_tags[m->observed_count] = m->sent_tags[k];
@@ -203,6 +213,7 @@ static int gather(papcoll_comm *pc, int *usable) {
 static int finish_call(papcoll_comm *pc) {
     monitor_state *m = &pc->monitor;
     m->period_entries[m->period_calls] = m->arrival + m->clock_offset;
+    m->period_monitor_seconds[m->period_calls] = fmax(0, m->ready - m->arrival);
     m->period_tags[m->period_calls] = m->call_tag;
     m->period_waits[m->period_calls++] = MPI_Wtime() - m->arrival;
     m->period_all_edge &= m->used_edge;
@@ -216,6 +227,8 @@ static int finish_call(papcoll_comm *pc) {
     memset(message, 0, MONITOR_PERIOD_DOUBLES * sizeof *message);
     memcpy(message, m->period_waits, (size_t)m->period_calls * sizeof *message);
     memcpy(message + PERIOD_ENTRIES, m->period_entries,
+           (size_t)m->period_calls * sizeof *message);
+    memcpy(message + PERIOD_MONITOR_SECONDS, m->period_monitor_seconds,
            (size_t)m->period_calls * sizeof *message);
     memcpy(m->sent_tags, m->period_tags, (size_t)m->period_calls * sizeof *m->sent_tags);
     m->sent_built_on_arrivals = m->period_built_on_arrivals;
