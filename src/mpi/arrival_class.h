@@ -28,6 +28,9 @@
  * and jitter. */
 double arrival_on_time(double unit, double jitter);
 
+/* The class of one lateness for this on_time (arrival_on_time's): 0 .. 60. */
+int arrival_class_level(double lateness, double on_time);
+
 /* arrivals: P predicted arrivals in seconds after the earliest (>= 0). Fills classes (P
  * bytes) and representative (P seconds). */
 void arrival_class_of(const double *arrivals, int32_t ranks, double unit, double jitter,
