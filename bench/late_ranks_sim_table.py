@@ -63,7 +63,8 @@ def arrival_classes(arrivals: Sequence[float], on_time_unit: float) -> list[floa
 
 def arrivals(pattern: str, ranks: int, delay: float,
              on_time: float) -> list[tuple[list[float], list[float]]]:
-    """(true arrivals, predicted arrivals) of every run of the pattern; on_time: P tau."""
+    """(true arrivals, predicted arrivals) of every run of the pattern; on_time: tau (the
+    unit of the arrival classes, src/mpi/arrival_class.h)."""
     if pattern == "two-same":
         late = [delay if rank in (1, ranks - 1) else 0.0 for rank in range(ranks)]
         return [(late, late)]
@@ -90,7 +91,7 @@ def ratios(network: str, ranks: int, size: int, delay_deltas: float, pattern: st
     found: dict[str, list[float]] = {name: [] for name in algorithms}
     native_excess = []
     step = tau(model, ranks, count, ELEM_SIZE)
-    for true, predicted in arrivals(pattern, ranks, delay_deltas * delta, ranks * step):
+    for true, predicted in arrivals(pattern, ranks, delay_deltas * delta, step):
         bound = lower_bound(true, delta)
         native = min(simulate(name, ranks, count, ELEM_SIZE, model, true).average_elapsed
                      for name in NATIVE) - bound

@@ -5,11 +5,15 @@
  *
  * A rank's class is 0 when it is predicted to arrive less than on_time after the earliest,
  * else 1 + floor(log2(lateness / on_time)), at most 60: classes double in width. on_time
- * is the larger of unit, the time to move and reduce the whole vector (P x tau: the on-time
- * ranks need about that long to combine what they hold, so a smaller lateness gives them
- * nothing to do in it), and the jitter of ranks released together where they share cores
- * (papcoll_tuning's arrival_jitter_seconds, 100 microseconds), which is not taken for a
- * pattern. The schedules are built from the
+ * is the larger of unit, tau (the time to move and reduce one segment: one step of a
+ * PAP-aware schedule, the least lateness whose wait it can fill; arrival_unit), and the
+ * jitter of ranks released together where they share cores (papcoll_tuning's
+ * arrival_jitter_seconds, 100 microseconds), which is not taken for a pattern. The unit was
+ * P x tau (the whole vector's time) until SMPI showed what it hid: at P = 64, 1 MiB on
+ * ethernet-1g, P x tau is 12.2 ms, so a rank 10 ms late was on time, and straggler and prr
+ * ran ring's schedule (33.7 ms) where their late-rank schedules take 29.1 (SMPI, rank 1
+ * 10 ms late). The straggler rule, not the class, decides whether a lateness is worth a
+ * schedule of its own. The schedules are built from the
  * class's representative lateness (its geometric middle), never from the raw predictions,
  * so one class always gives one schedule. */
 #ifndef PAPCOLL_MPI_ARRIVAL_CLASS_H
@@ -23,6 +27,10 @@
  * A class that flipped with that noise made auto re-decide, and the plan be rebuilt, on
  * every call; per-call predictions (monitor_source_automatic.c) are not worth their message
  * round below it either. */
+
+/* The unit of lateness for a call of P ranks whose segment takes tau: tau (above; ranks
+ * is kept so that every caller states the call it rounds for). */
+double arrival_unit(double tau, int32_t ranks);
 
 /* The lateness below which a rank is on time (class 0) for this unit: the larger of unit
  * and jitter. */

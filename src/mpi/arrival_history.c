@@ -32,7 +32,7 @@ void arrival_history_release(arrival_history *history) {
  * prediction that named a late rank hit when that rank arrived within one on-time unit of
  * the last arrival and in its predicted arrival class or one beside it (a factor of two to
  * four: auto decides on classes, arrival_class.h); a balanced one (no rank an on-time unit
- * late) hit when no rank was. The unit is arrival_class.h's (the larger of P tau and the
+ * late) hit when no rank was. The unit is arrival_class.h's (the larger of tau and the
  * jitter of ranks sharing cores), so the scheduling noise among on-time ranks never counts
  * as a miss. Why the class: on a loaded machine the medians of a moving late rank's starts
  * kept milliseconds of noise above a unit of 0.6 ms, and the rank with the most noise,
@@ -40,7 +40,7 @@ void arrival_history_release(arrival_history *history) {
  * made auto trust a pattern it could not foretell. */
 static void judge(arrival_history *history, const double *row, double tau) {
     int32_t ranks = history->ranks, named = 0;
-    double unit = arrival_on_time(tau * ranks, history->jitter), latest = 0;
+    double unit = arrival_on_time(arrival_unit(tau, ranks), history->jitter), latest = 0;
     for (int32_t r = 0; r < ranks; r++) {
         if (history->predicted[r] > history->predicted[named]) named = r;
         if (row[r] > latest) latest = row[r];
