@@ -17,7 +17,7 @@ transfer of the vector, papcoll.sim.transfer_time):
                 itself always predicts the true arrivals)
     rand-class  the same arrivals, predicted as the MPI library hands them to a schedule:
                 rounded to their arrival class (src/mpi/arrival_class.c: on time within
-                max(P tau, 100 us) of the earliest, then classes doubling in width, each
+                max(tau, 100 us) of the earliest, then classes doubling in width, each
                 predicted at its geometric middle)
 
 slt, prr and straggler get tau = papcoll.sim.tau as `papcoll sim` gives them. A cell is the
@@ -45,7 +45,7 @@ PATTERNS = ("two-same", "two-half", "rand-true", "rand-wrong", "rand-class")
 SEEDS = (1, 2, 3, 4, 5)
 WRONG_SEED_OFFSET = 100
 ELEM_SIZE = 4
-JITTER_SECONDS = 100e-6  # src/mpi/arrival_class.h's ARRIVAL_JITTER_SECONDS
+JITTER_SECONDS = 100e-6  # papcoll_tuning's arrival_jitter_seconds, its default
 
 
 def arrival_classes(arrivals: Sequence[float], on_time_unit: float) -> list[float]:

@@ -80,7 +80,9 @@ def simulated_ms(row: dict[str, Any], network_name: str) -> float | None:
     groups, without the reduce and copy costs SMPI does not charge; the schedules built on
     the true arrivals rounded to their class, as the library builds them from the monitor's
     predictions (late_rank_predicted says where it predicted): a rank late by less than the
-    on-time unit counts as on time there too, so both run the same schedule.
+    on-time unit counts as on time there too. The unit here is the network model's tau and
+    the default jitter; the library's is its calibrated tau, so near a class boundary the
+    two may still round apart.
     None for the MPI's own contenders and auto, which the simulator does not run here."""
     if row["algorithm"].startswith("native") or row["algorithm"] == "auto":
         return None

@@ -30,7 +30,7 @@ void arrival_history_release(arrival_history *history) {
 /* Judges the prediction the start ran on (history->predicted still holds it) against row,
  * what happened, on what auto's choice rests: which rank comes last, and about how late. A
  * prediction that named a late rank hit when that rank arrived within one on-time unit of
- * the last arrival and in its predicted arrival class or one beside it (a factor of two to
+ * the last arrival (or in the last arrival's class) and in its predicted arrival class or one beside it (a factor of two to
  * four: auto decides on classes, arrival_class.h); a balanced one (no rank an on-time unit
  * late) hit when no rank was. The unit is arrival_class.h's (the larger of tau and the
  * jitter of ranks sharing cores), so the scheduling noise among on-time ranks never counts
@@ -46,10 +46,12 @@ static void judge(arrival_history *history, const double *row, double tau) {
         if (row[r] > latest) latest = row[r];
     }
     int predicted_level = arrival_class_level(history->predicted[named], unit);
-    int hit = predicted_level == 0
-                  ? latest < unit
-                  : row[named] >= latest - unit &&
-                        abs(arrival_class_level(row[named], unit) - predicted_level) <= 1;
+    int named_level = arrival_class_level(row[named], unit);
+    /* last: within a unit of the last arrival, or in its class (two late ranks that swap
+     * last place by a few milliseconds of noise, where the unit is tau) */
+    int last = row[named] >= latest - unit || named_level == arrival_class_level(latest, unit);
+    int hit = predicted_level == 0 ? latest < unit
+                                   : last && abs(named_level - predicted_level) <= 1;
     history->missed[history->judged % history->starts] = !hit;
     history->judged++;
 }

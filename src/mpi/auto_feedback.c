@@ -5,8 +5,9 @@
  * with: native where it picked a papcoll algorithm, its best papcoll candidate where it
  * picked native. Every call of auto is measured: the AUTOMATIC monitor source sends each
  * rank's entry and exit with its period's message (monitor_source_automatic.c; no extra
- * collective), from which every rank computes the call's time from its last arrival to its
- * completion (the latest exit; monitor_source_automatic.c says why that and not e-bar).
+ * collective), from which every rank computes the call's time from its last arrival (papcoll's
+ * own work before the algorithm done) to its completion (the latest exit;
+ * monitor_source_automatic.c says why that and not e-bar).
  * The times are kept per decision: shape, lateness level (the call's highest arrival
  * class: one late rank at 3 delta and at 30 delta are apart) and the pair compared; where
  * neither side builds from arrivals (native, ring, rabenseifner, ...), the level is left

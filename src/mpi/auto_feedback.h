@@ -51,7 +51,8 @@ typedef struct feedback_table {
 double feedback_decide(feedback_table *table, const choice_input *input, int level,
                        const native_variants *natives, int count_use, auto_choice *choice,
                        double *native_tag);
-/* A call's measured time from its last arrival to completion, under the tags
+/* A call's measured time from its last arrival (papcoll's own work done) to completion,
+ * under the tags
  * feedback_decide gave. */
 void feedback_observe(feedback_table *table, double tag, double native_tag, double seconds);
 void feedback_clear(feedback_table *table);

@@ -153,7 +153,8 @@ int monitor_measures_calls(const papcoll_comm *pc);
 void monitor_tag_call(papcoll_comm *pc, monitor_call_tag tag);
 /* The measured calls that arrived with the last period's messages (AUTOMATIC only): their
  * tags and each one's time from the last arrival to completion (the latest exit less the
- * latest entry, on rank 0's clock), the same on every rank; returns how many (0: none new) and
+ * latest entry plus that rank's own-work seconds, on rank 0's clock), the same on every
+ * rank; returns how many (0: none new) and
  * hands them over once. */
 int monitor_take_observations(papcoll_comm *pc, const monitor_call_tag **tags,
                               const double **seconds);

@@ -41,9 +41,10 @@ static double best_half_round_trip(papcoll_comm *pc, char *buffer, int bytes, in
         ping_pong(pc->monitor.comm, buffer, bytes, MPI_BYTE,
                   monitor_tag(&pc->monitor, MONITOR_CALIBRATION_TAG), 1);
         double half = (MPI_Wtime() - start) / 2;
-        if (half < best) best = half;
+        /* below zero: a step of the wall clock, which MPICH's MPI_Wtime follows */
+        if (half >= 0 && half < best) best = half;
     }
-    return best;
+    return isfinite(best) ? best : 0; /* every round stepped: nothing measured */
 }
 
 /* Collective: PAPCOLL_TAU_MODEL read on every rank; *given says whether rank 0 has one.
@@ -94,9 +95,9 @@ static int measure_tau_model(papcoll_comm *pc, double model[TAU_MODEL_SIZE]) {
             double start = MPI_Wtime();
             MPI_Reduce_local(buffer, accumulator, LARGE / (int)sizeof(float), MPI_FLOAT, MPI_SUM);
             double elapsed = MPI_Wtime() - start;
-            if (elapsed < best) best = elapsed;
+            if (elapsed >= 0 && elapsed < best) best = elapsed; /* below zero: a clock step */
         }
-        model[TAU_MODEL_REDUCE_SECONDS_PER_BYTE] = best / LARGE;
+        model[TAU_MODEL_REDUCE_SECONDS_PER_BYTE] = isfinite(best) ? best / LARGE : 0;
     }
     free(buffer);
     free(accumulator);

@@ -28,8 +28,8 @@
  *   8 + 16 k, counted from the shape's first call; those within the tries try nothing)
  *
  * The times come from the AUTOMATIC monitor source with the period's messages (the call's
- * time from its last arrival to its completion, rank 0's clock), so every rank holds the
- * same table and picks the same variant without a message.
+ * time from its last arrival, papcoll's own work done, to its completion, rank 0's
+ * clock), so every rank holds the same table and picks the same variant without a message.
  */
 #include "native_feedback.h"
 

@@ -72,6 +72,14 @@ int main(void) {
     check(!trusted_after(&history, moving, 6), "a moving late rank is not trusted");
     arrival_history_release(&history);
 
+    /* two ranks 200 ms late that swap last place by a few milliseconds: the rank named
+     * came last or in the last one's class, as late as named: trusted */
+    const double two[][RANKS] = {{0, 0.2, 0.203}, {0, 0.204, 0.2}, {0, 0.2, 0.202},
+                                 {0, 0.205, 0.2}, {0, 0.2, 0.204}, {0, 0.203, 0.2}};
+    check(fresh(&history), "history made");
+    check(trusted_after(&history, two, 6), "two late ranks swapping last place are trusted");
+    arrival_history_release(&history);
+
     /* nobody late, with jitter below the unit: balanced predictions, all hits */
     const double even[][RANKS] = {{0, 50e-6, 0}, {20e-6, 0, 0}, {0, 0, 70e-6}, {0, 0, 0}};
     check(fresh(&history), "history made");
