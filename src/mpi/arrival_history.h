@@ -11,7 +11,7 @@
  *
  * A prediction is used only while it has been right: each start's times also judge the
  * prediction that start ran on: did the rank it named as last come last (within an on-time
- * unit) and about as late as named (its arrival class or one beside it), or, where it
+ * unit, or in the last arrival's class) and about as late as named (its arrival class or one beside it), or, where it
  * named none, did none. When most of the last `starts`
  * judged predictions missed, the pattern is one the history does not foretell (a late rank
  * drawn at random each call: the median names a rank that was late twice, and straggler
