@@ -5,10 +5,7 @@
 
 enum { MOST_CLASS = 60 };
 
-double arrival_unit(double tau, int32_t ranks) {
-    (void)ranks;
-    return tau;
-}
+double arrival_unit(double tau) { return tau; }
 
 double arrival_on_time(double unit, double jitter) { return unit > jitter ? unit : jitter; }
 

@@ -28,9 +28,9 @@
  * every call; per-call predictions (monitor_source_automatic.c) are not worth their message
  * round below it either. */
 
-/* The unit of lateness for a call of P ranks whose segment takes tau: tau (above; ranks
- * is kept so that every caller states the call it rounds for). */
-double arrival_unit(double tau, int32_t ranks);
+/* The unit of lateness for a call whose segment takes tau: tau (above). One place, for the
+ * classes, the rules' facts and the history's judgment alike. */
+double arrival_unit(double tau);
 
 /* The lateness below which a rank is on time (class 0) for this unit: the larger of unit
  * and jitter. */

@@ -40,7 +40,7 @@ void arrival_history_release(arrival_history *history) {
  * made auto trust a pattern it could not foretell. */
 static void judge(arrival_history *history, const double *row, double tau) {
     int32_t ranks = history->ranks, named = 0;
-    double unit = arrival_on_time(arrival_unit(tau, ranks), history->jitter), latest = 0;
+    double unit = arrival_on_time(arrival_unit(tau), history->jitter), latest = 0;
     for (int32_t r = 0; r < ranks; r++) {
         if (history->predicted[r] > history->predicted[named]) named = r;
         if (row[r] > latest) latest = row[r];

@@ -75,10 +75,10 @@ int auto_decide(papcoll_comm *pc, const auto_call *call, auto_choice *out,
     rules_call question = {call->datatype, call->op, rules_kind_of(call->kind)};
     int ruled = 0;
     int code = rules_decide(&pc->rules, &question, &input, call->arrivals,
-                            arrival_unit(call->tau, pc->size), out, &ruled);
+                            arrival_unit(call->tau), out, &ruled);
     if (code != MPI_SUCCESS || ruled) return code;
     if (call->arrivals != NULL) {
-        arrival_class_of(call->arrivals, pc->size, arrival_unit(call->tau, pc->size),
+        arrival_class_of(call->arrivals, pc->size, arrival_unit(call->tau),
                          pc->config.tuning.arrival_jitter_seconds, site->classes,
                          site->class_arrivals);
         input.arrival_class = site->classes;

@@ -108,7 +108,7 @@ int call_plan_for_call(papcoll_comm *pc, plan_cache *cache,
                                                    ? "canonical_scatter" : "ring"),
                                  count, extent, !commutative && algorithm->info.canonical_order,
                                  NULL, NULL, 0, out);
-    arrival_class_of(arrivals, pc->size, arrival_unit(tau, pc->size),
+    arrival_class_of(arrivals, pc->size, arrival_unit(tau),
                      pc->config.tuning.arrival_jitter_seconds, pc->call_classes,
                      pc->call_arrivals);
     return call_plan_prepare(pc, cache, algorithm, count, extent, 0, pc->call_classes,
