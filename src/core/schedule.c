@@ -139,6 +139,16 @@ int32_t sched_recv(papcoll_schedule *schedule, int32_t peer, int32_t tag, sched_
     return add_message(schedule, SCHED_RECV, peer, tag, target, after, after_count);
 }
 
+int32_t sched_pace(papcoll_schedule *schedule, int32_t send) {
+    if (send == SCHED_NONE) return send;
+    if (send < 0 || send >= schedule->op_count || schedule->ops[send].kind != SCHED_SEND) {
+        sched_fail(schedule, PAPCOLL_ERR_ARGUMENT, "op %d paced is not a SEND", send);
+        return SCHED_NONE;
+    }
+    schedule->ops[send].flags |= SCHED_SEND_PACED;
+    return send;
+}
+
 static int32_t add_local(papcoll_schedule *schedule, int kind, int order, sched_region source,
                          sched_region target, const int32_t *after, int32_t after_count) {
     const char *what = kind == SCHED_REDUCE ? "REDUCE" : "COPY";

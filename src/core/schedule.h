@@ -40,6 +40,12 @@ enum sched_op_kind { SCHED_SEND = 0, SCHED_RECV = 1, SCHED_REDUCE = 2, SCHED_COP
 enum sched_buffer { SCHED_SEND_BUFFER = 0, SCHED_RECV_BUFFER = 1, SCHED_FIRST_SCRATCH = 2 };
 
 enum sched_reduce_order { SCHED_SOURCE_LEFT = 0, SCHED_TARGET_LEFT = 1 };
+/* A SEND's flags. PACED: one piece of a stream to this peer (a pipeline's chunk); the next
+ * send to the same peer should leave only once this one is delivered, whatever its size, so
+ * that the pieces arrive one after another instead of side by side, each at a fraction of
+ * the link (sched_pace; the MPI executor sends it as MPI_Issend when another send to the
+ * peer waits for it). */
+enum sched_send_flags { SCHED_SEND_PACED = 1 };
 
 #define SCHED_MAX_SCRATCH 32
 #define SCHED_NONE (-1)      /* "no op": ignored wherever a dependency is expected */
@@ -48,7 +54,7 @@ enum sched_reduce_order { SCHED_SOURCE_LEFT = 0, SCHED_TARGET_LEFT = 1 };
 /* One operation, 32 bytes, so a simulator can hold every rank's schedule at large P. */
 typedef struct sched_op {
     uint8_t kind;             /* enum sched_op_kind */
-    uint8_t flags;            /* REDUCE: enum sched_reduce_order */
+    uint8_t flags;            /* REDUCE: enum sched_reduce_order; SEND: sched_send_flags */
     uint8_t buffer;           /* SEND: source; RECV: destination; REDUCE/COPY: source */
     uint8_t target_buffer;    /* REDUCE/COPY: destination */
     uint32_t first_dependency;/* this op waits for dependencies[first_dependency ..
@@ -119,6 +125,10 @@ int32_t sched_send(papcoll_schedule *schedule, int32_t peer, int32_t tag, sched_
 PAPCOLL_HIDDEN
 int32_t sched_recv(papcoll_schedule *schedule, int32_t peer, int32_t tag, sched_region target,
                    const int32_t *after, int32_t after_count);
+/* Marks SEND `send` PACED (above) and returns it; SCHED_NONE (a failed build) passes
+ * through. */
+PAPCOLL_HIDDEN
+int32_t sched_pace(papcoll_schedule *schedule, int32_t send);
 PAPCOLL_HIDDEN
 int32_t sched_reduce(papcoll_schedule *schedule, sched_region source, sched_region target,
                      int order, const int32_t *after, int32_t after_count);

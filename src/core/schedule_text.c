@@ -16,6 +16,7 @@
  *   schedule ranks=4 rank=1 count=1009 elem_size=4 scratch=253,253
  *   0 COPY send[0,1009) -> recv[0,1009)
  *   1 SEND to=2 tag=0 recv[0,253) after 0
+ *   4 SEND to=1 tag=5 recv[0,64) paced after 1      (SCHED_SEND_PACED)
  *   2 RECV from=0 tag=0 scratch0[0,253)
  *   3 REDUCE scratch0[0,253) -> recv[253,506) order=source-left after 2,0
  * Regions are half-open element intervals. */
@@ -63,6 +64,7 @@ size_t papcoll_schedule_dump(const papcoll_schedule *schedule, char *text, size_
                  op->kind == SCHED_SEND ? "to" : "from", op->u.message.peer,
                  op->u.message.tag);
             emit_region(&sink, op->buffer, op->offset, op->length);
+            if (op->kind == SCHED_SEND && (op->flags & SCHED_SEND_PACED)) emit(&sink, " paced");
             break;
         default:
             emit(&sink, "%s ", op->kind == SCHED_REDUCE ? "REDUCE" : "COPY");
@@ -264,16 +266,19 @@ int papcoll_schedule_parse(const char *text, papcoll_schedule **out, char *error
         if (kind == SCHED_SEND || kind == SCHED_RECV) {
             if (!expect(&p, kind == SCHED_SEND ? "to=" : "from=") ||
                 !parse_integer(&p, &peer, "a peer rank") || !expect(&p, "tag=") ||
-                !parse_integer(&p, &tag, "a tag") || !parse_region(&p, &source) ||
-                !parse_dependencies(&p, dependencies, &dependency_count))
+                !parse_integer(&p, &tag, "a tag") || !parse_region(&p, &source))
                 break;
+            int paced = kind == SCHED_SEND && accept(&p, "paced");
+            if (!parse_dependencies(&p, dependencies, &dependency_count)) break;
             if (peer < 0 || peer > INT32_MAX || tag < 0 || tag > INT32_MAX) {
                 parse_fail(&p, "peer and tag within 0 .. 2^31-1");
                 break;
             }
-            if (kind == SCHED_SEND)
-                sched_send(schedule, (int32_t)peer, (int32_t)tag, source, dependencies,
-                           dependency_count);
+            if (kind == SCHED_SEND) {
+                int32_t sent = sched_send(schedule, (int32_t)peer, (int32_t)tag, source,
+                                          dependencies, dependency_count);
+                if (paced) sched_pace(schedule, sent);
+            }
             else
                 sched_recv(schedule, (int32_t)peer, (int32_t)tag, source, dependencies,
                            dependency_count);

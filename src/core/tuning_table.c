@@ -87,8 +87,8 @@ static const papcoll_tuning_info rows[] = {
     {FIELD(synchronous_send_bytes), WHOLE, .default_value = 16384, .minimum = 0,
      .maximum = 1e15, .read_in = "src/mpi/executor.c",
      .help = "a send (bytes) that the next send to the same peer waits for goes as "
-             "MPI_Issend from this size on, so that it completes when delivered and the "
-             "next one does not share the link with it"},
+             "MPI_Issend from this size on (a paced one at any size), so that it "
+             "completes when delivered and the next one does not share the link with it"},
 };
 
 enum { ROW_COUNT = sizeof rows / sizeof rows[0] };

@@ -14,8 +14,13 @@
  * below send-is-detached-thresh), and the next one would then travel beside it, sharing
  * the link, which is what the chain is there to prevent. MPI_Issend completes once the
  * receiver has taken the message. Only from papcoll_tuning's synchronous_send_bytes (16 KiB)
- * on: a synchronous send costs the chain a round trip per message, and with every chained
- * send synchronous slt's 1 KiB messages were 12 % slower in SMPI (P = 16), while 16 KiB
+ * on, or where the schedule marks the send PACED (a pipeline's chunk, streamed to many
+ * peers at once, where one peer's round trip hides behind the others' traffic: straggler's
+ * 4 KiB chunks at P = 64 travelled side by side in SMPI, 29.2 ms against 23.4 paced and
+ * 22.8 in papcoll's simulator): a synchronous send costs the chain a round trip per
+ * message, and with every chained send synchronous slt's 1 KiB messages were 12 % slower
+ * in SMPI (P = 16); a 4 KiB floor for all made priority_rabenseifner 25 % slower at 64 KiB
+ * (P = 16, its chains run to one peer at a time), while 16 KiB
  * messages side by side made prr with a late rank 2.3 x slower at P = 64 (77.0 against
  * 33.3 ms) and 64 KiB ones 3.5 x at P = 16 (docs/smpi.md). The price at 64 KiB: a balanced
  * segmented ring, whose 64 KiB segments follow one another, 10 % slower in SMPI at 4 MiB.
@@ -103,9 +108,11 @@ int executor_plan_prepare(executor_plan *plan, int64_t synchronous_send_bytes) {
     if (!plan->synchronous ||
         !sched_dependents(s, plan->initial_pending, plan->dependent_first, plan->dependents))
         return 0;
+    int64_t synchronous_elements =
+        synchronous_send_bytes / (plan->key.extent > 0 ? plan->key.extent : 1);
     for (int32_t i = 0; i < s->op_count; i++) {
         if (s->ops[i].kind != SCHED_SEND ||
-            s->ops[i].length < synchronous_send_bytes / (plan->key.extent > 0 ? plan->key.extent : 1))
+            (s->ops[i].length < synchronous_elements && !(s->ops[i].flags & SCHED_SEND_PACED)))
             continue;
         for (int32_t d = plan->dependent_first[i]; d < plan->dependent_first[i + 1]; d++) {
             const sched_op *next = &s->ops[plan->dependents[d]];

@@ -51,6 +51,19 @@ static void check_parse_error(const char *name, const char *text, const char *ex
     checks++;
 }
 
+/* A schedule printed, parsed and printed again reads the same (flags included). */
+static void check_round_trip(const char *name, const char *text) {
+    papcoll_schedule *schedule = NULL;
+    char error[256] = "", printed[1024] = "";
+    int status = papcoll_schedule_parse(text, &schedule, error, sizeof error);
+    if (status == PAPCOLL_OK) papcoll_schedule_dump(schedule, printed, sizeof printed);
+    int passed = status == PAPCOLL_OK && strcmp(printed, text) == 0;
+    printf("%s %s: %s\n", passed ? "ok  " : "FAIL", name, status != PAPCOLL_OK ? error : printed);
+    papcoll_schedule_free(schedule);
+    failures += !passed;
+    checks++;
+}
+
 /* A correct 2-rank exchange: each rank sends its vector and adds the peer's. */
 #define HEADER(rank) "schedule ranks=2 rank=" #rank " count=8 elem_size=4 scratch=8\n"
 #define EXCHANGE(peer)                                    \
@@ -255,6 +268,12 @@ int main(void) {
     for (size_t c = 0; c < sizeof overflow_cases / sizeof *overflow_cases; c++)
         check_parse_error(overflow_cases[c].name, overflow_cases[c].text,
                           overflow_cases[c].expected);
+    check_round_trip("a paced send prints back paced",
+                     HEADER(0) "0 SEND to=1 tag=0 send[0,4) paced\n"
+                               "1 SEND to=1 tag=0 send[4,8) paced after 0\n"
+                               "2 RECV from=1 tag=0 recv[0,8)\n");
+    check_parse_error("a paced receive", HEADER(0) "0 RECV from=1 tag=0 recv[0,8) paced\n",
+                      "the end of the line");
     check_saturated_report();
     printf("%d passed, %d failed\n", checks - failures, failures);
     return failures ? 1 : 0;

@@ -452,3 +452,23 @@ else:
                               "far-questions", "many-lanes"])
 def test_verifier_is_not_quadratic(code):
     run_python_within(code, seconds=30)
+
+
+def test_straggler_paces_its_streamed_chunks_and_nothing_else():
+    # P = 8, rank 1 late, 1 MiB of floats: 7 core blocks of 8 chunks. The late rank's
+    # hand-off and each core rank's finals stream chunks to many peers at once and are
+    # PACED (the next chunk to a peer leaves once the last is delivered); the core's ring
+    # reduce-scatter is not.
+    ranks, chunks = 8, 8
+    context = Context(arrivals=[0.0, 0.01] + [0.0] * (ranks - 2), tau=1e-4)
+
+    def sends(rank: int) -> tuple[int, int]:
+        lines = [line for line in
+                 papcoll.schedule_text("straggler", ranks, rank, 262144, context=context)
+                 .splitlines() if " SEND " in line]
+        return len(lines), sum(" paced" in line for line in lines)
+
+    assert sends(1) == ((ranks - 1) * chunks, (ranks - 1) * chunks)  # the hand-off only
+    total, paced = sends(0)
+    assert paced == (ranks - 1) * chunks  # a final of every chunk to every other rank
+    assert total > paced  # the ring's sends

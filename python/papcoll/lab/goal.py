@@ -23,7 +23,7 @@ _REGION = r"\w+\[(\d+),(\d+)\)"
 _LINE = re.compile(
     r"(?P<index>\d+) (?P<kind>SEND|RECV|REDUCE|COPY)"
     r"(?: (?:to|from)=(?P<peer>\d+) tag=(?P<tag>\d+))? "
-    rf"(?P<source>\w+)\[(?P<first>\d+),(?P<end>\d+)\)(?: -> (?P<target>{_REGION}))?"
+    rf"(?P<source>\w+)\[(?P<first>\d+),(?P<end>\d+)\)(?: -> (?P<target>{_REGION}))?(?: paced)?"
     r"(?: order=[\w-]+)?(?: after (?P<after>[\d,]+))?$")
 
 

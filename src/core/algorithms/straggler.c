@@ -197,7 +197,10 @@ static void build_late_rank_large(const straggler_layout *layout, const chunking
     int from_relay = t >= 1 && t - 1 < layout->relay_count;
     int to_relay = t < layout->relay_count && t + 1 < layout->late_count;
     /* One chunk in flight per core rank: the next leaves when the last is through, so the
-     * Q links share this rank's NIC and no link books a receiver far ahead */
+     * Q links share this rank's NIC and no link books a receiver far ahead. "Through" means
+     * delivered, not buffered: the chunks are PACED (schedule.h), or eager ones would all
+     * leave at once and arrive together at the end, the pipeline lost (SMPI, P = 64,
+     * 1 MiB, 4 KiB chunks: 29.2 ms against 23.4 paced) */
     int32_t *previous = malloc((size_t)layout->core_count * sizeof *previous);
     if (previous == NULL) {
         sched_fail(out, PAPCOLL_ERR_NO_MEMORY, "out of memory building straggler");
@@ -215,9 +218,10 @@ static void build_late_rank_large(const straggler_layout *layout, const chunking
         int32_t relayed_in = SCHED_NONE, relayed_out = SCHED_NONE;
         for (int32_t i = 0; i < layout->core_count; i++) {
             sched_region region = chunk_of(c, SCHED_RECV_BUFFER, i, chunk);
-            int32_t sent = sched_send(out, layout->core[i], HANDOFF_TAG + chunk,
-                                      chunk_of(c, SCHED_SEND_BUFFER, i, chunk),
-                                      SCHED_AFTER(previous[i]));
+            /* paced: with eager chunks the next would otherwise leave at once (above) */
+            int32_t sent = sched_pace(
+                out, sched_send(out, layout->core[i], HANDOFF_TAG + chunk,
+                                chunk_of(c, SCHED_SEND_BUFFER, i, chunk), SCHED_AFTER(previous[i])));
             previous[i] = sent;
             /* MPI_IN_PLACE: the final lands where the send reads */
             int32_t final = sched_recv(out, from_relay ? layout->late[t - 1] : layout->core[i],
@@ -286,10 +290,10 @@ static int build_core_rank_large(const straggler_layout *layout, const chunking 
          * reach P - 1 different receivers instead of all queueing at rank 0 */
         for (int32_t step = 1; step < layout->ranks; step++) {
             int32_t to = (me + step) % layout->ranks;
-            if (!fed_by_relay(layout, to)) /* a relay forwards it */
-                sched_send(out, to, final_tag + chunk,
-                           chunk_of(c, SCHED_RECV_BUFFER, position, chunk),
-                           SCHED_AFTER(ready[chunk]));
+            if (!fed_by_relay(layout, to)) /* a relay forwards it; paced as the hand-off */
+                sched_pace(out, sched_send(out, to, final_tag + chunk,
+                                           chunk_of(c, SCHED_RECV_BUFFER, position, chunk),
+                                           SCHED_AFTER(ready[chunk])));
         }
         for (int32_t j = 0; j < q; j++)
             if (j != position)

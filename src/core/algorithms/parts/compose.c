@@ -65,8 +65,10 @@ int32_t compose_embed(papcoll_schedule *out, const char *algorithm, const int32_
                 break;
             }
             int32_t peer = members[op->u.message.peer];
-            if (op->kind == SCHED_SEND) sched_send(out, peer, tag, source, dependencies, total);
-            else sched_recv(out, peer, tag, source, dependencies, total);
+            if (op->kind == SCHED_SEND) {
+                int32_t sent = sched_send(out, peer, tag, source, dependencies, total);
+                if (op->flags & SCHED_SEND_PACED) sched_pace(out, sent);
+            } else sched_recv(out, peer, tag, source, dependencies, total);
         } else {
             sched_region target = sched_region_of(buffer_map[op->target_buffer],
                                                   op->u.target_offset, op->length);
