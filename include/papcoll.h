@@ -41,9 +41,9 @@ typedef enum papcoll_arrival_source {
      * MPI_Allreduce). */
     PAPCOLL_ARRIVALS_HISTORY = 1,
     /* The default: history, and edge() when the program calls it. Calls run in periods (1,
-     * 2, 4, ... then 32 calls); at a period's end every rank sends the others how long it
-     * waited in each call (eager, no collective), and every rank derives the same arrival
-     * pattern from those waits: the rank that waited least arrived last. If every rank
+     * 2, 4, then 8 calls); at a period's end every rank sends the others when it entered
+     * each call, on rank 0's clock, and how long it waited (eager, no collective), and
+     * every rank derives the same arrival pattern from those entries. If every rank
      * made a prediction before every call of the period and arrivals were spread, the
      * predictions travel per call as in EDGE (one small message round) until a call lacks
      * one; else the period's pattern predicts. No per-call messages otherwise. */
