@@ -16,9 +16,9 @@
  *   schedule ranks=4 rank=1 count=1009 elem_size=4 scratch=253,253
  *   0 COPY send[0,1009) -> recv[0,1009)
  *   1 SEND to=2 tag=0 recv[0,253) after 0
- *   4 SEND to=1 tag=5 recv[0,64) paced after 1      (SCHED_SEND_PACED)
  *   2 RECV from=0 tag=0 scratch0[0,253)
  *   3 REDUCE scratch0[0,253) -> recv[253,506) order=source-left after 2,0
+ *   4 SEND to=1 tag=5 recv[253,506) paced after 3   (SCHED_SEND_PACED)
  * Regions are half-open element intervals. */
 
 typedef struct text_sink {

@@ -176,8 +176,8 @@ static const feedback_entry *neighbour_of(const feedback_table *table,
 }
 
 /* A side's times at this shape from other decisions, where they do not depend on the
- * level: native's as the variant preferred (native_feedback.c) or its only one, a papcoll algorithm's that
- * does not build from arrivals (the latest decision that measured it). Measured from the
+ * level: native's as the variant preferred (native_feedback.c; the MPI's only one where it
+ * has no variants), a papcoll algorithm's that does not build from arrivals (the latest decision that measured it). Measured from the
  * last arrival, as a decision's are, such an algorithm's time waits for every rank alike,
  * so after the last arrival it is the same at every level. NULL where there are none. */
 static const feedback_samples *level_free_samples(const feedback_table *table,
@@ -186,10 +186,9 @@ static const feedback_samples *level_free_samples(const feedback_table *table,
                                                   const native_shape *shape,
                                                   int native_variant,
                                                   const papcoll_tuning *tuning) {
-    /* native as one of several variants: the shape's times of the preferred one; as the
-     * MPI's only one (no variants: Open MPI, SMPI), its side in other decisions, as below:
-     * without it every new level probed native 3 times afresh (SMPI, P = 16, 1 MiB,
-     * rand-late: 3 x 34 ms against 21) */
+    /* native: the shape's times of the variant preferred (or of the MPI's only one); where
+     * no shape is kept (a query before any call of it), its side in other decisions, as a
+     * papcoll algorithm's below */
     if (algorithm == NULL && shape != NULL) return shape_times(shape, native_variant, tuning);
     if (!level_free(algorithm)) return NULL;
     const feedback_samples *latest = NULL;
@@ -352,8 +351,8 @@ double feedback_decide(feedback_table *table, const choice_input *input, int lev
     memset(&key, 0, sizeof key);
     int run_alternative = 0;
     /* the periodic slot counts the shape's calls, every level and decision together, so
-     * that calls spread over several decisions probe no more often than one; where there is
-     * no variant to follow (no shape), the decision's own uses */
+     * that calls spread over several decisions probe no more often than one; where no shape
+     * is kept (a query), the decision's own uses */
     int shape_slot = 0;
     if (shape != NULL && count_use) shape_slot = is_probe_slot(shape->calls++, &tuning);
     int trial = shape_slot; /* native alone: its slots try another variant */
