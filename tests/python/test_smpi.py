@@ -95,6 +95,23 @@ def test_the_monitor_sees_the_one_late_rank(tmp_path):
     assert row["predicted_calls"] == row["late_rank_predicted"] == 3, row
 
 
+
+@needs_smpi
+def test_auto_settles_on_time_after_random_lateness(tmp_path):
+    # rand-late: 16 KiB on time, then 10 ms late, then 1 MiB on time. The monitor once read
+    # the arrival pattern from the waits: prr, built for the lateness left from the point
+    # before, let ranks leave apart, the waits named those ranks late again, and auto ran
+    # prr and native in turn through the warm-up and ring and native in turn after it
+    # (ring 3, native 5, 4 probes). From the entries the pattern is gone after a period.
+    result = run_papcoll("bench", "--smpi", "ethernet-1g", "--ranks", "8", "--compute-ms", "1",
+                         "--algorithms", "auto", "--baseline", "none", "--mode", "rand-late",
+                         "--sizes", "16K,1M", "--max-delay", "0,10ms", "--warmup", "16",
+                         "--iterations", "8", "--json", str(tmp_path / "settles.json"))
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    rows = json.loads((tmp_path / "settles.json").read_text())
+    (on_time,) = [row for row in rows if row["bytes"] == 1 << 20 and row["max_delay_ms"] == 0]
+    assert max(on_time["chosen"].values()) >= 7 and on_time["probes"] <= 1, on_time["chosen"]
+
 def test_a_crossbar_becomes_a_star_whose_links_carry_the_model():
     network = load_network("ethernet-1g")
     described = platform(network, 3)
