@@ -40,11 +40,11 @@ enum sched_op_kind { SCHED_SEND = 0, SCHED_RECV = 1, SCHED_REDUCE = 2, SCHED_COP
 enum sched_buffer { SCHED_SEND_BUFFER = 0, SCHED_RECV_BUFFER = 1, SCHED_FIRST_SCRATCH = 2 };
 
 enum sched_reduce_order { SCHED_SOURCE_LEFT = 0, SCHED_TARGET_LEFT = 1 };
-/* A SEND's flags. PACED: one piece of a stream (a pipeline's chunk, or one of a window of
- * sends to many peers); a send that waits for it should leave only once it is delivered,
- * whatever its size, so that the pieces arrive one after another instead of side by side,
- * each at a fraction of the link (sched_pace; the MPI executor sends it as MPI_Issend when
- * another send waits for it). */
+/* A SEND's flags. PACED: one piece of a stream to this peer (a pipeline's chunk); the next
+ * send to the same peer should leave only once this one is delivered, whatever its size, so
+ * that the pieces arrive one after another instead of side by side, each at a fraction of
+ * the link (sched_pace; the MPI executor sends it as MPI_Issend when another send to the
+ * peer waits for it). */
 enum sched_send_flags { SCHED_SEND_PACED = 1 };
 
 #define SCHED_MAX_SCRATCH 32

@@ -34,11 +34,7 @@
  *      predicted order (a wrong order only waits, it stays correct);
  *   3. core i sends each final chunk of block i straight to every other rank, starting
  *      with its right-hand neighbour, so the P - 1 senders of a round reach P - 1
- *      different receivers, at most FINALS_WINDOW (16) in flight: each waits until the
- *      one 16 before it is delivered (paced, schedule.h). All at once, P x (P - 1) x k
- *      messages were in flight together (16,000 at P = 64), which buys nothing once the
- *      link is full and is what SimGrid's solver spent its time on. After the last
- *      arrival: ~ one vector in and one out per rank.
+ *      different receivers. After the last arrival: ~ one vector in and one out per rank.
  *   4. relays: with many late ranks the core's (P - 1) / Q vectors of finals are
  *      what is left after the last arrival, while a late rank that came well before the
  *      last has handed off and sits idle. So late position t < r forwards every final
@@ -96,7 +92,6 @@
 
 enum {
     CORE_RING_WINDOW = 4,
-    FINALS_WINDOW = 16,
     RING_SLOTS = 2,
     HANDOFF_TAG = 4,          /* large: + chunk; finals follow at HANDOFF_TAG + k */
     MOST_CHUNKS = 16000,      /* keeps every tag (up to 4 + 2k) below SCHED_MAX_TAG */
@@ -290,21 +285,15 @@ static int build_core_rank_large(const straggler_layout *layout, const chunking 
     /* 3. each final chunk of block `position` to every other rank at once; the other
      * blocks' finals come straight from their core ranks (one hop, no pipeline to fill) */
     int32_t me = layout->core[position];
-    /* at most FINALS_WINDOW finals in flight: each waits for the one FINALS_WINDOW before
-     * it to be delivered (they are paced), not P - 1 at once */
-    int32_t window[FINALS_WINDOW];
-    for (int32_t w = 0; w < FINALS_WINDOW; w++) window[w] = SCHED_NONE;
-    int32_t finals_sent = 0;
     for (int32_t chunk = 0; chunk < c->chunks; chunk++) {
         /* each rank starts with its right-hand neighbour, so the P - 1 senders of a round
          * reach P - 1 different receivers instead of all queueing at rank 0 */
         for (int32_t step = 1; step < layout->ranks; step++) {
             int32_t to = (me + step) % layout->ranks;
-            if (fed_by_relay(layout, to)) continue; /* a relay forwards it */
-            int32_t *slot = &window[finals_sent++ % FINALS_WINDOW];
-            *slot = sched_pace(out, sched_send(out, to, final_tag + chunk,
-                                               chunk_of(c, SCHED_RECV_BUFFER, position, chunk),
-                                               SCHED_AFTER(ready[chunk], *slot)));
+            if (!fed_by_relay(layout, to)) /* a relay forwards it; paced as the hand-off */
+                sched_pace(out, sched_send(out, to, final_tag + chunk,
+                                           chunk_of(c, SCHED_RECV_BUFFER, position, chunk),
+                                           SCHED_AFTER(ready[chunk])));
         }
         for (int32_t j = 0; j < q; j++)
             if (j != position)
