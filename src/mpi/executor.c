@@ -9,21 +9,23 @@
  * travel through MPI's int-count calls.
  *
  * One message at a time per link (sched_order_sends, src/core/schedule.h): each SEND waits
- * for the previous SEND to the same peer. A SEND that another waits for goes as MPI_Issend:
- * an MPI_Isend of a small message completes as soon as MPI has buffered it (eager; SMPI:
- * below send-is-detached-thresh), and the next one would then travel beside it, sharing
- * the link, which is what the chain is there to prevent. MPI_Issend completes once the
- * receiver has taken the message. Only from papcoll_tuning's synchronous_send_bytes (16 KiB)
- * on, or where the schedule marks the send PACED (a pipeline's chunk, streamed to many
- * peers at once, where one peer's round trip hides behind the others' traffic: straggler's
- * 4 KiB chunks at P = 64 travelled side by side in SMPI, 29.2 ms against 23.4 paced and
- * 22.8 in papcoll's simulator): a synchronous send costs the chain a round trip per
- * message, and with every chained send synchronous slt's 1 KiB messages were 12 % slower
- * in SMPI (P = 16); a 4 KiB floor for all made priority_rabenseifner 25 % slower at 64 KiB
- * (P = 16, its chains run to one peer at a time), while 16 KiB
- * messages side by side made prr with a late rank 2.3 x slower at P = 64 (77.0 against
- * 33.3 ms) and 64 KiB ones 3.5 x at P = 16 (docs/smpi.md). The price at 64 KiB: a balanced
- * segmented ring, whose 64 KiB segments follow one another, 10 % slower in SMPI at 4 MiB.
+ * for the previous SEND to the same peer. An MPI_Isend of a small message completes as
+ * soon as MPI has buffered it (eager; SMPI: below send-is-detached-thresh), so the next one
+ * would travel beside it, sharing the link, which is what the chain is there to prevent;
+ * MPI_Issend completes once the receiver has taken the message. So a SEND that the next
+ * SEND to the same peer waits for goes as MPI_Issend where
+ *   - it has papcoll_tuning's synchronous_send_bytes (16 KiB) or more, or
+ *   - the schedule marks it PACED: a pipeline's chunk streamed to many peers at once,
+ *     where one peer's round trip hides behind the traffic to the others (straggler's
+ *     4 KiB chunks at P = 64 travelled side by side in SMPI: 29.2 ms, against 23.4 paced
+ *     and 22.8 in papcoll's simulator).
+ * Why not every chained send: a synchronous send costs a chain to one peer a round trip
+ * per message. With every chained send synchronous slt's 1 KiB messages were 12 % slower
+ * in SMPI (P = 16), and a 4 KiB floor made priority_rabenseifner 25 % slower at 64 KiB
+ * (P = 16), while 16 KiB messages side by side made prr with a late rank 2.3 x slower at
+ * P = 64 (77.0 against 33.3 ms) and 64 KiB ones 3.5 x at P = 16 (docs/smpi.md). The price
+ * at 64 KiB: a balanced segmented ring, whose 64 KiB segments follow one another, 10 %
+ * slower in SMPI at 4 MiB.
  */
 #define _POSIX_C_SOURCE 200809L /* sched_yield */
 #include <limits.h>
