@@ -177,9 +177,10 @@ static const feedback_entry *neighbour_of(const feedback_table *table,
 
 /* A side's times at this shape from other decisions, where they do not depend on the
  * level: native's as the variant preferred (native_feedback.c; the MPI's only one where it
- * has no variants), a papcoll algorithm's that does not build from arrivals (the latest decision that measured it). Measured from the
- * last arrival, as a decision's are, such an algorithm's time waits for every rank alike,
- * so after the last arrival it is the same at every level. NULL where there are none. */
+ * has no variants), a papcoll algorithm's that does not build from arrivals (the latest
+ * decision that measured it). Measured from the last arrival, as a decision's are, such an
+ * algorithm's time waits for every rank alike, so after the last arrival it is the same at
+ * every level. NULL where there are none. */
 static const feedback_samples *level_free_samples(const feedback_table *table,
                                                   const feedback_key *key,
                                                   const algorithm_entry *algorithm,
@@ -339,9 +340,14 @@ double feedback_decide(feedback_table *table, const choice_input *input, int lev
     /* a shape also where native is the MPI's only algorithm (no variants: Open MPI, SMPI):
      * its times and its probe slot are the shape's, shared by every level and decision;
      * per decision, each new lateness level probed native afresh (SMPI, P = 16, 1 MiB,
-     * rand-late: native at 34-41 ms in 3 of 8 calls against 21 for prr) */
+     * rand-late: native at 34-41 ms in 3 of 8 calls against 21 for prr). Not for a
+     * non-commutative call where the MPI has several: shapes are kept by count and size,
+     * and the commutative calls' preferred variant would run it */
+    int one_algorithm = natives->count == 1;
     native_shape *shape =
-        native_shape_for(&table->natives, input->count, input->extent, count_use);
+        variants > 1 || one_algorithm
+            ? native_shape_for(&table->natives, input->count, input->extent, count_use)
+            : NULL;
     int preferred = shape == NULL ? 0
                     : count_use   ? native_judge(shape, variants, &tuning)
                                   : native_preferred(shape, variants, &tuning);
@@ -396,12 +402,12 @@ double feedback_decide(feedback_table *table, const choice_input *input, int lev
         }
         /* native, not run now: while its variants are untried (after the early uses), it
          * runs at every use, to be done with them; while its side is not measured as the
-         * variant preferred, every other use */
+         * variant preferred, every other use (with one variant, the early probes measure it) */
         int native = native_side(&key), waiting = overruled ? native == 0 : native == 1;
-        int native_untried_now = waiting && shape != NULL &&
+        int native_untried_now = waiting && variants > 1 && shape != NULL &&
                                  use >= 2 * tuning.samples_to_compare &&
                                  native_upcoming(shape, variants, &tuning) >= 0;
-        int native_waits = waiting && shape != NULL &&
+        int native_waits = waiting && variants > 1 && shape != NULL &&
                            (native_upcoming(shape, variants, &tuning) >= 0 ||
                             !side_measured(entry, native, preferred, &tuning));
         int periodic = shape != NULL ? shape_slot
@@ -409,7 +415,7 @@ double feedback_decide(feedback_table *table, const choice_input *input, int lev
         /* one slot for both kinds of probe: where native runs as one of several variants,
          * every other slot tries another variant instead of running the other side */
         trial = 0; /* not in the early probes, nor while the variants are still tried */
-        if (count_use && periodic && native >= 0 && !waiting && variants > 1 &&
+        if (count_use && periodic && native >= 0 && !waiting && variants > 1 && shape != NULL &&
             !is_early_probe(use, &tuning) && native_upcoming(shape, variants, &tuning) < 0)
             trial = shape->slots++ % 2 == 1;
         int side_probe = count_use && !trial &&

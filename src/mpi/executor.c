@@ -113,7 +113,7 @@ int executor_plan_prepare(executor_plan *plan, int64_t synchronous_send_bytes) {
     int64_t synchronous_elements =
         synchronous_send_bytes / (plan->key.extent > 0 ? plan->key.extent : 1);
     for (int32_t i = 0; i < s->op_count; i++) {
-        if (s->ops[i].kind != SCHED_SEND ||
+        if (s->ops[i].kind != SCHED_SEND || s->ops[i].length == 0 || /* empty: no link to share */
             (s->ops[i].length < synchronous_elements && !(s->ops[i].flags & SCHED_SEND_PACED)))
             continue;
         for (int32_t d = plan->dependent_first[i]; d < plan->dependent_first[i + 1]; d++) {

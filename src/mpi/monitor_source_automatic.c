@@ -70,9 +70,10 @@ static void observe_period(papcoll_comm *pc, int calls) {
 }
 
 /* Each rank's median arrival after the earliest over the period's calls first .. end - 1,
- * from the entries on rank 0's clock (clock_offsets.h); spread and call_seconds (may be
- * NULL): the mean of (latest - earliest arrival) and of the shortest wait (the last
- * arrival's, the call itself).
+ * from the entries on rank 0's clock (clock_offsets.h: measured at creation, so a drift
+ * between hosts' clocks since then reads as lateness); spread and call_seconds (may be
+ * NULL): the mean of (latest - earliest arrival) and of the shortest wait (the call itself
+ * where the ranks leave together, less where a schedule lets some leave early).
  * Entries, not waits: the pattern was read from the waits (in call k the rank that waited
  * longest arrived first), which holds only where every rank leaves at once. A schedule
  * built for a late rank lets ranks leave apart (prr, straggler: the rank named late waits

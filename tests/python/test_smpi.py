@@ -95,7 +95,6 @@ def test_the_monitor_sees_the_one_late_rank(tmp_path):
     assert row["predicted_calls"] == row["late_rank_predicted"] == 3, row
 
 
-
 @needs_smpi
 def test_auto_settles_on_time_after_random_lateness(tmp_path):
     # rand-late: 16 KiB on time, then 10 ms late, then 1 MiB on time. The monitor once read
@@ -111,6 +110,7 @@ def test_auto_settles_on_time_after_random_lateness(tmp_path):
     rows = json.loads((tmp_path / "settles.json").read_text())
     (on_time,) = [row for row in rows if row["bytes"] == 1 << 20 and row["max_delay_ms"] == 0]
     assert max(on_time["chosen"].values()) >= 7 and on_time["probes"] <= 1, on_time["chosen"]
+
 
 def test_a_crossbar_becomes_a_star_whose_links_carry_the_model():
     network = load_network("ethernet-1g")

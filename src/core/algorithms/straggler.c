@@ -221,7 +221,8 @@ static void build_late_rank_large(const straggler_layout *layout, const chunking
             /* paced: with eager chunks the next would otherwise leave at once (above) */
             int32_t sent = sched_pace(
                 out, sched_send(out, layout->core[i], HANDOFF_TAG + chunk,
-                                chunk_of(c, SCHED_SEND_BUFFER, i, chunk), SCHED_AFTER(previous[i])));
+                                chunk_of(c, SCHED_SEND_BUFFER, i, chunk),
+                                SCHED_AFTER(previous[i])));
             previous[i] = sent;
             /* MPI_IN_PLACE: the final lands where the send reads */
             int32_t final = sched_recv(out, from_relay ? layout->late[t - 1] : layout->core[i],
