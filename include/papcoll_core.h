@@ -489,8 +489,9 @@ typedef struct papcoll_choice {
     double alternative_seconds;          /* the model's e-bar for the alternative */
     char model_algorithm[64];            /* the model's choice (algorithm may differ) */
     /* The MPI library's observations (0 in papcoll_choose): the median measured time from
-     * the last arrival (papcoll's own work before the algorithm done) to completion of the last (at most 5) calls of each, in this call's
-     * shape and lateness level, and how many calls were measured. */
+     * the last arrival (papcoll's own work before the algorithm done) to completion of the
+     * last (at most 5) calls of each, in this call's shape and lateness level, and how many
+     * calls were measured. */
     double observed_seconds;             /* of the model's choice */
     double alternative_observed_seconds; /* of the alternative */
     int32_t observed_calls, alternative_observed_calls;

@@ -30,8 +30,9 @@ void arrival_history_release(arrival_history *history) {
 /* Judges the prediction the start ran on (history->predicted still holds it) against row,
  * what happened, on what auto's choice rests: which rank comes last, and about how late. A
  * prediction that named a late rank hit when that rank arrived within one on-time unit of
- * the last arrival (or in the last arrival's class) and in its predicted arrival class or one beside it (a factor of two to
- * four: auto decides on classes, arrival_class.h); a balanced one (no rank an on-time unit
+ * the last arrival (or in the last arrival's class) and in its predicted arrival class or
+ * one beside it (a factor of two to four: auto decides on classes, arrival_class.h); a
+ * balanced one (no rank an on-time unit
  * late) hit when no rank was. The unit is arrival_class.h's (the larger of tau and the
  * jitter of ranks sharing cores), so the scheduling noise among on-time ranks never counts
  * as a miss. Why the class: on a loaded machine the medians of a moving late rank's starts

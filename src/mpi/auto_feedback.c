@@ -404,10 +404,11 @@ double feedback_decide(feedback_table *table, const choice_input *input, int lev
          * runs at every use, to be done with them; while its side is not measured as the
          * variant preferred, every other use (with one variant, the early probes measure it) */
         int native = native_side(&key), waiting = overruled ? native == 0 : native == 1;
-        int native_untried_now = waiting && variants > 1 && shape != NULL &&
+        int choosing_variants = variants > 1 && shape != NULL;
+        int native_untried_now = waiting && choosing_variants &&
                                  use >= 2 * tuning.samples_to_compare &&
                                  native_upcoming(shape, variants, &tuning) >= 0;
-        int native_waits = waiting && variants > 1 && shape != NULL &&
+        int native_waits = waiting && choosing_variants &&
                            (native_upcoming(shape, variants, &tuning) >= 0 ||
                             !side_measured(entry, native, preferred, &tuning));
         int periodic = shape != NULL ? shape_slot
@@ -415,7 +416,7 @@ double feedback_decide(feedback_table *table, const choice_input *input, int lev
         /* one slot for both kinds of probe: where native runs as one of several variants,
          * every other slot tries another variant instead of running the other side */
         trial = 0; /* not in the early probes, nor while the variants are still tried */
-        if (count_use && periodic && native >= 0 && !waiting && variants > 1 && shape != NULL &&
+        if (count_use && periodic && native >= 0 && !waiting && choosing_variants &&
             !is_early_probe(use, &tuning) && native_upcoming(shape, variants, &tuning) < 0)
             trial = shape->slots++ % 2 == 1;
         int side_probe = count_use && !trial &&

@@ -52,8 +52,7 @@ double feedback_decide(feedback_table *table, const choice_input *input, int lev
                        const native_variants *natives, int count_use, auto_choice *choice,
                        double *native_tag);
 /* A call's measured time from its last arrival (papcoll's own work done) to completion,
- * under the tags
- * feedback_decide gave. */
+ * under the tags feedback_decide gave. */
 void feedback_observe(feedback_table *table, double tag, double native_tag, double seconds);
 void feedback_clear(feedback_table *table);
 
