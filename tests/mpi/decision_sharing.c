@@ -20,6 +20,16 @@
 
 enum { LARGEST = 1 << 16, RESOLVED_SHAPES = 40, MOST_RANKS = 64 };
 #define LATE_SECONDS 0.2
+/* How far ahead the on-time ranks' common moment lies: far enough that no rank reaches it
+ * before it predicts, even slowed by a sanitizer on a loaded machine (a rank past the
+ * moment predicts "now", and the on-time ranks scatter). */
+#define AHEAD_SECONDS 0.2
+/* The least lateness taken for a pattern (arrival_jitter_seconds, arrival_class.h), which
+ * sets the class boundaries: with the default 100 us they lie at 0.1024 and 0.2048 s, so
+ * rank 0's 0.2 s sat 5 ms under a boundary, and a scatter of the on-time ranks' moments
+ * by that much (a sanitized build on a loaded machine) made a new profile and a new
+ * decision. With 20 ms (above any tau here), 0.2 s lies in [0.16, 0.32) s. */
+#define CLASS_WIDTH_SECONDS 0.02
 
 static int rank, ranks;
 
@@ -35,7 +45,7 @@ static void call(papcoll_comm *pc, int count, int new_shape, const char *what) {
      * predictions on rank 0's clock anyway): predictions relative to each rank's own "now"
      * scatter by more than a class where ranks share cores, and a new class profile is a
      * new decision */
-    double moment = MPI_Wtime() + 0.05;
+    double moment = MPI_Wtime() + AHEAD_SECONDS;
     MPI_Bcast(&moment, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     papcoll_compute_begin(pc);
     double ahead = moment - MPI_Wtime();
@@ -70,6 +80,7 @@ int main(int argc, char **argv) {
     papcoll_config_init(&config);
     config.algorithm = "auto";
     config.arrival_source = PAPCOLL_ARRIVALS_EDGE;
+    config.tuning.arrival_jitter_seconds = CLASS_WIDTH_SECONDS;
     papcoll_comm *pc;
     if (papcoll_comm_create(MPI_COMM_WORLD, &config, &pc) != MPI_SUCCESS)
         MPI_Abort(MPI_COMM_WORLD, 2);
