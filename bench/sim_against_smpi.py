@@ -108,12 +108,14 @@ def main() -> int:
     parser.add_argument("--group-size", type=int, default=4,
                         help="ranks a group of the hierarchical algorithms (default 4)")
     parser.add_argument("--json", type=Path)
-    parser.add_argument("--from-json", type=Path)
+    parser.add_argument("--from-json", type=Path, nargs="+",
+                        help="tables from earlier runs' JSON, several joined (a grid run "
+                             "as jobs of their own, e.g. one per half of the algorithms)")
     parser.add_argument("--markdown", type=Path)
     arguments = parser.parse_args()
     console = Console(width=200)
     if arguments.from_json:
-        rows = json.loads(arguments.from_json.read_text())
+        rows = [row for path in arguments.from_json for row in json.loads(path.read_text())]
     else:
         rows = []
         for network in arguments.networks.split(","):
