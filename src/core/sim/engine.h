@@ -40,6 +40,7 @@ typedef struct message_side {
     uint32_t op;       /* the SEND or RECV */
     int32_t next;
     int32_t eager;
+    int32_t partner;   /* rendezvous SEND in its sender's NIC queue: its RECV's side; else -1 */
 } message_side;
 
 typedef struct side_list {
@@ -85,6 +86,7 @@ typedef struct simulation {
     uint32_t unexpected_sends;      /* sends that waited so far: the next one's sequence */
     message_side *sides;
     size_t side_capacity;
+    side_list *nic_queue;           /* per rank: SENDs waiting for its NIC, oldest first */
     int32_t side_used, side_free;
     event_queue queue;
     /* token buckets (model->burst_bytes > 0): when each NIC side's bucket is full again */

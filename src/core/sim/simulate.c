@@ -11,8 +11,10 @@
  *   COPY / REDUCE  on the CPU: start = max(ready, CPU free), length x elem x cost per byte.
  *   SEND           o (overhead) on the CPU, then the message leaves at max(then, NIC free), takes
  *                  bytes x G on the wire (the NIC is then busy at least g) and arrives L
- *                  later. Eager (bytes <= eager limit): leaves at once; the SEND completes
- *                  when its bytes are out. Rendezvous: leaves only once the RECV is posted;
+ *                  later; messages waiting for the NIC leave in the order offered, and
+ *                  book their receiver only when they leave (below: "the sender's NIC").
+ *                  Eager (bytes <= eager limit): offered at once; the SEND completes
+ *                  when its bytes are out. Rendezvous: offered only once the RECV is posted;
  *                  the SEND completes when it has arrived.
  *   RECV           posted when ready; completes at max(arrival, posted), plus o_r
  *                  (receive_overhead) on the CPU.
@@ -55,6 +57,7 @@ enum event_kind {
     EVENT_READY = 0,    /* the op's dependencies are done: start it */
     EVENT_COMPLETE = 1, /* the op is done */
     EVENT_ARRIVED = 2,  /* a RECV's message is in: charge the CPU overhead o, then complete */
+    EVENT_NIC_FREE = 3, /* the NIC of the SEND's rank is free: its oldest waiting one leaves */
 };
 
 /* ---- the simulation ---------------------------------------------------------------------- */
@@ -85,18 +88,92 @@ static int complete_receive(simulation *s, const message_side *receive, double a
                       s->model->receive_overhead > 0 ? EVENT_ARRIVED : EVENT_COMPLETE);
 }
 
-/* A SEND and its RECV have met: move the message (rendezvous) and complete the RECV. */
-static int pair(simulation *s, int32_t send_index, int32_t receive_index) {
-    message_side send = s->sides[send_index], receive = s->sides[receive_index];
-    sim_side_free(s, send_index);
-    sim_side_free(s, receive_index);
-    if (send.eager) return complete_receive(s, &receive, send.time);
-    double out_of_sender;
+/* ---- the sender's NIC: messages leave one after another, in the order offered, and book
+ * their receiver when they leave ----------------------------------------------------------
+ *
+ * Why a queue. transfer() books the receiver's NIC (on a crossbar) until the message has
+ * arrived there. Booked when offered, a message that leaves its sender's NIC third, behind
+ * two others, held its receiver ahead of another sender's first message, which then
+ * waited behind it while the receiver idled: leaders that each post their partial to every
+ * other site at once took 5 messages' time where 3 do (pap_hierarchical, P = 16, 4 sites,
+ * 4 MiB; SimGrid's SMPI, which shares the links among all of them, needs the 3:
+ * docs/smpi.md). So a message offered while its sender's NIC is busy, or behind others,
+ * waits in its sender's queue and takes the receiver's NIC only when it leaves. */
+
+static int pair(simulation *s, int32_t send_index, int32_t receive_index);
+
+/* A SEND's message is offered to MPI: an eager one meets its RECV once it has arrived, a
+ * rendezvous one at once (its bytes move when both are there: pair). */
+static int match_send(simulation *s, int32_t entry) {
+    const sim_op *op = &s->ops[s->sides[entry].op];
+    int32_t receive = sim_side_take_oldest(s, &s->channels[op->channel].posted);
+    if (receive < 0) {
+        s->sides[entry].sequence = s->unexpected_sends++;
+        sim_side_append(s, &s->channels[op->channel].unexpected, entry);
+        return 1;
+    }
+    return pair(s, entry, receive);
+}
+
+/* The message of SEND side `entry` leaves its sender's NIC (no earlier than its time). */
+static int leave(simulation *s, int32_t entry) {
+    message_side send = s->sides[entry];
     const sim_op *op = &s->ops[send.op];
-    double arrives = transfer(s, send.source, s->ops[receive.op].rank,
-                              max2(send.time, receive.time), op->bytes, &out_of_sender);
+    double out_of_sender;
+    double arrives = transfer(s, send.source, op->peer, send.time, op->bytes, &out_of_sender);
+    if (send.eager) { /* complete once out; arrives, and meets its RECV, later */
+        if (!event_queue_push(&s->queue, out_of_sender, send.op, EVENT_COMPLETE)) return 0;
+        s->sides[entry].time = arrives;
+        return match_send(s, entry);
+    }
+    message_side receive = s->sides[send.partner];
+    sim_side_free(s, entry);
+    sim_side_free(s, send.partner);
     return event_queue_push(&s->queue, arrives, send.op, EVENT_COMPLETE) &&
            complete_receive(s, &receive, arrives);
+}
+
+/* The message of SEND side `entry` may leave from its time on: at once where the sender's
+ * NIC is free and nothing waits before it, else behind the others. */
+static int offer_to_nic(simulation *s, int32_t entry) {
+    int32_t rank = s->sides[entry].source;
+    side_list *queue = &s->nic_queue[rank];
+    double free_at = s->rank[rank].send_nic_free;
+    if (queue->head < 0 && free_at <= s->sides[entry].time) return leave(s, entry);
+    int idle = queue->head < 0;
+    sim_side_append(s, queue, entry);
+    return !idle || event_queue_push(&s->queue, max2(free_at, s->sides[entry].time),
+                                     s->sides[entry].op, EVENT_NIC_FREE);
+}
+
+/* EVENT_NIC_FREE at `time` for the rank of SEND `op`: its oldest waiting message leaves,
+ * and the next one, if any, is called for when the NIC is free again. */
+static int nic_free(simulation *s, uint32_t op, double time) {
+    int32_t rank = s->ops[op].rank;
+    side_list *queue = &s->nic_queue[rank];
+    int32_t entry = sim_side_take_oldest(s, queue);
+    s->sides[entry].time = max2(s->sides[entry].time, time);
+    if (!leave(s, entry)) return 0;
+    int32_t next = queue->head;
+    return next < 0 ||
+           event_queue_push(&s->queue, max2(s->rank[rank].send_nic_free, s->sides[next].time),
+                            s->sides[next].op, EVENT_NIC_FREE);
+}
+
+/* A SEND and its RECV have met: an eager message has arrived, so the RECV completes; a
+ * rendezvous one goes to its sender's NIC, no earlier than both were posted. */
+static int pair(simulation *s, int32_t send_index, int32_t receive_index) {
+    message_side *send = &s->sides[send_index];
+    if (!send->eager) {
+        send->time = max2(send->time, s->sides[receive_index].time);
+        send->partner = receive_index;
+        return offer_to_nic(s, send_index);
+    }
+    message_side receive = s->sides[receive_index];
+    double arrived = send->time;
+    sim_side_free(s, send_index);
+    sim_side_free(s, receive_index);
+    return complete_receive(s, &receive, arrived);
 }
 
 static int start(simulation *s, uint32_t index, double ready) {
@@ -119,22 +196,10 @@ static int start(simulation *s, uint32_t index, double ready) {
         double offered = max2(ready, s->rank[rank].cpu_free) + m->overhead;
         if (m->overhead > 0) s->rank[rank].cpu_free = offered;
         int eager = is_eager(s, op->bytes);
-        double time = offered;
-        if (eager) {
-            double out_of_sender;
-            time = transfer(s, rank, peer, offered, op->bytes, &out_of_sender);
-            if (!event_queue_push(&s->queue, out_of_sender, index, EVENT_COMPLETE)) return 0;
-        }
-        s->sides[entry] = (message_side){time, rank, s->unexpected_sends, index, -1, eager};
-        int32_t receive = sim_side_take_oldest(s, &s->channels[op->channel].posted);
-        if (receive < 0) {
-            s->unexpected_sends++;
-            sim_side_append(s, &s->channels[op->channel].unexpected, entry);
-            return 1;
-        }
-        return pair(s, entry, receive);
+        s->sides[entry] = (message_side){offered, rank, 0, index, -1, eager, -1};
+        return eager ? offer_to_nic(s, entry) : match_send(s, entry);
     }
-    s->sides[entry] = (message_side){ready, peer, 0, index, -1, 0};
+    s->sides[entry] = (message_side){ready, peer, 0, index, -1, 0, -1};
     int32_t send = sim_side_take_oldest(s, &s->channels[op->channel].unexpected);
     if (send < 0) {
         sim_side_append(s, &s->channels[op->channel].posted, entry);
@@ -166,6 +231,7 @@ static void release(simulation *s) {
     free(s->channels);
     free(s->channel_slots);
     free(s->sides);
+    free(s->nic_queue);
     event_queue_release(&s->queue);
     free(s->depth);
     free(s->link_free);
@@ -176,7 +242,8 @@ static void release(simulation *s) {
 }
 
 static int64_t engine_memory(const simulation *s) {
-    int64_t per_rank = (int64_t)s->ranks * (int64_t)(sizeof(int64_t) + sizeof(rank_state));
+    int64_t per_rank = (int64_t)s->ranks *
+                       (int64_t)(sizeof(int64_t) + sizeof(rank_state) + sizeof(side_list));
     return (int64_t)s->op_capacity * (int64_t)sizeof(sim_op) +
            (int64_t)s->dependent_capacity * (int64_t)sizeof(uint32_t) + per_rank +
            (int64_t)s->side_capacity * (int64_t)sizeof(message_side) +
@@ -244,8 +311,10 @@ int papcoll_simulate(const char *algorithm, int32_t ranks, int64_t count, int32_
     size_t n = (size_t)ranks;
     s.first_op = calloc(n + 1, sizeof(int64_t));
     s.rank = calloc(n, sizeof(rank_state));
+    s.nic_queue = malloc(n * sizeof(side_list));
+    for (size_t r = 0; s.nic_queue != NULL && r < n; r++) s.nic_queue[r] = (side_list){-1, -1};
     int status = PAPCOLL_OK;
-    if (!s.first_op || !s.rank) {
+    if (!s.first_op || !s.rank || !s.nic_queue) {
         release(&s);
         return sim_fail(&s, PAPCOLL_ERR_NO_MEMORY, "out of memory for %d ranks", ranks);
     }
@@ -323,6 +392,8 @@ int papcoll_simulate(const char *algorithm, int32_t ranks, int64_t count, int32_
         int ok;
         if (e.kind == EVENT_READY) {
             ok = start(&s, e.op, time);
+        } else if (e.kind == EVENT_NIC_FREE) {
+            ok = nic_free(&s, e.op, time);
         } else if (e.kind == EVENT_ARRIVED) {
             int32_t rank = s.ops[e.op].rank;
             double done = max2(time, s.rank[rank].cpu_free) + model->receive_overhead;
