@@ -10,6 +10,7 @@ import random
 
 import pytest
 from papcoll import Context, PapcollError, Parameters, verify
+from papcoll.model import preset, with_parameters
 from papcoll.network import load_network
 from papcoll.sim import arrival_pattern, choose, simulate, tau
 
@@ -131,6 +132,28 @@ def test_on_geo_3site_each_site_sends_its_partial_to_each_other_site():
         extra_down = vector if site != late_site else 0
         assert crossing[f"{site}->wan"] == 2 * vector + extra_up
         assert crossing[f"wan->{site}"] == 2 * vector + extra_down
+
+
+def test_the_exchange_across_costs_one_slice_per_other_site_on_a_crossbar():
+    # every site on time, sites of 4 on a crossbar whose links only move bytes (ethernet-1g
+    # without reduce and copy costs): each leader sends its 1 MiB partial to every other
+    # site and receives theirs, so each site more adds one slice's wire time, no more. Two
+    # parts must hold for it: the partials go out staggered (in readiness order every
+    # leader's first went to the same site) and the simulator books a receiver when a queued
+    # message leaves its sender, not when it was posted (else a message leaving third held
+    # the receiver ahead of another sender's first): either missing, a site more cost two
+    model = with_parameters(preset("ethernet-1g"),
+                            "reduce_seconds_per_byte=0,copy_seconds_per_byte=0")
+    count, slice_wire = 1 << 20, (1 << 20) * model.seconds_per_byte  # 4 MiB, 1 MiB a slice
+    makespan = {}
+    for sites in (4, 8, 16):
+        ranks = 4 * sites
+        groups = [rank // 4 for rank in range(ranks)]
+        context = Context(arrivals=[0.0] * ranks, tau=1e-4, groups=groups)
+        makespan[sites] = simulate(NAME, ranks, count, 4, model, None, context).makespan
+    for sites in (8, 16):
+        assert makespan[sites] - makespan[4] == pytest.approx((sites - 4) * slice_wire,
+                                                              rel=1e-9)
 
 
 @pytest.mark.parametrize("predicted_late", [None, 0, 2, 15])

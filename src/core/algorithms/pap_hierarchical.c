@@ -367,6 +367,16 @@ static int build_leader(const site_layout *layout, int64_t count, papcoll_schedu
         /* received into slots, posted at once: a partial crosses while this site's own
          * leaders still work on theirs */
         landing partials = landing_open(out, length, sites - 1);
+        /* sent staggered: the site k-th in readiness order sends first to the (k + 1)-th,
+         * then the (k + 2)-th, ..., so the senders of a round reach different leaders; in
+         * readiness order every leader's first partial went to the same one, whose link
+         * took them one after another while the others idled (papcoll's simulator, P = 64,
+         * groups of 4, 4 MiB on time: 231.6 ms, SMPI, which shares links, 176.7) */
+        int32_t my_place = 0;
+        while (layout->readiness[my_place] != g) my_place++;
+        for (int32_t step = 1; step < sites; step++)
+            sched_send(out, leader(layout, layout->readiness[(my_place + step) % sites], slice),
+                       ACROSS_TAG, partial, SCHED_AFTER(saved));
         for (int32_t k = 0; k < sites; k++) {
             int32_t site = layout->readiness[k];
             if (site == g) {
@@ -375,10 +385,8 @@ static int build_leader(const site_layout *layout, int64_t count, papcoll_schedu
                                           SCHED_AFTER(saved, result));
                 continue;
             }
-            int32_t peer = leader(layout, site, slice);
-            sched_send(out, peer, ACROSS_TAG, partial, SCHED_AFTER(saved));
-            result = land_and_combine(out, &partials, peer, ACROSS_TAG, mine,
-                                      k == 0 ? COMBINE_COPY : SCHED_TARGET_LEFT, result);
+            result = land_and_combine(out, &partials, leader(layout, site, slice), ACROSS_TAG,
+                                      mine, k == 0 ? COMBINE_COPY : SCHED_TARGET_LEFT, result);
         }
     }
     /* 3. the late ranks: this site's earlier ones summed, in predicted arrival order, for
