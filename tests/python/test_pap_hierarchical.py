@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from papcoll import Context, PapcollError, Parameters, verify
+from papcoll import Context, PapcollError, Parameters, schedule_text, verify
 from papcoll.model import preset, with_parameters
 from papcoll.network import load_network
 from papcoll.sim import arrival_pattern, choose, simulate, tau
@@ -154,6 +154,32 @@ def test_the_exchange_across_costs_one_slice_per_other_site_on_a_crossbar():
     for sites in (8, 16):
         assert makespan[sites] - makespan[4] == pytest.approx((sites - 4) * slice_wire,
                                                               rel=1e-9)
+
+
+@pytest.mark.parametrize("sites", [3, 4, 6])
+def test_a_late_rank_hands_its_partial_to_one_site_after_another(sites):
+    # the last late rank's crossings: its slices to one site's leaders travel together,
+    # the next site's each after the same slice's to the site before (all at once, links
+    # that share their bandwidth delivered every site's partial together at the end)
+    ranks, late = 4 * sites, 1
+    groups = [rank // 4 for rank in range(ranks)]
+    arrivals = [1.0 if rank == late else 0.0 for rank in range(ranks)]
+    context = Context(arrivals=arrivals, tau=1e-4, groups=groups)
+    sends: dict[int, tuple[int, set[int]]] = {}  # op -> (destination, ops it waits for)
+    for line in schedule_text(NAME, ranks, late, 80000, 4, context).splitlines()[1:]:
+        fields = line.split()
+        if fields[1] == "SEND" and "tag=6" in fields:  # the late partial
+            _, _, waits_for = line.partition(" after ")
+            after = {int(op) for op in waits_for.split(",")} if waits_for else set()
+            sends[int(fields[0])] = (int(fields[2].removeprefix("to=")), after)
+    crossings = {op: sent for op, sent in sends.items() if groups[sent[0]] != groups[late]}
+    assert len(crossings) == 3 * (sites - 1)  # 3 slices (3 leaders a site) to every other site
+    for op, (destination, after) in crossings.items():
+        earlier = [sends[previous][0] for previous in after if previous in crossings]
+        if groups[destination] == (groups[late] + 1) % sites:
+            assert earlier == [], (op, after)
+        else:  # one earlier crossing, to the site before
+            assert [groups[e] for e in earlier] == [(groups[destination] - 1) % sites], (op, after)
 
 
 @pytest.mark.parametrize("predicted_late", [None, 0, 2, 15])
