@@ -81,7 +81,9 @@
  * late site pays a crossing (its share in e-bar: crossing / P). Wrong predictions only
  * change who waits: a late leader delays its slice by its lateness, a late member outside
  * the ring is waited for like any late rank, an earlier late rank that comes after the
- * last holds the late partial back. Not host-aware: with hundreds of ranks a site the ring
+ * last holds the late partial back, and a leader later than predicted holds back, on its
+ * slice's lane, the late partial for the sites after it (a rendezvous send waits for its
+ * receive). Not host-aware: with hundreds of ranks a site the ring
  * of leaders takes hundreds of steps, which a spread of arrivals serialises (P = 1024,
  * rand-late 100 ms in docs/benchmarks.md). Scratch: a leader 2 ring slots, the partial
  * copy, the earlier late ranks' sum and up to 4 + 4 + (G - 1) + G landing slices (at most
