@@ -27,6 +27,13 @@ const char *select_flat_alternative(int32_t ranks, int64_t count, int64_t elem_s
                                     int commutative, const papcoll_sim_model *model,
                                     double share);
 
+/* papcoll's flat algorithms the closed loop may measure as native's alternative, named
+ * first (select.c says which and why) into out (3 at most); how many, 0 where named is
+ * none of native's stand-ins. */
+int select_flat_candidates(int32_t ranks, int64_t count, int64_t elem_size, int commutative,
+                           const papcoll_sim_model *model, double share, const char *named,
+                           const char **out);
+
 /* What one decision did (select_choose): for tests and the sweep, which must see the work
  * a decision spends and whether its shortcuts fired. */
 typedef struct select_trace {

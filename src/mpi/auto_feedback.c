@@ -70,6 +70,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flat_feedback.h"
 #include "recency.h"
 #include "tuning.h"
 
@@ -212,12 +213,29 @@ static const feedback_samples *level_free_samples(const feedback_table *table,
     return latest;
 }
 
+/* Whether, at this shape, another of the flat side's candidates ran instead of native:
+ * a decision of native against it, overruled. */
+static int flat_ran_instead(const feedback_table *table, const feedback_key *key,
+                            const flat_side *flat) {
+    for (int i = 0; i < FEEDBACK_ENTRIES && flat->shape != NULL; i++) {
+        const feedback_entry *entry = &table->entries[i];
+        if (entry->serial == 0 || entry->key.count != key->count ||
+            entry->key.extent != key->extent || entry->key.commutative != key->commutative ||
+            entry->key.model != NULL || entry->key.alternative == key->alternative ||
+            !entry->overruled)
+            continue;
+        for (int c = 0; c < flat->count; c++)
+            if (flat->candidates[c] == entry->key.alternative) return 1;
+    }
+    return 0;
+}
+
 /* A new decision's start: its neighbour's measurements (neighbour_of), or where it has
  * none, each side's times that do not depend on the level (level_free_samples). Where the
  * other side's are known, its early probes are skipped. */
 static feedback_entry new_entry(const feedback_table *table, const feedback_key *key,
-                                const native_shape *shape, int native_variant,
-                                const papcoll_tuning *tuning) {
+                                const native_shape *shape, const flat_side *flat,
+                                int native_variant, const papcoll_tuning *tuning) {
     feedback_entry fresh;
     memset(&fresh, 0, sizeof fresh);
     fresh.native_variant = native_variant;
@@ -238,10 +256,16 @@ static feedback_entry new_entry(const feedback_table *table, const feedback_key 
         level_free_samples(table, key, key->model, shape, native_variant, tuning);
     const feedback_samples *alternative =
         level_free_samples(table, key, key->alternative, shape, native_variant, tuning);
+    if (alternative == NULL && key->model == NULL) alternative = flat_side_times(flat, tuning);
     if (model != NULL) fresh.model = *model;
     if (alternative != NULL) {
         fresh.alternative = *alternative;
         fresh.uses = 2 * tuning->samples_to_compare;
+        if (key->model == NULL && flat_ran_instead(table, key, flat)) {
+            /* measured faster than a flat candidate that was faster than native */
+            fresh.overruled = 1;
+            fresh.judged[1] = fresh.alternative.added;
+        }
     }
     return fresh;
 }
@@ -264,15 +288,15 @@ static void refresh_native_side(feedback_entry *entry, const native_shape *shape
 }
 
 static feedback_entry *entry_for(feedback_table *table, const feedback_key *key,
-                                 const native_shape *shape, int native_variant, int create,
-                                 const papcoll_tuning *tuning) {
+                                 const native_shape *shape, const flat_side *flat,
+                                 int native_variant, int create, const papcoll_tuning *tuning) {
     for (int i = 0; i < FEEDBACK_ENTRIES; i++) {
         feedback_entry *entry = &table->entries[i];
         if (entry->serial != 0 && key_equal(&entry->key, key)) return entry;
     }
     if (!create) return NULL;
     /* made first: the neighbour may be the entry that makes room */
-    feedback_entry fresh = new_entry(table, key, shape, native_variant, tuning);
+    feedback_entry fresh = new_entry(table, key, shape, flat, native_variant, tuning);
     feedback_entry *oldest = &table->entries[least_recently_used(
         &table->entries[0].last_used, sizeof table->entries[0], FEEDBACK_ENTRIES, NULL, NULL)];
     *oldest = fresh;
@@ -346,12 +370,29 @@ double feedback_decide(feedback_table *table, const choice_input *input, int lev
     int one_algorithm = natives->count == 1;
     native_shape *shape =
         variants > 1 || one_algorithm
-            ? native_shape_for(&table->natives, input->count, input->extent, count_use)
+            ? native_shape_for(&table->natives, SHAPE_OF_NATIVE, input->count, input->extent,
+                               count_use)
             : NULL;
-    int preferred = shape == NULL ? 0
-                    : count_use   ? native_judge(shape, variants, &tuning)
-                                  : native_preferred(shape, variants, &tuning);
+    /* a query judges a copy: what the call would judge, the table unchanged */
+    native_shape asked_shape;
+    if (shape != NULL && !count_use) {
+        asked_shape = *shape;
+        shape = &asked_shape;
+    }
+    int preferred = shape == NULL ? 0 : native_judge(shape, variants, &tuning);
     int has_alternative = report->alternative[0] != '\0';
+    /* where native is weighed against a flat algorithm of papcoll's, which one is measured
+     * too (flat_feedback.c): the decision is kept for the one preferred */
+    flat_side flat;
+    double flat_tag = -1;
+    flat_side_for(&table->natives, input,
+                  has_alternative && choice->algorithm == NULL
+                      ? registry_find(report->alternative)
+                      : NULL,
+                  count_use, &tuning, &flat);
+    if (flat.shape != NULL)
+        snprintf(report->alternative, sizeof report->alternative, "%s",
+                 flat.candidates[flat.preferred]->info.name);
     feedback_entry *entry = NULL;
     feedback_key key;
     memset(&key, 0, sizeof key);
@@ -372,12 +413,12 @@ double feedback_decide(feedback_table *table, const choice_input *input, int lev
          * level changes neither's time after the last arrival: one decision for all levels
          * (kept apart, levels that noise makes of balanced calls each learnt it afresh) */
         key.level = level_free(key.model) && level_free(key.alternative) ? 0 : level;
-        entry = entry_for(table, &key, shape, preferred, count_use, &tuning);
+        entry = entry_for(table, &key, shape, &flat, preferred, count_use, &tuning);
     }
     /* a query (count_use 0) works on a copy, the decision as the next call would see it */
     feedback_entry copy;
     if (has_alternative && entry == NULL) {
-        copy = new_entry(table, &key, shape, preferred, &tuning);
+        copy = new_entry(table, &key, shape, &flat, preferred, &tuning);
         copy.key = key;
         entry = &copy;
     } else if (entry != NULL && !count_use) {
@@ -419,9 +460,17 @@ double feedback_decide(feedback_table *table, const choice_input *input, int lev
         if (count_use && periodic && native >= 0 && !waiting && choosing_variants &&
             !is_early_probe(use, &tuning) && native_upcoming(shape, variants, &tuning) < 0)
             trial = shape->slots++ % 2 == 1;
-        int side_probe = count_use && !trial &&
+        /* the flat side likewise: not run now, with candidates untried, it runs at every
+         * use after the early ones; run now, every other slot tries another candidate */
+        int flat_untried_now = !overruled && use >= 2 * tuning.samples_to_compare &&
+                               flat_side_untried(&flat, &tuning);
+        int flat_trial = 0;
+        if (count_use && periodic && flat.shape != NULL && overruled &&
+            !is_early_probe(use, &tuning) && !flat_side_untried(&flat, &tuning))
+            flat_trial = flat.shape->slots++ % 2 == 1;
+        int side_probe = count_use && !trial && !flat_trial &&
                          (is_early_probe(use, &tuning) || periodic || native_untried_now ||
-                          (native_waits && use % 2 == 1));
+                          flat_untried_now || (native_waits && use % 2 == 1));
         report->probe = side_probe; /* a trial counts where another variant runs (below) */
         run_alternative = overruled != side_probe;
         report->overruled = overruled && !side_probe;
@@ -435,6 +484,13 @@ double feedback_decide(feedback_table *table, const choice_input *input, int lev
         if (run_alternative) {
             choice->algorithm = key.alternative;
             snprintf(report->algorithm, sizeof report->algorithm, "%s", report->alternative);
+            if (flat.shape != NULL) { /* as which candidate (the preferred, or a try) */
+                int candidate = flat_side_next(&flat, count_use, flat_trial, &tuning, &flat_tag);
+                choice->algorithm = flat.candidates[candidate];
+                if (candidate != flat.preferred) report->probe = 1;
+                snprintf(report->algorithm, sizeof report->algorithm, "%s",
+                         choice->algorithm->info.name);
+            }
         }
     }
     int variant = -1; /* for the decision's tag */
@@ -451,7 +507,10 @@ double feedback_decide(feedback_table *table, const choice_input *input, int lev
     } else if (choice->algorithm == NULL) {
         variant = 0;
     }
+    if (flat_tag >= 0) *native_tag_out = flat_tag; /* native did not run: the tag is free */
     if (entry == NULL || !count_use) return -1;
+    /* a try of a flat candidate other than the preferred says nothing of the decision's */
+    if (run_alternative && choice->algorithm != key.alternative) return -1;
     return tag_of(entry, run_alternative, choice->algorithm == NULL ? variant : 0);
 }
 

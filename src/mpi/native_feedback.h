@@ -10,7 +10,17 @@
 #include "papcoll_core.h"
 
 /* samples_to_compare (papcoll_tuning) may ask for every kept sample */
-enum { FEEDBACK_SAMPLES = PAPCOLL_TUNING_MOST_SAMPLES, NATIVE_FEEDBACK_SHAPES = 16 };
+enum { FEEDBACK_SAMPLES = PAPCOLL_TUNING_MOST_SAMPLES, NATIVE_FEEDBACK_SHAPES = 32 };
+
+/* What a shape's variants are: the MPI library's algorithms native may run as, or papcoll's
+ * flat algorithms that stand as native's alternative (flat_feedback.h), whose candidates
+ * differ with the op's commutativity (ring only for commutative ops). The same machinery
+ * picks either. */
+typedef enum shape_kind {
+    SHAPE_OF_NATIVE,
+    SHAPE_OF_FLAT,
+    SHAPE_OF_FLAT_COMMUTATIVE,
+} shape_kind;
 
 /* The last FEEDBACK_SAMPLES measured times of one algorithm (seconds after the last
  * arrival). */
@@ -38,6 +48,7 @@ int feedback_takes_over(const feedback_samples *rival, const feedback_samples *i
  * probe_phase (8). */
 
 typedef struct native_shape {
+    shape_kind kind;
     int64_t count, extent;
     int64_t serial;            /* 0: empty; a run's tag is serial x NATIVE_VARIANTS_MOST +
                                   its variant */
@@ -61,16 +72,15 @@ typedef struct native_feedback {
     int64_t clock, serials;
 } native_feedback;
 
-/* The shape's record (count elements of extent bytes, a commutative op), made where
- * create and there is none (the least recently used goes); NULL where not. */
-native_shape *native_shape_for(native_feedback *table, int64_t count, int64_t extent,
-                               int create);
-/* The variant preferred now: the one preferred, or another with measurements new since it
- * was last weighed that is faster beyond the noise (feedback_clearly_faster; the fastest
- * such); 0 until measured. native_judge also sets it and marks the new measurements
- * weighed: each is weighed once, so that the preferred's times, which change every run,
- * do not give a stale rival a new chance at every run (native_feedback.c says why). */
-int native_preferred(const native_shape *shape, int variants, const papcoll_tuning *tuning);
+/* The shape's record of the kind (count elements of extent bytes), made where create and
+ * there is none (the least recently used goes); NULL where not. */
+native_shape *native_shape_for(native_feedback *table, shape_kind kind, int64_t count,
+                               int64_t extent, int create);
+/* The variant preferred now (and sets it): the one preferred, or another with measurements
+ * new since it was last weighed that is faster beyond the noise (feedback_clearly_faster;
+ * the fastest such); 0 until measured. Marks the new measurements weighed: each is weighed
+ * once, so that the preferred's times, which change every run, do not give a stale rival a
+ * new chance at every run (native_feedback.c says why). A query judges a copy. */
 int native_judge(native_shape *shape, int variants, const papcoll_tuning *tuning);
 /* The variant the next run of native uses (and counts the run): the default first, then
  * the others until each had its tries, then the preferred (as native_judge left it), or

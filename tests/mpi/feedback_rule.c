@@ -290,6 +290,78 @@ static void flat_alternative(void) {
     }
 }
 
+/* Where the model picks native and another of papcoll's flat algorithms lies close to the
+ * one it names in the closed form, the loop measures both (flat_feedback.c). P = 16, 1 MiB,
+ * the monitor's model of ethernet-1g (60 us, 8 ns a byte): ring named, Rabenseifner within
+ * alternative_share, recursive doubling not. Times (ms) as SMPI's with a jitter of 200 us
+ * (docs/smpi.md): native 30, ring 20.3, Rabenseifner 16.6, recursive doubling 40; and the
+ * other way round (ring 16.6, Rabenseifner 20.3), where ring stays. Native has one
+ * algorithm, as in SMPI or Open MPI; measurements come back a period (8 calls) late. */
+static void flat_side_measured(void) {
+    static const struct {
+        double ring_ms, rabenseifner_ms;
+        const char *fastest;
+    } cases[] = {{20.3, 16.6, "rabenseifner"}, {16.6, 20.3, "ring"}};
+    native_variants one = {.count = 1, .names = {"native"}};
+    papcoll_parameters parameters;
+    memset(&parameters, 0, sizeof parameters);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        feedback_table table;
+        feedback_clear(&table);
+        choice_input input;
+        memset(&input, 0, sizeof input);
+        input.ranks = 16;
+        input.count = 262144;
+        input.extent = 4;
+        input.commutative = 1;
+        input.native_runs = 1;
+        input.parameters = &parameters;
+        input.calibrated = 1;
+        input.latency = 60e-6;
+        input.seconds_per_byte = 8e-9;
+        double tags[LAG + 1], native_tags[LAG + 1], seconds[LAG + 1];
+        int pending = 0, fastest_late = 0, others_late = 0, tried[3] = {0};
+        const char *names[3] = {"ring", "rabenseifner", "recursive_doubling"};
+        const double milliseconds[3] = {cases[c].ring_ms, cases[c].rabenseifner_ms, 40};
+        for (int use = 0; use < 64; use++) {
+            auto_choice choice;
+            memset(&choice, 0, sizeof choice);
+            snprintf(choice.report.algorithm, sizeof choice.report.algorithm, "native");
+            snprintf(choice.report.alternative, sizeof choice.report.alternative, "ring");
+            double native_tag;
+            double tag = feedback_decide(&table, &input, 0, &one, 1, &choice, &native_tag);
+            double ms = 30;
+            for (int k = 0; k < 3; k++)
+                if (choice.algorithm != NULL && strcmp(choice.algorithm->info.name, names[k]) == 0) {
+                    ms = milliseconds[k];
+                    tried[k]++;
+                }
+            if (use >= 32) {
+                int fastest = choice.algorithm != NULL &&
+                              strcmp(choice.algorithm->info.name, cases[c].fastest) == 0;
+                fastest_late += fastest;
+                others_late += !fastest;
+            }
+            tags[pending] = tag;
+            native_tags[pending] = native_tag;
+            seconds[pending++] = ms * 1e-3;
+            if (pending > LAG) {
+                for (int k = 0; k < pending; k++)
+                    feedback_observe(&table, tags[k], native_tags[k], seconds[k]);
+                pending = 0;
+            }
+        }
+        char detail[300];
+        snprintf(detail, sizeof detail, "ring %.1f, rabenseifner %.1f ms: uses 32 .. 63 ran %s "
+                 "%d times, others %d; ring ran %d times in all, rabenseifner %d, recursive "
+                 "doubling %d", cases[c].ring_ms, cases[c].rabenseifner_ms, cases[c].fastest,
+                 fastest_late, others_late, tried[0], tried[1], tried[2]);
+        check(fastest_late >= 29 && tried[0] >= 3 && tried[1] >= 3 && tried[2] == 0,
+              "the flat candidates close in the closed form are measured, the fastest runs",
+              detail);
+    }
+}
+
 /* The probes of the other side fall where the tuning constants say: the samples_to_compare
  * early ones every other use, then at probe_phase of every probe_every uses. The model
  * picks native (one variant: a non-commutative op) against straggler, 100 us, which never
@@ -431,6 +503,7 @@ int main(void) {
     not_commutative();
     probes_follow_the_tuning();
     flat_alternative();
+    flat_side_measured();
     rank_test_closed_forms();
     settles_in_noise();
     char detail[160];
