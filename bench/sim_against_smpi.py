@@ -111,11 +111,19 @@ def main() -> int:
     parser.add_argument("--from-json", type=Path, nargs="+",
                         help="tables from earlier runs' JSON, several joined (a grid run "
                              "as jobs of their own, e.g. one per half of the algorithms)")
+    parser.add_argument("--resimulate", action="store_true",
+                        help="with --from-json: papcoll's simulator again, as this checkout "
+                             "has it, against the SMPI times the rows hold")
     parser.add_argument("--markdown", type=Path)
     arguments = parser.parse_args()
     console = Console(width=200)
     if arguments.from_json:
         rows = [row for path in arguments.from_json for row in json.loads(path.read_text())]
+        if arguments.resimulate:
+            for row in rows:
+                row["simulated_ms"] = simulated_ms(row, row["smpi"]["network"])
+        if arguments.json:
+            arguments.json.write_text(json.dumps(rows, indent=1) + "\n")
     else:
         rows = []
         for network in arguments.networks.split(","):

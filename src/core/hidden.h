@@ -13,6 +13,7 @@
  * papcoll_* out of either library. */
 #define registry_find papcoll_internal_registry_find
 #define sched_dependents papcoll_internal_sched_dependents
+#define sched_send_is_synchronous papcoll_internal_sched_send_is_synchronous
 #define select_default_algorithm papcoll_internal_select_default_algorithm
 #define select_flat_alternative papcoll_internal_select_flat_alternative
 #define select_flat_candidates papcoll_internal_select_flat_candidates

@@ -299,3 +299,17 @@ const char *papcoll_status_name(int status) {
     default: return "unknown status";
     }
 }
+
+int sched_send_is_synchronous(const papcoll_schedule *schedule, int32_t i,
+                              const int32_t *dependent_first, const int32_t *dependents,
+                              int64_t synchronous_elements) {
+    const sched_op *op = &schedule->ops[i];
+    if (op->kind != SCHED_SEND || op->length == 0 || /* empty: no link to share */
+        (op->length < synchronous_elements && !(op->flags & SCHED_SEND_PACED)))
+        return 0;
+    for (int32_t d = dependent_first[i]; d < dependent_first[i + 1]; d++) {
+        const sched_op *next = &schedule->ops[dependents[d]];
+        if (next->kind == SCHED_SEND && next->u.message.peer == op->u.message.peer) return 1;
+    }
+    return 0;
+}

@@ -189,6 +189,16 @@ const int32_t *sched_dependencies(const papcoll_schedule *schedule, int32_t inde
 int sched_dependents(const papcoll_schedule *schedule, int32_t *pending,
                      int32_t *dependent_first, int32_t *dependents);
 
+/* Whether SEND op i goes synchronous: the MPI executor sends it as MPI_Issend, which
+ * completes only once the receiver has taken it, and the simulator as a rendezvous (it
+ * leaves once its RECV is posted and completes when it has arrived). So where the next SEND
+ * to the same peer waits for it (sched_order_sends) and it holds synchronous_elements or
+ * more, or is PACED (src/mpi/executor.c says why). dependent_first, dependents:
+ * sched_dependents's. Exported, as sched_dependents is. */
+int sched_send_is_synchronous(const papcoll_schedule *schedule, int32_t i,
+                              const int32_t *dependent_first, const int32_t *dependents,
+                              int64_t synchronous_elements);
+
 /* Near-equal split of `count` elements into `parts` blocks: the first count % parts blocks
  * get one element more. Block b covers [sched_block_start(b), sched_block_start(b + 1)). */
 static inline int64_t sched_block_start(int64_t count, int64_t parts, int64_t block) {

@@ -112,16 +112,9 @@ int executor_plan_prepare(executor_plan *plan, int64_t synchronous_send_bytes) {
         return 0;
     int64_t synchronous_elements =
         synchronous_send_bytes / (plan->key.extent > 0 ? plan->key.extent : 1);
-    for (int32_t i = 0; i < s->op_count; i++) {
-        if (s->ops[i].kind != SCHED_SEND || s->ops[i].length == 0 || /* empty: no link to share */
-            (s->ops[i].length < synchronous_elements && !(s->ops[i].flags & SCHED_SEND_PACED)))
-            continue;
-        for (int32_t d = plan->dependent_first[i]; d < plan->dependent_first[i + 1]; d++) {
-            const sched_op *next = &s->ops[plan->dependents[d]];
-            if (next->kind == SCHED_SEND && next->u.message.peer == s->ops[i].u.message.peer)
-                plan->synchronous[i] = 1;
-        }
-    }
+    for (int32_t i = 0; i < s->op_count; i++)
+        plan->synchronous[i] = (uint8_t)sched_send_is_synchronous(
+            s, i, plan->dependent_first, plan->dependents, synchronous_elements);
     return 1;
 }
 

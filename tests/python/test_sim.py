@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_python_within
-from papcoll import Context
+from papcoll import Context, Parameters
 from papcoll.model import SimModel, preset, with_parameters
 from papcoll.network import load_network, parse_topology
 from papcoll.sim import arrival_pattern, lower_bound, network_lower_bound, simulate, transfer_time
@@ -82,6 +82,26 @@ def test_back_to_back_messages_empty_the_bucket_and_pay_the_rate():
     full = simulate("ring", 2, half // 2, 4, plain).makespan  # 2 x 1 MiB at the rate
     bucketed = simulate("ring", 2, half // 2, 4, shaped).makespan
     assert bucketed == pytest.approx(full - half * 8e-9, rel=1e-12)
+
+
+@pytest.mark.parametrize("segment_bytes, synchronous", [(32768, True), (8192, False)])
+def test_a_chained_send_of_16_kib_or_more_waits_for_its_receiver_as_mpi_issend(
+        segment_bytes, synchronous):
+    """The executor sends a SEND that the next SEND to the same peer waits for as MPI_Issend
+    from 16 KiB (sched_send_is_synchronous), so the simulator takes it as a rendezvous even
+    below the eager limit: P = 2, segmented ring, 8 segments a block each way, a 1 ms
+    latency. Synchronous, every segment waits for the one before to arrive (16 latencies
+    over both phases); eager, they leave back to back (2 latencies and the wire)."""
+    latency, per_byte = 1e-3, 1e-9
+    model = SimModel(latency=latency, seconds_per_byte=per_byte, eager_limit_bytes=1 << 20)
+    block = 8 * segment_bytes
+    context = Context(parameters=Parameters(segment_elements=segment_bytes // 4))
+    result = simulate("segmented_ring", 2, 2 * block // 4, 4, model, [0.0, 0.0], context)
+    wire = block * per_byte
+    if synchronous:
+        assert result.average_elapsed >= 16 * latency
+    else:
+        assert result.average_elapsed == pytest.approx(2 * latency + 2 * wire, rel=0.05)
 
 
 @pytest.mark.parametrize(("parameters", "message"), [

@@ -7,6 +7,7 @@
 
 #include "../growth.h"
 #include "../message.h"
+#include "../tuning.h"
 #include "engine.h"
 
 /* What converting one schedule needs, kept from rank to rank (grown, never shrunk). */
@@ -45,6 +46,11 @@ static int add_rank(simulation *s, build_scratch *scratch, const char *algorithm
         return sim_fail(s, PAPCOLL_ERR_NO_MEMORY, "out of memory for the schedules of %d ranks",
                         s->ranks);
     }
+    /* sent as the MPI executor sends it: a chained SEND of synchronous_send_bytes or more
+     * (the communicator's tuning, else 16 KiB) goes as MPI_Issend */
+    int64_t synchronous_elements =
+        tuning_in_force(context != NULL ? context->tuning : NULL).synchronous_send_bytes /
+        (elem_size > 0 ? elem_size : 1);
     s->first_op[rank] = s->op_count;
     for (int64_t i = 0; i < ops; i++) {
         const sched_op *from = &schedule->ops[i];
@@ -57,6 +63,9 @@ static int add_rank(simulation *s, build_scratch *scratch, const char *algorithm
         to->bytes = (double)from->length * elem_size;
         if (from->kind == SCHED_SEND || from->kind == SCHED_RECV) {
             to->peer = from->u.message.peer;
+            to->synchronous = (uint8_t)sched_send_is_synchronous(
+                schedule, (int32_t)i, scratch->dependent_first, scratch->dependents,
+                synchronous_elements);
             to->channel = from->kind == SCHED_SEND
                               ? sim_channel_of(s, rank, to->peer, from->u.message.tag)
                               : sim_channel_of(s, to->peer, rank, from->u.message.tag);

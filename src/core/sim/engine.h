@@ -24,7 +24,8 @@ typedef struct sim_op {
     int32_t peer;        /* SEND / RECV */
     int32_t channel;     /* SEND / RECV: its (source, destination, tag), an index in channels */
     uint8_t kind;        /* enum sched_op_kind */
-    uint8_t padding[3];
+    uint8_t synchronous; /* SEND: a rendezvous whatever its size (sched_send_is_synchronous) */
+    uint8_t padding[2];
 } sim_op;
 /* Ops are named by their index in the one array of all ranks' ops (32 bits: up to 4 G ops,
  * some 170 GB of engine memory, far beyond any machine this runs on). */

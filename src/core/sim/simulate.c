@@ -14,8 +14,9 @@
  *                  later; messages waiting for the NIC leave in the order offered, and
  *                  book their receiver only when they leave (below: "the sender's NIC").
  *                  Eager (bytes <= eager limit): offered at once; the SEND completes
- *                  when its bytes are out. Rendezvous: offered only once the RECV is posted;
- *                  the SEND completes when it has arrived.
+ *                  when its bytes are out. Rendezvous (larger, or synchronous as the MPI
+ *                  executor sends it: MPI_Issend, sched_send_is_synchronous): offered only
+ *                  once the RECV is posted; the SEND completes when it has arrived.
  *   RECV           posted when ready; completes at max(arrival, posted), plus o_r
  *                  (receive_overhead) on the CPU.
  * Messages match per (source, destination, tag) in order, as in MPI: each such channel
@@ -195,7 +196,7 @@ static int start(simulation *s, uint32_t index, double ready) {
     if (op->kind == SCHED_SEND) {
         double offered = max2(ready, s->rank[rank].cpu_free) + m->overhead;
         if (m->overhead > 0) s->rank[rank].cpu_free = offered;
-        int eager = is_eager(s, op->bytes);
+        int eager = is_eager(s, op->bytes) && !op->synchronous;
         s->sides[entry] = (message_side){offered, rank, 0, index, -1, eager, -1};
         return eager ? offer_to_nic(s, entry) : match_send(s, entry);
     }
