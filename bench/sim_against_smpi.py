@@ -83,7 +83,7 @@ def show(console: Console, rows: list[dict[str, Any]]) -> str:
             "|---|---|---|---|---|"]
     for line in lines:
         worst = line["worst"]
-        cells = (line["algorithm"], str(line["points"]), f"{line['geometric_mean']:.0%}",
+        cells = (line["algorithm"], str(line["points"]), f"{line['geometric_mean']:.1%}",
                  f"{line['sim_above']} of {line['points']}",
                  f"{factor(worst):.0%}: {describe(worst)}")
         table.add_row(*cells)
