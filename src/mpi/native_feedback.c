@@ -148,10 +148,15 @@ static int native_preferred(const native_shape *shape, int variants,
     double best_seconds = feedback_median(&shape->samples[shape->preferred]);
     for (int v = 0; v < variants; v++) {
         int faster;
-        if (!weighed_now(shape, v, tuning, &faster) ||
-            !feedback_takes_over(&shape->samples[v], &shape->samples[shape->preferred], faster,
-                                 shape->judged[v] == 0, shape->leaning[v], tuning))
-            continue;
+        if (!weighed_now(shape, v, tuning, &faster)) continue;
+        int first = shape->judged[v] == 0;
+        /* papcoll's flat candidates: the first weighing decides on a clear difference alone
+         * (flat_feedback.c says why) */
+        int takes_over = feedback_takes_over(&shape->samples[v],
+                                             &shape->samples[shape->preferred], faster, first,
+                                             shape->leaning[v], tuning) ||
+                         (first && faster && shape->kind != SHAPE_OF_NATIVE);
+        if (!takes_over) continue;
         double seconds = feedback_median(&shape->samples[v]);
         if (seconds < best_seconds) {
             best = v;

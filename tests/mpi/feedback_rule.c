@@ -296,7 +296,9 @@ static void flat_alternative(void) {
  * alternative_share, recursive doubling not. Times (ms) as SMPI's with a jitter of 200 us
  * (docs/smpi.md): native 30, ring 20.3, Rabenseifner 16.6, recursive doubling 40; and the
  * other way round (ring 16.6, Rabenseifner 20.3), where ring stays. Native has one
- * algorithm, as in SMPI or Open MPI; measurements come back a period (8 calls) late. */
+ * algorithm, as in SMPI or Open MPI; measurements come back a period (8 calls) late. After
+ * a warm-up of 16 calls (bench/loop_settles.py's) the fastest runs in >= 90 % of the calls
+ * (with two weighings in a row for a switch, as native's variants have, 43 of 48). */
 static void flat_side_measured(void) {
     static const struct {
         double ring_ms, rabenseifner_ms;
@@ -336,7 +338,7 @@ static void flat_side_measured(void) {
                     ms = milliseconds[k];
                     tried[k]++;
                 }
-            if (use >= 32) {
+            if (use >= 16) {
                 int fastest = choice.algorithm != NULL &&
                               strcmp(choice.algorithm->info.name, cases[c].fastest) == 0;
                 fastest_late += fastest;
@@ -352,11 +354,11 @@ static void flat_side_measured(void) {
             }
         }
         char detail[300];
-        snprintf(detail, sizeof detail, "ring %.1f, rabenseifner %.1f ms: uses 32 .. 63 ran %s "
+        snprintf(detail, sizeof detail, "ring %.1f, rabenseifner %.1f ms: uses 16 .. 63 ran %s "
                  "%d times, others %d; ring ran %d times in all, rabenseifner %d, recursive "
                  "doubling %d", cases[c].ring_ms, cases[c].rabenseifner_ms, cases[c].fastest,
                  fastest_late, others_late, tried[0], tried[1], tried[2]);
-        check(fastest_late >= 29 && tried[0] >= 3 && tried[1] >= 3 && tried[2] == 0,
+        check(fastest_late >= 44 && tried[0] >= 3 && tried[1] >= 3 && tried[2] == 0,
               "the flat candidates close in the closed form are measured, the fastest runs",
               detail);
     }
