@@ -299,69 +299,105 @@ static void flat_alternative(void) {
  * algorithm, as in SMPI or Open MPI; measurements come back a period (8 calls) late. After
  * a warm-up of 16 calls (bench/loop_settles.py's) the fastest runs in >= 90 % of the calls
  * (with two weighings in a row for a switch, as native's variants have, 43 of 48). */
+/* Calls at P = 16, 1 MiB with the monitor's model of ethernet-1g (60 us, 8 ns a byte) and
+ * native as one algorithm (SMPI, Open MPI): the model picks `model` (NULL: native) against
+ * `alternative`, every call at `level`; what ran takes its time in ms from `times` (by name,
+ * native's under "native"), its measurement back a period (8 calls) later. Counts in
+ * ran[k] the uses from `from` on that ran names[k]. */
+typedef struct timed {
+    const char *name;
+    double ms;
+} timed;
+
+static void flat_calls(feedback_table *table, const char *model, const char *alternative,
+                       int level, int uses, const timed *times, int from, int *ran) {
+    static const native_variants one = {.count = 1, .names = {"native"}};
+    static papcoll_parameters parameters;
+    choice_input input;
+    memset(&input, 0, sizeof input);
+    input.ranks = 16;
+    input.count = 262144;
+    input.extent = 4;
+    input.commutative = 1;
+    input.native_runs = 1;
+    input.parameters = &parameters;
+    input.calibrated = 1;
+    input.latency = 60e-6;
+    input.seconds_per_byte = 8e-9;
+    double tags[LAG + 1], native_tags[LAG + 1], seconds[LAG + 1];
+    int pending = 0;
+    for (int use = 0; use < uses; use++) {
+        auto_choice choice;
+        memset(&choice, 0, sizeof choice);
+        choice.algorithm = model != NULL ? registry_find(model) : NULL;
+        snprintf(choice.report.algorithm, sizeof choice.report.algorithm, "%s",
+                 model != NULL ? model : "native");
+        snprintf(choice.report.alternative, sizeof choice.report.alternative, "%s",
+                 alternative);
+        double native_tag;
+        double tag = feedback_decide(table, &input, level, &one, 1, &choice, &native_tag);
+        const char *name = choice.algorithm != NULL ? choice.algorithm->info.name : "native";
+        double ms = 0;
+        for (int k = 0; times[k].name != NULL; k++)
+            if (strcmp(name, times[k].name) == 0) {
+                ms = times[k].ms;
+                if (use >= from) ran[k]++;
+            }
+        tags[pending] = tag;
+        native_tags[pending] = native_tag;
+        seconds[pending++] = ms * 1e-3;
+        if (pending > LAG) {
+            for (int k = 0; k < pending; k++)
+                feedback_observe(table, tags[k], native_tags[k], seconds[k]);
+            pending = 0;
+        }
+    }
+}
+
 static void flat_side_measured(void) {
     static const struct {
         double ring_ms, rabenseifner_ms;
-        const char *fastest;
-    } cases[] = {{20.3, 16.6, "rabenseifner"}, {16.6, 20.3, "ring"}};
-    native_variants one = {.count = 1, .names = {"native"}};
-    papcoll_parameters parameters;
-    memset(&parameters, 0, sizeof parameters);
+        int fastest; /* in times[] below */
+    } cases[] = {{20.3, 16.6, 2}, {16.6, 20.3, 1}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         feedback_table table;
         feedback_clear(&table);
-        choice_input input;
-        memset(&input, 0, sizeof input);
-        input.ranks = 16;
-        input.count = 262144;
-        input.extent = 4;
-        input.commutative = 1;
-        input.native_runs = 1;
-        input.parameters = &parameters;
-        input.calibrated = 1;
-        input.latency = 60e-6;
-        input.seconds_per_byte = 8e-9;
-        double tags[LAG + 1], native_tags[LAG + 1], seconds[LAG + 1];
-        int pending = 0, fastest_late = 0, others_late = 0, tried[3] = {0};
-        const char *names[3] = {"ring", "rabenseifner", "recursive_doubling"};
-        const double milliseconds[3] = {cases[c].ring_ms, cases[c].rabenseifner_ms, 40};
-        for (int use = 0; use < 64; use++) {
-            auto_choice choice;
-            memset(&choice, 0, sizeof choice);
-            snprintf(choice.report.algorithm, sizeof choice.report.algorithm, "native");
-            snprintf(choice.report.alternative, sizeof choice.report.alternative, "ring");
-            double native_tag;
-            double tag = feedback_decide(&table, &input, 0, &one, 1, &choice, &native_tag);
-            double ms = 30;
-            for (int k = 0; k < 3; k++)
-                if (choice.algorithm != NULL && strcmp(choice.algorithm->info.name, names[k]) == 0) {
-                    ms = milliseconds[k];
-                    tried[k]++;
-                }
-            if (use >= 16) {
-                int fastest = choice.algorithm != NULL &&
-                              strcmp(choice.algorithm->info.name, cases[c].fastest) == 0;
-                fastest_late += fastest;
-                others_late += !fastest;
-            }
-            tags[pending] = tag;
-            native_tags[pending] = native_tag;
-            seconds[pending++] = ms * 1e-3;
-            if (pending > LAG) {
-                for (int k = 0; k < pending; k++)
-                    feedback_observe(&table, tags[k], native_tags[k], seconds[k]);
-                pending = 0;
-            }
-        }
+        timed times[] = {{"native", 30}, {"ring", cases[c].ring_ms},
+                         {"rabenseifner", cases[c].rabenseifner_ms},
+                         {"recursive_doubling", 40}, {NULL, 0}};
+        int late[4] = {0}, all[4] = {0};
+        flat_calls(&table, NULL, "ring", 0, 64, times, 16, late);
+        feedback_clear(&table);
+        flat_calls(&table, NULL, "ring", 0, 64, times, 0, all);
         char detail[300];
-        snprintf(detail, sizeof detail, "ring %.1f, rabenseifner %.1f ms: uses 16 .. 63 ran %s "
-                 "%d times, others %d; ring ran %d times in all, rabenseifner %d, recursive "
-                 "doubling %d", cases[c].ring_ms, cases[c].rabenseifner_ms, cases[c].fastest,
-                 fastest_late, others_late, tried[0], tried[1], tried[2]);
-        check(fastest_late >= 44 && tried[0] >= 3 && tried[1] >= 3 && tried[2] == 0,
+        snprintf(detail, sizeof detail, "ring %.1f, rabenseifner %.1f ms: uses 16 .. 63 ran "
+                 "%s %d times; in all ring ran %d times, rabenseifner %d, recursive "
+                 "doubling %d", cases[c].ring_ms, cases[c].rabenseifner_ms,
+                 times[cases[c].fastest].name, late[cases[c].fastest], all[1], all[2], all[3]);
+        check(late[cases[c].fastest] >= 44 && all[1] >= 3 && all[2] >= 3 && all[3] == 0,
               "the flat candidates close in the closed form are measured, the fastest runs",
               detail);
     }
+}
+
+/* A flat algorithm of papcoll's that runs instead of native stands for native against a
+ * PAP-aware choice too (auto_feedback.c, flat_baseline): 64 balanced calls (native 30 ms,
+ * Rabenseifner 16.6, ring 20.3), then the model picks straggler (25 ms) against native
+ * with a rank late (level 3): Rabenseifner, not native, is what straggler is weighed
+ * against, and runs. Without the baseline, native (30) lost to straggler (25), which ran. */
+static void flat_side_stands_for_native(void) {
+    feedback_table table;
+    feedback_clear(&table);
+    timed times[] = {{"native", 30}, {"ring", 20.3}, {"rabenseifner", 16.6},
+                     {"straggler", 25}, {NULL, 0}};
+    int balanced[4] = {0}, late[4] = {0};
+    flat_calls(&table, NULL, "ring", 0, 64, times, 0, balanced);
+    flat_calls(&table, "straggler", "native", 3, 48, times, 16, late);
+    char detail[200];
+    snprintf(detail, sizeof detail, "uses 16 .. 47 with a late rank ran rabenseifner %d "
+             "times, straggler %d, native %d", late[2], late[3], late[0]);
+    check(late[2] >= 29, "what runs instead of native stands for it against straggler",
+          detail);
 }
 
 /* The probes of the other side fall where the tuning constants say: the samples_to_compare
@@ -506,6 +542,7 @@ int main(void) {
     probes_follow_the_tuning();
     flat_alternative();
     flat_side_measured();
+    flat_side_stands_for_native();
     rank_test_closed_forms();
     settles_in_noise();
     char detail[160];
