@@ -5,11 +5,12 @@
  * with: native where it picked a papcoll algorithm, its best papcoll candidate where it
  * picked native. Where native is weighed against one of papcoll's flat algorithms, which
  * one is measured too (flat_feedback.c); where such a one runs instead of native at the
- * shape, it stands for native against a PAP-aware pick (flat_baseline). Every call of auto is measured: the AUTOMATIC monitor source sends each
- * rank's entry and exit with its period's message (monitor_source_automatic.c; no extra
- * collective), from which every rank computes the call's time from its last arrival (papcoll's
- * own work before the algorithm done) to its completion (the latest exit;
- * monitor_source_automatic.c says why that and not e-bar).
+ * shape, it stands for native against a PAP-aware pick (flat_baseline). Every call of
+ * auto is measured: the AUTOMATIC monitor source sends each rank's entry and exit with
+ * its period's message (monitor_source_automatic.c; no extra collective), from which every
+ * rank computes the call's time from its last arrival (papcoll's own work before the
+ * algorithm done) to its completion (the latest exit; monitor_source_automatic.c says why
+ * that and not e-bar).
  * The times are kept per decision: shape, lateness level (the call's highest arrival
  * class: one late rank at 3 delta and at 30 delta are apart) and the pair compared; where
  * neither side builds from arrivals (native, ring, rabenseifner, ...), the level is left
@@ -215,31 +216,14 @@ static const feedback_samples *level_free_samples(const feedback_table *table,
     return latest;
 }
 
-/* Whether, at this shape, another of the flat side's candidates ran instead of native:
- * a decision of native against it, overruled. */
-static int flat_ran_instead(const feedback_table *table, const feedback_key *key,
-                            const flat_side *flat) {
-    for (int i = 0; i < FEEDBACK_ENTRIES && flat->shape != NULL; i++) {
-        const feedback_entry *entry = &table->entries[i];
-        if (entry->serial == 0 || entry->key.count != key->count ||
-            entry->key.extent != key->extent || entry->key.commutative != key->commutative ||
-            entry->key.model != NULL || entry->key.alternative == key->alternative ||
-            !entry->overruled)
-            continue;
-        for (int c = 0; c < flat->count; c++)
-            if (flat->candidates[c] == entry->key.alternative) return 1;
-    }
-    return 0;
-}
-
 /* What stands for native against a PAP-aware choice: a flat algorithm of papcoll's that
- * runs instead of native at this shape (the latest decision of native against one that
- * is measured, where it is overruled), or NULL: native. Both wait for every rank alike, so what was faster without
- * a late rank is faster with one, and a decision of the PAP-aware choice against native
- * that native wins would run the slower of the two: SMPI, P = 16, 256 KiB, ranks late by a
- * uniform share of 5 ms: native in 62 % of the calls, 10.8 ms, where Rabenseifner took 6.7
- * (docs/smpi.md). The decision is then kept for that pair; native's own decision at the
- * shape keeps weighing native. */
+ * runs instead of native at this shape (the latest measured decision of native against
+ * one, where it is overruled), or NULL: native. Both wait for every rank alike, so what
+ * was faster without a late rank is faster with one, and a decision of the PAP-aware
+ * choice against native that native wins would run the slower of the two: SMPI, P = 16,
+ * 256 KiB, ranks late by a uniform share of 5 ms: native in 62 % of the calls, 10.8 ms,
+ * where Rabenseifner took 6.7 (docs/smpi.md). The decision is then kept for that pair;
+ * native's own decision at the shape keeps weighing native. */
 static const algorithm_entry *flat_baseline(const feedback_table *table,
                                             const feedback_key *key, int native_variant,
                                             const papcoll_tuning *tuning) {
@@ -256,6 +240,17 @@ static const algorithm_entry *flat_baseline(const feedback_table *table,
         latest = entry;
     }
     return latest != NULL && latest->overruled ? latest->key.alternative : NULL;
+}
+
+/* Whether, at this shape, another of the flat side's candidates runs instead of native
+ * (flat_baseline): then the new one preferred, measured faster than it, does too. */
+static int flat_ran_instead(const feedback_table *table, const feedback_key *key,
+                            const flat_side *flat, int native_variant,
+                            const papcoll_tuning *tuning) {
+    const algorithm_entry *baseline = flat_baseline(table, key, native_variant, tuning);
+    for (int c = 0; c < flat->count && flat->shape != NULL && baseline != key->alternative; c++)
+        if (flat->candidates[c] == baseline) return 1;
+    return 0;
 }
 
 /* A new decision's start: its neighbour's measurements (neighbour_of), or where it has
@@ -289,7 +284,7 @@ static feedback_entry new_entry(const feedback_table *table, const feedback_key 
     if (alternative != NULL) {
         fresh.alternative = *alternative;
         fresh.uses = 2 * tuning->samples_to_compare;
-        if (key->model == NULL && flat_ran_instead(table, key, flat)) {
+        if (key->model == NULL && flat_ran_instead(table, key, flat, native_variant, tuning)) {
             /* measured faster than a flat candidate that was faster than native */
             fresh.overruled = 1;
             fresh.judged[1] = fresh.alternative.added;
