@@ -123,12 +123,16 @@ const char *select_flat_alternative(int32_t ranks, int64_t count, int64_t elem_s
  * then each other stand-in whose closed form is within `share` of the named one's (ring and
  * Rabenseifner only where every rank holds an element: below that the fixed rule names
  * recursive doubling). Without a model, the named one alone. */
+int select_is_flat_stand_in(const char *name) {
+    for (int i = 0; i < 3; i++)
+        if (strcmp(name, native_stand_ins[i]) == 0) return 1;
+    return 0;
+}
+
 int select_flat_candidates(int32_t ranks, int64_t count, int64_t elem_size, int commutative,
                            const papcoll_sim_model *model, double share, const char *named,
                            const char **out) {
-    int is_stand_in = 0;
-    for (int i = 0; i < 3; i++) is_stand_in |= strcmp(named, native_stand_ins[i]) == 0;
-    if (!is_stand_in) return 0;
+    if (!select_is_flat_stand_in(named)) return 0;
     out[0] = named;
     int found = 1;
     if (model == NULL || ranks < 2 || count < ranks || elem_size <= 0 ||

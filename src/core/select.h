@@ -27,6 +27,9 @@ const char *select_flat_alternative(int32_t ranks, int64_t count, int64_t elem_s
                                     int commutative, const papcoll_sim_model *model,
                                     double share);
 
+/* Whether name is one of native's stand-ins (recursive_doubling, rabenseifner, ring). */
+int select_is_flat_stand_in(const char *name);
+
 /* papcoll's flat algorithms the closed loop may measure as native's alternative, named
  * first (select.c says which and why) into out (3 at most); how many, 0 where named is
  * none of native's stand-ins. */

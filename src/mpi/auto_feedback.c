@@ -75,6 +75,7 @@
 
 #include "flat_feedback.h"
 #include "recency.h"
+#include "select.h"
 #include "tuning.h"
 
 /* The loop's constants are papcoll_tuning's (input->tuning, or the defaults):
@@ -233,7 +234,7 @@ static const algorithm_entry *flat_baseline(const feedback_table *table,
         if (entry->serial == 0 || entry->key.count != key->count ||
             entry->key.extent != key->extent || entry->key.commutative != key->commutative ||
             entry->key.model != NULL || entry->key.alternative == NULL ||
-            !level_free(entry->key.alternative) ||
+            !select_is_flat_stand_in(entry->key.alternative->info.name) ||
             !measured_enough(entry, native_variant, tuning) ||
             (latest != NULL && entry->last_used <= latest->last_used))
             continue;
@@ -247,8 +248,9 @@ static const algorithm_entry *flat_baseline(const feedback_table *table,
 static int flat_ran_instead(const feedback_table *table, const feedback_key *key,
                             const flat_side *flat, int native_variant,
                             const papcoll_tuning *tuning) {
+    if (flat->shape == NULL) return 0;
     const algorithm_entry *baseline = flat_baseline(table, key, native_variant, tuning);
-    for (int c = 0; c < flat->count && flat->shape != NULL && baseline != key->alternative; c++)
+    for (int c = 0; c < flat->count; c++)
         if (flat->candidates[c] == baseline) return 1;
     return 0;
 }
@@ -285,7 +287,9 @@ static feedback_entry new_entry(const feedback_table *table, const feedback_key 
         fresh.alternative = *alternative;
         fresh.uses = 2 * tuning->samples_to_compare;
         if (key->model == NULL && flat_ran_instead(table, key, flat, native_variant, tuning)) {
-            /* measured faster than a flat candidate that was faster than native */
+            /* measured faster than a flat candidate that was faster than native: it runs
+             * from the start, and its times count as weighed, so that native's first
+             * weighing is what may take over (at once only 25 % ahead) */
             fresh.overruled = 1;
             fresh.judged[1] = fresh.alternative.added;
         }
@@ -432,13 +436,19 @@ double feedback_decide(feedback_table *table, const choice_input *input, int lev
         key.commutative = input->commutative;
         key.model = choice->algorithm;
         key.alternative = registry_find(report->alternative); /* NULL: native */
-        if (key.model != NULL && key.alternative == NULL) {
-            const algorithm_entry *baseline = flat_baseline(table, &key, preferred, &tuning);
-            if (baseline != NULL) {
-                key.alternative = baseline;
-                snprintf(report->alternative, sizeof report->alternative, "%s",
-                         baseline->info.name);
-            }
+        /* native against a PAP-aware pick, on either side: a flat algorithm that runs
+         * instead of native at the shape stands for it (flat_baseline) */
+        int native_against_aware = key.model == NULL ? !level_free(key.alternative)
+                                   : key.alternative == NULL && !level_free(key.model);
+        const algorithm_entry *baseline =
+            native_against_aware ? flat_baseline(table, &key, preferred, &tuning) : NULL;
+        if (baseline != NULL && key.model == NULL) {
+            key.model = choice->algorithm = baseline;
+            snprintf(report->algorithm, sizeof report->algorithm, "%s", baseline->info.name);
+        } else if (baseline != NULL) {
+            key.alternative = baseline;
+            snprintf(report->alternative, sizeof report->alternative, "%s",
+                     baseline->info.name);
         }
         /* where neither side builds from arrivals, both wait for every rank alike and the
          * level changes neither's time after the last arrival: one decision for all levels

@@ -13,7 +13,7 @@
 
 typedef struct decision_site {
     choice_cache choices;      /* the model's decisions (every rank's holds the same keys) */
-    feedback_table *feedback;  /* the closed loop's measurements (~12 KB: allocated) */
+    feedback_table *feedback;  /* the closed loop's measurements (~23 KB: allocated) */
     uint8_t *classes;          /* P: the call's predicted arrival class of every rank */
     uint8_t *profile;          /* P: those classes sorted (the decision's key) */
     double *class_arrivals;    /* P: the classes' representative arrivals */

@@ -38,7 +38,8 @@
  * was measured faster than the old, which was faster than native).
  *
  * Cost: 3 runs of each candidate other than the named one, once per shape (1 or 2 more
- * candidates: 3 - 6 calls). Where the model is not calibrated (no measured numbers), only
+ * candidates: 3 - 6 calls), and 3 more of one whose weighing found it faster but needs a
+ * second (native_upcoming). Where the model is not calibrated (no measured numbers), only
  * the named one.
  */
 #include "flat_feedback.h"

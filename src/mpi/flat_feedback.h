@@ -9,7 +9,11 @@
 #include "native_feedback.h"
 
 enum { FLAT_CANDIDATES_MOST = 3 };
+/* a candidate's index is a variant's in the shape's record (native_feedback.h) */
+_Static_assert((int)FLAT_CANDIDATES_MOST <= (int)NATIVE_VARIANTS_MOST,
+               "flat candidates are variants");
 
+/* Never copied: shape may point at its own `asked`. */
 typedef struct flat_side {
     native_shape *shape;   /* the shape's record; NULL: nothing to choose (one candidate, or
                               a query before the shape's first call) */
@@ -21,9 +25,9 @@ typedef struct flat_side {
 
 /* The flat side of a decision whose alternative to native is `named`: its candidates
  * (select_flat_candidates, on the monitor's model) and, where there are several, the
- * shape's record (made where count_use) and the one preferred (judged where count_use:
- * each new measurement weighed once, native_judge). out->shape is NULL where there is
- * nothing to choose. */
+ * shape's record (made where count_use) and the one preferred (native_judge: each new
+ * measurement weighed once; a query judges a copy, out->asked). out->shape is NULL where
+ * there is nothing to choose. */
 void flat_side_for(native_feedback *table, const choice_input *input,
                    const algorithm_entry *named, int count_use, const papcoll_tuning *tuning,
                    flat_side *out);

@@ -16,7 +16,9 @@
  *                  they are made, not as their measurements come back a period later)
  *   then           the preferred: the default until another is faster beyond the noise
  *                  (the loop's margin and rank test: feedback_clearly_faster, each new
- *                  measurement of another weighed once), and every
+ *                  measurement of another weighed once; one found faster at a weighing
+ *                  but not by 25 % runs 3 more times at once, for the second weighing a
+ *                  switch needs), and every
  *                  16th run another, in turn (the machine or the program changed); where a
  *                  decision of the closed loop runs native, its probe calls say when
  *                  (auto_feedback.c: one probe in 16 calls in all, not one of each kind)

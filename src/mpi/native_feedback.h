@@ -10,6 +10,7 @@
 #include "papcoll_core.h"
 
 /* samples_to_compare (papcoll_tuning) may ask for every kept sample */
+/* shapes: 32, for papcoll's flat side keeps its records in the same table (shape_kind) */
 enum { FEEDBACK_SAMPLES = PAPCOLL_TUNING_MOST_SAMPLES, NATIVE_FEEDBACK_SHAPES = 32 };
 
 /* What a shape's variants are: the MPI library's algorithms native may run as, or papcoll's
