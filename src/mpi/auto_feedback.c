@@ -528,7 +528,10 @@ double feedback_decide(feedback_table *table, const choice_input *input, int lev
             if (flat.shape != NULL) { /* as which candidate (the preferred, or a try) */
                 int candidate = flat_side_next(&flat, count_use, flat_trial, &tuning, &flat_tag);
                 choice->algorithm = flat.candidates[candidate];
-                if (candidate != flat.preferred) report->probe = 1;
+                if (candidate != flat.preferred) { /* a try, not the measurements' word */
+                    report->probe = 1;
+                    report->overruled = 0;
+                }
                 snprintf(report->algorithm, sizeof report->algorithm, "%s",
                          choice->algorithm->info.name);
             }

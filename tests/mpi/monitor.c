@@ -206,6 +206,13 @@ static void clock_offsets_agree(void) {
 /* auto under AUTOMATIC: native while nothing is known and while arrivals are even; from
  * arrivals once a rank is late in every call, also when every rank calls edge() (then
  * the predictions travel per call) and when one rank then stops calling it. */
+/* One of papcoll's flat algorithms, which the closed loop may try as native's alternative
+ * (src/mpi/flat_feedback.c). */
+static int is_flat(const char *name) {
+    return strcmp(name, "recursive_doubling") == 0 || strcmp(name, "rabenseifner") == 0 ||
+           strcmp(name, "ring") == 0;
+}
+
 static void automatic_auto(void) {
     papcoll_comm *pc;
     if (papcoll_comm_create(MPI_COMM_WORLD, NULL, &pc) != MPI_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 2);
@@ -226,9 +233,12 @@ static void automatic_auto(void) {
          * where the alternative is reported as overruling the model) */
         /* native may run as one of the MPI library's algorithms: "native:NAME" */
         int native = strncmp(choice.algorithm, "native", 6) == 0;
+        /* (or, where the alternative is one of papcoll's flat algorithms, a try of another
+         * of them: src/mpi/flat_feedback.c) */
         int probe = (choice.probe || choice.overruled) &&
                     strcmp(choice.model_algorithm, "native") == 0 &&
-                    strcmp(choice.algorithm, choice.alternative) == 0;
+                    (strcmp(choice.algorithm, choice.alternative) == 0 ||
+                     (choice.probe && is_flat(choice.algorithm) && is_flat(choice.alternative)));
         check(call == 0 ? native && !choice.from_arrivals
                         : native || probe ||
                               (choice.from_arrivals &&
