@@ -28,7 +28,21 @@ void tally_choice(choice_tally *tally, const papcoll_choice *choice) {
     tally->path_sum += choice->path_seconds;
 }
 
-/* The lists that end a series' object: auto's choices, e-bar per call, arrivals per call. */
+/* `, "name": [[...], ...]`: a number per rank in every timed call of series s. */
+static void write_per_rank_list(FILE *out, const char *name, const double *values,
+                                const options *o, int ranks, int s) {
+    fprintf(out, ", \"%s\": [", name);
+    for (int i = 0; i < o->iterations; i++) {
+        const double *at = values + ((size_t)s * (size_t)o->iterations + (size_t)i) * (size_t)ranks;
+        fprintf(out, "%s[", i ? ", " : "");
+        for (int k = 0; k < ranks; k++) fprintf(out, "%s%.6f", k ? ", " : "", at[k]);
+        fprintf(out, "]");
+    }
+    fprintf(out, "]");
+}
+
+/* The lists that end a series' object: auto's choices, e-bar per call, arrivals and
+ * papcoll's own work per call and rank. */
 static void write_series_lists(FILE *out, const options *o, int ranks, const results *r,
                                int s) {
     if (r->tallies[s].calls > 0) { /* auto: what it ran, and the gain it predicted */
@@ -47,13 +61,9 @@ static void write_series_lists(FILE *out, const options *o, int ranks, const res
     for (int i = 0; i < o->iterations; i++)
         fprintf(out, "%s%.6f", i ? ", " : "", r->ebars[(size_t)s * (size_t)o->iterations + (size_t)i]);
     fprintf(out, "]");
-    fprintf(out, ", \"arrival_offsets_ms\": [");
-    for (int i = 0; i < o->iterations; i++) {
-        const double *at = r->arrivals + ((size_t)s * (size_t)o->iterations + (size_t)i) * (size_t)ranks;
-        fprintf(out, "%s[", i ? ", " : "");
-        for (int k = 0; k < ranks; k++) fprintf(out, "%s%.6f", k ? ", " : "", at[k]);
-        fprintf(out, "]");
-    }
+    write_per_rank_list(out, "arrival_offsets_ms", r->arrivals, o, ranks, s);
+    write_per_rank_list(out, "own_before_ms", r->own_before, o, ranks, s);
+    write_per_rank_list(out, "own_after_ms", r->own_after, o, ranks, s);
 }
 
 /* IMB's t_min and t_max of series s: over ranks, of each rank's mean time in the call. */
@@ -151,7 +161,7 @@ void write_results(const options *o, const char *const *names, int ranks, int el
             fprintf(out, "%s%d%s", k ? ", " : "[", (int)o->group_colors[k],
                     k + 1 < ranks ? "" : "]");
         write_series_lists(out, o, ranks, r, s);
-        fprintf(out, "]}%s\n", s + 1 < r->series ? "," : "");
+        fprintf(out, "}%s\n", s + 1 < r->series ? "," : "");
     }
     if (o->json_path) fprintf(out, "]\n");
     if (out != stdout) fclose(out);

@@ -27,6 +27,9 @@ typedef struct results {
     int series;
     double *ebars;             /* series x iterations: e-bar of every timed call, ms */
     double *arrivals;          /* rank 0: series x iterations x ranks, ms after the earliest */
+    double *own_before;        /* rank 0: the same, papcoll's own work before the algorithm,
+                                * ms (papcoll_last_own_seconds) */
+    double *own_after;         /* rank 0: the same, after it */
     double *rank_sums;         /* rank 0: series x ranks, each rank's time in the timed calls,
                                 * summed, ms: IMB's t_min / t_max over ranks of its mean */
     int *correct;              /* per series: every call's result matched MPI_Allreduce */

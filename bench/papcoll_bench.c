@@ -32,6 +32,10 @@
  * sleep late, and a barrier-relative time would not show it. MPI_WTIME_IS_GLOBAL is not
  * assumed; clocks that drift apart during a long run across hosts would blur the offsets
  * (one machine, network namespaces included, has one clock).
+ * "own_before_ms" and "own_after_ms" hold, per timed iteration, every rank's time in
+ * papcoll's own work before and after the algorithm (papcoll_last_own_seconds: the
+ * monitor's messages, auto's decision), which a simulator of the schedule alone must add
+ * (bench/smpi_scale.py); 0 for native.
  * The first --warmup iterations are run and thrown away.
  *
  * Choice where Fig. 9 and its text disagree: line 6 of Fig. 9 adds maxDelay to halfTime,
@@ -178,7 +182,8 @@ typedef struct workspace {
     int element_size;
     op_code op;
     char *send, *receive, *expected;
-    double *all_elapsed;       /* (elapsed, t0) of every rank: one Allgather a call */
+    double *all_elapsed;       /* (elapsed, t0, own work before, after) of every rank: one
+                                  Allgather a call */
     double *predicted_arrivals; /* rank 0: the monitor's prediction of every rank's arrival */
     double *clock_offsets;     /* rank 0: every rank's clock offset */
 } workspace;
@@ -237,22 +242,26 @@ static void time_call(const workspace *w, contender *contenders, int a, int c, i
                          w->op, ranks),
         all_ok;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    double mine[2] = {elapsed, start};
-    MPI_Allgather(mine, 2, MPI_DOUBLE, w->all_elapsed, 2, MPI_DOUBLE, MPI_COMM_WORLD);
+    double mine[4] = {elapsed, start, 0, 0};
+    if (runner->papcoll) papcoll_last_own_seconds(runner->papcoll, &mine[2], &mine[3]);
+    MPI_Allgather(mine, 4, MPI_DOUBLE, w->all_elapsed, 4, MPI_DOUBLE, MPI_COMM_WORLD);
     if (iteration < o->warmup) return;
     size_t call = (size_t)s * (size_t)o->iterations + (size_t)(iteration - o->warmup);
     double mean = 0, earliest = INFINITY;
     for (int k = 0; k < ranks; k++) {
-        mean += w->all_elapsed[2 * k] / ranks;
+        mean += w->all_elapsed[4 * k] / ranks;
         if (rank == 0) {
-            w->all_elapsed[2 * k + 1] += w->clock_offsets[k];
-            earliest = fmin(earliest, w->all_elapsed[2 * k + 1]);
+            w->all_elapsed[4 * k + 1] += w->clock_offsets[k];
+            earliest = fmin(earliest, w->all_elapsed[4 * k + 1]);
         }
     }
     if (rank == 0)
         for (int k = 0; k < ranks; k++) {
-            r->arrivals[call * (size_t)ranks + (size_t)k] = (w->all_elapsed[2 * k + 1] - earliest) * 1e3;
-            r->rank_sums[(size_t)s * (size_t)ranks + (size_t)k] += w->all_elapsed[2 * k] * 1e3;
+            size_t at = call * (size_t)ranks + (size_t)k;
+            r->arrivals[at] = (w->all_elapsed[4 * k + 1] - earliest) * 1e3;
+            r->own_before[at] = w->all_elapsed[4 * k + 2] * 1e3;
+            r->own_after[at] = w->all_elapsed[4 * k + 3] * 1e3;
+            r->rank_sums[(size_t)s * (size_t)ranks + (size_t)k] += w->all_elapsed[4 * k] * 1e3;
         }
     r->ebars[call] = mean * 1e3;
     r->correct[s] &= all_ok;
@@ -263,7 +272,7 @@ static void time_call(const workspace *w, contender *contenders, int a, int c, i
     r->predicted_calls[s] += predicted;
     if (rank == 0 && predicted) /* the rank predicted latest is the one that came last */
         r->late_rank_predicted[s] += latest(w->predicted_arrivals, 1) ==
-                                     latest(w->all_elapsed + 1, 2);
+                                     latest(w->all_elapsed + 1, 4);
     if (runner->papcoll && strcmp(runner->name, "auto") == 0) {
         papcoll_choice choice;
         papcoll_last_choice(runner->papcoll, &choice);
@@ -333,7 +342,7 @@ int main(int argc, char **argv) {
     w.send = malloc(bytes);
     w.receive = malloc(bytes);
     w.expected = malloc(bytes);
-    w.all_elapsed = malloc(2 * (size_t)ranks * sizeof *w.all_elapsed);
+    w.all_elapsed = malloc(4 * (size_t)ranks * sizeof *w.all_elapsed);
     w.predicted_arrivals = malloc((size_t)ranks * sizeof *w.predicted_arrivals);
     results r = {.series = o.algorithm_count * o.count_count * o.max_delay_count};
     size_t calls = (size_t)r.series * (size_t)o.iterations;
@@ -344,9 +353,11 @@ int main(int argc, char **argv) {
     r.tallies = calloc((size_t)r.series, sizeof *r.tallies);
     /* every rank's arrival in every timed call, kept by rank 0, which writes the JSON */
     r.arrivals = rank == 0 ? malloc(calls * (size_t)ranks * sizeof *r.arrivals) : NULL;
+    r.own_before = rank == 0 ? malloc(calls * (size_t)ranks * sizeof *r.own_before) : NULL;
+    r.own_after = rank == 0 ? malloc(calls * (size_t)ranks * sizeof *r.own_after) : NULL;
     r.rank_sums = rank == 0 ? calloc((size_t)r.series * (size_t)ranks, sizeof *r.rank_sums) : NULL;
     if (!w.send || !w.receive || !w.expected || !w.all_elapsed || !w.predicted_arrivals ||
-        !r.ebars || !r.correct || !r.predicted_calls || !r.late_rank_predicted || !r.tallies || (rank == 0 && (!r.arrivals || !r.rank_sums)))
+        !r.ebars || !r.correct || !r.predicted_calls || !r.late_rank_predicted || !r.tallies || (rank == 0 && (!r.arrivals || !r.own_before || !r.own_after || !r.rank_sums)))
         out_of_memory("elements", (long long)largest);
     for (int s = 0; s < r.series; s++) r.correct[s] = 1;
 
@@ -397,6 +408,8 @@ int main(int argc, char **argv) {
     free(r.late_rank_predicted);
     free(r.tallies);
     free(r.arrivals);
+    free(r.own_before);
+    free(r.own_after);
     free(r.rank_sums);
     free(o.group_colors);
     MPI_Finalize();

@@ -2,11 +2,13 @@
 
 auto decides with papcoll's simulator, so the simulator must not grade itself: here SMPI
 runs papcoll's real library (docs/smpi.md) and the simulator predicts the same calls on the
-same network, arrivals (each row's first timed call's, as SMPI recorded them) and groups
-(blocks of --group-size ranks), without the reduce and copy costs SMPI does not charge
-(bench/smpi_scale.py's simulated_ms). For each network and P, two `papcoll bench --smpi`
-jobs (nobody late; rank 1 --delay late), every algorithm and size interleaved in each; SMPI's
-median over the timed calls (a first call may carry one-off costs).
+same network, arrivals (each timed call's, as SMPI recorded them), papcoll's own work before
+and after the algorithm in each call (the monitor's messages, as the library recorded
+them) and groups (blocks of --group-size ranks), without the reduce and copy costs SMPI
+does not charge (bench/smpi_scale.py's simulated_ms). For each network and P, two
+`papcoll bench --smpi` jobs (nobody late; rank 1 --delay late), every algorithm and size
+interleaved in each; SMPI's median over the timed calls (a first call may carry one-off
+costs) against the median of the simulated calls.
 
 Distance: per point, the factor between the two, max(sim, SMPI) / min(sim, SMPI) - 1 (a
 prediction 2 x too high and one 2 x too low are equally wrong; |sim - SMPI| / SMPI would

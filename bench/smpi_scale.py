@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -76,27 +77,39 @@ def run_point(ranks: int, network: str, contenders: list[str], size: str,
 
 
 def simulated_ms(row: dict[str, Any], network_name: str) -> float | None:
-    """papcoll's simulator on the row's network, arrivals (its first timed call's) and
-    groups, without the reduce and copy costs SMPI does not charge; the schedules built on
-    the true arrivals rounded to their class, as the library builds them from the monitor's
-    predictions (late_rank_predicted says where it predicted): a rank late by less than the
-    on-time unit counts as on time there too. The unit here is the network model's tau and
-    the default jitter; the library's is its calibrated tau, so near a class boundary the
-    two may still round apart.
+    """papcoll's simulator on the row's network and groups, without the reduce and copy
+    costs SMPI does not charge: each timed call on its own arrivals and, where the row
+    has them (own_before_ms, own_after_ms), each rank's time in papcoll's own work before
+    and after the algorithm in that call (the monitor's receives of predictions or of a
+    period's messages, and a period's messages sent at its end, which fall on some calls
+    and not others; the work after delays only its own rank, so it adds to e-bar), and
+    the median of those, as SMPI's median_ms. The
+    schedules are built on the true arrivals rounded to their class, as the library builds
+    them from the monitor's predictions (late_rank_predicted says where it predicted): a
+    rank late by less than the on-time unit counts as on time there too. The unit here is
+    the network model's tau and the default jitter; the library's is its calibrated tau, so
+    near a class boundary the two may still round apart.
     None for the MPI's own contenders and auto, which the simulator does not run here."""
     if row["algorithm"].startswith("native") or row["algorithm"] == "auto":
         return None
     network = load_network(network_name)
     model = with_values(network.model, {"reduce_seconds_per_byte": 0, "copy_seconds_per_byte": 0})
-    arrivals = [offset / 1e3 for offset in row["arrival_offsets_ms"][0]]
     ranks, count = row["ranks"], row["count"]
     element = row["bytes"] // count
     groups = row.get("group_colors") or [rank // min(GROUP_SIZE, ranks) for rank in range(ranks)]
     step = tau(model, ranks, count, element)
-    context = Context(arrivals=arrival_classes(arrivals, step), tau=step, groups=groups)
-    result = simulate(row["algorithm"], ranks, count, element, model, arrivals, context,
-                      topology=network.topology(ranks))
-    return result.average_elapsed * 1e3
+    calls = row["arrival_offsets_ms"]
+    before = row.get("own_before_ms") or [None] * len(calls)
+    after = row.get("own_after_ms") or [[0.0] * ranks] * len(calls)
+    simulated = []
+    for offsets, own_before, own_after in zip(calls, before, after, strict=True):
+        arrivals = [offset / 1e3 for offset in offsets]
+        context = Context(arrivals=arrival_classes(arrivals, step), tau=step, groups=groups)
+        result = simulate(row["algorithm"], ranks, count, element, model, arrivals, context,
+                          topology=network.topology(ranks),
+                          own_work=[ms / 1e3 for ms in own_before] if own_before else None)
+        simulated.append(result.average_elapsed * 1e3 + statistics.fmean(own_after))
+    return statistics.median(simulated)
 
 
 def print_table(console: Console, rows: list[dict[str, Any]], title: str,

@@ -298,6 +298,14 @@ int papcoll_predict_arrival(papcoll_comm *pc, double seconds);
 int papcoll_last_prediction(const papcoll_comm *pc, int *predicted, double *arrivals,
                             double *tau);
 
+/* This rank's time in papcoll's own work in the last blocking call on pc, in seconds:
+ * *before the algorithm, the monitor's (the calibration at the first call, the receives of
+ * the other ranks' predictions or of a period's messages) and, for auto, the decision's;
+ * *after it, the monitor's (a period's messages sent at its end). Both 0 after a call of
+ * an algorithm that needs no arrivals; either pointer may be NULL. What a call's time holds
+ * beyond its schedule, e.g. for a simulator of the schedule alone (bench/smpi_scale.py). */
+int papcoll_last_own_seconds(const papcoll_comm *pc, double *before, double *after);
+
 /* The choice of the last "auto" call on pc (zeros before the first). */
 int papcoll_last_choice(const papcoll_comm *pc, papcoll_choice *choice);
 

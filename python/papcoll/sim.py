@@ -15,7 +15,7 @@ from typing import Any
 
 from ._core import ffi, lib
 from .checks import INT32_MAX, INT64_MAX, arrival_times, whole_number
-from .core import Context, _c_context, c_string
+from .core import Context, _c_context, algorithm, c_string
 from .errors import _ERROR_SIZE, _raise
 from .model import PRESETS, SimModel
 
@@ -196,6 +196,18 @@ def network_lower_bound(arrivals: Sequence[float], model: SimModel, topology: To
     return total / len(times)
 
 
+def exchanged_predictions(algorithm_name: str, ranks: int,
+                          model: SimModel) -> list[float] | None:
+    """The own work (simulate's own_work) of the MPI library where predictions travel per
+    call (edge(); AUTOMATIC where arrivals are spread): an algorithm that needs arrivals
+    first receives the other P - 1 ranks' predictions, sent at edge() before the call,
+    so each rank pays (P - 1) x o_r from its arrival (src/mpi/monitor_source_edge.c); None
+    for the others, which wait for no monitor."""
+    if not algorithm(algorithm_name).needs_arrivals:
+        return None
+    return [(ranks - 1) * model.receive_overhead] * ranks
+
+
 def simulate(
     algorithm_name: str,
     ranks: int,
@@ -210,12 +222,15 @@ def simulate(
     noise_seed: int = 1,
     timeline: bool = False,
     max_operations: int = 0,
+    own_work: Sequence[float] | None = None,
 ) -> SimResult:
     """Simulates one all-reduce. `arrivals` are the true arrival times; slt, prr and
     straggler build from context.arrivals, their predictions (by default the true ones, with
     the model's tau). `topology` (topology.Topology) places the ranks on a tree; None is a
     crossbar. `max_operations` > 0 refuses schedules with more ops in all (about 40 bytes
-    each)."""
+    each). `own_work` (P seconds): each rank's CPU time after its arrival before its
+    schedule starts, papcoll's own work there (exchanged_predictions() gives the MPI
+    library's with per-call predictions); e-bar still counts from the arrival."""
     model = model or PRESETS["hockney"]
     arrivals = arrival_times(arrivals, "arrivals", ranks)
     if context is None:
@@ -228,6 +243,11 @@ def simulate(
     options.noise_seed = noise_seed
     options.record_timeline = int(timeline)
     options.max_operations = max_operations
+    own = arrival_times(own_work, "own_work", ranks)  # the C library refuses one below 0
+    if own is not None:
+        raw_own_work = ffi.new("double[]", own)
+        keep.append(raw_own_work)  # the struct's pointer does not own it
+        options.own_work = raw_own_work
     if topology is not None:
         options.topology = topology.c_struct(keep)
     raw_arrivals = ffi.new("double[]", [float(a) for a in arrivals]) if arrivals else ffi.NULL

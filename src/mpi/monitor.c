@@ -232,11 +232,23 @@ int monitor_gather(papcoll_comm *pc, double segment_bytes, const double **arriva
     return MPI_SUCCESS;
 }
 
-void monitor_own_work_done(papcoll_comm *pc) { pc->monitor.ready = MPI_Wtime(); }
+void monitor_own_work_done(papcoll_comm *pc) {
+    pc->monitor.ready = MPI_Wtime();
+    pc->monitor.own_before_seconds = pc->monitor.ready - pc->monitor.arrival;
+}
+
+int papcoll_last_own_seconds(const papcoll_comm *pc, double *before, double *after) {
+    if (pc == NULL) return record_error(MPI_ERR_ARG, "papcoll_last_own_seconds: pc is NULL");
+    if (before) *before = pc->monitor.own_before_seconds;
+    if (after) *after = pc->monitor.own_after_seconds;
+    return MPI_SUCCESS;
+}
 
 int monitor_finish_call(papcoll_comm *pc) {
+    double began = MPI_Wtime();
     int code = pc->monitor.source->finish_call(pc);
     pc->monitor.call_tag = MONITOR_NO_TAG;
+    pc->monitor.own_after_seconds = MPI_Wtime() - began;
     return code;
 }
 

@@ -85,6 +85,10 @@ typedef struct monitor_state {
      * falls on fixed calls (after a period's end), which are where its first probes run */
     double period_monitor_seconds[MONITOR_PERIOD_MOST_CALLS];
     double ready;              /* this call: when the monitor's work before it ended */
+    /* The last blocking call's own work (papcoll_last_own_seconds): before the algorithm
+     * (ready - arrival) and after it (finish_call: a period's messages go out); 0 after a
+     * call of an algorithm that needs no arrivals. */
+    double own_before_seconds, own_after_seconds;
     monitor_call_tag period_tags[MONITOR_PERIOD_MOST_CALLS];   /* each call's tag in this period */
     monitor_call_tag sent_tags[MONITOR_PERIOD_MOST_CALLS];     /* the tags of the period in flight */
     double observed[MONITOR_PERIOD_MOST_CALLS];      /* last arrival to completion, s */

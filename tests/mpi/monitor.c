@@ -284,6 +284,7 @@ static void derived_communicator(void) {
     if (papcoll_comm_create(MPI_COMM_WORLD, &config, &world) != MPI_SUCCESS ||
         papcoll_comm_create(reversed, &config, &pc) != MPI_SUCCESS)
         MPI_Abort(MPI_COMM_WORLD, 2);
+    double before = 0, after = -1;
     for (int call = 0; call < 4; call++) {
         MPI_Barrier(MPI_COMM_WORLD);
         if (rank == ranks - 2) sleep_ms(20);
@@ -291,12 +292,23 @@ static void derived_communicator(void) {
         run_call(pc, "straggler", call == 0 ? "derived communicator, first call"
                                             : "derived communicator", call > 0,
                  call > 0 ? 1 : -1);
+        if (call == 0) papcoll_last_own_seconds(pc, &before, &after);
     }
+    char detail[120];
+    snprintf(detail, sizeof detail, "before %g s, after %g s", before, after);
+    check(before > 0 && after >= 0, "straggler", "own work: the first call's calibration",
+          detail);
     const char *hierarchical[] = {"hr1", "hr2", "smp_binomial"};
     for (int a = 0; a < 3; a++) {
         papcoll_set_algorithm(pc, hierarchical[a]);
         run_call(pc, hierarchical[a], "derived communicator's nodes", -1, -1);
     }
+    papcoll_last_own_seconds(pc, &before, &after);
+    snprintf(detail, sizeof detail, "before %g s, after %g s", before, after);
+    check(before == 0 && after == 0, "smp_binomial", "own work: none without a monitor",
+          detail);
+    check(papcoll_last_own_seconds(NULL, &before, NULL) == MPI_ERR_ARG, "none",
+          "own work of no communicator", "accepted");
     papcoll_comm_free(&pc);
     papcoll_comm_free(&world);
     MPI_Comm_free(&reversed);

@@ -11,9 +11,18 @@ from pathlib import Path
 import pytest
 from conftest import run_python_within
 from papcoll import Context, Parameters
+from papcoll.core import algorithms
+from papcoll.errors import PapcollError
 from papcoll.model import SimModel, preset, with_parameters
 from papcoll.network import load_network, parse_topology
-from papcoll.sim import arrival_pattern, lower_bound, network_lower_bound, simulate, transfer_time
+from papcoll.sim import (
+    arrival_pattern,
+    exchanged_predictions,
+    lower_bound,
+    network_lower_bound,
+    simulate,
+    transfer_time,
+)
 
 NETWORKS = Path(__file__).resolve().parents[2] / "docs" / "networks"
 
@@ -57,6 +66,51 @@ def test_each_receive_costs_the_receive_overhead_and_each_send_the_overhead(name
     result = simulate(name, ranks, count, 4, model)
     assert result.makespan == pytest.approx(
         closed_form(name, ranks, count * 4) + steps * (send + receive), rel=1e-12)
+
+
+@pytest.mark.parametrize("name", ["ring", "rabenseifner", "slt", "prr", "straggler"])
+@pytest.mark.parametrize("ranks", [4, 16])
+def test_the_same_own_work_on_every_rank_adds_itself_to_e_bar(name, ranks):
+    # own work delays every rank's schedule alike, so the run shifts by it, and e-bar, which
+    # counts from the arrivals, grows by exactly that
+    count, own = 1024 * ranks, 3e-5
+    plain = simulate(name, ranks, count, 4, HOCKNEY)
+    busy = simulate(name, ranks, count, 4, HOCKNEY, own_work=[own] * ranks)
+    assert busy.average_elapsed == pytest.approx(plain.average_elapsed + own, rel=1e-12)
+    assert busy.makespan == pytest.approx(plain.makespan + own, rel=1e-12)
+
+
+def test_one_ranks_own_work_holds_the_others_up_as_its_late_arrival_would():
+    # the ring waits for rank 1 as if it came that late, except that its NIC takes in the
+    # first block from rank 0 while its CPU works (one block's wire time sooner), and its
+    # e-bar counts from its arrival
+    ranks, count, own = 8, 8192, 1e-3
+    block_wire = count * 4 / ranks * BETA
+    late = simulate("ring", ranks, count, 4, HOCKNEY, [own if r == 1 else 0.0
+                                                       for r in range(ranks)])
+    busy = simulate("ring", ranks, count, 4, HOCKNEY,
+                    own_work=[own if r == 1 else 0.0 for r in range(ranks)])
+    assert busy.makespan == pytest.approx(late.makespan - block_wire, rel=1e-12)
+    counted_from_arrival = late.average_elapsed + own / ranks
+    assert counted_from_arrival - block_wire <= busy.average_elapsed <= counted_from_arrival
+
+
+def test_own_work_must_be_one_finite_time_at_least_zero_per_rank():
+    with pytest.raises(PapcollError, match="own work of rank 2 must be a finite number of "
+                                         "seconds >= 0"):
+        simulate("ring", 4, 16, 4, HOCKNEY, own_work=[0.0, 0.0, -1e-6, 0.0])
+    with pytest.raises(ValueError, match="own_work gives 3 times for 4 ranks"):
+        simulate("ring", 4, 16, 4, HOCKNEY, own_work=[0.0, 0.0, 0.0])
+
+
+@pytest.mark.parametrize("info", algorithms(), ids=lambda info: info.name)
+def test_exchanged_predictions_cost_the_algorithms_that_need_arrivals_p_minus_1_receives(info):
+    model = load_network("ethernet-1g").model
+    own = exchanged_predictions(info.name, 16, model)
+    if info.needs_arrivals:
+        assert own == [15 * model.receive_overhead] * 16
+    else:
+        assert own is None
 
 
 @pytest.mark.parametrize("per_rank_bytes", [4096, 65536, 1 << 20])
@@ -227,6 +281,21 @@ def test_sim_command_prints_rows(papcoll_command):
         assert row["network_bound_ms"] == row["lower_bound_ms"]
         assert row["excess_ms"] == row["network_excess_ms"] == pytest.approx(
             row["avg_elapsed_ms"] - row["lower_bound_ms"], rel=1e-12)
+
+
+def test_sim_command_charges_the_exchanged_predictions_where_asked(papcoll_command):
+    def rows(*extra: str) -> dict[str, float]:
+        result = papcoll_command("sim", "--network", "ethernet-1g", "--ranks", "8",
+                                 "--algorithms", "ring,straggler", "--baseline", "none",
+                                 "--count", "4K", "--max-delay", "0", "--json", "-", *extra)
+        assert result.returncode == 0, result.stderr
+        return {row["algorithm"]: row["avg_elapsed_ms"]
+                for row in json.loads(result.stdout[result.stdout.index("["):])}
+    plain, exchanged = rows(), rows("--exchange-predictions")
+    receive = load_network("ethernet-1g").model.receive_overhead
+    assert exchanged["ring"] == plain["ring"]
+    assert exchanged["straggler"] == pytest.approx(plain["straggler"] + 7 * receive * 1e3,
+                                                   rel=1e-9)
 
 
 @pytest.mark.parametrize(("arguments", "message"), [

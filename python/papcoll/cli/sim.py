@@ -21,6 +21,7 @@ from ..network import Network
 from ..sim import (
     SimResult,
     arrival_pattern,
+    exchanged_predictions,
     lower_bound,
     network_lower_bound,
     simulate,
@@ -100,6 +101,10 @@ def add_parser(commands: Any) -> None:
     sim.add_argument("--noise", type=one_duration, default=0.0, metavar="MEAN",
                      help="every op starts late by an exponential delay of this mean, "
                           "e.g. 2us (OS noise; seeded by --seed)")
+    sim.add_argument("--exchange-predictions", action="store_true",
+                     help="PAP-aware algorithms first receive the other ranks' edge() "
+                          "predictions, as papcoll's MPI library does: (P - 1) x o_r from "
+                          "each arrival")
     sim.add_argument("--show", action="store_true",
                      help="print the network's parameters and topology, then stop")
     sim.add_argument("--per-rank", action="store_true",
@@ -184,6 +189,7 @@ def _row(arguments: argparse.Namespace, name: str, delay: Any, arrivals: list[fl
         "mode": arguments.mode if delay != "given" else "file" if given else "given",
         "max_delay_ms": delay if delay != "given" else max(arrivals) * 1e3,
         "noise_mean_s": arguments.noise,
+        "exchange_predictions": arguments.exchange_predictions,
         "avg_elapsed_ms": result.average_elapsed * 1e3,
         "max_elapsed_ms": result.max_elapsed * 1e3,
         "makespan_ms": result.makespan * 1e3,
@@ -354,8 +360,11 @@ def _simulate_count(arguments: argparse.Namespace, network: Network, elem_size: 
                                                      elem_size, network.model, arrivals,
                                                      context, **options)
             else:
+                own_work = (exchanged_predictions(name, arguments.ranks, network.model)
+                            if arguments.exchange_predictions else None)
                 result = simulate(name, arguments.ranks, arguments.count, elem_size,
-                                  network.model, arrivals, context, **options)
+                                  network.model, arrivals, context, own_work=own_work,
+                                  **options)
             seconds = time.perf_counter() - began
             rows.append(_row(arguments, label, delay, arrivals, result, delta, network_bound,
                              elem_size, topology, seconds))

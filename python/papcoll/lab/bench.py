@@ -47,11 +47,12 @@ NO_BASELINE = "none"
 RING = "ring"
 # The keys of a row a spreadsheet cell cannot hold (lists and objects): the JSON has them,
 # the CSV leaves them out. ebar_ms: e-bar of every timed call; arrival_offsets_ms: every
-# rank's arrival in every timed call; group_colors: every rank's group (null: MPI's
-# shared-memory nodes); chosen (auto): calls per algorithm auto ran; preload_totals
-# (--preload): the drop-in report's totals.
-JSON_ONLY_KEYS = ("ebar_ms", "arrival_offsets_ms", "group_colors", "chosen", "preload_totals",
-                  "smpi")
+# rank's arrival in every timed call; own_before_ms, own_after_ms: every rank's time in
+# papcoll's own work before and after the algorithm in every timed call; group_colors:
+# every rank's group (null: MPI's shared-memory nodes); chosen (auto): calls per algorithm
+# auto ran; preload_totals (--preload): the drop-in report's totals.
+JSON_ONLY_KEYS = ("ebar_ms", "arrival_offsets_ms", "own_before_ms", "own_after_ms",
+                  "group_colors", "chosen", "preload_totals", "smpi")
 
 
 # The MPI library's own all-reduce as a benchmark compares with it: its default choice and
