@@ -25,12 +25,14 @@
  * arrival order, which changes from call to call, so at the calibration every rank
  * exchanges an empty message with every other rank on the schedule's communicator: every
  * link any later layout can use is open before the first timed call. (The paper warms up
- * at every edge; after the first time the connections stay open, so once is enough.) */
+ * at every edge; after the first time the connections stay open, so once is enough.) Not
+ * in SMPI, which opens no connections (mpi_features.h). */
 #include "monitor_tau.h"
 
 #include <math.h>
 #include <stdlib.h>
 
+#include "mpi_features.h"
 #include "ping_pong.h"
 
 /* The best half round trip of `rounds` ping-pongs of `bytes` (ranks 0 and 1). */
@@ -108,6 +110,7 @@ static int measure_tau_model(papcoll_comm *pc, double model[TAU_MODEL_SIZE]) {
  * also be a schedule tag on pc->comm; MPI matches messages of one sender and tag in order,
  * and each rank posts these before any schedule message. */
 static int warm_up(papcoll_comm *pc) {
+    if (!PAPCOLL_CONNECTIONS_OPEN_LAZILY) return MPI_SUCCESS;
     MPI_Request *requests = malloc(2 * (size_t)pc->size * sizeof *requests);
     if (requests == NULL) return record_error(MPI_ERR_NO_MEM, "papcoll: out of memory");
     int posted = 0;

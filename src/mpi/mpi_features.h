@@ -40,6 +40,16 @@
 #define PAPCOLL_BLOCKING_WAITS 0
 #endif
 
+/* Whether the MPI may open a connection at the first message between two processes, which
+ * the monitor's calibration warms up (monitor_tau.c). Not in SMPI: a first message costs
+ * what any other does there, and the warm-up's P x (P - 1) messages in flight at once are
+ * what SimGrid spent most of a first call's wall time on at P = 1024 (12.6 minutes). */
+#ifdef PAPCOLL_SMPI
+#define PAPCOLL_CONNECTIONS_OPEN_LAZILY 0
+#else
+#define PAPCOLL_CONNECTIONS_OPEN_LAZILY 1
+#endif
+
 /* MPI's persistent all-reduce is MPI 4's; Open MPI 5 has it too, though its mpi.h says 3.1. */
 #if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
 #define PAPCOLL_HAVE_ALLREDUCE_INIT 1
