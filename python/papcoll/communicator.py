@@ -301,6 +301,14 @@ class Communicator:
         _check(_lib.papcoll_last_prediction(self._live(), predicted, arrivals, tau))
         return Prediction(bool(predicted[0]), list(arrivals), float(tau[0]))
 
+    def last_own_seconds(self) -> tuple[float, float]:
+        """This rank's seconds of papcoll's own work in the last blocking call, before the
+        algorithm and after it (the monitor's messages, auto's decision); (0, 0) after an
+        algorithm that needs no arrivals."""
+        before, after = ffi.new("double *"), ffi.new("double *")
+        _check(_lib.papcoll_last_own_seconds(self._live(), before, after))
+        return float(before[0]), float(after[0])
+
     def last_choice(self) -> Choice:
         """What the last "auto" call ran, and the cost model's reason."""
         raw = ffi.new("papcoll_choice *")

@@ -109,6 +109,12 @@ with papcoll.Communicator(world) as communicator:
         if algorithm in ("prr", "slt"):
             check(f"{algorithm} ran on predictions",
                   communicator.last_prediction().predicted)
+        before, after = communicator.last_own_seconds()
+        # the monitor works (receives predictions) for auto and the algorithms that need
+        # arrivals only
+        check(f"{algorithm}: own work {before} s before, {after} s after",
+              before >= 0 and after >= 0
+              and ((before > 0) == (algorithm in ("auto", "prr", "slt"))))
 
     # ---- buffer kinds: buffer protocol, DLPack, 2-D arrays, given recvbuf ----------------
     communicator.algorithm = "ring"
