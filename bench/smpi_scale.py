@@ -114,8 +114,9 @@ def simulated_ms(row: dict[str, Any], network_name: str) -> float | None:
 
 def print_table(console: Console, rows: list[dict[str, Any]], title: str,
                 markdown: bool = False) -> None:
-    """A row per contender, a column per P: e-bar on time / late ("!": a wrong result),
-    then e-bar_lo and each P's wall time and peak memory; as markdown where asked."""
+    """A row per contender, a column per P: e-bar on time / late, the median of the timed
+    calls, and papcoll's simulator's median in brackets ("!": a wrong result), then
+    e-bar_lo and each P's wall time and peak memory; as markdown where asked."""
     table = Table(title=title)
     table.add_column("algorithm")
     points = sorted({row["ranks"] for row in rows})
@@ -132,14 +133,14 @@ def print_table(console: Console, rows: list[dict[str, Any]], title: str,
         for row in chosen:
             assert row is not None
             text = f"{row[value]:.2f}" + ("" if row["correct"] else "!")
-            if value == "avg_elapsed_ms" and row.get("simulated_ms") is not None:
+            if value == "median_ms" and row.get("simulated_ms") is not None:
                 text += f" ({row['simulated_ms']:.2f})"
             texts.append(text)
         return " / ".join(texts)
 
     names = list(dict.fromkeys(row["algorithm"] for row in rows))
     for name in names:
-        table.add_row(name, *(cell(ranks, name, "avg_elapsed_ms") for ranks in points))
+        table.add_row(name, *(cell(ranks, name, "median_ms") for ranks in points))
     table.add_row("e-bar_lo", *(cell(ranks, "native", "lower_bound_ms") for ranks in points))
     table.add_row("wall s / peak GiB", *(
         f"{found[ranks, 'native', delays[0]]['wall_seconds']:.0f} / "

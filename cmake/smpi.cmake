@@ -14,6 +14,9 @@
 #     runs SMPI's all-reduce as native; SMPI's own algorithms are chosen per job
 #     (--cfg=smpi/allreduce:NAME), so papcoll-bench's native:NAME is refused here
 #     (bench/native_algorithms_smpi.c).
+#   - no connection warm-up at the monitor's calibration (src/mpi/monitor_tau.c): SMPI opens
+#     no connections, and the warm-up's P x (P - 1) messages at once cost SimGrid wall time
+#     for nothing (PAPCOLL_CONNECTIONS_OPEN_LAZILY, src/mpi/mpi_features.h).
 #   - programs: papcoll-bench (`papcoll bench --smpi`), papcoll-pattern-change
 #     (bench/auto_learning.py --smpi) and the differential test.
 # Included from CMakeLists.txt, which stops after it.

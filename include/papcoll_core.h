@@ -421,11 +421,12 @@ typedef struct papcoll_sim_options {
     int64_t max_operations;     /* refuse (PAPCOLL_ERR_LIMIT) when the schedules of all
                                    ranks hold more ops than this; 0: no limit. About 40
                                    bytes per op are needed (result->memory_bytes). */
-    const double *own_work;     /* P seconds, or NULL (none): each rank's CPU time from its
-                                   arrival before its schedule starts, papcoll's own work
-                                   there (the MPI library's monitor receives the others'
-                                   predictions, papcoll_last_own_seconds); e-bar still
-                                   counts from the arrival */
+    const double *own_work;     /* P seconds, or NULL (none): how long after its arrival
+                                   each rank's schedule starts, papcoll's own work there
+                                   (the MPI library's monitor receiving the others'
+                                   predictions, waits included: papcoll_last_own_seconds);
+                                   its CPU is busy then, its NIC not; e-bar still counts
+                                   from the arrival */
 } papcoll_sim_options;
 
 typedef struct papcoll_sim_span {

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ._core import ffi, lib
-from .checks import INT32_MAX, INT64_MAX, arrival_times, whole_number
+from .checks import INT32_MAX, INT64_MAX, arrival_times, real_number, whole_number
 from .core import Context, _c_context, algorithm, c_string
 from .errors import _ERROR_SIZE, _raise
 from .model import PRESETS, SimModel
@@ -201,9 +201,10 @@ def exchanged_predictions(algorithm_name: str, ranks: int,
     """The own work (simulate's own_work) of the MPI library where predictions travel per
     call (edge(); AUTOMATIC where arrivals are spread): an algorithm that needs arrivals
     first receives the other P - 1 ranks' predictions, sent at edge() before the call,
-    so each rank pays (P - 1) x o_r from its arrival (src/mpi/monitor_source_edge.c); None
-    for the others, which wait for no monitor."""
-    if not algorithm(algorithm_name).needs_arrivals:
+    so each rank pays (P - 1) x o_r from its arrival (src/mpi/monitor_source_edge.c); auto
+    too, whose monitor gathers at every call whatever it picks; None for the others, which
+    wait for no monitor."""
+    if algorithm_name != "auto" and not algorithm(algorithm_name).needs_arrivals:
         return None
     return [(ranks - 1) * model.receive_overhead] * ranks
 
@@ -228,9 +229,9 @@ def simulate(
     straggler build from context.arrivals, their predictions (by default the true ones, with
     the model's tau). `topology` (topology.Topology) places the ranks on a tree; None is a
     crossbar. `max_operations` > 0 refuses schedules with more ops in all (about 40 bytes
-    each). `own_work` (P seconds): each rank's CPU time after its arrival before its
-    schedule starts, papcoll's own work there (exchanged_predictions() gives the MPI
-    library's with per-call predictions); e-bar still counts from the arrival."""
+    each). `own_work` (P seconds): how long after its arrival each rank's schedule starts,
+    papcoll's own work there, its CPU busy (exchanged_predictions() gives the MPI library's
+    with per-call predictions); e-bar still counts from the arrival."""
     model = model or PRESETS["hockney"]
     arrivals = arrival_times(arrivals, "arrivals", ranks)
     if context is None:
@@ -243,8 +244,10 @@ def simulate(
     options.noise_seed = noise_seed
     options.record_timeline = int(timeline)
     options.max_operations = max_operations
-    own = arrival_times(own_work, "own_work", ranks)  # the C library refuses one below 0
+    own = arrival_times(own_work, "own_work", ranks)
     if own is not None:
+        for value in own:
+            real_number(value, "every entry of own_work (seconds)", low=0.0)
         raw_own_work = ffi.new("double[]", own)
         keep.append(raw_own_work)  # the struct's pointer does not own it
         options.own_work = raw_own_work

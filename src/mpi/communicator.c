@@ -534,11 +534,12 @@ int papcoll_allreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf, MP
     int code = call_arguments_check_agreed(pc, sendbuf, recvbuf, count, datatype, op,
                                            "papcoll_allreduce", &shape);
     if (code != MPI_SUCCESS) return code;
+    /* this call's own work, none until the monitor does some (papcoll_last_own_seconds):
+     * a call without a monitor, or one that fails, reports no earlier call's */
+    pc->monitor.own_before_seconds = pc->monitor.own_after_seconds = 0;
     if (shape.algorithm == NULL || shape.algorithm->info.needs_arrivals)
         return run_with_arrivals(pc, shape.algorithm, sendbuf, recvbuf, count, shape.extent,
                                  shape.commutative, datatype, op);
-    /* no monitor in this call (papcoll_last_own_seconds) */
-    pc->monitor.own_before_seconds = pc->monitor.own_after_seconds = 0;
     executor_plan *plan = NULL;
     if ((code = call_plan_for_call(pc, &pc->plans, shape.algorithm, count, shape.extent,
                                    shape.commutative, NULL, 0, &plan)) != MPI_SUCCESS)

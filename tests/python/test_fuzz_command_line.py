@@ -233,7 +233,7 @@ option_values: dict[str, Any] = {name: _either(valid, fuzzed) for name, (valid, 
     "--max-operations": (st.sampled_from(("1000000", "100")), st.sampled_from(("0", "x"))),
     "--json": (st.just("-"), st.just("-")),
 }.items()}
-flags = {"sim": ["--show", "--per-rank", "--links"]}
+flags = {"sim": ["--show", "--per-rank", "--links", "--exchange-predictions"]}
 subcommand_options = {
     "algorithms": ["--json"],
     "verify": ["--algorithm", "--ranks", "--count", "--elem-size", "--segment-elements",

@@ -12,7 +12,6 @@ import pytest
 from conftest import run_python_within
 from papcoll import Context, Parameters
 from papcoll.core import algorithms
-from papcoll.errors import PapcollError
 from papcoll.model import SimModel, preset, with_parameters
 from papcoll.network import load_network, parse_topology
 from papcoll.sim import (
@@ -96,9 +95,11 @@ def test_one_ranks_own_work_holds_the_others_up_as_its_late_arrival_would():
 
 
 def test_own_work_must_be_one_finite_time_at_least_zero_per_rank():
-    with pytest.raises(PapcollError, match="own work of rank 2 must be a finite number of "
-                                         "seconds >= 0"):
+    with pytest.raises(ValueError, match="every entry of own_work .seconds. must be a finite "
+                                         "number >= 0, not -1e-06"):
         simulate("ring", 4, 16, 4, HOCKNEY, own_work=[0.0, 0.0, -1e-6, 0.0])
+    with pytest.raises(ValueError, match="own_work must be a finite number"):
+        simulate("ring", 4, 16, 4, HOCKNEY, own_work=[0.0, math.nan, 0.0, 0.0])
     with pytest.raises(ValueError, match="own_work gives 3 times for 4 ranks"):
         simulate("ring", 4, 16, 4, HOCKNEY, own_work=[0.0, 0.0, 0.0])
 
@@ -107,6 +108,7 @@ def test_own_work_must_be_one_finite_time_at_least_zero_per_rank():
 def test_exchanged_predictions_cost_the_algorithms_that_need_arrivals_p_minus_1_receives(info):
     model = load_network("ethernet-1g").model
     own = exchanged_predictions(info.name, 16, model)
+    assert exchanged_predictions("auto", 16, model) == [15 * model.receive_overhead] * 16
     if info.needs_arrivals:
         assert own == [15 * model.receive_overhead] * 16
     else:
@@ -286,7 +288,7 @@ def test_sim_command_prints_rows(papcoll_command):
 def test_sim_command_charges_the_exchanged_predictions_where_asked(papcoll_command):
     def rows(*extra: str) -> dict[str, float]:
         result = papcoll_command("sim", "--network", "ethernet-1g", "--ranks", "8",
-                                 "--algorithms", "ring,straggler", "--baseline", "none",
+                                 "--algorithms", "ring,straggler,auto", "--baseline", "none",
                                  "--count", "4K", "--max-delay", "0", "--json", "-", *extra)
         assert result.returncode == 0, result.stderr
         return {row["algorithm"]: row["avg_elapsed_ms"]
@@ -294,8 +296,9 @@ def test_sim_command_charges_the_exchanged_predictions_where_asked(papcoll_comma
     plain, exchanged = rows(), rows("--exchange-predictions")
     receive = load_network("ethernet-1g").model.receive_overhead
     assert exchanged["ring"] == plain["ring"]
-    assert exchanged["straggler"] == pytest.approx(plain["straggler"] + 7 * receive * 1e3,
-                                                   rel=1e-9)
+    # straggler's monitor and auto's (which gathers whatever it picks) receive 7 predictions
+    for name in ("straggler", "auto"):
+        assert exchanged[name] == pytest.approx(plain[name] + 7 * receive * 1e3, rel=1e-9)
 
 
 @pytest.mark.parametrize(("arguments", "message"), [

@@ -353,18 +353,17 @@ def _simulate_count(arguments: argparse.Namespace, network: Network, elem_size: 
             began = time.perf_counter()
             options = {"topology": topology, "noise_mean": arguments.noise,
                        "noise_seed": arguments.seed, "timeline": bool(arguments.timeline),
-                       "max_operations": arguments.max_operations}
+                       "max_operations": arguments.max_operations,
+                       "own_work": exchanged_predictions(name, arguments.ranks, network.model)
+                       if arguments.exchange_predictions else None}
             decided = None
             if name == "auto":
                 decided, ran, result = simulate_auto(arguments.ranks, arguments.count,
                                                      elem_size, network.model, arrivals,
                                                      context, **options)
             else:
-                own_work = (exchanged_predictions(name, arguments.ranks, network.model)
-                            if arguments.exchange_predictions else None)
                 result = simulate(name, arguments.ranks, arguments.count, elem_size,
-                                  network.model, arrivals, context, own_work=own_work,
-                                  **options)
+                                  network.model, arrivals, context, **options)
             seconds = time.perf_counter() - began
             rows.append(_row(arguments, label, delay, arrivals, result, delta, network_bound,
                              elem_size, topology, seconds))

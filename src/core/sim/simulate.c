@@ -364,13 +364,13 @@ int papcoll_simulate(const char *algorithm, int32_t ranks, int64_t count, int32_
     result->operations = s.op_count;
     for (int32_t r = 0; r < ranks && status == PAPCOLL_OK; r++) {
         double arrival = arrivals ? arrivals[r] : 0;
-        double start = arrival + (options->own_work ? options->own_work[r] : 0);
+        double schedule_start = arrival + (options->own_work ? options->own_work[r] : 0);
         rank_state *state = &s.rank[r];
         state->send_nic_free = state->receive_nic_free = arrival;
-        state->cpu_free = state->finish = start;
+        state->cpu_free = state->finish = schedule_start;
         for (int64_t g = s.first_op[r]; g < s.first_op[r + 1]; g++)
             if (s.ops[g].pending == 0 &&
-                !event_queue_push(&s.queue, start, (uint32_t)g, EVENT_READY))
+                !event_queue_push(&s.queue, schedule_start, (uint32_t)g, EVENT_READY))
                 status = sim_fail(&s, PAPCOLL_ERR_NO_MEMORY, "out of memory for events");
     }
     double built = wall_seconds();
