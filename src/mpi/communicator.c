@@ -525,6 +525,9 @@ static int run_with_arrivals(papcoll_comm *pc, const algorithm_entry *algorithm,
 int papcoll_allreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf, MPI_Count count,
                         MPI_Datatype datatype, MPI_Op op) {
     if (pc == NULL) return record_error(MPI_ERR_ARG, "papcoll_allreduce: pc is NULL");
+    /* this call's own work, none until the monitor does some (papcoll_last_own_seconds):
+     * a call without a monitor, or one that fails, reports no earlier call's */
+    pc->monitor.own_before_seconds = pc->monitor.own_after_seconds = 0;
     if (pc->workspace.spoiled) /* why: executor_abandon() in executor.c */
         return record_error(MPI_ERR_OTHER, "papcoll_allreduce: this communicator failed "
                             "during an earlier call, with messages in flight (%lld of them "
@@ -534,9 +537,6 @@ int papcoll_allreduce_c(papcoll_comm *pc, const void *sendbuf, void *recvbuf, MP
     int code = call_arguments_check_agreed(pc, sendbuf, recvbuf, count, datatype, op,
                                            "papcoll_allreduce", &shape);
     if (code != MPI_SUCCESS) return code;
-    /* this call's own work, none until the monitor does some (papcoll_last_own_seconds):
-     * a call without a monitor, or one that fails, reports no earlier call's */
-    pc->monitor.own_before_seconds = pc->monitor.own_after_seconds = 0;
     if (shape.algorithm == NULL || shape.algorithm->info.needs_arrivals)
         return run_with_arrivals(pc, shape.algorithm, sendbuf, recvbuf, count, shape.extent,
                                  shape.commutative, datatype, op);
